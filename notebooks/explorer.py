@@ -1,0 +1,150 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Explore the activation maps
+#
+# Which pixels and which layers carry the spurious corner patch? The figures of the other chapters
+# show a few chosen images; here you choose. The explorer below shows, for the Decoy-MNIST models
+# of [Setting 1](mnist.ipynb) (No XS, RRR, RBR and TAP, trained on digits whose corner patch reveals the
+# label):
+#
+# - the **input** with the ground-truth mask M of the patch outlined,
+# - the **input gradient** (what RRR penalises inside M), as a magnitude,
+# - the **channel-summed activation map** A^l of the chosen penalised layer, with the downscaled
+#   mask D(M, l) that TAP penalises drawn on top,
+# - the **prediction** with its class probabilities.
+#
+# The test images are from the *permuted* test set: their patch encodes a wrong label, so a model
+# that learned the patch predicts that label instead of the digit.
+#
+# Move the **image** slider and pick a **model** and a **layer**. This page needs no kernel and no
+# network: every combination was computed when the book was built, and the controls switch between
+# the stored images in your browser. To browse every test image, or your own models, open the
+# live version (see the end of the chapter).
+
+# %% tags=["parameters"]
+profile = "quick"      # "quick" (CPU, embedded digits) or "paper" (GPU, full MNIST)
+seeds = None           # the explorer shows the models of the first seed; None = the profile's
+epochs = None          # None = the profile's
+methods = ["none", "rrr", "rbr", "tap"]
+lambdas = None         # None = the lambda search's choice, else the paper's (as in the MNIST chapter)
+source = None          # "embedded", "torchvision" or a folder of MNIST IDX files
+device = "auto"        # where missing models are trained; the explorer itself runs on the CPU
+results = None         # None = <repository>/results
+split = "test_permuted"  # or "test_contaminated", "test_clean"
+n_images = 12          # kernel-free explorer: images stored in the page (at most 24)
+live = False           # True: recompute in the kernel as the controls move (needs Jupyter)
+
+# %%
+import logging
+
+import numpy as np
+import pandas as pd
+from IPython.display import Markdown, display
+
+from tapkit import profiles, report, widgets
+from tapkit.models import target_layers
+from tapkit.runner import LocalExecutor, ResultStore, run_many
+from tapkit.training import experiment_data, load_trained
+
+logging.basicConfig(level=logging.WARNING)
+s = profiles.settings(profiles.MNIST, profile, seeds=seeds, epochs=epochs, source=source)
+root = profiles.results_root(profile, results or report.repo_root() / "results")
+lams = profiles.mnist_lambdas(root, lambdas)
+seed = s["seeds"][0]
+LABELS = {"none": "No XS", "rrr": "RRR", "rbr": "RBR", "tap": "TAP", "base": "Base"}
+
+# The same configs as the MNIST chapter, so its trained models are read from the results cache.
+configs = {LABELS.get(m, m): profiles.mnist_case_config(s, m, lams, seed) for m in methods}
+store = ResultStore(root / "runs")
+missing = [label for label, cfg in configs.items() if store.load(cfg) is None]
+runs = run_many(configs.values(), root / "runs", device, executor=LocalExecutor(progress=False))
+models = {label: load_trained(cfg, root / "runs", "cpu") for label, cfg in configs.items()}
+task, splits = experiment_data(next(iter(configs.values())))  # the data the models saw
+test = splits[split]
+label = report.provenance_label(runs, profile)
+display(Markdown(f"*Models: {label}; seed {seed}; λ {lams}; "
+                 f"{len(configs) - len(missing)} read from the results cache"
+                 + (f", trained now: {', '.join(missing)}" if missing else "") + "*"))
+
+# %% [markdown]
+# ## The explorer
+
+# %%
+def spread(labels: np.ndarray, n: int) -> list[int]:
+    """The first test images of each class in turn (0, 1, ..., 9, 0, 1, ...): ``n`` indices."""
+    per_class = [list(np.flatnonzero(labels == c)) for c in range(int(labels.max()) + 1)]
+    picked, rank = [], 0
+    while len(picked) < n and any(rank < len(p) for p in per_class):
+        picked += [int(p[rank]) for p in per_class if rank < len(p)][: n - len(picked)]
+        rank += 1
+    return picked
+
+
+first = next(iter(configs.values()))
+layers = list(target_layers(first.model))
+indices = None if live else spread(test.y.numpy(), n_images)
+explorer = widgets.explorer(models, test, layers, indices=indices, live=live,
+                            kernel_size=first.kernel_size)
+explorer
+
+# %% [markdown]
+# ## On these images, on average
+#
+# The share of each model's input-gradient magnitude inside the mask, and of each penalised
+# layer's activation inside D(M, l), averaged over the images in the explorer; and how many of
+# them the model gets right. On the permuted test set a model that relies on the patch puts much
+# of both inside the mask and gets most images wrong.
+
+# %%
+rows = []
+shown = explorer.indices if not live else spread(test.y.numpy(), n_images)
+for name, model in models.items():
+    views = widgets.compute_views(model, test, shown, layers, explorer.kernel_size)
+    row = {"model": name, "right": f"{sum(v[layers[0]].prediction == v[layers[0]].label for v in views)}/{len(views)}",
+           "|∇x| inside M": np.mean([v[layers[0]].grad_in_mask for v in views])}
+    row.update({f"{layer} inside D(M,l)": np.mean([v[layer].activation_in_mask for v in views])
+                for layer in layers})
+    rows.append(row)
+summary = pd.DataFrame(rows).set_index("model")
+display(summary.style.format({c: "{:.0%}" for c in summary.columns if c != "right"}))
+
+# %% [markdown]
+# ## The live version
+#
+# The live explorer runs the models in a Jupyter kernel: it can show any of the test images, and
+# recomputes the maps with `tapkit.maps.explain` whenever a control moves. The chapter is a
+# jupytext file; make it a notebook with the live explorer switched on (papermill injects the
+# parameter and runs it; the models come from the results cache, so this takes seconds once the
+# MNIST chapter has run), then open it in Jupyter and run it again there, so that a kernel is
+# attached to the controls:
+#
+# ```bash
+# # from the repository root, after `make install`
+# .venv/bin/jupytext --to ipynb --set-kernel - notebooks/explorer.py   # -> notebooks/explorer.ipynb
+# .venv/bin/papermill notebooks/explorer.ipynb explorer-live.ipynb -p live True -p profile quick
+# .venv/bin/pip install jupyterlab && .venv/bin/jupyter lab explorer-live.ipynb   # Run All
+# ```
+#
+# (Or open `notebooks/explorer.ipynb` in any Jupyter front end, set `live = True` in its parameters
+# cell and run all cells.) From your own code, with any models that share the target layers:
+#
+# ```python
+# from tapkit import widgets
+# ex = widgets.explorer({"No XS": model_a, "TAP": model_b}, splits["test_permuted"],
+#                       ["relu1", "relu2"], live=True)
+# ex                # in a notebook cell; ex.current holds the arrays on show
+# ```
+#
+# Leave out `live=True` for the kernel-free explorer of this page: it stores at most 24 images
+# (choose them with `indices=`), and works in any saved notebook or HTML page without a kernel.

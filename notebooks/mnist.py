@@ -1,0 +1,120 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Setting 1 on Decoy-MNIST
+#
+# The paper's MNIST figure (test accuracy and Δ-accuracy for Base, No XS, RRR, RBR and TAP) and
+# its appendix table (contaminated / permuted / clean, mean and std over seeds). Base trains on
+# clean digits; every other model trains on digits whose corner patch reveals the label, with
+# ground-truth masks for the XS losses.
+#
+# Re-run this chapter with other parameters, for example one different seed:
+#
+# ```bash
+# papermill notebooks/mnist.py out.ipynb -p profile quick -p seeds "[1]"
+# ```
+#
+# (papermill reads the jupytext `.py` directly when `jupytext` is installed; or convert it first
+# with `jupytext --to ipynb notebooks/mnist.py`.)
+
+# %% tags=["parameters"]
+profile = "quick"      # "quick" (CPU, embedded digits) or "paper" (GPU, full MNIST)
+seeds = None           # e.g. [0, 1, 2, 3, 4]; None = the profile's
+epochs = None          # None = the profile's
+methods = ["base", "none", "rrr", "rbr", "tap"]
+lambdas = None         # e.g. {"tap": 1e-3}; None = the lambda search's choice, else the paper's
+source = None          # "embedded", "torchvision" or a folder of MNIST IDX files
+device = "auto"
+results = None         # None = <repository>/results
+
+# %%
+import logging
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from IPython.display import Markdown, display
+
+from tapkit import profiles, report
+from tapkit.runner import run_many
+
+logging.basicConfig(level=logging.WARNING)
+s = profiles.settings(profiles.MNIST, profile, seeds=seeds, epochs=epochs, source=source)
+root = profiles.results_root(profile, results or report.repo_root() / "results")
+lams = dict(profiles.MNIST_LAMBDAS)
+choice = root / "tables" / "lambda_choice.csv"
+if lambdas is None and choice.exists():
+    lams.update(pd.read_csv(choice).set_index("method")["lam"].to_dict())
+lams.update(lambdas or {})
+display(Markdown(f"**Profile `{profile}`**: {s} · λ: {lams}"))
+
+# %%
+def config(method: str, seed: int):
+    if method == "base":
+        return profiles.mnist_config(s, method="none", data="clean", seed=seed)
+    return profiles.mnist_config(s, method=method, lam=lams.get(method, 0.0), seed=seed)
+
+
+configs = [config(m, seed) for m in methods for seed in s["seeds"]]
+runs = run_many(configs, root / "runs", device)
+runs["case"] = [m for m in methods for _ in s["seeds"]]
+label = report.provenance_label(runs, profile)
+summary = report.summarise(runs, ["case"])
+report.write_table(summary, root, "mnist_gt", {"label": label, "settings": s, "lambdas": lams})
+display(Markdown(f"*Results: {label}*"))
+
+# %% [markdown]
+# ## Test accuracy and Δ-accuracy (the paper's MNIST figure)
+
+# %%
+wide = summary.pivot(index="case", columns="split", values="mean").reindex(methods)
+delta = wide["permuted"] - wide["contaminated"]
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.2))
+ax1.bar(wide.index, wide["contaminated"], color="tab:blue")
+ax1.set_ylim(max(0.0, wide["contaminated"].min() - 0.1), 1.0)
+ax1.set_title("accuracy on SC(X*, y) test")
+ax2.bar(delta.index, delta, color=["tab:red" if d < -0.02 else "tab:green" for d in delta])
+ax2.axhline(0, color="black", lw=0.8)
+ax2.set_title("Δ-accuracy (permuted − contaminated)")
+fig.suptitle(f"Decoy-MNIST, ground-truth masks — {label}", fontsize=8)
+fig.tight_layout()
+report.save_figure(fig, root, "mnist_gt")
+plt.show()
+
+# %% [markdown]
+# ## The table, beside the paper's
+#
+# Paper values are the appendix's ground-truth MNIST table (five seeds, full MNIST, 50 SGD epochs).
+
+# %%
+paper = report.paper_values("gt_results").query("dataset == 'MNIST'")
+paper = paper.rename(columns={"method": "case"})
+both = report.beside(summary, paper, ["case", "split"])
+table = both.assign(ours=[report.fmt(m, s_) for m, s_ in zip(both.ours, both.ours_std)],
+                    paper=[report.fmt(m, s_) for m, s_ in zip(both.paper, both.paper_std)])
+table = table.pivot(index="case", columns="split", values=["ours", "paper"]).reindex(methods)
+table.columns = [f"{split} ({who})" for who, split in table.columns]
+table = table[[f"{sp} ({w})" for sp in report.SPLITS for w in ("ours", "paper")]]
+display(table)
+
+# %% [markdown]
+# ## Paper-profile results (committed, from a GPU)
+
+# %%
+paper_profile = profiles.results_root("paper", root.parent) / "tables" / "mnist_gt.csv"
+if profile != "paper" and paper_profile.exists():
+    meta = pd.read_json(paper_profile.with_suffix(".json"), typ="series")
+    display(Markdown(f"*{meta['label']}*"))
+    display(pd.read_csv(paper_profile).pivot(index="case", columns="split", values="mean"))
+else:
+    display(Markdown("No paper-profile results are committed for this chapter yet: run "
+                     "`make book PROFILE=paper` on a GPU with full MNIST and commit `results/paper/`."))

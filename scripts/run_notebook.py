@@ -1,0 +1,54 @@
+"""Execute one jupytext notebook with papermill; write the executed notebook only on success.
+
+papermill leaves a partial notebook (with the traceback) when a cell fails; that file is moved
+aside as ``<out>.failed.ipynb`` and the script exits non-zero, so a failing notebook fails the
+build and is never published as if it were fine.
+"""
+
+import argparse
+import logging
+import sys
+import time
+from pathlib import Path
+
+import jupytext
+import nbformat
+import papermill as pm
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("source", type=Path)
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--profile", default="quick")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    log = logging.getLogger("run_notebook")
+
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    nb = jupytext.read(args.source)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    src = args.out.with_suffix(".src.ipynb")
+    tmp = args.out.with_suffix(".tmp.ipynb")
+    nbformat.write(nb, src)
+    start = time.time()
+    log.info("executing %s (profile %s)", args.source, args.profile)
+    try:
+        pm.execute_notebook(str(src), str(tmp), parameters={"profile": args.profile},
+                            cwd=str(args.source.parent), kernel_name="python3",
+                            progress_bar=True, log_output=False)
+    except Exception:
+        failed = args.out.with_suffix(".failed.ipynb")
+        if tmp.exists():
+            tmp.replace(failed)
+        log.error("FAILED: %s (partial notebook with the traceback: %s)", args.source, failed)
+        return 1
+    finally:
+        src.unlink(missing_ok=True)
+    tmp.replace(args.out)
+    log.info("done %s in %.0f s", args.source, time.time() - start)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

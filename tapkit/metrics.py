@@ -1,0 +1,78 @@
+"""Evaluation: the task metrics of the paper's Evaluation Metrics section, the Delta-metric, and the
+top-quartile overlap of the appendix's quantitative comparison."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from .data import Split
+
+HIGHER_IS_BETTER = {"accuracy": True, "f1": True, "mae": False}
+
+
+def accuracy(pred: Tensor, y: Tensor) -> float:
+    return (pred == y).float().mean().item()
+
+
+def f1(pred: Tensor, y: Tensor) -> float:
+    """Binary F-score of the positive class (PNEU: pneumonia)."""
+    tp = ((pred == 1) & (y == 1)).sum().item()
+    fp = ((pred == 1) & (y == 0)).sum().item()
+    fn = ((pred == 0) & (y == 1)).sum().item()
+    return 0.0 if tp == 0 else 2 * tp / (2 * tp + fp + fn)
+
+
+def mae(pred: Tensor, y: Tensor) -> float:
+    """Mean absolute error between predicted and true grades (KNEE, ordinal)."""
+    return (pred - y).abs().float().mean().item()
+
+
+METRICS = {"accuracy": accuracy, "f1": f1, "mae": mae}
+
+
+@torch.no_grad()
+def predict(model: nn.Module, split: Split, batch_size: int = 512, device: str = "cpu") -> Tensor:
+    """Predicted classes; the caller puts the model in eval mode."""
+    preds = []
+    for i in range(0, len(split), batch_size):
+        preds.append(model(split.x[i: i + batch_size].to(device)).argmax(1).cpu())
+    return torch.cat(preds) if preds else torch.empty(0, dtype=torch.long)
+
+
+def score(model: nn.Module, split: Split, metric: str, device: str = "cpu") -> float:
+    if metric not in METRICS:
+        raise ValueError(f"unknown metric {metric!r}; expected one of {sorted(METRICS)}")
+    return METRICS[metric](predict(model, split, device=device), split.y)
+
+
+def delta(contaminated: float, permuted: float) -> float:
+    """Delta-metric: change of the metric from SC(X*,y)_test to SC(X*,permute(y))_test."""
+    return permuted - contaminated
+
+
+def top_quartile(maps: Tensor) -> Tensor:
+    """Boolean mask of each map's top 25% of |values| (ties broken by order), N x 1 x H x W."""
+    flat = maps.abs().flatten(1)
+    k = max(1, int(round(0.25 * flat.shape[1])))
+    idx = flat.topk(k, dim=1).indices
+    out = torch.zeros_like(flat, dtype=torch.bool).scatter_(1, idx, True)
+    return out.reshape(maps.shape)
+
+
+def overlap(maps: Tensor, mask: Tensor) -> tuple[float, float]:
+    """Recall and precision of the top-quartile of ``maps`` (N x C x h x w, upsampled to the
+    mask's size when smaller, channels summed) against the spurious region ``mask`` (N x 1 x H x W),
+    pooled over the batch: |spurious & top| / |spurious| and |spurious & top| / |top|."""
+    if maps.dim() != 4 or mask.dim() != 4:
+        raise ValueError("maps and mask must be 4-D (N x C x H x W and N x 1 x H x W)")
+    maps = maps.sum(1, keepdim=True)
+    if maps.shape[-2:] != mask.shape[-2:]:
+        maps = F.interpolate(maps, size=mask.shape[-2:], mode="bilinear", align_corners=False)
+    top = top_quartile(maps)
+    spurious = mask > 0.5
+    hit = (top & spurious).sum().item()
+    recall = hit / max(spurious.sum().item(), 1)
+    precision = hit / max(top.sum().item(), 1)
+    return recall, precision

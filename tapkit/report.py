@@ -1,0 +1,97 @@
+"""Helpers the notebooks share: paper values, tidy summaries, tables and figures written with
+their provenance, and the label that says which profile and hardware made a result."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+
+from .results import write_atomic, write_json
+
+SPLITS = ("contaminated", "permuted", "clean")
+
+
+def repo_root(start: str | Path = ".") -> Path:
+    """The nearest folder at or above ``start`` holding ``book/paper_values`` (notebooks run in
+    ``notebooks/``, tests and the CLI in the repository root)."""
+    here = Path(start).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "book" / "paper_values").is_dir():
+            return folder
+    raise FileNotFoundError(f"no book/paper_values above {here}: run from inside the tapkit repository")
+
+
+def paper_values(name: str, start: str | Path = ".") -> pd.DataFrame:
+    """A table transcribed from the paper (``book/paper_values/<name>.csv``, see its README)."""
+    return pd.read_csv(repo_root(start) / "book" / "paper_values" / f"{name}.csv")
+
+
+def tidy(runs: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """Long format (one row per run and split) from :func:`tapkit.runner.run_many`'s frame."""
+    value_cols = [s for s in SPLITS if s in runs]
+    out = runs.melt(id_vars=list(keys) + ["metric", "status", "seed"], value_vars=value_cols,
+                    var_name="split", value_name="value")
+    return out
+
+
+def summarise(runs: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """Mean and std over seeds per ``keys`` and split, with the count of runs that did not
+    converge, as the paper's tables report them."""
+    long = tidy(runs, keys)
+    grouped = long.groupby(list(keys) + ["split"], sort=False)
+    out = grouped["value"].agg(["mean", "std", "count"]).reset_index()
+    out["dnc_runs"] = grouped["status"].agg(lambda s: int((s != "ok").sum())).values
+    return out
+
+
+def fmt(mean: float, std: float | None = None, digits: int = 3) -> str:
+    """``0.988 (0.001)`` as in the paper; ``DNC`` for a missing mean."""
+    if mean is None or pd.isna(mean):
+        return "DNC"
+    if std is None or pd.isna(std):
+        return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} ({std:.{digits}f})"
+
+
+def beside(ours: pd.DataFrame, paper: pd.DataFrame, on: Sequence[str]) -> pd.DataFrame:
+    """Paper value beside ours with the difference (ours - paper), joined on ``on``."""
+    left = ours.rename(columns={"mean": "ours", "std": "ours_std"})
+    right = paper[list(on) + ["mean", "std"]].rename(columns={"mean": "paper", "std": "paper_std"})
+    merged = left.merge(right, on=list(on), how="left")
+    merged["paper"] = pd.to_numeric(merged["paper"], errors="coerce")
+    merged["difference"] = merged["ours"] - merged["paper"]
+    return merged
+
+
+def provenance_label(runs: pd.DataFrame, profile: str) -> str:
+    """``profile quick · cpu: x86_64, 2 threads · tapkit 0.1.0 (abc1234) · torch 2.14.1``."""
+    def one(col: str) -> str:
+        vals = sorted(set(runs[col].astype(str))) if col in runs else ["unknown"]
+        return ", ".join(vals)
+
+    commit = one("prov_git_commit")
+    commit = ", ".join(c[:7] for c in commit.split(", "))
+    return (f"profile {profile} · {one('prov_device')} · tapkit {one('prov_tapkit')} ({commit}) · "
+            f"torch {one('prov_torch')}")
+
+
+def write_table(df: pd.DataFrame, root: str | Path, name: str, provenance: dict | None = None) -> Path:
+    """``root/tables/<name>.csv`` (and ``<name>.json`` with its provenance), written atomically."""
+    path = Path(root) / "tables" / f"{name}.csv"
+    write_atomic(path, df.to_csv(index=False))
+    if provenance is not None:
+        write_json(path.with_suffix(".json"), provenance)
+    return path
+
+
+def save_figure(fig, root: str | Path, name: str) -> Path:
+    """``root/figures/<name>.png``, written atomically."""
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120, bbox_inches="tight")
+    path = Path(root) / "figures" / f"{name}.png"
+    write_atomic(path, buf.getvalue())
+    return path

@@ -1,0 +1,91 @@
+"""Results on disk: atomic writes, provenance, and a store of runs keyed by config hash."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from . import __version__
+
+
+def write_atomic(path: str | Path, data: bytes | str) -> None:
+    """Write ``data`` to ``path`` via a temporary file in the same folder and ``os.replace``, so a
+    reader never sees a half-written file, even if the writer is killed."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    raw = data.encode() if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _clean(obj: Any) -> Any:
+    """NaN/inf to None so the JSON is standard."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    return obj
+
+
+def write_json(path: str | Path, obj: Any) -> None:
+    write_atomic(path, json.dumps(_clean(obj), indent=2, sort_keys=True) + "\n")
+
+
+def save_torch(path: str | Path, obj: Any) -> None:
+    """``torch.save`` through :func:`write_atomic`."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        torch.save(obj, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def git_commit() -> str:
+    here = Path(__file__).resolve().parent
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True,
+                             text=True, timeout=5, check=False)
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def device_name(device: str | torch.device) -> str:
+    device = torch.device(device)
+    if device.type == "cuda":
+        return f"cuda: {torch.cuda.get_device_name(device)}"
+    return f"cpu: {platform.processor() or platform.machine()}, {torch.get_num_threads()} threads"
+
+
+def provenance(device: str | torch.device = "cpu") -> dict[str, str]:
+    return {"tapkit": __version__, "git_commit": git_commit(), "torch": torch.__version__,
+            "python": platform.python_version(), "device": device_name(device)}
+
+
+def resolve_device(device: str = "auto") -> str:
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device

@@ -1,0 +1,354 @@
+"""Training: one frozen config per run, one fit loop for every method (Eq. 3).
+
+``L = L_task + lambda * L_XS``. A run is a pure function of its :class:`TrainConfig`: it is keyed
+by the config's hash, checkpointed every epoch (a rerun resumes), and a NaN/inf loss ends it with
+status ``"dnc"`` (the paper's did-not-converge) instead of raising, so a sweep goes on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable, Iterator
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from torch.utils.data import DataLoader
+from tqdm import tqdm
+
+from . import losses, metrics
+from .data import Split, Task, load_experiment
+from .models import build_model, capture, target_layers
+from .results import provenance, resolve_device, save_torch, write_json
+
+log = logging.getLogger(__name__)
+
+METHODS = ("none", "tap", "rrr", "rbr", "kd", "at", "jt")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything that determines a run's result. ``key()`` hashes it; the device is not part of
+    it (it is recorded in the provenance instead)."""
+
+    experiment: str = "decoy-mnist"
+    model: str = "two_layer_cnn"
+    method: str = "none"
+    lam: float = 0.0
+    data: str = "contaminated"          # train on "contaminated", "clean" (Base) or "holdout" (teacher)
+    annotation: str = "ground_truth"    # masks: "ground_truth", "teacher" or "random"
+    teacher: "TrainConfig | None" = None  # for teacher annotations and KD/AT/JT
+    tau: float = 0.01                   # teacher-annotation threshold
+    threshold: str = "absolute"         # "absolute" (paper, E < tau) or "quantile" (released code)
+    saliency: str = "saliency"          # Captum method for teacher annotations
+    clean_fraction: float = 0.0         # clean share of train held out before contamination
+    epochs: int = 15
+    batch_size: int = 64
+    optimizer: str = "adam"             # "adam" or "sgd" (momentum below)
+    lr: float = 1e-3
+    momentum: float = 0.9
+    weight_decay: float = 0.0
+    seed: int = 0
+    source: str = "embedded"
+    image_size: int | None = None
+    artifact: str = "tag"
+    per_class: int | None = None
+    pretrained: bool = False
+    tap_norm: str = "l1"
+    kernel_size: int = 3
+    rbr_variant: str = "full"
+    xs_batchnorm: str = "train"         # "eval": XS term's forward uses BatchNorm running stats
+    kd_temperature: float = 4.0
+
+    def __post_init__(self) -> None:
+        if self.method not in METHODS:
+            raise ValueError(f"unknown method {self.method!r}; expected one of {METHODS}")
+        if self.data not in ("contaminated", "clean", "holdout"):
+            raise ValueError(f"unknown data {self.data!r}; expected contaminated, clean or holdout")
+        if self.annotation not in ("ground_truth", "teacher", "random"):
+            raise ValueError(f"unknown annotation {self.annotation!r}")
+        if self.method in ("kd", "at", "jt") and self.teacher is None:
+            raise ValueError(f"method {self.method!r} needs a teacher config")
+        if self.annotation == "teacher" and self.teacher is None:
+            raise ValueError("annotation='teacher' needs a teacher config")
+        if self.optimizer not in ("adam", "sgd"):
+            raise ValueError(f"unknown optimizer {self.optimizer!r}; expected 'adam' or 'sgd'")
+        if self.xs_batchnorm not in ("train", "eval"):
+            raise ValueError("xs_batchnorm must be 'train' or 'eval'")
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "TrainConfig":
+        d = dict(d)
+        if d.get("teacher") is not None:
+            d["teacher"] = cls.from_dict(d["teacher"])
+        return cls(**d)
+
+    def key(self) -> str:
+        blob = json.dumps(self.to_dict(), sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def replace(self, **changes) -> "TrainConfig":
+        return dataclasses.replace(self, **changes)
+
+
+# --------------------------------------------------------------------------- data and models
+
+@lru_cache(maxsize=8)
+def _cached_experiment(experiment, source, seed, clean_fraction, image_size, artifact, per_class):
+    return load_experiment(experiment, source=source, seed=seed, clean_fraction=clean_fraction,
+                           image_size=image_size, artifact=artifact, per_class=per_class)
+
+
+def experiment_data(cfg: TrainConfig) -> tuple[Task, dict[str, Split]]:
+    """The run's task and splits (cached in-process: sweeps reuse them)."""
+    return _cached_experiment(cfg.experiment, cfg.source, cfg.seed, cfg.clean_fraction,
+                              cfg.image_size, cfg.artifact, cfg.per_class)
+
+
+def training_split(cfg: TrainConfig, splits: dict[str, Split]) -> Split:
+    name = {"contaminated": "train", "clean": "train_clean", "holdout": "clean_holdout"}[cfg.data]
+    if name not in splits:
+        raise ValueError("data='holdout' needs clean_fraction > 0")
+    return splits[name]
+
+
+# --------------------------------------------------------------------------- XS terms
+
+@contextlib.contextmanager
+def batchnorm_eval(model: nn.Module) -> Iterator[None]:
+    """Run BatchNorm layers on their running statistics inside the block, then restore their
+    modes. Used explicitly (``xs_batchnorm="eval"``) for XS terms whose higher derivatives
+    PyTorch cannot take through training-mode batch_norm (full RBR on ResNet/DenseNet)."""
+    bns = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    modes = [m.training for m in bns]
+    try:
+        for m in bns:
+            m.eval()
+        yield
+    finally:
+        for m, mode in zip(bns, modes):
+            m.train(mode)
+
+
+@dataclass
+class Teacher:
+    """A frozen teacher model and its target layers, for KD/AT/JT."""
+
+    model: nn.Module
+    targets: tuple[str, ...]
+
+
+@dataclass
+class XSBatch:
+    """What every XS term receives: one call signature for all methods."""
+
+    model: nn.Module
+    x: Tensor
+    y: Tensor
+    mask: Tensor
+    logits: Tensor
+    acts: dict[str, Tensor]
+    cfg: TrainConfig
+    teacher: Teacher | None = None
+
+
+def _input_grads(b: XSBatch) -> Tensor:
+    return losses.input_gradients(b.logits, b.x)
+
+
+def _teacher_forward(b: XSBatch, with_grad: bool = False):
+    assert b.teacher is not None
+    tx = b.x.detach().requires_grad_(with_grad)
+    with torch.set_grad_enabled(with_grad), capture(b.teacher.model, b.teacher.targets) as t_acts:
+        t_logits = b.teacher.model(tx)
+    grad = losses.input_gradients(t_logits, tx, create_graph=False) if with_grad else None
+    return t_logits.detach(), [a.detach() for a in t_acts.values()], grad
+
+
+XS_TERMS: dict[str, Callable[[XSBatch], Tensor]] = {
+    "tap": lambda b: losses.tap(b.acts, b.mask, b.cfg.kernel_size, b.cfg.tap_norm),
+    "rrr": lambda b: losses.rrr_penalty(_input_grads(b), b.mask),
+    "rbr": lambda b: losses.rbr_penalty(b.model, b.logits, b.x, b.y, b.mask, b.cfg.rbr_variant),
+    "kd": lambda b: losses.kd(b.logits, _teacher_forward(b)[0], b.cfg.kd_temperature),
+    "at": lambda b: losses.at(list(b.acts.values()), _teacher_forward(b)[1]),
+    "jt": lambda b: losses.jt(_input_grads(b), _teacher_forward(b, with_grad=True)[2]),
+}
+NEEDS_INPUT_GRAD = {"rrr", "rbr", "jt"}
+
+
+def step_losses(model: nn.Module, x: Tensor, y: Tensor, mask: Tensor, cfg: TrainConfig,
+                targets: tuple[str, ...], teacher: Teacher | None = None) -> tuple[Tensor, Tensor]:
+    """Task loss and XS loss for one batch (Eq. 3 before weighting)."""
+    method = cfg.method
+    x = x.detach().requires_grad_(method in NEEDS_INPUT_GRAD)
+    layers = targets if method in ("tap", "at") else ()
+    with capture(model, layers) if layers else contextlib.nullcontext({}) as acts:
+        logits = model(x)
+    task = F.cross_entropy(logits, y)
+    if method == "none":
+        return task, task.new_zeros(())
+    if cfg.xs_batchnorm == "eval" and method in NEEDS_INPUT_GRAD:
+        with batchnorm_eval(model):
+            x = x.detach().requires_grad_(True)
+            logits = model(x)
+    batch = XSBatch(model, x, y, mask, logits, dict(acts), cfg, teacher)
+    return task, XS_TERMS[method](batch)
+
+
+# --------------------------------------------------------------------------- the fit loop
+
+@dataclass
+class FitResult:
+    status: str                      # "ok" or "dnc"
+    epochs_done: int
+    history: list[dict] = field(default_factory=list)
+
+
+def make_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
+    if cfg.optimizer == "adam":
+        return torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    return torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=cfg.momentum,
+                           weight_decay=cfg.weight_decay)
+
+
+def fit(model: nn.Module, train: Split, cfg: TrainConfig, targets: tuple[str, ...],
+        device: str = "cpu", checkpoint: Path | None = None, teacher: Teacher | None = None,
+        progress: bool = True) -> FitResult:
+    """Train ``model`` for ``cfg.epochs`` epochs on ``train`` (whose masks are the annotations).
+
+    Seeded so that a CPU run repeats bit for bit; with ``checkpoint``, the state after every
+    epoch (model, optimiser, RNG, history) is written atomically and a rerun resumes from it.
+    """
+    torch.manual_seed(cfg.seed)
+    model.to(device)
+    opt = make_optimizer(model, cfg)
+    gen = torch.Generator().manual_seed(cfg.seed)
+    result = FitResult("ok", 0)
+    if checkpoint is not None and checkpoint.exists():
+        state = torch.load(checkpoint, map_location=device, weights_only=False)
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        gen.set_state(state["generator"])
+        torch.set_rng_state(state["torch_rng"])
+        result = FitResult(state["status"], state["epoch"], state["history"])
+        log.info("resuming %s from epoch %d", checkpoint.parent.name, result.epochs_done)
+    loader = DataLoader(train.dataset(), batch_size=cfg.batch_size, shuffle=True, generator=gen)
+    while result.status == "ok" and result.epochs_done < cfg.epochs:
+        model.train()
+        totals = {"task": 0.0, "xs": 0.0, "n": 0}
+        bar = tqdm(loader, desc=f"{cfg.method} epoch {result.epochs_done + 1}/{cfg.epochs}",
+                   leave=False, disable=not progress, mininterval=2.0)
+        for x, y, mask in bar:
+            x, y, mask = x.to(device), y.to(device), mask.to(device)
+            task, xs = step_losses(model, x, y, mask, cfg, targets, teacher)
+            loss = task + cfg.lam * xs
+            if not torch.isfinite(loss):
+                log.warning("non-finite loss (%s) in epoch %d: run did not converge", loss.item(),
+                            result.epochs_done + 1)
+                result.status = "dnc"
+                break
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            totals["task"] += task.item() * len(y)
+            totals["xs"] += xs.item() * len(y)
+            totals["n"] += len(y)
+        result.epochs_done += 1
+        n = max(totals["n"], 1)
+        result.history.append({"epoch": result.epochs_done, "task_loss": totals["task"] / n,
+                               "xs_loss": totals["xs"] / n})
+        if checkpoint is not None:
+            save_torch(checkpoint, {"model": model.state_dict(), "optimizer": opt.state_dict(),
+                                    "generator": gen.get_state(), "torch_rng": torch.get_rng_state(),
+                                    "status": result.status, "epoch": result.epochs_done,
+                                    "history": result.history})
+    return result
+
+
+# --------------------------------------------------------------------------- one run
+
+def load_trained(cfg: TrainConfig, store_root: Path, device: str) -> nn.Module:
+    """The trained model of ``cfg`` from the store, training it first if it is not there."""
+    from .runner import ResultStore
+
+    store = ResultStore(store_root)
+    record = store.run(cfg, device)
+    if record["status"] != "ok":
+        raise RuntimeError(f"run {cfg.key()} ended {record['status']}; it cannot serve as a teacher")
+    task, _ = experiment_data(cfg)
+    built = build_model(cfg.model, task.num_classes, task.in_channels, cfg.pretrained, task.image_size)
+    built.model.load_state_dict(torch.load(store.path(cfg) / "model.pt", map_location=device))
+    return built.model.to(device).eval()
+
+
+def annotated_split(cfg: TrainConfig, split: Split, store_root: Path, device: str) -> Split:
+    """``split`` with the annotation masks the config asks for (ground truth, teacher, random)."""
+    from . import teachers
+
+    if cfg.annotation == "ground_truth":
+        return split
+    if cfg.annotation == "random":
+        coverage = split.mask.mean().item()
+        return Split(split.x, split.y, teachers.random_masks(tuple(split.mask.shape), coverage, cfg.seed))
+    teacher = load_trained(cfg.teacher, store_root, device)
+    masks = teachers.annotate(teacher, split.x.to(device), cfg.tau, cfg.threshold, cfg.saliency)
+    return Split(split.x, split.y, masks.cpu())
+
+
+def train_run(cfg: TrainConfig, run_dir: str | Path, device: str = "auto",
+              store_root: str | Path | None = None, progress: bool = True) -> dict:
+    """Train and evaluate one config in ``run_dir``; return and write ``metrics.json``.
+
+    ``run_dir/checkpoint.pt`` makes an interrupted run resume; ``model.pt`` and ``metrics.json``
+    are written atomically at the end. Teachers (for teacher annotations and KD/AT/JT) are
+    trained or read from ``store_root`` (default: ``run_dir``'s parent).
+    """
+    run_dir = Path(run_dir)
+    device = resolve_device(device)
+    store_root = Path(store_root) if store_root is not None else run_dir.parent
+    start = time.time()
+    task, splits = experiment_data(cfg)
+    train = annotated_split(cfg, training_split(cfg, splits), store_root, device)
+    built = build_model(cfg.model, task.num_classes, task.in_channels, cfg.pretrained, task.image_size)
+    teacher = None
+    if cfg.method in ("kd", "at", "jt"):
+        t_model = load_trained(cfg.teacher, store_root, device)
+        teacher = Teacher(t_model, target_layers(cfg.teacher.model))
+    result = fit(built.model, train, cfg, built.targets, device, run_dir / "checkpoint.pt",
+                 teacher, progress)
+    model = built.model.eval()
+    record = {"metric": task.metric, "status": result.status, "epochs_done": result.epochs_done,
+              "history": result.history, "weights": built.weights, "key": cfg.key(),
+              "config": cfg.to_dict(), "provenance": provenance(device)}
+    for name in ("contaminated", "permuted", "clean"):
+        record[name] = (metrics.score(model, splits[f"test_{name}"], task.metric, device)
+                        if result.status == "ok" else float("nan"))
+    record["val_loss"] = (validation_loss(model, splits["val"], device)
+                          if result.status == "ok" else float("nan"))
+    record["seconds"] = time.time() - start
+    if result.status == "ok":
+        save_torch(run_dir / "model.pt", model.state_dict())
+    write_json(run_dir / "metrics.json", record)
+    (run_dir / "checkpoint.pt").unlink(missing_ok=True)
+    return record
+
+
+@torch.no_grad()
+def validation_loss(model: nn.Module, split: Split, device: str, batch_size: int = 512) -> float:
+    """Cross-entropy on SC(X*, permute(y))_val: the paper's criterion for choosing lambda."""
+    total = 0.0
+    for i in range(0, len(split), batch_size):
+        logits = model(split.x[i: i + batch_size].to(device))
+        total += F.cross_entropy(logits, split.y[i: i + batch_size].to(device), reduction="sum").item()
+    return total / max(len(split), 1)

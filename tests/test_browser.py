@@ -1,0 +1,263 @@
+"""The built book in a real browser: headless Chromium (Debian's, driven by Playwright) with every
+request that is not to the local test server blocked.
+
+(a) every chapter of ``_toc.yml`` renders, every image loads, no Python traceback is on a page, and
+    a screenshot of the MNIST chapter is kept in ``test-artifacts/mnist.png``;
+(b) on the explorer chapter, moving a control changes the displayed image, with no console errors
+    beyond those every page of the theme logs.
+
+The book is built first with ``make book`` (incremental: fast when it is up to date). Select these
+tests with ``-m browser``, skip them with ``-m "not browser"``. Environment:
+
+* ``TAPKIT_CHROMIUM``: the browser (default ``/usr/bin/chromium``; the tests skip without it);
+* ``TAPKIT_BOOK_DIR``: test another built book (its ``_toc.yml`` and ``_build/html``), without
+  building it;
+* ``TAPKIT_NO_BUILD=1``: test the existing ``_build/html`` without running ``make book``.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import re
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOK = Path(os.environ.get("TAPKIT_BOOK_DIR", ROOT)).resolve()
+CHROMIUM = Path(os.environ.get("TAPKIT_CHROMIUM", "/usr/bin/chromium"))
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+TRACEBACK = "Traceback (most recent call last)"
+ERROR_LINE = re.compile(r"^\s*\w*(Error|Exception)(:|$)", re.M)
+
+
+def toc_docs(book: Path = BOOK) -> list[str]:
+    """Every document of ``_toc.yml`` (root first), as paths without suffix."""
+    import yaml
+
+    toc = yaml.safe_load((book / "_toc.yml").read_text())
+    docs = [toc["root"]]
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "file" in node:
+                docs.append(node["file"])
+            for key in ("parts", "chapters", "sections"):
+                for child in node.get(key, []) or []:
+                    walk(child)
+        elif isinstance(node, list):
+            for child in node:
+                walk(child)
+
+    walk({k: v for k, v in toc.items() if k != "root"})
+    return [d.removesuffix(".md").removesuffix(".ipynb") for d in docs]
+
+
+DOCS = toc_docs()
+MNIST = next((d for d in DOCS if d.endswith("notebooks/mnist")), None)
+EXPLORER = next((d for d in DOCS if d.endswith("notebooks/explorer")), None)
+
+
+# --------------------------------------------------------------------------- fixtures
+
+@pytest.fixture(scope="session")
+def chromium():
+    if not CHROMIUM.exists():
+        pytest.skip(f"no Chromium at {CHROMIUM}: install Debian's `chromium` (apt-get install "
+                    "chromium; .ci/run does) or set TAPKIT_CHROMIUM")
+    pytest.importorskip("playwright.sync_api", reason="the playwright Python package is needed")
+    return CHROMIUM
+
+
+@pytest.fixture(scope="session")
+def html(chromium) -> Path:
+    """The built book's HTML folder, built (incrementally) with ``make book`` first."""
+    if BOOK == ROOT and os.environ.get("TAPKIT_NO_BUILD") != "1":
+        ARTIFACTS.mkdir(exist_ok=True)
+        log = ARTIFACTS / "make-book.log"
+        start = time.time()
+        with open(log, "w") as fh:
+            proc = subprocess.run(["make", "book"], cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT)
+        if proc.returncode != 0:
+            pytest.fail(f"`make book` failed ({time.time() - start:.0f} s); end of {log}:\n"
+                        + log.read_text()[-4000:])
+    out = BOOK / "_build" / "html"
+    if not (out / "index.html").exists():
+        pytest.fail(f"no built book at {out}")
+    return out
+
+
+@pytest.fixture(scope="session")
+def server(html):
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(html)))
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{srv.server_port}"
+    srv.shutdown()
+    srv.server_close()
+
+
+@pytest.fixture(scope="session")
+def browser(chromium):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@dataclass
+class Visit:
+    """One page opened with the network blocked, and what it logged."""
+
+    page: object
+    response: object
+    errors: list[str] = field(default_factory=list)     # console errors and uncaught exceptions
+    blocked: list[str] = field(default_factory=list)    # requests to anywhere but the server
+    failed: list[str] = field(default_factory=list)     # local responses >= 400, failed loads
+
+
+@pytest.fixture
+def open_page(browser, server):
+    contexts = []
+
+    def visit(doc: str) -> Visit:
+        ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+        contexts.append(ctx)
+        page = ctx.new_page()
+        v = Visit(page, None)
+
+        def route(r):
+            url = r.request.url
+            if url.startswith(server) or url.startswith(("data:", "blob:")):
+                r.continue_()
+            else:
+                v.blocked.append(url)
+                r.abort()
+
+        page.route("**/*", route)
+        page.on("console", lambda m: v.errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: v.errors.append(f"uncaught: {e}"))
+        page.on("response", lambda r: v.failed.append(f"{r.status} {r.url}")
+                if r.status >= 400 and r.url.startswith(server) else None)
+        page.on("requestfailed", lambda r: v.failed.append(f"failed {r.url}")
+                if r.url.startswith(server) else None)
+        v.response = page.goto(f"{server}/{doc}.html", wait_until="load")
+        if page.locator('script[type="application/vnd.jupyter.widget-view+json"]').count():
+            try:
+                page.wait_for_selector(".jupyter-widgets", state="attached", timeout=30_000)
+            except Exception:  # noqa: BLE001 - playwright's TimeoutError
+                pytest.fail(f"{doc}: its widgets did not render in 30 s (blocked requests: "
+                            f"{v.blocked}; errors: {v.errors}; failed: {v.failed})")
+        page.wait_for_function("[...document.images].every(i => i.complete)", timeout=30_000)
+        return v
+
+    yield visit
+    for ctx in contexts:
+        ctx.close()
+
+
+# --------------------------------------------------------------------------- (a) every chapter
+
+@pytest.mark.parametrize("doc", DOCS)
+def test_chapter_renders(open_page, doc):
+    v = open_page(doc)
+    page = v.page
+    assert v.response is not None and v.response.status == 200, f"{doc}.html is missing"
+    assert page.title().strip(), f"{doc}: empty <title>"
+    heading = page.locator("main h1, article h1").first
+    assert heading.count() and heading.inner_text().strip(), f"{doc}: no heading"
+    broken = page.evaluate("[...document.images].filter(i => !(i.complete && i.naturalWidth > 0))"
+                           ".map(i => i.getAttribute('src').slice(0, 80))")
+    assert not broken, f"{doc}: images that did not load: {broken}"
+    text = page.inner_text("body")
+    assert TRACEBACK not in text, f"{doc}: a Python traceback is on the page"
+    tracebacks = page.locator(".output.traceback, .highlight-ipythontb, .output.error").count()
+    assert tracebacks == 0, f"{doc}: {tracebacks} error output cell(s)"
+    stderr = page.locator(".output.stderr").all_inner_texts()
+    errors = [line for out in stderr for line in out.splitlines() if ERROR_LINE.match(line)]
+    assert not errors, f"{doc}: error text in stderr outputs: {errors[:3]}"
+
+
+@pytest.mark.skipif(MNIST is None, reason="no MNIST chapter in _toc.yml")
+def test_mnist_chapter_screenshot(open_page):
+    v = open_page(MNIST)
+    assert v.response.status == 200
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / "mnist.png"
+    v.page.screenshot(path=str(path), full_page=True)
+    assert path.stat().st_size > 10_000
+
+
+# --------------------------------------------------------------------------- (b) the explorer
+
+VISIBLE_SRCS = """() => [...document.querySelectorAll('.widget-html img')]
+    .filter(i => i.offsetParent !== null).map(i => i.getAttribute('src'))"""
+
+
+@pytest.mark.skipif(EXPLORER is None, reason="no explorer chapter in _toc.yml")
+def test_explorer_controls_work_offline(open_page):
+    baseline = open_page(DOCS[0])   # a page without widgets: the theme's own console noise
+    v = open_page(EXPLORER)
+    page = v.page
+    assert v.response.status == 200
+    page.wait_for_selector(".widget-slider .noUi-handle", timeout=30_000)
+    box = page.locator(".jupyter-widgets.widget-vbox").first
+
+    def state():
+        page.wait_for_function("[...document.images].every(i => i.complete && i.naturalWidth > 0)")
+        return page.evaluate(VISIBLE_SRCS), box.screenshot(), page.inner_text(".widget-readout")
+
+    srcs0, shot0, readout0 = state()
+    assert len(srcs0) == 3, f"expected input, gradient and activation images, found {len(srcs0)}"
+    assert all(s.startswith("data:image/png;base64,") for s in srcs0)
+
+    # the image slider: every panel shows another image
+    page.focus(".widget-slider .noUi-handle")
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("old => document.querySelector('.widget-readout').innerText !== old",
+                           arg=readout0, timeout=10_000)
+    srcs1, shot1, readout1 = state()
+    assert readout1 != readout0
+    assert all(a != b for a, b in zip(srcs0, srcs1)), "the slider did not change the images"
+    assert shot1 != shot0
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / "explorer-before.png").write_bytes(shot0)
+    (ARTIFACTS / "explorer-after.png").write_bytes(shot1)
+
+    # the model dropdown: same input, other gradient and activation
+    selects = page.locator(".widget-dropdown select")
+    assert selects.count() == 2
+    selects.nth(0).select_option(index=selects.nth(0).locator("option").count() - 1)
+    page.wait_for_function(f"old => ({VISIBLE_SRCS})()[1] !== old", arg=srcs1[1], timeout=10_000)
+    srcs2, shot2, _ = state()
+    assert srcs2[0] == srcs1[0] and srcs2[1] != srcs1[1] and srcs2[2] != srcs1[2]
+
+    # the layer dropdown: only the activation map changes
+    selects.nth(1).select_option(index=1)
+    page.wait_for_function(f"old => ({VISIBLE_SRCS})()[2] !== old", arg=srcs2[2], timeout=10_000)
+    srcs3, _, _ = state()
+    assert srcs3[:2] == srcs2[:2] and srcs3[2] != srcs2[2]
+
+    new_errors = sorted(set(v.errors) - set(baseline.errors))
+    assert not new_errors, f"console errors on the explorer page: {new_errors}"
+    assert not v.failed, f"failed local requests: {v.failed}"
+    assert not sorted(set(v.blocked) - set(baseline.blocked)), \
+        f"the explorer page tried the network: {v.blocked}"
+    assert any("_static/widgets/embed.js" in s for s in page.evaluate(
+        "[...document.scripts].map(s => s.src)")), "the widget bundle is not the vendored one"

@@ -1,0 +1,227 @@
+"""Teachers (saliency, thresholds, annotation quality, configs) and the distillation losses,
+checked against numbers worked out by hand."""
+
+import math
+
+import pytest
+import torch
+from torch import nn
+
+from tapkit import losses, teachers, training
+from tapkit.data import Split, Task
+from tapkit.runner import ResultStore
+from tapkit.training import TrainConfig
+
+
+# --------------------------------------------------------------------------- saliency (Eq. 13)
+
+def _linear_model():
+    """2 x 2 single-channel images, two classes; class 0 wins on an all-ones image (5.5 vs 0)."""
+    model = nn.Sequential(nn.Flatten(), nn.Linear(4, 2, bias=False))
+    with torch.no_grad():
+        model[1].weight.copy_(torch.tensor([[1.0, -2.0, 0.5, 4.0],
+                                            [0.0, 0.0, 0.0, 0.0]]))
+    return model.eval()
+
+
+def test_saliency_of_a_linear_model_is_its_normalised_weight_row():
+    # d logit_0 / dx = w_0 = [1, -2, 0.5, 4]; |w_0| min-max normalised: (|w| - 0.5) / 3.5
+    e = teachers.saliency(_linear_model(), torch.ones(1, 1, 2, 2))
+    assert torch.allclose(e.flatten(), torch.tensor([1 / 7, 3 / 7, 0.0, 1.0]), atol=1e-6)
+
+
+def test_saliency_for_a_given_target_uses_that_class():
+    model = _linear_model()
+    with torch.no_grad():
+        model[1].weight[1] = torch.tensor([3.0, 1.0, 2.0, 1.0])
+    e = teachers.saliency(model, torch.ones(1, 1, 2, 2), target=torch.tensor([1]))
+    assert torch.allclose(e.flatten(), torch.tensor([1.0, 0.0, 0.5, 0.0]), atol=1e-6)
+
+
+def test_sum_log_prob_saliency_matches_the_closed_form_gradient():
+    # f = W x, s = sum_k log softmax_k = sum_k f_k - K logsumexp(f): ds/dx = sum_k w_k - K p^T W
+    model = _linear_model()
+    x = torch.tensor([[[[0.2, -0.1], [0.4, 0.3]]]])
+    w = model[1].weight.detach()
+    p = torch.softmax(w @ x.flatten(), dim=0)
+    grad = (w.sum(0) - 2 * p @ w).abs()
+    expected = (grad - grad.min()) / (grad.max() - grad.min())
+    e = teachers.saliency(model, x, method="sum_log_prob")
+    assert torch.allclose(e.flatten(), expected, atol=1e-5)
+
+
+def test_unknown_saliency_method_lists_the_known_ones():
+    with pytest.raises(ValueError, match="integrated_gradients"):
+        teachers.saliency(_linear_model(), torch.ones(1, 1, 2, 2), method="magic")
+
+
+# --------------------------------------------------------------------------- thresholds (Eq. 14)
+
+def test_absolute_rule_marks_exactly_the_pixels_below_tau():
+    e = torch.tensor([0.0, 0.0099, 0.01, 0.5, 0.05, 1.0]).reshape(1, 1, 2, 3)
+    for tau, expected in [(0.01, [1, 1, 0, 0, 0, 0]), (0.05, [1, 1, 1, 0, 0, 0]),
+                          (0.1, [1, 1, 1, 0, 1, 0])]:
+        mask = teachers.threshold(e, tau, "absolute")
+        assert mask.flatten().tolist() == expected
+
+
+@pytest.mark.parametrize("tau", [0.01, 0.05, 0.1])
+def test_quantile_rule_marks_the_lowest_tau_fraction_of_every_image(tau):
+    g = torch.Generator().manual_seed(0)
+    e = teachers.normalise(torch.rand(6, 1, 28, 28, generator=g))
+    e[0] = e[0] * 0.001  # a dim image: the absolute rule would mark all of it, quantile tau of it
+    mask = teachers.threshold(e, tau, "quantile")
+    n = 28 * 28
+    # torch.quantile interpolates between the floor(tau * (n - 1)) + 1-th and the next value
+    expected = (math.floor(tau * (n - 1)) + 1) / n
+    assert torch.allclose(mask.flatten(1).mean(1), torch.full((6,), expected))
+    for img, m in zip(e.flatten(1), mask.flatten(1).bool()):
+        assert img[m].max() < img[~m].min()  # the marked pixels are the least salient ones
+
+
+def test_quantile_rule_marks_ties_at_the_cut_off_like_the_released_code():
+    e = torch.tensor([0.0, 0.0, 0.0, 0.0, 0.5, 1.0]).reshape(1, 1, 2, 3)
+    assert teachers.threshold(e, 0.1, "quantile").sum().item() == 4
+
+
+def test_threshold_rejects_unknown_rules_and_taus():
+    e = torch.zeros(1, 1, 2, 2)
+    with pytest.raises(ValueError, match="expected one of"):
+        teachers.threshold(e, 0.1, "median")
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        teachers.threshold(e, 5.0)
+
+
+# --------------------------------------------------------------------------- annotation quality
+
+def test_precision_and_recall_of_a_hand_made_case():
+    truth = torch.zeros(2, 1, 3, 3)
+    truth[0, 0, 0, :2] = 1  # 2 spurious pixels in image 0
+    truth[1, 0, 2, 2] = 1   # 1 in image 1
+    pred = torch.zeros(2, 1, 3, 3)
+    pred[0, 0, 0, 1:] = 1   # hits (0, 1), misses (0, 2)
+    pred[1, 0, 1, 1:] = 1   # two misses
+    pred[1, 0, 2, 2] = 1    # one hit
+    precision, recall = teachers.precision_recall(pred, truth)
+    assert precision == pytest.approx(2 / 5) and recall == pytest.approx(2 / 3)
+
+
+def test_annotation_quality_rows_follow_the_thresholds():
+    e = torch.tensor([0.0, 0.02, 0.5, 1.0]).reshape(1, 1, 2, 2)
+    truth = torch.tensor([1.0, 1.0, 0.0, 0.0]).reshape(1, 1, 2, 2)
+    rows = teachers.annotation_quality(e, truth, [0.01, 0.05], rules=["absolute"])
+    assert [(r["tau"], r["coverage"], r["precision"], r["recall"]) for r in rows] == [
+        (0.01, 0.25, 1.0, 0.5), (0.05, 0.5, 1.0, 1.0)]
+
+
+def test_random_masks_have_the_asked_coverage_and_repeat_with_the_seed():
+    a = teachers.random_masks((200, 1, 28, 28), 0.02, seed=3)
+    assert abs(a.mean().item() - 0.02) < 0.002  # 5 standard errors of 156,800 draws
+    assert torch.equal(a, teachers.random_masks((200, 1, 28, 28), 0.02, seed=3))
+    assert not torch.equal(a, teachers.random_masks((200, 1, 28, 28), 0.02, seed=4))
+    truth = torch.zeros_like(a)
+    truth[:, :, :4, :4] = 1
+    precision, recall = teachers.precision_recall(a, truth)
+    assert abs(precision - 16 / 784) < 0.01 and abs(recall - 0.02) < 0.01
+    with pytest.raises(ValueError, match="coverage"):
+        teachers.random_masks((1, 1, 2, 2), 1.5)
+
+
+# --------------------------------------------------------------------------- configs
+
+def test_teacher_config_holds_out_the_fraction_and_forgets_the_student_method():
+    student = TrainConfig(method="tap", lam=1e-4, tau=0.05, epochs=3, seed=2)
+    teacher = teachers.teacher_config(student, 0.1)
+    assert (teacher.method, teacher.lam, teacher.data, teacher.clean_fraction) == ("none", 0.0, "holdout", 0.1)
+    assert (teacher.epochs, teacher.seed, teacher.tau) == (3, 2, TrainConfig().tau)
+    assert teacher == teachers.teacher_config(student.replace(method="rrr", lam=1e-2), 0.1)
+    taught = teachers.with_teacher(student, teacher, annotation="teacher")
+    assert taught.clean_fraction == 0.1 and taught.teacher == teacher and taught.method == "tap"
+    with pytest.raises(ValueError, match="seed"):
+        teachers.with_teacher(student.replace(seed=0), teacher, annotation="teacher")
+    with pytest.raises(ValueError, match="fraction"):
+        teachers.teacher_config(student, 1.0)
+
+
+# --------------------------------------------------------------------------- KD, AT, JT
+
+def test_kd_is_the_temperature_scaled_kl_divergence():
+    student = torch.zeros(1, 2)
+    teacher = torch.tensor([[math.log(3.0), 0.0]])  # softmax: (3/4, 1/4)
+    expected = 0.75 * math.log(0.75 / 0.5) + 0.25 * math.log(0.25 / 0.5)
+    assert losses.kd(student, teacher, temperature=1.0).item() == pytest.approx(expected, rel=1e-5)
+    # T = 2: teacher softmax(log(3)/2, 0) = (sqrt 3, 1) / (sqrt 3 + 1), scaled by T^2 = 4
+    p = math.sqrt(3) / (math.sqrt(3) + 1)
+    expected_t2 = 4 * (p * math.log(p / 0.5) + (1 - p) * math.log((1 - p) / 0.5))
+    assert losses.kd(student, teacher, temperature=2.0).item() == pytest.approx(expected_t2, rel=1e-5)
+
+
+def test_at_is_the_distance_between_normalised_attention_maps():
+    student = torch.tensor([[[[1.0, 0.0]], [[0.0, 1.0]]]])   # sum_c A_c^2 = (1, 1)
+    teacher = torch.tensor([[[[2.0, 0.0]], [[0.0, 0.0]]]])   # sum_c A_c^2 = (4, 0)
+    # || (1, 1)/sqrt 2 - (1, 0) || = sqrt(2 - sqrt 2)
+    assert losses.at([student], [teacher]).item() == pytest.approx(math.sqrt(2 - math.sqrt(2)), rel=1e-5)
+    # two layers: the mean; an identical layer adds 0
+    assert losses.at([student, teacher], [teacher, teacher]).item() == pytest.approx(
+        math.sqrt(2 - math.sqrt(2)) / 2, rel=1e-5)
+
+
+def test_at_resizes_a_student_map_of_another_size():
+    # uniform maps stay uniform under bilinear resizing, so the distance is 0
+    assert losses.at([torch.ones(1, 1, 4, 4)], [torch.ones(1, 3, 2, 2)]).item() == pytest.approx(0.0, abs=1e-6)
+    # a 4x4 map whose left half is hot, resized to 2x2, matches a 2x2 teacher with a hot left column
+    student = torch.zeros(1, 1, 4, 4)
+    student[..., :2] = 1.0
+    teacher = torch.tensor([[[[1.0, 0.0], [1.0, 0.0]]]])
+    assert losses.at([student], [teacher]).item() == pytest.approx(0.0, abs=1e-6)
+
+
+def test_jt_is_the_squared_distance_between_normalised_gradients():
+    student = torch.tensor([[[[3.0, 4.0]]], [[[1.0, 0.0]]]])  # normalised: (0.6, 0.8), (1, 0)
+    teacher = torch.tensor([[[[1.0, 0.0]]], [[[2.0, 0.0]]]])  # normalised: (1, 0), (1, 0)
+    # image 0: 0.4^2 + 0.8^2 = 0.8; image 1: 0; batch mean 0.4
+    assert losses.jt(student, teacher).item() == pytest.approx(0.4, rel=1e-6)
+
+
+# --------------------------------------------------------------------------- end to end
+
+def _tiny_experiment(clean_fraction: float, n: int = 160, side: int = 12):
+    """Two classes of noise images; the class is written in a 3x3 corner patch of the
+    contaminated splits only. The clean holdout and the clean test split have no patch."""
+    g = torch.Generator().manual_seed(0)
+
+    def split(count, patch, permute=False):
+        y = torch.randint(0, 2, (count,), generator=g)
+        x = 0.3 * torch.randn(count, 1, side, side, generator=g)
+        x[:, 0, 5:8, 5:8] += (2 * y.float() - 1)[:, None, None]  # the real signal
+        mask = torch.zeros(count, 1, side, side)
+        if patch:
+            code = y[torch.randperm(count, generator=g)] if permute else y
+            x[:, 0, :3, :3] = (4 * code.float() - 2)[:, None, None]
+            mask[:, :, :3, :3] = 1.0
+        return Split(x, y, mask)
+
+    splits = {"train": split(n, True), "val": split(32, True, True),
+              "test_contaminated": split(64, True), "test_permuted": split(64, True, True),
+              "test_clean": split(64, False), "train_clean": split(n, False)}
+    if clean_fraction > 0:
+        splits["clean_holdout"] = split(48, False)
+    return Task("tiny", 2, 1, side, "accuracy"), splits
+
+
+def test_a_student_with_teacher_annotations_trains_its_teacher_first(tmp_path, monkeypatch):
+    monkeypatch.setattr(training, "experiment_data", lambda cfg: _tiny_experiment(cfg.clean_fraction))
+    base = TrainConfig(method="tap", lam=1e-3, epochs=1, batch_size=32)
+    teacher = teachers.teacher_config(base, 0.1)
+    student = teachers.with_teacher(base, teacher, annotation="teacher", tau=0.1,
+                                    threshold="quantile")
+    store = ResultStore(tmp_path)
+    record = store.run(student, "cpu", progress=False)
+    assert record["status"] == "ok" and record["config"]["teacher"] == teacher.to_dict()
+    teacher_record = store.load(teacher)
+    assert teacher_record is not None and teacher_record["config"]["data"] == "holdout"
+    # the student's masks are the teacher's lowest-saliency 10% of every training image
+    e, data = teachers.teacher_saliency(teacher, tmp_path, "cpu")
+    masks = training.annotated_split(student, data, tmp_path, "cpu").mask
+    assert torch.equal(masks, teachers.threshold(e, 0.1, "quantile"))
+    assert masks.flatten(1).mean(1).min().item() >= 0.1
