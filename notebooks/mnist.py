@@ -50,21 +50,11 @@ from tapkit.runner import run_many
 logging.basicConfig(level=logging.WARNING)
 s = profiles.settings(profiles.MNIST, profile, seeds=seeds, epochs=epochs, source=source)
 root = profiles.results_root(profile, results or report.repo_root() / "results")
-lams = dict(profiles.MNIST_LAMBDAS)
-choice = root / "tables" / "lambda_choice.csv"
-if lambdas is None and choice.exists():
-    lams.update(pd.read_csv(choice).set_index("method")["lam"].to_dict())
-lams.update(lambdas or {})
+lams = profiles.mnist_lambdas(root, lambdas)
 display(Markdown(f"**Profile `{profile}`**: {s} · λ: {lams}"))
 
 # %%
-def config(method: str, seed: int):
-    if method == "base":
-        return profiles.mnist_config(s, method="none", data="clean", seed=seed)
-    return profiles.mnist_config(s, method=method, lam=lams.get(method, 0.0), seed=seed)
-
-
-configs = [config(m, seed) for m in methods for seed in s["seeds"]]
+configs = [profiles.mnist_case_config(s, m, lams, seed) for m in methods for seed in s["seeds"]]
 runs = run_many(configs, root / "runs", device)
 runs["case"] = [m for m in methods for _ in s["seeds"]]
 label = report.provenance_label(runs, profile)

@@ -1,0 +1,125 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # The contaminated data
+#
+# The paper's contamination figure: a spurious signal that reveals the label is added to each
+# clean image X* by a contamination function SC(X*, y), and the annotation mask M marks it
+# (Eq. 2: M = 1 on spurious pixels). Three versions of each test image are evaluated: the
+# contaminated SC(X*, y), the permuted SC(X*, permute(y)) whose signal no longer matches the
+# label, and the clean X*.
+#
+# - **Decoy-MNIST** (Ross et al. 2017): a 4×4 patch in a random corner, brightness 255 − 25·label.
+# - **Text tags** (PNEU "ABC"/"XYZ", KNEE "ABC"…"MNO"): a tag in a random corner, font about a
+#   tenth of the image side; the mask is the tag's box.
+# - **Stripes** (appendix): a 6-px vertical stripe up to 15 px from a side, brightness
+#   255 − label·127 (two classes) or 255 − label·51 (five grades).
+#
+# PNEU and KNEE are not shipped with this book; the tag and stripe panels below use real MNIST
+# digits resized to 224 px as the canvas, so they show the contamination functions, not the x-rays.
+
+# %% tags=["parameters"]
+profile = "quick"
+seeds = [0]
+source = None        # MNIST source: "embedded" (default), "torchvision" or an IDX folder
+results = None       # None = <repository>/results
+n_examples = 6
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+
+from tapkit import contamination as sc
+from tapkit import data, profiles, report
+
+s = profiles.settings(profiles.MNIST, profile, seeds=seeds, source=source)
+root = profiles.results_root(profile, results or report.repo_root() / "results")
+task, splits = data.decoy_mnist(s["source"], seed=s["seeds"][0])
+
+
+def raw(split, i):
+    """Back to [0, 255] for display."""
+    return (split.x[i, 0] * data.MNIST_STD + data.MNIST_MEAN).numpy() * 255
+
+
+# %% [markdown]
+# ## Decoy-MNIST: contaminated, permuted and clean test images with their masks
+
+# %%
+fig, axes = plt.subplots(4, n_examples, figsize=(1.6 * n_examples, 6.6))
+rows = [("SC(X*, y)", "test_contaminated"), ("SC(X*, permute(y))", "test_permuted"),
+        ("clean X*", "test_clean")]
+for j in range(n_examples):
+    i = j * 97
+    for r, (title, name) in enumerate(rows):
+        axes[r, j].imshow(raw(splits[name], i), cmap="gray", vmin=0, vmax=255)
+        axes[r, j].set_title(f"{title}\ny={splits[name].y[i].item()}" if j == 0 else
+                             f"y={splits[name].y[i].item()}", fontsize=7)
+    axes[3, j].imshow(splits["test_contaminated"].mask[i, 0], cmap="Reds", vmin=0, vmax=1)
+    axes[3, j].set_title("mask M" if j == 0 else "", fontsize=7)
+for ax in axes.flat:
+    ax.axis("off")
+fig.suptitle(f"Decoy-MNIST ({s['source']} digits, profile {profile})", fontsize=9)
+fig.tight_layout()
+report.save_figure(fig, root, "data_mnist")
+plt.show()
+
+# %% [markdown]
+# Patch brightness by label in the training split (SC(X*, y)) and in the permuted test split:
+# in the first it determines the label, in the second it does not.
+
+# %%
+def patch_value(split):
+    rawx = split.x * data.MNIST_STD + data.MNIST_MEAN
+    return ((rawx * split.mask).sum((1, 2, 3)) / split.mask.sum((1, 2, 3)) * 255).round()
+
+
+fig, axes = plt.subplots(1, 2, figsize=(8, 2.8), sharey=True)
+for ax, name in zip(axes, ["train", "test_permuted"]):
+    ax.scatter(splits[name].y, patch_value(splits[name]), s=4, alpha=0.3)
+    ax.set_xlabel("label")
+    ax.set_title(name, fontsize=9)
+axes[0].set_ylabel("patch brightness")
+fig.tight_layout()
+report.save_figure(fig, root, "data_patch_values")
+plt.show()
+
+# %% [markdown]
+# ## Text tags and stripes (the medical contaminations)
+
+# %%
+from PIL import Image
+
+x_train, y_train, _, _ = data.mnist_embedded()
+canvas = np.stack([np.asarray(Image.fromarray(x_train[i].astype(np.uint8)).resize((224, 224)),
+                              dtype=np.float32) for i in range(5)])
+rng = np.random.default_rng(s["seeds"][0])
+panels = [
+    ("PNEU tags", sc.text_tag(canvas[:2], np.array([0, 1]), rng, tags=sc.PNEU_TAGS)),
+    ("KNEE tags", sc.text_tag(canvas, np.arange(5), rng, tags=sc.KNEE_TAGS)),
+    ("PNEU stripes", sc.stripe(canvas[:2], np.array([0, 1]), rng, step=127)),
+    ("KNEE stripes", sc.stripe(canvas, np.arange(5), rng, step=51)),
+]
+fig, axes = plt.subplots(len(panels), 5, figsize=(9, 7.5))
+for r, (title, (imgs, masks)) in enumerate(panels):
+    for j in range(5):
+        ax = axes[r, j]
+        ax.axis("off")
+        if j < len(imgs):
+            ax.imshow(imgs[j], cmap="gray", vmin=0, vmax=255)
+            ax.contour(masks[j], levels=[0.5], colors="red", linewidths=0.8)
+            ax.set_title(f"{title}, label {j}", fontsize=7)
+fig.suptitle("Medical contaminations on resized MNIST canvases (mask outlined in red)", fontsize=9)
+fig.tight_layout()
+report.save_figure(fig, root, "data_medical")
+plt.show()
