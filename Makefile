@@ -11,7 +11,7 @@ NOTEBOOKS := data method lambda_search mnist teachers distillation pneu knee ove
 EXECUTED  := $(patsubst %,build/executed/$(PROFILE)/%.ipynb,$(NOTEBOOKS))
 LIBRARY   := $(wildcard tapkit/*.py)
 
-.PHONY: test book install clean
+.PHONY: test book install clean notebooks
 install: $(STAMP)
 
 $(STAMP): pyproject.toml
@@ -29,6 +29,10 @@ build/executed/$(PROFILE)/%.ipynb: notebooks/%.py $(LIBRARY) | $(STAMP)
 
 book: $(STAMP) $(EXECUTED)
 	$(PY) scripts/build_book.py --profile $(PROFILE)
+
+# paired .ipynb copies (git ignores them) for papermill or Jupyter: papermill notebooks/mnist.ipynb ...
+notebooks: $(STAMP)
+	$(VENV)/bin/jupytext --to ipynb --set-kernel python3 notebooks/*.py
 
 clean:
 	rm -rf build _build book/notebooks

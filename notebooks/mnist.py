@@ -21,11 +21,11 @@
 # Re-run this chapter with other parameters, for example one different seed:
 #
 # ```bash
-# papermill notebooks/mnist.py out.ipynb -p profile quick -p seeds "[1]"
+# make notebooks        # the jupytext sources notebooks/*.py -> notebooks/*.ipynb
+# papermill notebooks/mnist.ipynb out.ipynb -p profile quick -p seeds "[1]"
 # ```
 #
-# (papermill reads the jupytext `.py` directly when `jupytext` is installed; or convert it first
-# with `jupytext --to ipynb notebooks/mnist.py`.)
+# Runs already in the results cache (`results/<profile>/runs/`) are read, not retrained.
 
 # %% tags=["parameters"]
 profile = "quick"      # "quick" (CPU, embedded digits) or "paper" (GPU, full MNIST)
@@ -89,6 +89,7 @@ plt.show()
 paper = report.paper_values("gt_results").query("dataset == 'MNIST'")
 paper = paper.rename(columns={"method": "case"})
 both = report.beside(summary, paper, ["case", "split"])
+report.write_comparison(both, root, "mnist_gt", label, ["case"])
 table = both.assign(ours=[report.fmt(m, s_) for m, s_ in zip(both.ours, both.ours_std)],
                     paper=[report.fmt(m, s_) for m, s_ in zip(both.paper, both.paper_std)])
 table = table.pivot(index="case", columns="split", values=["ours", "paper"]).reindex(methods)

@@ -95,3 +95,18 @@ def save_figure(fig, root: str | Path, name: str) -> Path:
     path = Path(root) / "figures" / f"{name}.png"
     write_atomic(path, buf.getvalue())
     return path
+
+
+def write_comparison(both: pd.DataFrame, root: str | Path, name: str, label: str,
+                     row_cols: Sequence[str]) -> Path:
+    """Record a chapter's paper-vs-ours table (from :func:`beside`) for the reproduction report:
+    ``root/tables/compare_<name>.csv`` with columns table, row, split, ours, paper, difference
+    and the label of the profile and hardware that produced ours."""
+    out = pd.DataFrame({
+        "table": name,
+        "row": both[list(row_cols)].astype(str).agg(" / ".join, axis=1),
+        "split": both["split"] if "split" in both else "",
+        "ours": both["ours"], "paper": both["paper"], "difference": both["difference"],
+        "produced_by": label,
+    })
+    return write_table(out, root, f"compare_{name}")

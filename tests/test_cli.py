@@ -1,0 +1,46 @@
+import json
+
+import pytest
+
+from tapkit import cli, metrics
+import torch
+
+
+def test_train_writes_metrics_json(tmp_path, monkeypatch):
+    # a small but real run: one epoch on the embedded digits
+    out = tmp_path / "run"
+    assert cli.main(["train", "--method", "tap", "--lam", "1e-3", "--epochs", "1", "--seed", "0",
+                     "--out", str(out)]) == 0
+    record = json.loads((out / "metrics.json").read_text())
+    assert record["metric"] == "accuracy" and record["status"] == "ok"
+    for split in ("contaminated", "permuted", "clean"):
+        assert 0.5 < record[split] <= 1.0
+    assert record["config"]["method"] == "tap" and record["config"]["lam"] == 1e-3
+    assert set(record["provenance"]) >= {"tapkit", "git_commit", "torch", "device"}
+    assert record["seconds"] > 0
+    assert not (out / "checkpoint.pt").exists() and (out / "model.pt").exists()
+
+
+def test_bench_writes_one_row_per_pair(tmp_path):
+    out = tmp_path / "bench.json"
+    assert cli.main(["bench", "--models", "two_layer_cnn", "--methods", "none,tap,rrr",
+                     "--batch-size", "2", "--image-size", "28", "--steps", "2", "--warmup", "1",
+                     "--out", str(out)]) == 0
+    rows = json.loads(out.read_text())
+    assert [(r["model"], r["method"]) for r in rows] == [("two_layer_cnn", m) for m in ("none", "tap", "rrr")]
+    for r in rows:
+        assert r["it_per_s"] > 0 and r["peak_mem_mb"] >= 0 and r["device"].startswith("cpu")
+        assert {"batch_size", "image_size"} <= set(r)
+
+
+def test_unknown_method_is_rejected_by_the_parser():
+    with pytest.raises(SystemExit):
+        cli.main(["train", "--method", "gradcam", "--out", "x"])
+
+
+def test_metrics_hand_computed():
+    pred, y = torch.tensor([1, 0, 1, 1]), torch.tensor([1, 0, 0, 1])
+    assert metrics.accuracy(pred, y) == 0.75
+    assert metrics.f1(pred, y) == pytest.approx(2 * 2 / (2 * 2 + 1 + 0))
+    assert metrics.mae(torch.tensor([0, 4, 2]), torch.tensor([1, 1, 2])) == pytest.approx(4 / 3)
+    assert metrics.delta(0.99, 0.82) == pytest.approx(-0.17)
