@@ -102,7 +102,7 @@ from PIL import Image
 
 x_train, y_train, _, _ = data.mnist_embedded()
 canvas = np.stack([np.asarray(Image.fromarray(x_train[i].astype(np.uint8)).resize((224, 224)),
-                              dtype=np.float32) for i in range(5)])
+                              dtype=np.float32) for i in range(0, 4000, 800)])
 rng = np.random.default_rng(s["seeds"][0])
 panels = [
     ("PNEU tags", sc.text_tag(canvas[:2], np.array([0, 1]), rng, tags=sc.PNEU_TAGS)),

@@ -67,16 +67,7 @@ display(Markdown(f"*Results: {label}*"))
 
 # %%
 wide = summary.pivot(index="case", columns="split", values="mean").reindex(methods)
-delta = wide["permuted"] - wide["contaminated"]
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.2))
-ax1.bar(wide.index, wide["contaminated"], color="tab:blue")
-ax1.set_ylim(max(0.0, wide["contaminated"].min() - 0.1), 1.0)
-ax1.set_title("accuracy on SC(X*, y) test")
-ax2.bar(delta.index, delta, color=["tab:red" if d < -0.02 else "tab:green" for d in delta])
-ax2.axhline(0, color="black", lw=0.8)
-ax2.set_title("Δ-accuracy (permuted − contaminated)")
-fig.suptitle(f"Decoy-MNIST, ground-truth masks — {label}", fontsize=8)
-fig.tight_layout()
+fig = report.plot_metric_and_delta(wide, f"Decoy-MNIST, ground-truth masks — {label}")
 report.save_figure(fig, root, "mnist_gt")
 plt.show()
 

@@ -110,3 +110,27 @@ def write_comparison(both: pd.DataFrame, root: str | Path, name: str, label: str
         "produced_by": label,
     })
     return write_table(out, root, f"compare_{name}")
+
+
+def plot_metric_and_delta(wide: pd.DataFrame, title: str, metric: str = "accuracy",
+                          higher_is_better: bool = True):
+    """The paper's two-panel results figure: the metric on SC(X*, y)_test (left) and the
+    Delta-metric, permuted minus contaminated (right). ``wide`` has one row per case and the
+    columns ``contaminated`` and ``permuted``. A Delta worse than 0.02 is drawn red."""
+    import matplotlib.pyplot as plt
+
+    delta = wide["permuted"] - wide["contaminated"]
+    worse = (delta < -0.02) if higher_is_better else (delta > 0.02)
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.2))
+    ax1.bar(wide.index, wide["contaminated"], color="tab:blue")
+    if higher_is_better:
+        ax1.set_ylim(max(0.0, wide["contaminated"].min() - 0.1), 1.0)
+    ax1.set_title(f"{metric} on SC(X*, y) test")
+    ax2.bar(delta.index, delta, color=["tab:red" if w else "tab:green" for w in worse])
+    ax2.axhline(0, color="black", lw=0.8)
+    ax2.set_title(f"Δ-{metric} (permuted − contaminated)")
+    for ax in (ax1, ax2):
+        ax.tick_params(axis="x", labelsize=7)
+    fig.suptitle(title, fontsize=8)
+    fig.tight_layout()
+    return fig

@@ -68,7 +68,7 @@ def git_commit() -> str:
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True,
                              text=True, timeout=5, check=False)
-        return out.stdout.strip() or "unknown"
+        return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else "unknown"
     except (OSError, subprocess.SubprocessError):
         return "unknown"
 

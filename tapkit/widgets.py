@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
-import torch
 from torch import nn
 
 from . import maps

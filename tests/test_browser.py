@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 
 pytestmark = pytest.mark.browser
+yaml = pytest.importorskip("yaml", reason="PyYAML (a jupyter-book dependency) reads _toc.yml")
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = Path(os.environ.get("TAPKIT_BOOK_DIR", ROOT)).resolve()
@@ -43,8 +44,6 @@ ERROR_LINE = re.compile(r"^\s*\w*(Error|Exception)(:|$)", re.M)
 
 def toc_docs(book: Path = BOOK) -> list[str]:
     """Every document of ``_toc.yml`` (root first), as paths without suffix."""
-    import yaml
-
     toc = yaml.safe_load((book / "_toc.yml").read_text())
     docs = [toc["root"]]
 
