@@ -254,12 +254,24 @@ def _find_root(path: str | Path, name: str, layout: str) -> Path:
     raise DataNotFoundError(f"{path} does not contain {name}/train. Expected layout: {layout}")
 
 
+# The paper's tags are about 10% of the image side (22 px at 224 px). Below 80 px that is too few
+# pixels for the letters to be told apart, so small images get tags at least this tall.
+MIN_TAG_PX = 10
+
+
+def tag_scale(size: int) -> float:
+    """Tag height as a fraction of the image side: the paper's 0.1, or ``MIN_TAG_PX`` px on small
+    images (the quick profile's stand-in) so that the letters stay legible."""
+    return max(0.1, MIN_TAG_PX / size)
+
+
 def medical_contamination(kind: str, num_classes: int, size: int) -> tuple[Callable, sc.Assignment]:
     """Text tags (main text) or stripes (appendix) for a binary or five-grade task."""
     permute: sc.Assignment = "swapped" if num_classes == 2 else "permuted"
     if kind == "tag":
         tags = sc.PNEU_TAGS if num_classes == 2 else sc.KNEE_TAGS
-        return (lambda x, y, rng: sc.text_tag(x, y, rng, tags=tags)), permute
+        scale = tag_scale(size)
+        return (lambda x, y, rng: sc.text_tag(x, y, rng, tags=tags, scale=scale)), permute
     if kind == "stripe":
         step = 127.0 if num_classes == 2 else 51.0
         scale = size / 224.0

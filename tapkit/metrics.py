@@ -65,6 +65,13 @@ def overlap(maps: Tensor, mask: Tensor) -> tuple[float, float]:
     """Recall and precision of the top-quartile of ``maps`` (N x C x h x w, upsampled to the
     mask's size when smaller, channels summed) against the spurious region ``mask`` (N x 1 x H x W),
     pooled over the batch: |spurious & top| / |spurious| and |spurious & top| / |top|."""
+    hit, spurious, top = overlap_counts(maps, mask)
+    return hit / max(spurious, 1), hit / max(top, 1)
+
+
+def overlap_counts(maps: Tensor, mask: Tensor) -> tuple[int, int, int]:
+    """The counts behind :func:`overlap`: ``(|spurious & top|, |spurious|, |top|)``, so that
+    recall and precision can be pooled over a split batch by batch."""
     if maps.dim() != 4 or mask.dim() != 4:
         raise ValueError("maps and mask must be 4-D (N x C x H x W and N x 1 x H x W)")
     maps = maps.sum(1, keepdim=True)
@@ -72,7 +79,4 @@ def overlap(maps: Tensor, mask: Tensor) -> tuple[float, float]:
         maps = F.interpolate(maps, size=mask.shape[-2:], mode="bilinear", align_corners=False)
     top = top_quartile(maps)
     spurious = mask > 0.5
-    hit = (top & spurious).sum().item()
-    recall = hit / max(spurious.sum().item(), 1)
-    precision = hit / max(top.sum().item(), 1)
-    return recall, precision
+    return int((top & spurious).sum().item()), int(spurious.sum().item()), int(top.sum().item())

@@ -320,6 +320,7 @@ def train_run(cfg: TrainConfig, run_dir: str | Path, device: str = "auto",
     start = time.time()
     task, splits = experiment_data(cfg)
     train = annotated_split(cfg, training_split(cfg, splits), store_root, device)
+    torch.manual_seed(cfg.seed)  # the initial weights belong to the run, not to what ran before
     built = build_model(cfg.model, task.num_classes, task.in_channels, cfg.pretrained, task.image_size)
     teacher = None
     if cfg.method in ("kd", "at", "jt"):

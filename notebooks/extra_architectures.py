@@ -1,0 +1,97 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Two more architectures: EfficientNet-B0 and MobileNet-v2
+#
+# The appendix's "Additional Experiments with Deep Architectures": TAP against No XS and Base on
+# two further CNNs, on PNEU and KNEE with text tags and ground-truth masks. The paper gives these
+# results only as a figure (no table), and λ only in the text: TAP λ = 1e-6 on PNEU and 1e-5 on
+# KNEE (it also ran RRR, λ = 1e-6, and RBR, λ = 1e3, for EfficientNet-B0 on KNEE; add `"rrr"` and
+# `"rbr"` to `methods` to run them, at tens of times TAP's cost: double backward through
+# depthwise convolutions is slow). TAP targets four blocks spread over each network's depth
+# (`tapkit.models`: EfficientNet-B0 `features.2/3/5/7`, MobileNet-v2 `features.3/6/13/17`).
+#
+# The paper's text reports, qualitatively: both networks are "notably less vulnerable to spurious
+# signals on PNEU, as the No XS models show little contamination sensitivity", and TAP
+# "non-spuriously matches clean Base model performance".
+
+# %% tags=["parameters"]
+profile = "quick"      # "quick" (CPU, digits stand-in) or "paper" (GPU, 224 px, ImageNet weights)
+seeds = None           # None = from the profile
+epochs = None          # None = from the profile
+datasets = ["pneu", "knee"]
+models = ["efficientnet_b0", "mobilenet_v2"]
+methods = ["base", "none", "tap"]
+lambdas = None         # None = from the paper (see above)
+source = None          # None = from the profile ("embedded": the digits stand-in); or a data folder
+device = "auto"
+results = None         # None = <repository>/results
+
+# %%
+import logging
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from IPython.display import HTML, Markdown, display
+
+from tapkit import medical, profiles, report
+
+logging.basicConfig(level=logging.WARNING)
+s = medical.chapter_settings(profile, seeds=seeds, epochs=epochs, source=source)
+medical.set_threads(s)
+root = profiles.results_root(profile, results or report.repo_root() / "results")
+for experiment in datasets:
+    display(HTML(medical.standin_note(s, experiment)))
+display(Markdown(f"**Profile `{profile}`**: {s} · λ: "
+                 f"{ {e: medical.paper_lambdas(e, models[0]) for e in datasets} }"))
+
+# %%
+summaries = {}
+for experiment in datasets:
+    runs = medical.medical_runs(s, experiment, models, methods, "tag", lambdas)
+    frame = medical.run_frame(runs, root, device)
+    label = report.provenance_label(frame, profile)
+    summary = medical.summarise(frame)
+    summaries[experiment] = (summary, label)
+    on = medical.data_name(s, experiment)
+    report.write_table(summary, root, f"extra_{experiment}", {"label": label, "settings": s,
+                                                              "data": on})
+    metric = medical.METRICS[experiment]
+    fig = medical.plot_results(summary, metric, models, methods,
+                               f"{medical.DATASETS[experiment]}, extra architectures — {on}\n{label}")
+    report.save_figure(fig, root, f"extra_{experiment}")
+    plt.show()
+    display(Markdown(medical.findings(summary, metric, models, methods, medical.untrained(s))))
+    display(Markdown(f"*{metric.upper()}, mean (std) over seeds — {on}; {label}. "
+                     "The paper has no table for these architectures.*"))
+    table = summary.assign(value=[report.fmt(m, sd) for m, sd in zip(summary["mean"], summary["std"])])
+    table["architecture"] = table.model.map(medical.ARCH_LABELS)
+    table["method"] = table.case.map(medical.CASE_LABELS)
+    display(table.pivot(index=["architecture", "method"], columns="split", values="value")
+            [list(report.SPLITS)])
+
+# %% [markdown]
+# ## Paper-profile results (committed, from a GPU)
+
+# %%
+for experiment in datasets:
+    committed = (medical.committed_paper_table(root, f"extra_{experiment}")
+                 if profile != "paper" else None)
+    if committed is None:
+        display(Markdown(f"No paper-profile `extra_{experiment}` results are committed yet: run "
+                         "`make book PROFILE=paper` on a GPU with the data folders and commit "
+                         "`results/paper/`."))
+        continue
+    committed_label, table = committed
+    display(Markdown(f"*{committed_label}*"))
+    display(table.pivot_table(index=["model", "case"], columns="split", values="mean"))

@@ -1,0 +1,175 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Where the models look: overlap with the tags
+#
+# The appendix's quantitative comparison. For every Setting-1 model of the PNEU and KNEE chapters
+# (Base, No XS, RRR, RBR, TAP on VGG-16, ResNet-18, DenseNet-121) we take, on the contaminated
+# test images SC(X*, y)_test, the top quartile by magnitude of
+#
+# * the input gradients (IG: gradient of the summed log-probabilities, channels summed), and
+# * the channel-summed activations A^l (Eq. 6) of the four penalised layers (Act 1–4; the last
+#   four of VGG-16's five), upsampled bilinearly to the input size,
+#
+# and measure how much of it falls on the tags (the ground-truth masks):
+#
+# $$\text{Recall} = \frac{|\text{spurious} \cap \text{top-quartile}|}{|\text{spurious}|}, \qquad
+# \text{Precision} = \frac{|\text{spurious} \cap \text{top-quartile}|}{|\text{top-quartile}|}.$$
+#
+# Pixels are pooled over all test images. Lower is better: a model that ignores the tag has
+# little of its top quartile on it. The models are read from the results store; this chapter
+# builds exactly the configs of the PNEU and KNEE chapters (`tapkit.medical.medical_runs`), so
+# it trains nothing when those chapters have run.
+
+# %% tags=["parameters"]
+profile = "quick"      # "quick" (CPU, digits stand-in) or "paper" (GPU, 224 px, ImageNet weights)
+seeds = None           # None = from the profile
+epochs = None          # None = from the profile
+datasets = ["pneu", "knee"]
+models = ["vgg16", "resnet18", "densenet121"]
+methods = ["base", "none", "rrr", "rbr", "tap"]
+lambdas = None         # as in the PNEU/KNEE chapters
+source = None          # None = from the profile ("embedded": the digits stand-in); or a data folder
+max_images = None      # None = the whole contaminated test split
+device = "auto"
+results = None         # None = <repository>/results
+
+# %%
+import logging
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from IPython.display import HTML, Markdown, display
+
+from tapkit import medical, profiles, report
+from tapkit.results import resolve_device
+
+logging.basicConfig(level=logging.WARNING)
+s = medical.chapter_settings(profile, seeds=seeds, epochs=epochs, source=source)
+medical.set_threads(s)
+root = profiles.results_root(profile, results or report.repo_root() / "results")
+dev = resolve_device(device)
+for experiment in datasets:
+    display(HTML(medical.standin_note(s, experiment)))
+display(HTML(medical.override_note(s)))
+display(Markdown(f"**Profile `{profile}`**: {s}"))
+
+# %%
+frames, labels = [], {}
+for experiment in datasets:
+    runs = medical.medical_runs(s, experiment, models, methods, "tag", lambdas)
+    labels[experiment] = report.provenance_label(medical.run_frame(runs, root, device), profile)
+    frames.append(medical.overlap_frame(runs, root, dev, max_images))
+overlap = pd.concat(frames, ignore_index=True)
+label = " | ".join(f"{medical.DATASETS[e]}: {labels[e]}" for e in datasets)
+data_names = "; ".join(medical.data_name(s, e) for e in datasets)
+both = medical.overlap_beside_paper(overlap)
+report.write_table(both, root, "overlap", {"label": label, "settings": s, "data": data_names})
+display(Markdown(f"*Overlap on {data_names} — {label}*"))
+
+# %% [markdown]
+# ## Recall per layer
+#
+# One panel per dataset and architecture: the recall of the top quartile at the input (IG) and at
+# the four penalised layers, per method. The paper's finding is that with TAP the recall falls
+# towards zero in the deeper layers and, indirectly, at the input, while RRR and RBR keep the
+# tags in the deeper activations.
+
+# %%
+recall = both[both.metric == "recall"]
+layers = ["ig", "act1", "act2", "act3", "act4"]
+fig, axes = plt.subplots(len(datasets), len(models), figsize=(3.4 * len(models), 2.8 * len(datasets)),
+                         squeeze=False, sharey=True)
+for i, experiment in enumerate(datasets):
+    for j, model in enumerate(models):
+        ax = axes[i, j]
+        sel = recall[(recall.dataset == medical.DATASETS[experiment]) & (recall.model == model)]
+        for case in methods:
+            line = sel[sel.case == case].set_index("layer").reindex(layers)
+            ax.plot(layers, line["ours"], marker="o", label=medical.CASE_LABELS[case])
+        ax.set_title(f"{medical.DATASETS[experiment]} (stand-in)" if medical.is_standin(s)
+                     else medical.DATASETS[experiment], fontsize=8)
+        ax.set_xlabel(medical.ARCH_LABELS[model], fontsize=8)
+        ax.set_ylim(-0.02, 1.02)
+axes[0, 0].set_ylabel("recall (lower is better)")
+axes[0, -1].legend(fontsize=7)
+fig.suptitle(f"Top-quartile recall of the tags — {data_names}\n{label}", fontsize=7)
+fig.tight_layout()
+report.save_figure(fig, root, "overlap_recall")
+plt.show()
+
+# %% [markdown]
+# ## The tables, beside the paper's
+#
+# Recall and precision, ours (mean over seeds) beside the paper's (five seeds, real data at
+# 224 px). The `map_size` row gives the spatial size of each map before upsampling: at the quick
+# profile's 32 px the deepest maps are 2×2 or 1×1, so their upsampled top quartile is decided by
+# a handful of values (a 1×1 map is constant, and its "top quartile" is the first rows of the
+# image by tie order). Only the input gradients and the first layers carry information there.
+
+# %%
+def overlap_table(metric: str, experiment: str) -> pd.DataFrame:
+    sel = both[(both.metric == metric) & (both.dataset == medical.DATASETS[experiment])].copy()
+    sel["cell"] = [f"{o:.2f} ({p:.2f})" if pd.notna(p) else f"{o:.2f} (–)"
+                   for o, p in zip(sel.ours, sel.paper)]
+    sel["architecture"] = sel.model.map(medical.ARCH_LABELS)
+    sel["method"] = sel.case.map(medical.CASE_LABELS)
+    table = sel.pivot(index=["architecture", "method"], columns="layer", values="cell")
+    order = [(medical.ARCH_LABELS[m], medical.CASE_LABELS[c]) for m in models for c in methods]
+    return table.reindex(order)[layers]
+
+
+for experiment in datasets:
+    for metric in ("recall", "precision"):
+        display(Markdown(f"*{metric.capitalize()}, ours (paper) — {medical.data_name(s, experiment)}; "
+                         f"{labels[experiment]}*"))
+        display(overlap_table(metric, experiment))
+sizes = both.drop_duplicates(["model", "layer"]).pivot(index="model", columns="layer",
+                                                       values="map_size")[layers]
+display(Markdown("*Spatial size of each map before upsampling (`map_size`)*"))
+display(sizes)
+
+# %% [markdown]
+# ## TAP against No XS
+
+# %%
+def mean_recall(case: str, layer_set: list[str]) -> pd.Series:
+    sel = recall[(recall.case == case) & recall.layer.isin(layer_set)]
+    return sel.groupby(["dataset", "model"])["ours"].mean()
+
+
+compare = pd.DataFrame({"No XS: IG": mean_recall("none", ["ig"]),
+                        "TAP: IG": mean_recall("tap", ["ig"]),
+                        "No XS: Act 1-2": mean_recall("none", ["act1", "act2"]),
+                        "TAP: Act 1-2": mean_recall("tap", ["act1", "act2"])})
+display(Markdown(f"*Mean recall of the tags, TAP vs No XS — {data_names}; {label}*"))
+display(compare.round(3))
+lower = (compare["TAP: Act 1-2"] < compare["No XS: Act 1-2"]).sum()
+display(Markdown(f"TAP's top-quartile activations in the first two penalised layers overlap the "
+                 f"tags less than No XS's in **{lower} of {len(compare)}** dataset/architecture "
+                 f"pairs here."))
+
+# %% [markdown]
+# ## Paper-profile results (committed, from a GPU)
+
+# %%
+committed = medical.committed_paper_table(root, "overlap") if profile != "paper" else None
+if committed is None:
+    display(Markdown("No paper-profile overlap results are committed yet: run "
+                     "`make book PROFILE=paper` on a GPU with the PNEU and KNEE folders and "
+                     "commit `results/paper/`."))
+else:
+    committed_label, table = committed
+    display(Markdown(f"*{committed_label}*"))
+    display(table.pivot_table(index=["dataset", "model", "case"], columns=["metric", "layer"],
+                              values="ours"))

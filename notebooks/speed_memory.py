@@ -1,0 +1,173 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Speed and memory (Table 1)
+#
+# The paper's Table 1: iterations per second and memory of one training step (forward, XS term,
+# backward, optimiser step) for No XS, RRR, RBR and TAP on VGG-16, ResNet-18 and DenseNet-121,
+# "for batches of 16 224×224-pixel images" on an RTX 3080 (10 GB), where DenseNet-121 with RBR ran
+# out of memory. TAP needs no second derivative, so the paper finds it at about No XS's speed and
+# memory, while RRR (second derivatives) and RBR (third) cost several times more.
+#
+# `tapkit.benchmark.bench` measures every (architecture, method) pair in one process: build,
+# warm up, reset the peak-memory counter, time the steps; speed is 1 / median step time. Peak
+# memory is CUDA's max-allocated on a GPU and, on a CPU, the growth of the process's peak resident
+# set during the pair. RBR on the BatchNorm networks uses BatchNorm in eval mode for its XS term,
+# as in training (see the PNEU chapter). Absolute numbers depend on the hardware, so they are
+# compared with the paper's as **ratios to No XS** on the same architecture.
+#
+# The same measurement from the command line: `tapkit bench --batch-size 16 --image-size 224
+# --out bench.json`.
+
+# %% tags=["parameters"]
+profile = "quick"      # "quick" (CPU, small batch) or "paper" (GPU, batch 16 at 224 px)
+models = ["vgg16", "resnet18", "densenet121"]
+methods = ["none", "rrr", "rbr", "tap"]
+batch_size = None      # None = from the profile
+image_size = None      # None = from the profile
+steps = None           # None = from the profile
+warmup = None          # None = from the profile
+rerun = False          # True = measure again even when the stored table has these settings
+device = "auto"
+results = None         # None = <repository>/results
+
+# %%
+import json
+import logging
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from IPython.display import Markdown, display
+
+from tapkit import medical, profiles, report
+from tapkit.benchmark import bench
+from tapkit.results import device_name, provenance, resolve_device
+
+logging.basicConfig(level=logging.WARNING)
+b = profiles.settings(profiles.BENCH, profile, batch_size=batch_size, image_size=image_size,
+                      steps=steps, warmup=warmup)
+root = profiles.results_root(profile, results or report.repo_root() / "results")
+dev = resolve_device(device)
+medical.set_threads(b)
+display(Markdown(f"**Profile `{profile}`**: {b} on {device_name(dev)}"))
+
+# %%
+def measured(path) -> list[dict] | None:
+    """The stored measurement when it has these settings, models and methods on this device."""
+    meta = path.with_suffix(".json")
+    if rerun or not meta.exists():
+        return None
+    stored = json.loads(meta.read_text())
+    same = (stored.get("settings") == b and stored.get("models") == models
+            and stored.get("methods") == methods and stored.get("device") == device_name(dev))
+    return stored["rows"] if same else None
+
+
+table_path = root / "tables" / "speed_memory.csv"
+rows = measured(table_path)
+if rows is None:
+    # one discarded pair first: the process's one-time allocations are nobody's peak memory
+    bench(["resnet18"], ["none"], b["batch_size"], b["image_size"], 1, dev, b["warmup"])
+    rows = []
+    for model in models:
+        n = (b.get("model_steps") or {}).get(model, b["steps"])
+        rows += bench([model], methods, b["batch_size"], b["image_size"], n, dev, b["warmup"])
+ratios = medical.bench_ratios(rows)
+prov = provenance(dev)
+label = (f"profile {profile} · {prov['device']} · tapkit {prov['tapkit']} "
+         f"({prov['git_commit'][:7]}) · torch {prov['torch']} · batch {b['batch_size']} of "
+         f"{b['image_size']} px, median of {b['steps']} "
+         f"steps" + "".join(f" ({n} for {m})" for m, n in (b.get("model_steps") or {}).items()))
+report.write_table(ratios, root, "speed_memory",
+                   {"label": label, "settings": b, "models": models, "methods": methods,
+                    "device": device_name(dev), "provenance": prov, "rows": rows})
+display(Markdown(f"*{label}*"))
+
+# %% [markdown]
+# ## Ratios to No XS, beside the paper's
+
+# %%
+show = ratios.assign(
+    architecture=ratios.model.map(medical.ARCH_LABELS),
+    method=ratios.method.map(medical.CASE_LABELS),
+    **{"it/s": ratios.it_per_s.round(2), "peak MB": ratios.peak_mem_mb.round(0)})
+show = show.set_index(["architecture", "method"])[
+    ["status", "it/s", "speed_ratio", "paper_speed_ratio", "peak MB", "mem_ratio",
+     "paper_mem_ratio"]]
+display(Markdown(f"*Speed and memory as ratios to No XS, ours vs the paper's (RTX 3080, batch 16 "
+                 f"at 224 px) — {label}*"))
+display(show.round(2))
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+xs = [m for m in methods if m != "none"]
+x = np.arange(len(models))
+for ax, col, name in ((axes[0], "speed_ratio", "it/s"), (axes[1], "mem_ratio", "memory")):
+    for i, method in enumerate(xs):
+        sel = ratios[ratios.method == method].set_index("model").reindex(models)
+        off = x + (i - (len(xs) - 1) / 2) * 0.25
+        ax.bar(off, sel[col].astype(float), 0.12, label=f"{medical.CASE_LABELS[method]} (ours)",
+               color=f"C{i}")
+        ax.bar(off + 0.12, sel[f"paper_{col}"].astype(float), 0.12, color=f"C{i}", alpha=0.4,
+               hatch="//", label=f"{medical.CASE_LABELS[method]} (paper)")
+    ax.axhline(1.0, color="black", lw=0.8)
+    ax.set_xticks(x, [medical.ARCH_LABELS[m] for m in models])
+    ax.set_title(f"{name} relative to No XS")
+axes[0].legend(fontsize=6, ncol=2)
+fig.suptitle(f"Table 1 as ratios to No XS (paper: hatched; a missing bar is the paper's OOM)\n{label}",
+             fontsize=7)
+fig.tight_layout()
+report.save_figure(fig, root, "speed_memory")
+plt.show()
+
+# %% [markdown]
+# ## TAP's overhead and RBR on DenseNet-121
+
+# %%
+tap = ratios[ratios.method == "tap"].set_index("model")
+checks = pd.DataFrame({"TAP it/s ÷ No XS": tap.speed_ratio, "≥ 0.95": tap.speed_ratio >= 0.95,
+                       "TAP memory ÷ No XS": tap.mem_ratio, "≤ 1.05": tap.mem_ratio <= 1.05})
+display(Markdown(f"*TAP against No XS — {label}*"))
+display(checks.round(3))
+dense = ratios[(ratios.model == "densenet121") & (ratios.method == "rbr")]
+if not dense.empty:
+    row = dense.iloc[0]
+    state = ("ran out of memory" if row.status == "oom" else
+             f"fits (peak {row.peak_mem_mb:.0f} MB, {row.it_per_s:.2f} it/s)")
+    display(Markdown(f"RBR on DenseNet-121 at batch {b['batch_size']} of {b['image_size']} px "
+                     f"on {device_name(dev)}: **{state}**. The paper's RTX 3080 (10 GB) ran out "
+                     "of memory at batch 16 of 224 px."))
+
+# %% [markdown]
+# ## Paper-profile results (committed, from a GPU)
+#
+# The quick profile's CPU numbers say little about a GPU: on a CPU a step is compute-bound, and
+# peak resident memory includes the allocator's reuse. The paper-profile measurement (batch 16
+# of 224 px on a GPU) is the one to set beside the paper's Table 1.
+
+# %%
+committed = medical.committed_paper_table(root, "speed_memory") if profile != "paper" else None
+if committed is None:
+    display(Markdown("No paper-profile benchmark is committed yet: run this chapter with "
+                     "`-p profile paper` on a GPU and commit `results/paper/tables/"
+                     "speed_memory.*`. Whether RBR fits DenseNet-121 at batch 16 of 224 px on "
+                     "that GPU is then stated here."))
+else:
+    committed_label, table = committed
+    display(Markdown(f"*{committed_label}*"))
+    display(table.set_index(["model", "method"]).round(2))
+    gpu_dense = table[(table.model == "densenet121") & (table.method == "rbr")]
+    if not gpu_dense.empty:
+        display(Markdown(f"RBR on DenseNet-121 in the committed run: **{gpu_dense.iloc[0].status}** "
+                         f"(peak {gpu_dense.iloc[0].peak_mem_mb} MB)."))

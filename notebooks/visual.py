@@ -1,0 +1,119 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Visual comparison: input gradients and activations
+#
+# The paper's Figure 1 and its appendix figures: for a few randomly chosen test images, the
+# magnitude of the input gradient and the channel-summed activation maps A^l (Eq. 6) at the four
+# penalised layers (the last four of VGG-16's five) of models trained with No XS, RRR, RBR and
+# TAP. The tag's position (its ground-truth mask) is outlined in cyan in every panel. The paper's
+# point: with RRR and RBR the input gradients look clean, but the tag can re-emerge in deeper
+# activations; TAP suppresses it there, and indirectly in the input gradients too.
+#
+# The models are read from the results store: the configs are those of the PNEU and KNEE
+# chapters (`tapkit.medical.medical_runs`), so nothing is trained when those chapters have run.
+
+# %% tags=["parameters"]
+profile = "quick"      # "quick" (CPU, digits stand-in) or "paper" (GPU, 224 px, ImageNet weights)
+seeds = None           # None = from the profile; models of the first seed are shown
+epochs = None          # None = from the profile
+datasets = ["pneu", "knee"]
+models = ["vgg16", "resnet18", "densenet121"]
+methods = ["none", "rrr", "rbr", "tap"]
+figure1_model = "resnet18"   # the architecture of the Figure-1 panel
+n_images = 2           # randomly chosen test images per figure
+image_seed = 0         # which ones
+lambdas = None         # as in the PNEU/KNEE chapters
+source = None          # None = from the profile ("embedded": the digits stand-in); or a data folder
+device = "auto"
+results = None         # None = <repository>/results
+
+# %%
+import logging
+
+import matplotlib.pyplot as plt
+import numpy as np
+from IPython.display import HTML, Markdown, display
+
+from tapkit import maps, medical, profiles, report
+from tapkit.results import resolve_device
+
+logging.basicConfig(level=logging.WARNING)
+s = medical.chapter_settings(profile, seeds=seeds, epochs=epochs, source=source)
+medical.set_threads(s)
+root = profiles.results_root(profile, results or report.repo_root() / "results")
+dev = resolve_device(device)
+for experiment in datasets:
+    display(HTML(medical.standin_note(s, experiment)))
+display(HTML(medical.override_note(s)))
+display(Markdown(f"**Profile `{profile}`**: {s}"))
+
+
+# %%
+def explained(experiment: str, model: str, cases: list[str], count: int):
+    """``count`` randomly chosen contaminated test images, their tag masks, and the maps of each
+    case's model (first seed) on them, with the runs' provenance label."""
+    runs = [r for r in medical.medical_runs(s, experiment, [model], cases, "tag", lambdas)
+            if r.seed == s["seeds"][0]]
+    label = report.provenance_label(medical.run_frame(runs, root, device), profile)
+    found = {}
+    for run in runs:
+        loaded = medical.trained(run, root, dev)
+        if loaded is None:  # did not converge: no model to show
+            continue
+        net, _, splits = loaded
+        test = splits["test_contaminated"]
+        idx = np.sort(np.random.default_rng(image_seed).choice(len(test), count, replace=False))
+        x, mask = test.x[idx], test.mask[idx]
+        maps_ = maps.explain(net, x.to(dev), medical.overlap_layers(model))
+        found[medical.CASE_LABELS[run.case]] = maps.Maps(
+            maps_.input_grad.cpu(), {k: a.cpu() for k, a in maps_.activations.items()},
+            maps_.probs.cpu())
+    return x, mask, found, label
+
+
+def show(experiment: str, model: str, cases: list[str], count: int, name: str,
+         caption: str) -> None:
+    """Draw, save and show one figure of :func:`tapkit.maps.plot_maps`."""
+    x, mask, found, label = explained(experiment, model, cases, count)
+    layer_labels = [f"Act {i + 1}" for i in range(len(medical.overlap_layers(model)))]
+    title = (f"{caption}: {medical.ARCH_LABELS[model]}, {medical.data_name(s, experiment)}\n"
+             f"{label}")
+    fig = maps.plot_maps(x, mask, found, layer_labels, title)
+    report.save_figure(fig, root, name)
+    plt.show()
+
+
+# %% [markdown]
+# ## Figure 1
+#
+# One PNEU test image under RRR, RBR and TAP.
+
+# %%
+if "pneu" in datasets:
+    show("pneu", figure1_model, ["rrr", "rbr", "tap"], 1, "visual_figure1", "Figure 1")
+
+# %% [markdown]
+# ## Appendix figures: every architecture, No XS, RRR, RBR and TAP
+#
+# Rows: for each image, one row per method; columns: the image, |input gradient|, and the
+# activation maps of the four penalised layers (each map drawn over the whole image, so a 2×2 map
+# shows as four blocks). In the quick profile the images are 32 px, so the deepest maps are 2×2
+# or 1×1 and only the first layers can show where the tag is, and VGG-16 is untrained there (see
+# the note above), so its rows are the same random network.
+
+# %%
+for experiment in datasets:
+    for model in models:
+        show(experiment, model, methods, n_images, f"visual_{experiment}_{model}",
+             f"{medical.DATASETS[experiment]} appendix figure")

@@ -1,0 +1,461 @@
+"""The medical chapters (PNEU, KNEE, or their digits stand-in): which runs, with which lambda, and
+how their results are tabulated and drawn.
+
+The PNEU, KNEE, overlap, visual-comparison and extra-architecture chapters all build their run
+lists here, so they ask for exactly the same :class:`~tapkit.training.TrainConfig` objects and
+hit the same cached runs in the results store.
+
+Cases follow the paper's Results section: ``base`` (No XS trained on clean images), ``none``
+("No XS", trained on contaminated images), and ``rrr``, ``rbr``, ``tap`` (Eq. 3 with the XS
+loss of Eq. 4, RBR, or Definition 2) with ground-truth masks.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+import torch
+
+from . import report
+from .data import MIN_TAG_PX
+from .models import build_model
+from .profiles import medical_config
+from .training import TrainConfig
+
+log = logging.getLogger(__name__)
+
+ARCHITECTURES = ("vgg16", "resnet18", "densenet121")
+EXTRA_ARCHITECTURES = ("efficientnet_b0", "mobilenet_v2")
+CASES = ("base", "none", "rrr", "rbr", "tap")
+CASE_LABELS = {"base": "Base", "none": "No XS", "rrr": "RRR", "rbr": "RBR", "tap": "TAP"}
+ARCH_LABELS = {"vgg16": "VGG-16", "resnet18": "ResNet-18", "densenet121": "DenseNet-121",
+               "efficientnet_b0": "EfficientNet-B0", "mobilenet_v2": "MobileNet-v2"}
+DATASETS = {"pneu": "PNEU", "knee": "KNEE"}
+METRICS = {"pneu": "f1", "knee": "mae"}
+METRIC_LABELS = {"f1": "F-score (higher is better)", "mae": "MAE (lower is better)"}
+LAMBDA_SETTINGS = {"tag": "ground_truth", "stripe": "stripe_ground_truth"}
+
+# App. "Additional Experiments with Deep Architectures" (tex line 805) gives these in the text
+# only: TAP 1e-6 on PNEU and 1e-5 on KNEE; on KNEE also RRR 1e-6 and RBR 1e3 (EfficientNet-B0).
+EXTRA_LAMBDAS = {"pneu": {"tap": 1e-6}, "knee": {"tap": 1e-5, "rrr": 1e-6, "rbr": 1e3}}
+
+
+def paper_lambdas(experiment: str, model: str, artifact: str = "tag") -> dict[str, float]:
+    """λ per XS method for one dataset and architecture from the paper's hyperparameter tables
+    (``book/paper_values/lambdas.csv``: ground-truth table for tags, stripe table for stripes);
+    for EfficientNet-B0 / MobileNet-v2, :data:`EXTRA_LAMBDAS`."""
+    if experiment not in DATASETS:
+        raise ValueError(f"unknown experiment {experiment!r}; expected one of {sorted(DATASETS)}")
+    if artifact not in LAMBDA_SETTINGS:
+        raise ValueError(f"unknown artifact {artifact!r}; expected one of {sorted(LAMBDA_SETTINGS)}")
+    if model in EXTRA_ARCHITECTURES:
+        return dict(EXTRA_LAMBDAS[experiment])
+    table = report.paper_values("lambdas", Path(__file__).parent)
+    rows = table[(table.setting == LAMBDA_SETTINGS[artifact]) & (table.dataset == DATASETS[experiment])
+                 & (table.architecture == model)]
+    if rows.empty:
+        raise ValueError(f"the paper gives no λ for {model} on {DATASETS[experiment]} ({artifact})")
+    return {row.method: float(row.mean) for row in rows.itertuples()}
+
+
+@lru_cache(maxsize=None)
+def has_batchnorm(model: str) -> bool:
+    """Whether a registered architecture contains BatchNorm (built on the meta device: no memory,
+    no weights)."""
+    with torch.device("meta"):
+        net = build_model(model, 2, 3).model
+    return any(isinstance(m, torch.nn.modules.batchnorm._BatchNorm) for m in net.modules())
+
+
+def per_experiment(value: Any, experiment: str) -> Any:
+    """A setting that may differ between PNEU and KNEE: a dict keyed by experiment, or one value."""
+    if isinstance(value, dict):
+        if experiment not in value:
+            raise ValueError(f"setting {value} has no entry for {experiment!r}")
+        return value[experiment]
+    return value
+
+
+def run_settings(s: dict[str, Any], experiment: str, model: str) -> dict[str, Any]:
+    """Profile settings ``s`` for one experiment and architecture: per-experiment values
+    resolved (the quick profile's ``per_class``) and the profile's per-architecture overrides
+    applied (the quick profile trains VGG-16 for less, see :data:`tapkit.profiles.MEDICAL`)."""
+    out = {**s, "per_class": per_experiment(s["per_class"], experiment)}
+    return {**out, **(s.get("model_overrides") or {}).get(model, {})}
+
+
+def case_config(s: dict[str, Any], experiment: str, model: str, case: str, lam: float | None,
+                seed: int, artifact: str = "tag") -> TrainConfig:
+    """The run of one case. RBR on a BatchNorm network computes the full-derivative penalty with
+    BatchNorm in eval mode for the XS term (``xs_batchnorm="eval"``): PyTorch has no third
+    derivative of training-mode batch_norm; the task loss keeps its normal forward."""
+    if case not in CASES:
+        raise ValueError(f"unknown case {case!r}; expected one of {CASES}")
+    ms = run_settings(s, experiment, model)
+    if case == "base":
+        return medical_config(ms, experiment, model, method="none", data="clean", seed=seed,
+                              artifact=artifact)
+    if case == "none":
+        return medical_config(ms, experiment, model, method="none", seed=seed, artifact=artifact)
+    if lam is None:
+        raise ValueError(f"case {case!r} on {model} needs a λ")
+    bn = "eval" if case == "rbr" and has_batchnorm(model) else "train"
+    return medical_config(ms, experiment, model, method=case, lam=lam, seed=seed,
+                          artifact=artifact, xs_batchnorm=bn)
+
+
+@dataclass(frozen=True)
+class Run:
+    """One cell of a medical table: what it is, and the config that trains it."""
+
+    experiment: str
+    artifact: str
+    model: str
+    case: str
+    seed: int
+    lam: float
+    cfg: TrainConfig
+
+
+def medical_runs(s: dict[str, Any], experiment: str, models: Sequence[str],
+                 cases: Sequence[str] = CASES, artifact: str = "tag",
+                 lambdas: dict[str, Any] | None = None) -> list[Run]:
+    """Every (model, case, seed) run of a medical chapter. ``lambdas`` overrides the paper's λ,
+    either per method (``{"tap": 1e-3}``) or per model and method
+    (``{"resnet18": {"tap": 1e-3}}``)."""
+    out = []
+    for model in models:
+        lams = paper_lambdas(experiment, model, artifact)
+        for key, value in (lambdas or {}).items():
+            if isinstance(value, dict):
+                lams.update(value if key == model else {})
+            else:
+                lams[key] = float(value)
+        for case in cases:
+            lam = lams.get(case) if case in ("rrr", "rbr", "tap") else 0.0
+            for seed in s["seeds"]:
+                cfg = case_config(s, experiment, model, case, lam, seed, artifact)
+                out.append(Run(experiment, artifact, model, case, seed, lam or 0.0, cfg))
+    return out
+
+
+def run_frame(runs: Sequence[Run], root: str | Path, device: str = "auto") -> pd.DataFrame:
+    """Train (or read from the cache) every run; one row per run with model/case/lam columns."""
+    from .runner import run_many
+
+    frame = run_many([r.cfg for r in runs], Path(root) / "runs", device)
+    frame["model"] = [r.model for r in runs]
+    frame["case"] = [r.case for r in runs]
+    frame["lam"] = [r.lam for r in runs]
+    return frame
+
+
+# ----------------------------------------------------------------------------- data and notes
+
+def is_standin(s: dict[str, Any]) -> bool:
+    """True when the settings run the digits stand-in rather than a PNEU/KNEE folder."""
+    return s.get("source") in (None, "embedded")
+
+
+def data_name(s: dict[str, Any], experiment: str) -> str:
+    """What the results are on, for every caption and figure title."""
+    name = DATASETS[experiment]
+    if is_standin(s):
+        return f"stand-in built from embedded MNIST digits, not {name}"
+    return f"{name} ({s['source']})"
+
+
+def standin_note(s: dict[str, Any], experiment: str) -> str:
+    """The visible note at the top of a medical chapter (HTML admonition, so that it renders in
+    the book whatever the notebook's Markdown renderer)."""
+    name = DATASETS[experiment]
+    if not is_standin(s):
+        return (f'<div class="admonition note"><p class="admonition-title">Data</p><p>These '
+                f"results are on {name} read from <code>{s['source']}</code>.</p></div>")
+    task = ("digits 0–4 vs 5–9, tags ABC / XYZ" if experiment == "pneu"
+            else "digits 0–4 as grades 0–4, tags ABC / DEF / GHI / JKL / MNO")
+    return (f'<div class="admonition warning"><p class="admonition-title">Stand-in data, not '
+            f"{name}</p><p>{name} is not available here, so this chapter runs the same code on a "
+            f"<b>stand-in built from the embedded MNIST digits</b> ({task}; "
+            f"{s['image_size']}×{s['image_size']} px, 3 channels, ImageNet normalisation, "
+            f"{per_experiment(s['per_class'], experiment)} images per class for training and "
+            f"validation, tags at least {MIN_TAG_PX} px tall so that their letters stay legible). Every number and figure below is "
+            f"about the stand-in, not about {name}. Point the <code>source</code> parameter at "
+            f"the {name} folder to run on the real data.</p></div>")
+
+
+# ----------------------------------------------------------------------------- tables and figures
+
+def summarise(frame: pd.DataFrame) -> pd.DataFrame:
+    """Mean/std over seeds per (model, case, split), as the paper's appendix tables."""
+    return report.summarise(frame, ["model", "case"])
+
+
+def beside_paper(summary: pd.DataFrame, experiment: str, artifact: str = "tag") -> pd.DataFrame:
+    """Our mean beside the paper's (``gt_results.csv``) per architecture, case and split."""
+    paper = report.paper_values("gt_results", Path(__file__).parent)
+    paper = paper[(paper.dataset == DATASETS[experiment]) & (paper.artifact == artifact)]
+    paper = paper.rename(columns={"architecture": "model", "method": "case"})
+    return report.beside(summary, paper, ["model", "case", "split"])
+
+
+def wide_table(both: pd.DataFrame, models: Sequence[str], cases: Sequence[str]) -> pd.DataFrame:
+    """One row per (architecture, case): ``contaminated (ours)``, ``contaminated (paper)``, ...
+    formatted as the paper prints them (mean (std))."""
+    fmt = both.assign(ours=[report.fmt(m, s) for m, s in zip(both.ours, both.ours_std)],
+                      paper=[report.fmt(m, s) for m, s in zip(both.paper, both.paper_std)])
+    fmt["architecture"] = fmt.model.map(ARCH_LABELS)
+    fmt["method"] = fmt.case.map(CASE_LABELS)
+    table = fmt.pivot(index=["architecture", "method"], columns="split", values=["ours", "paper"])
+    table.columns = [f"{split} ({who})" for who, split in table.columns]
+    order = [(ARCH_LABELS[m], CASE_LABELS[c]) for m in models for c in cases]
+    cols = [f"{sp} ({w})" for sp in report.SPLITS for w in ("ours", "paper")]
+    return table.reindex(order)[cols]
+
+
+def plot_results(summary: pd.DataFrame, metric: str, models: Sequence[str], cases: Sequence[str],
+                 title: str):
+    """The paper's PNEU/KNEE figure: test performance on SC(X*, y) (left) and the Δ-metric,
+    permuted − contaminated (right), bars per architecture and case."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    wide = summary.pivot_table(index=["model", "case"], columns="split", values="mean")
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+    width = 0.8 / len(cases)
+    colors = dict(zip(CASES, ["tab:gray", "tab:red", "tab:orange", "tab:purple", "tab:green"]))
+    x = np.arange(len(models))
+    for i, case in enumerate(cases):
+        cont = [wide["contaminated"].get((m, case), np.nan) for m in models]
+        perm = [wide["permuted"].get((m, case), np.nan) for m in models]
+        offset = x + (i - (len(cases) - 1) / 2) * width
+        axes[0].bar(offset, cont, width, label=CASE_LABELS[case], color=colors.get(case))
+        axes[1].bar(offset, np.subtract(perm, cont), width, color=colors.get(case))
+    names = [ARCH_LABELS.get(m, m) for m in models]
+    axes[0].set_title(f"{metric.upper()} on SC(X*, y) test")
+    axes[1].set_title(f"Δ-{metric.upper()} (permuted − contaminated)")
+    axes[1].axhline(0, color="black", lw=0.8)
+    for ax in axes:
+        ax.set_xticks(x, names)
+    axes[0].legend(fontsize=7, ncol=len(cases), loc="lower center", bbox_to_anchor=(0.5, -0.32))
+    better = "higher" if metric != "mae" else "lower"
+    fig.suptitle(f"{title}\n{better} is better; a model that uses the tag loses performance "
+                 f"when it is permuted", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def committed_paper_table(root: str | Path, name: str) -> tuple[str, pd.DataFrame] | None:
+    """``(label, table)`` of the committed paper-profile table ``<results>/paper/tables/<name>.csv``
+    beside this profile's ``root`` (``<results>/<profile>``), or None when there is none."""
+    path = Path(root).parent / "paper" / "tables" / f"{name}.csv"
+    if not path.exists():
+        return None
+    meta = path.with_suffix(".json")
+    label = pd.read_json(meta, typ="series").get("label", "") if meta.exists() else ""
+    return str(label), pd.read_csv(path)
+
+
+def chapter_settings(profile: str, **overrides: Any) -> dict[str, Any]:
+    """The profile's medical settings (:data:`tapkit.profiles.MEDICAL`) with the notebook's
+    non-``None`` parameters applied. An explicit ``epochs`` or ``batch_size`` applies to every
+    architecture, so it also clears the profile's per-architecture overrides."""
+    from .profiles import MEDICAL, settings
+
+    s = settings(MEDICAL, profile, **overrides)
+    if overrides.get("epochs") is not None or overrides.get("batch_size") is not None:
+        s["model_overrides"] = {}
+    return s
+
+
+def untrained(s: dict[str, Any]) -> list[str]:
+    """Architectures the profile does not train (``epochs`` 0 in ``model_overrides``)."""
+    return [m for m, o in (s.get("model_overrides") or {}).items() if o.get("epochs") == 0]
+
+
+def findings(summary: pd.DataFrame, metric: str, models: Sequence[str], cases: Sequence[str],
+             skip: Sequence[str] = ()) -> str:
+    """Plain statements of what the numbers show: per architecture, the Δ-metric of No XS (did the
+    model learn the tag?) and of each XS method, in the metric's direction. Architectures in
+    ``skip`` (untrained ones) are named as such."""
+    wide = summary.pivot_table(index=["model", "case"], columns="split", values="mean")
+    sign = 1.0 if metric != "mae" else -1.0  # positive "loss" = worse when the tag is permuted
+    lines = []
+    for model in models:
+        name = ARCH_LABELS.get(model, model)
+        if model in skip:
+            lines.append(f"- **{name}**: not trained in this profile; its numbers are those of a "
+                         "random network.")
+            continue
+        if (model, "none") not in wide.index:
+            continue
+        row = wide.loc[(model, "none")]
+        loss = sign * (row["contaminated"] - row["permuted"])
+        verdict = ("learned the tag" if loss > 0.1 else
+                   "barely used the tag" if loss > 0.02 else "did not learn the tag")
+        parts = []
+        for case in cases:
+            if case in ("base", "none") or (model, case) not in wide.index:
+                continue
+            r = wide.loc[(model, case)]
+            parts.append(f"{CASE_LABELS[case]} {r['permuted'] - r['contaminated']:+.3f}")
+        lines.append(f"- **{name}**: No XS {row['contaminated']:.3f} → {row['permuted']:.3f} when "
+                     f"the tags are permuted (Δ {row['permuted'] - row['contaminated']:+.3f}): it "
+                     f"{verdict}. Δ under XS: {', '.join(parts) if parts else '—'}; clean "
+                     f"{metric.upper()} of No XS {row['clean']:.3f}.")
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- trained models
+
+def trained(run: Run, root: str | Path, device: str = "cpu"):
+    """``(model in eval mode, task, splits)`` of a run from the store ``root/runs`` (trained first
+    if it is not there), or None when the run did not converge."""
+    from .runner import ResultStore
+    from .training import experiment_data, load_trained
+
+    record = ResultStore(Path(root) / "runs").load(run.cfg)
+    if record is not None and record["status"] != "ok":
+        return None
+    model = load_trained(run.cfg, Path(root) / "runs", device)
+    task, splits = experiment_data(run.cfg)
+    return model, task, splits
+
+
+def overlap_layers(model: str) -> tuple[str, ...]:
+    """The layers of the appendix's overlap analysis: the four penalised layers (the last four
+    of VGG-16's five)."""
+    from .models import target_layers
+
+    return target_layers(model)[-4:]
+
+
+def overlap_frame(runs: Sequence[Run], root: str | Path, device: str = "cpu",
+                  max_images: int | None = None) -> pd.DataFrame:
+    """Recall and precision of top-quartile input gradients and activations against the tags on
+    SC(X*, y)_test, one row per run, layer and metric (the appendix's overlap tables)."""
+    from .maps import overlap_by_layer
+
+    rows = []
+    for run in runs:
+        found = trained(run, root, device)
+        if found is None:
+            log.warning("%s %s did not converge: no overlap", run.model, run.case)
+            continue
+        model, _, splits = found
+        test = splits["test_contaminated"]
+        x, mask = test.x[:max_images], test.mask[:max_images]
+        layers = overlap_layers(run.model)
+        sizes = _map_sizes(model, x[:1].to(device), layers)
+        result = overlap_by_layer(model, x, mask, layers, device=device)
+        for layer, (recall, precision) in result.items():
+            for metric, value in (("recall", recall), ("precision", precision)):
+                rows.append({"dataset": DATASETS[run.experiment], "model": run.model,
+                             "case": run.case, "seed": run.seed, "layer": layer,
+                             "map_size": sizes[layer], "metric": metric, "value": value})
+    return pd.DataFrame(rows)
+
+
+def _map_sizes(model, x, layers) -> dict[str, str]:
+    from .maps import explain
+
+    found = explain(model, x, layers)
+    sizes = {"ig": "×".join(map(str, found.input_grad.shape[-2:]))}
+    for i, act in enumerate(found.activations.values()):
+        sizes[f"act{i + 1}"] = "×".join(map(str, act.shape[-2:]))
+    return sizes
+
+
+def overlap_beside_paper(frame: pd.DataFrame) -> pd.DataFrame:
+    """Mean (std) over seeds beside the paper's overlap tables (``overlap.csv``)."""
+    keys = ["dataset", "model", "case", "metric", "layer"]
+    ours = frame.groupby(keys + ["map_size"], sort=False)["value"].agg(["mean", "std"]).reset_index()
+    paper = report.paper_values("overlap", Path(__file__).parent)
+    paper = paper.rename(columns={"architecture": "model", "method": "case"})
+    return report.beside(ours, paper, keys)
+
+
+# ----------------------------------------------------------------------------- Table 1
+
+def bench_ratios(rows: Sequence[dict]) -> pd.DataFrame:
+    """Table 1 as ratios to No XS per architecture: ``it_per_s`` and ``mem`` of each method over
+    No XS's, for our measurements (``rows`` from :func:`tapkit.benchmark.bench`) beside the
+    paper's (``table1_speed_memory.csv``); an out-of-memory pair has no ratio and status ``oom``."""
+    ours = pd.DataFrame(rows)
+    ours["mem"] = ours["peak_mem_mb"]
+    paper = report.paper_values("table1_speed_memory", Path(__file__).parent)
+    paper = paper.pivot_table(index=["architecture", "method"], columns="metric", values="mean",
+                              aggfunc="first").reset_index()
+    paper["mem"] = pd.to_numeric(paper["mem_gb"], errors="coerce")
+    paper["it_per_s"] = pd.to_numeric(paper["it_per_s"], errors="coerce")
+    out = []
+    for model, group in ours.groupby("model", sort=False):
+        base = group.set_index("method").loc["none"]
+        ref = paper[paper.architecture == model].set_index("method")
+        for row in group.itertuples():
+            p = ref.loc[row.method] if row.method in ref.index else None
+            p_base = ref.loc["none"] if "none" in ref.index else None
+            out.append({
+                "model": model, "method": row.method, "status": row.status,
+                "it_per_s": row.it_per_s, "peak_mem_mb": row.peak_mem_mb,
+                "speed_ratio": _ratio(row.it_per_s, base.it_per_s),
+                "mem_ratio": _ratio(row.peak_mem_mb, base.peak_mem_mb),
+                "paper_speed_ratio": _ratio(p["it_per_s"], p_base["it_per_s"]) if p is not None else None,
+                "paper_mem_ratio": _ratio(p["mem"], p_base["mem"]) if p is not None else None,
+            })
+    return pd.DataFrame(out)
+
+
+def _ratio(value, base) -> float | None:
+    if value is None or base is None or pd.isna(value) or pd.isna(base) or base == 0:
+        return None
+    return float(value) / float(base)
+
+
+def set_threads(s: dict[str, Any]) -> int:
+    """Apply the profile's CPU thread count (``threads``; None leaves PyTorch's default) and return
+    the count in use. The provenance label records it."""
+    if s.get("threads"):
+        torch.set_num_threads(int(s["threads"]))
+    return torch.get_num_threads()
+
+
+def override_note(s: dict[str, Any]) -> str:
+    """A visible note (HTML admonition) when the profile trains some architectures differently
+    from the others (the quick profile's untrained VGG-16), or an empty string."""
+    notes = []
+    for model, change in (s.get("model_overrides") or {}).items():
+        name = ARCH_LABELS.get(model, model)
+        if change.get("epochs") == 0:
+            notes.append(f"<b>{name} is not trained in this profile</b> (0 epochs): its rows are "
+                         f"the randomly initialised network, identical for every method, and say "
+                         f"nothing about the methods. From random initialisation {name} learned "
+                         f"nothing in a CPU budget, and its full-derivative RBR step alone takes "
+                         f"~16 s on this CPU; its training step for every method is run and timed "
+                         f"in the speed-and-memory chapter. The paper profile trains it like the "
+                         f"others.")
+        else:
+            notes.append(f"{name} is trained with {change} in this profile.")
+    if not notes:
+        return ""
+    items = "".join(f"<p>{n}</p>" for n in notes)
+    return (f'<div class="admonition warning"><p class="admonition-title">Per-architecture '
+            f"settings</p>{items}</div>")
+
+
+STANDIN_CAVEAT = (
+    "**Reading the stand-in's numbers.** Each cell is one seed on a few dozen test images, so "
+    "differences of a few hundredths are noise. The stand-in's networks start from random "
+    "weights and train for a few dozen steps at 32 px: enough to pick up the large, "
+    "label-coding tag (No XS's drop above), rarely enough to learn the digits themselves "
+    "(compare Base). A model kept off the tag therefore often has nothing better to use, and "
+    "the paper's λ were tuned for ImageNet-initialised networks at 224 px with SGD at lr 1e-5, "
+    "where the penalties have other magnitudes: with those λ an XS method may leave the tag "
+    "untouched here (Δ like No XS) or suppress everything (a constant prediction). None of "
+    "this says how the methods compare on PNEU or KNEE; the paper profile on the real folders "
+    "does.")

@@ -1,0 +1,255 @@
+"""The deep-CNN chapters' pieces: the overlap metric, the PNEU/KNEE folder loaders, the digits
+stand-in, the medical run lists, and the visual-comparison figure."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from tapkit import data, maps, medical, metrics, profiles
+from tapkit.models import build_model
+
+
+# ----------------------------------------------------------------------------- overlap metric
+
+def test_overlap_on_a_hand_made_map():
+    # 4 x 4 map: the top quartile (4 of 16 pixels by |value|) is (0,0), (0,1), (1,0) and (3,3);
+    # a negative value counts by magnitude.
+    m = torch.zeros(1, 1, 4, 4)
+    m[0, 0, 0, 0], m[0, 0, 0, 1], m[0, 0, 1, 0], m[0, 0, 3, 3] = 5.0, 4.0, -3.0, 2.0
+    m[0, 0, 2, 2] = 1.0
+    mask = torch.zeros(1, 1, 4, 4)
+    mask[0, 0, 0, :] = 1.0         # spurious: the top row (4 px) ...
+    mask[0, 0, 1, :2] = 1.0        # ... and two more: 6 px, 3 of them in the top quartile
+    recall, precision = metrics.overlap(m, mask)
+    assert recall == pytest.approx(3 / 6)
+    assert precision == pytest.approx(3 / 4)
+    assert metrics.overlap_counts(m, mask) == (3, 6, 4)
+
+
+def test_overlap_sums_channels_and_upsamples_a_small_map():
+    # 2 x 2 activation [[1, 0], [0, 0]] split over two channels; bilinear upsampling to 4 x 4 makes
+    # the top-left 2 x 2 block the four largest values (1, .75, .75, .5625).
+    act = torch.zeros(1, 2, 2, 2)
+    act[0, 0, 0, 0], act[0, 1, 0, 0] = 0.25, 0.75
+    mask = torch.zeros(1, 1, 4, 4)
+    mask[0, 0, :2, :2] = 1.0
+    mask[0, 0, 0, 2:] = 1.0        # 6 spurious pixels, 4 of them in the top quartile
+    recall, precision = metrics.overlap(act, mask)
+    assert recall == pytest.approx(4 / 6)
+    assert precision == pytest.approx(1.0)
+
+
+def test_overlap_by_layer_pools_counts_over_batches():
+    torch.manual_seed(0)
+    model = build_model("two_layer_cnn", 2, 3, image_size=28).model.eval()
+    x = torch.randn(5, 3, 28, 28)
+    mask = torch.zeros(5, 1, 28, 28)
+    mask[:, :, :6, :10] = 1.0
+    layers = ["relu1", "relu2"]
+    whole = maps.overlap_by_layer(model, x, mask, layers, batch_size=5)
+    pieces = maps.overlap_by_layer(model, x, mask, layers, batch_size=2)
+    assert list(whole) == ["ig", "act1", "act2"]
+    for name in whole:
+        assert pieces[name] == pytest.approx(whole[name])
+        assert all(0.0 <= v <= 1.0 for v in whole[name])
+    found = maps.explain(model, x, layers)
+    assert whole["ig"] == pytest.approx(metrics.overlap(found.input_grad, mask))
+
+
+# ----------------------------------------------------------------------------- folder loaders
+
+def _image(path, width=60, height=40, seed=0):
+    """A non-square grey image: the centre square is 200, the left margin 0, the right 100, so a
+    wrong crop shows."""
+    arr = np.full((height, width), 200, np.uint8)
+    margin = (width - height) // 2
+    arr[:, :margin] = 0
+    arr[:, width - margin:] = 100
+    arr[height // 2, width // 2] = 190 + seed % 10
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(arr).save(path)
+
+
+def _pneu_folder(tmp_path, train=10, test=3):
+    root = tmp_path / "chest_xray"
+    for split, n in (("train", train), ("test", test)):
+        for cls in ("NORMAL", "PNEUMONIA"):
+            for i in range(n):
+                _image(root / split / cls / f"img{i}.jpeg", seed=i)
+    return tmp_path
+
+
+def _knee_folder(tmp_path, train=10, test=2):
+    root = tmp_path / "kneeKL224"
+    for split, n in (("train", train), ("val", 1), ("test", test)):
+        for grade in range(5):
+            for i in range(n):
+                _image(root / split / str(grade) / f"k{i}.png", width=40, height=56, seed=i)
+    return tmp_path
+
+
+def test_load_image_centre_crops_a_non_square_image(tmp_path):
+    _image(tmp_path / "wide.png", width=60, height=40)
+    out = data.load_image(tmp_path / "wide.png", 20)
+    assert out.shape == (20, 20)
+    assert np.abs(out - 200).max() <= 12        # only the centre square (no 0 or 100 margins)
+    arr = np.zeros((50, 30), np.uint8)
+    arr[10:40] = 255                             # tall image: rows 10..39 are the centre square
+    Image.fromarray(arr).save(tmp_path / "tall.png")
+    assert data.load_image(tmp_path / "tall.png", 15).min() == 255
+
+
+def test_pneu_folder_loads_the_medical_protocol(tmp_path):
+    task, splits = data.pneu(_pneu_folder(tmp_path), seed=0, size=32)
+    assert (task.name, task.num_classes, task.in_channels, task.image_size, task.metric) == \
+        ("pneu", 2, 3, 32, "f1")
+    assert splits["train"].x.shape == (18, 3, 32, 32)      # 20 training images, 10% to validation
+    assert len(splits["val"]) == 2
+    for name in ("test_contaminated", "test_permuted", "test_clean"):
+        assert splits[name].x.shape == (6, 3, 32, 32)
+        assert set(splits[name].y.tolist()) == {0, 1}
+    assert splits["test_clean"].mask.sum() == 0
+    assert (splits["train"].mask.flatten(1).sum(1) > 0).all()   # every training image is tagged
+
+
+def test_pneu_reached_through_load_experiment_with_a_folder_source(tmp_path):
+    task, splits = data.load_experiment("pneu", source=str(_pneu_folder(tmp_path)), image_size=32)
+    assert task.name == "pneu" and len(splits["test_clean"]) == 6
+
+
+def test_knee_folder_loads_five_grades_and_stripes(tmp_path):
+    task, splits = data.knee(_knee_folder(tmp_path), size=32, artifact="stripe")
+    assert (task.name, task.num_classes, task.metric) == ("knee", 5, "mae")
+    assert set(splits["test_clean"].y.tolist()) == {0, 1, 2, 3, 4}
+    assert splits["train"].x.shape[1:] == (3, 32, 32)
+    # a stripe runs the full height of the image
+    assert (splits["train"].mask[:, 0].sum(1) % 32 == 0).all()
+
+
+def test_missing_folder_raises_a_clear_error(tmp_path):
+    with pytest.raises(data.DataNotFoundError, match="Expected layout: chest_xray"):
+        data.pneu(tmp_path / "nowhere", size=32)
+    with pytest.raises(data.DataNotFoundError, match="kneeKL224"):
+        data.knee(tmp_path, size=32)
+
+
+def test_malformed_folders_raise_clear_errors(tmp_path):
+    root = tmp_path / "chest_xray"
+    _image(root / "train" / "NORMAL" / "a.jpeg")
+    with pytest.raises(data.DataNotFoundError, match="missing folder .*PNEUMONIA"):
+        data.pneu(tmp_path, size=32)
+    (root / "train" / "PNEUMONIA").mkdir()
+    with pytest.raises(data.DataNotFoundError, match=r"no \*\.jpeg files"):
+        data.pneu(tmp_path, size=32)
+
+
+# ----------------------------------------------------------------------------- digits stand-in
+
+@pytest.fixture(scope="module")
+def standin():
+    return {task: data.digits_standin(task, seed=0, size=32, per_class=20)
+            for task in ("pneu", "knee")}
+
+
+@pytest.mark.parametrize("task,classes", [("pneu", 2), ("knee", 5)])
+def test_standin_shapes_and_classes(standin, task, classes):
+    info, splits = standin[task]
+    assert (info.num_classes, info.in_channels, info.image_size) == (classes, 3, 32)
+    assert info.metric == ("f1" if classes == 2 else "mae")
+    assert len(splits["train"]) + len(splits["val"]) == 20 * classes
+    assert splits["train"].x.shape[1:] == (3, 32, 32)
+    for split in splits.values():
+        assert set(split.y.tolist()) <= set(range(classes))
+        assert split.mask.shape == (len(split), 1, 32, 32)
+    assert set(splits["test_clean"].y.tolist()) == set(range(classes))
+
+
+@pytest.mark.parametrize("task", ["pneu", "knee"])
+def test_standin_masks_lie_exactly_on_the_tags(standin, task):
+    _, splits = standin[task]
+    tagged, clean = splits["train"], splits["train_clean"]
+    changed = (tagged.x != clean.x).any(1, keepdim=True)
+    assert not (changed & (tagged.mask == 0)).any()          # nothing changes outside the mask
+    for i in range(len(tagged)):
+        rows, cols = torch.nonzero(tagged.mask[i, 0], as_tuple=True)
+        box = tagged.mask[i, 0, rows.min():rows.max() + 1, cols.min():cols.max() + 1]
+        assert box.all()                                       # one solid box ...
+        assert changed[i, 0, rows.min():rows.max() + 1, cols.min():cols.max() + 1].any()
+        corner_r = rows.min() <= 2 or rows.max() >= 29        # ... in a corner
+        corner_c = cols.min() <= 2 or cols.max() >= 29
+        assert corner_r and corner_c
+        assert rows.max() - rows.min() + 1 >= data.MIN_TAG_PX - 1   # legible at 32 px
+    assert splits["test_clean"].mask.sum() == 0
+
+
+def test_standin_rejects_an_unknown_task():
+    with pytest.raises(ValueError, match="unknown stand-in task"):
+        data.digits_standin("chest", size=32, per_class=2)
+
+
+# ----------------------------------------------------------------------------- run lists
+
+def test_medical_runs_use_the_paper_lambdas_and_batchnorm_eval_for_rbr():
+    s = medical.chapter_settings("quick")
+    runs = medical.medical_runs(s, "pneu", ["vgg16", "resnet18"], medical.CASES)
+    by = {(r.model, r.case): r.cfg for r in runs}
+    assert len(runs) == 2 * len(medical.CASES) * len(s["seeds"])
+    assert by["resnet18", "tap"].lam == 1e-3 and by["resnet18", "rbr"].lam == 1e7
+    assert by["vgg16", "tap"].lam == 1e-7
+    assert by["resnet18", "rbr"].xs_batchnorm == "eval"
+    assert by["vgg16", "rbr"].xs_batchnorm == "train"
+    assert by["resnet18", "base"].data == "clean" and by["resnet18", "base"].method == "none"
+    assert by["resnet18", "none"].data == "contaminated"
+    vgg = s["model_overrides"]["vgg16"]
+    assert by["vgg16", "none"].epochs == vgg["epochs"] and by["resnet18", "none"].epochs == s["epochs"]
+    stripe = medical.medical_runs(s, "knee", ["resnet18"], ["tap"], "stripe")
+    assert stripe[0].cfg.artifact == "stripe" and stripe[0].cfg.lam == 1e-3
+
+
+def test_medical_runs_accept_lambda_overrides_and_extra_architectures():
+    s = medical.chapter_settings("quick", epochs=1)
+    assert s["model_overrides"] == {}
+    runs = medical.medical_runs(s, "knee", ["resnet18", "mobilenet_v2"], ["tap"],
+                                lambdas={"resnet18": {"tap": 0.5}})
+    assert [r.cfg.lam for r in runs] == [0.5, 1e-5]
+    assert medical.has_batchnorm("mobilenet_v2") and not medical.has_batchnorm("vgg16")
+    with pytest.raises(ValueError, match="unknown case"):
+        medical.case_config(s, "pneu", "resnet18", "jt", 1.0, 0)
+
+
+def test_standin_note_and_names_say_what_the_data_is():
+    s = profiles.settings(profiles.MEDICAL, "quick")
+    assert "not PNEU" in medical.data_name(s, "pneu")
+    assert "Stand-in data, not KNEE" in medical.standin_note(s, "knee")
+    real = dict(s, source="/data/knee")
+    assert medical.data_name(real, "knee").startswith("KNEE")
+    assert "stand-in" not in medical.standin_note(real, "knee").lower()
+
+
+# ----------------------------------------------------------------------------- visual comparison
+
+def test_plot_maps_draws_a_grid_with_the_tag_marked():
+    from matplotlib.patches import Rectangle
+
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 28, 28)
+    mask = torch.zeros(2, 1, 28, 28)
+    mask[:, :, 1:7, 2:14] = 1.0
+    layers = ["relu1", "relu2"]
+    explained = {name: maps.explain(build_model("two_layer_cnn", 2, 3, image_size=28).model.eval(),
+                                    x, layers) for name in ("No XS", "TAP")}
+    fig = maps.plot_maps(x, mask, explained, ["act 1", "act 2"], title="tiny")
+    axes = fig.axes
+    assert len(axes) == 2 * 2 * (2 + len(layers))            # images x models rows, 4 columns
+    assert all(any(isinstance(p, Rectangle) for p in ax.patches) for ax in axes)
+    assert axes[1].get_title() == "input gradient"
+    with pytest.raises(ValueError, match="empty"):
+        maps.plot_maps(x, mask, {}, ["act 1"])
+    with pytest.raises(ValueError, match="do not match"):
+        maps.plot_maps(x, mask, explained, ["only one"])
+    matplotlib.pyplot.close(fig)
