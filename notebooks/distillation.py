@@ -114,18 +114,7 @@ order += [("no teacher", "none")]
 wide = summary.pivot(index=["teacher", "case"], columns="split", values="mean")
 wide = wide.reindex([o for o in order if o in wide.index])
 wide.index = [f"{case.upper()}\n{who}" for who, case in wide.index]
-delta = wide["permuted"] - wide["contaminated"]
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.2))
-ax1.bar(wide.index, wide["contaminated"], color="tab:blue")
-ax1.set_ylim(max(0.0, wide["contaminated"].min() - 0.1), 1.0)
-ax1.set_title("accuracy on SC(X*, y) test")
-ax2.bar(delta.index, delta, color=["tab:red" if d < -0.02 else "tab:green" for d in delta])
-ax2.axhline(0, color="black", lw=0.8)
-ax2.set_title("Δ-accuracy (permuted − contaminated)")
-for ax in (ax1, ax2):
-    ax.tick_params(axis="x", labelsize=7)
-fig.suptitle(f"Decoy-MNIST, TAP vs knowledge distillation — {label}", fontsize=8)
-fig.tight_layout()
+fig = report.plot_metric_and_delta(wide, f"Decoy-MNIST, TAP vs knowledge distillation — {label}")
 report.save_figure(fig, root, "mnist_kd")
 plt.show()
 
@@ -165,7 +154,7 @@ display(Markdown(
 left = []
 if set(t["kd_fractions"]) != set(t["fractions"]):
     untrained = [ANNOTATOR.get(f, f) for f in t["fractions"] if f not in t["kd_fractions"]]
-    left.append(f"KD, AT and JT with the {', '.join(untrained)} teacher (its TAP row is trained)")
+    left.append(f"KD, AT and JT with {', '.join(untrained)} (its TAP row is trained)")
 if len(s["seeds"]) < 5:
     left.append(f"{len(s['seeds'])} seed(s) instead of five")
 if s["epochs"] < 50:

@@ -48,7 +48,7 @@ logging.basicConfig(level=logging.WARNING)
 s = profiles.settings(profiles.MNIST, profile, seeds=seeds, epochs=epochs, source=source)
 root = profiles.results_root(profile, results or report.repo_root() / "results")
 default_grids = {
-    "quick": {"tap": [1e-4, 1e-3, 1e-2, 1e-1]},
+    "quick": {"tap": [1e-4, 1e-3, 1e-2]},
     "paper": {"tap": list(np.logspace(-9, 0, 10)), "rrr": list(np.logspace(-9, 0, 10)),
               "rbr": list(np.logspace(0, 9, 10))},
 }

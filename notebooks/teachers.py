@@ -221,8 +221,9 @@ display(Markdown(
     "KNEE and gives no annotation-quality numbers for MNIST."))
 
 # %% [markdown]
-# What the masks look like: three contaminated training images of different classes, their ground-truth patch,
-# the 10% teacher's E, and the masks of both rules at the smallest and largest τ.
+# What the masks look like: three contaminated training images of different classes, their
+# ground-truth patch, the 10% teacher's E, and the masks of both rules at the smallest and
+# largest τ.
 
 # %%
 e, data = sal[(t["fractions"][0], s["seeds"][0])]
@@ -288,18 +289,7 @@ def bar_labels(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 wide = bar_labels(tap_summary)
-delta = wide["permuted"] - wide["contaminated"]
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.2))
-ax1.bar(wide.index, wide["contaminated"], color="tab:blue")
-ax1.set_ylim(max(0.0, wide["contaminated"].min() - 0.1), 1.0)
-ax1.set_title("accuracy on SC(X*, y) test")
-ax2.bar(delta.index, delta, color=["tab:red" if d < -0.02 else "tab:green" for d in delta])
-ax2.axhline(0, color="black", lw=0.8)
-ax2.set_title("Δ-accuracy (permuted − contaminated)")
-for ax in (ax1, ax2):
-    ax.tick_params(axis="x", labelsize=7)
-fig.suptitle(f"Decoy-MNIST, TAP with teacher / random / ground-truth masks — {label}", fontsize=8)
-fig.tight_layout()
+fig = report.plot_metric_and_delta(wide, f"Decoy-MNIST, TAP with teacher / random / ground-truth masks — {label}")
 report.save_figure(fig, root, "mnist_teacher")
 plt.show()
 
@@ -329,7 +319,8 @@ def ours_with_paper(summary: pd.DataFrame, method: str) -> pd.DataFrame:
     ours = pd.concat([ours[ours.case != "random"], *spread], ignore_index=True)
     both = report.beside(ours, paper_rows(method), ["case", "tau", "split"])
     order = [(c, tau) for tau in [f"{x:g}" for x in t["train_taus"]]
-             for c in cases if c not in ("ground_truth", "none")] + [("ground_truth", "any"), ("none", "any")]
+             for c in cases if c not in ("ground_truth", "none")]
+    order += [("ground_truth", "any"), ("none", "any")]
     order = [o for o in order if o in set(zip(both.case, both.tau))]
     return side_by_side(both, ["case", "tau"], order)
 
@@ -356,8 +347,10 @@ if extra:
     xs_summary = report.summarise(xs_runs, ["method", "case", "tau"])
     report.write_table(xs_summary, root, "mnist_teacher_xs", {"label": xs_label, "lambdas": lams})
     display(Markdown(f"*Results: {xs_label}*"))
-    table = xs_summary.assign(value=[report.fmt(m, sd) for m, sd in zip(xs_summary["mean"], xs_summary["std"])])
-    display(table.pivot(index=["method", "case", "tau"], columns="split", values="value")[list(report.SPLITS)])
+    values = [report.fmt(m, sd) for m, sd in zip(xs_summary["mean"], xs_summary["std"])]
+    table = xs_summary.assign(value=values).pivot(index=["method", "case", "tau"], columns="split",
+                                                  values="value")
+    display(table[list(report.SPLITS)])
 else:
     display(Markdown(f"The `{profile}` profile trains TAP only with teacher masks (an RRR epoch costs "
                      "about twice a TAP epoch on this CPU, an RBR epoch about five times): RRR and RBR "

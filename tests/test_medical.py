@@ -253,3 +253,16 @@ def test_plot_maps_draws_a_grid_with_the_tag_marked():
     with pytest.raises(ValueError, match="do not match"):
         maps.plot_maps(x, mask, explained, ["only one"])
     matplotlib.pyplot.close(fig)
+
+
+def test_trained_reads_a_stored_model_without_initialising_it(tmp_path):
+    s = medical.chapter_settings("quick", epochs=0, seeds=[0])
+    s["per_class"] = {"pneu": 12, "knee": 12}
+    run = medical.medical_runs(s, "pneu", ["resnet18"], ["none"])[0]
+    model, task, splits = medical.trained(run, tmp_path)
+    assert task.name == "pneu-standin" and not model.training
+    stored = torch.load(tmp_path / "runs" / run.cfg.key() / "model.pt", weights_only=True)
+    assert all(torch.equal(stored[k], v) for k, v in model.state_dict().items())
+    frame = medical.overlap_frame([run], tmp_path, max_images=4)
+    assert set(frame.layer) == {"ig", "act1", "act2", "act3", "act4"}
+    assert frame.value.between(0, 1).all()

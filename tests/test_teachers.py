@@ -132,7 +132,8 @@ def test_random_masks_have_the_asked_coverage_and_repeat_with_the_seed():
 def test_teacher_config_holds_out_the_fraction_and_forgets_the_student_method():
     student = TrainConfig(method="tap", lam=1e-4, tau=0.05, epochs=3, seed=2)
     teacher = teachers.teacher_config(student, 0.1)
-    assert (teacher.method, teacher.lam, teacher.data, teacher.clean_fraction) == ("none", 0.0, "holdout", 0.1)
+    assert (teacher.method, teacher.lam) == ("none", 0.0)
+    assert (teacher.data, teacher.clean_fraction) == ("holdout", 0.1)
     assert (teacher.epochs, teacher.seed, teacher.tau) == (3, 2, TrainConfig().tau)
     assert teacher == teachers.teacher_config(student.replace(method="rrr", lam=1e-2), 0.1)
     taught = teachers.with_teacher(student, teacher, annotation="teacher")
@@ -160,15 +161,17 @@ def test_at_is_the_distance_between_normalised_attention_maps():
     student = torch.tensor([[[[1.0, 0.0]], [[0.0, 1.0]]]])   # sum_c A_c^2 = (1, 1)
     teacher = torch.tensor([[[[2.0, 0.0]], [[0.0, 0.0]]]])   # sum_c A_c^2 = (4, 0)
     # || (1, 1)/sqrt 2 - (1, 0) || = sqrt(2 - sqrt 2)
-    assert losses.at([student], [teacher]).item() == pytest.approx(math.sqrt(2 - math.sqrt(2)), rel=1e-5)
+    expected = math.sqrt(2 - math.sqrt(2))
+    assert losses.at([student], [teacher]).item() == pytest.approx(expected, rel=1e-5)
     # two layers: the mean; an identical layer adds 0
-    assert losses.at([student, teacher], [teacher, teacher]).item() == pytest.approx(
-        math.sqrt(2 - math.sqrt(2)) / 2, rel=1e-5)
+    assert losses.at([student, teacher], [teacher, teacher]).item() == pytest.approx(expected / 2,
+                                                                                    rel=1e-5)
 
 
 def test_at_resizes_a_student_map_of_another_size():
     # uniform maps stay uniform under bilinear resizing, so the distance is 0
-    assert losses.at([torch.ones(1, 1, 4, 4)], [torch.ones(1, 3, 2, 2)]).item() == pytest.approx(0.0, abs=1e-6)
+    uniform = losses.at([torch.ones(1, 1, 4, 4)], [torch.ones(1, 3, 2, 2)])
+    assert uniform.item() == pytest.approx(0.0, abs=1e-6)
     # a 4x4 map whose left half is hot, resized to 2x2, matches a 2x2 teacher with a hot left column
     student = torch.zeros(1, 1, 4, 4)
     student[..., :2] = 1.0
