@@ -41,7 +41,6 @@ results = None         # None = <repository>/results
 import logging
 
 import matplotlib.pyplot as plt
-import pandas as pd
 from IPython.display import HTML, Markdown, display
 
 from tapkit import medical, profiles, report
@@ -68,7 +67,8 @@ for experiment in datasets:
                                                               "data": on})
     metric = medical.METRICS[experiment]
     fig = medical.plot_results(summary, metric, models, methods,
-                               f"{medical.DATASETS[experiment]}, extra architectures — {on}\n{label}")
+                               f"{medical.DATASETS[experiment]}, extra architectures — {on}\n{label}",
+                               medical.untrained(s))
     report.save_figure(fig, root, f"extra_{experiment}")
     plt.show()
     display(Markdown(medical.findings(summary, metric, models, methods, medical.untrained(s))))
@@ -79,6 +79,11 @@ for experiment in datasets:
     table["method"] = table.case.map(medical.CASE_LABELS)
     display(table.pivot(index=["architecture", "method"], columns="split", values="value")
             [list(report.SPLITS)])
+    display(Markdown(f"*Training loss, first and last epoch — {on}; {label}*"))
+    display(frame[["model", "case", "lam", "epochs", "status", "task_loss_first",
+                   "task_loss_last", "seconds"]].round(3))
+if medical.is_standin(s):
+    display(Markdown(medical.STANDIN_CAVEAT))
 
 # %% [markdown]
 # ## Paper-profile results (committed, from a GPU)

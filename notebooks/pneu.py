@@ -86,7 +86,8 @@ display(Markdown(f"*Results on the {on}: {label}*"))
 
 # %%
 fig = medical.plot_results(summary, metric, models, methods,
-                           f"PNEU setting 1, ground-truth masks — {on}\n{label}")
+                           f"PNEU setting 1, ground-truth masks — {on}\n{label}",
+                           medical.untrained(s))
 report.save_figure(fig, root, f"{EXPERIMENT}_gt")
 plt.show()
 
@@ -114,7 +115,7 @@ display(medical.wide_table(both, models, methods))
 
 # %%
 details = frame[["model", "case", "lam", "xs_batchnorm", "epochs", "batch_size", "status",
-                 "weights", "seconds"]]
+                 "weights", "task_loss_first", "task_loss_last", "seconds"]]
 display(Markdown(f"*Runs — {on}; {label}*"))
 display(details.round({"seconds": 1}))
 

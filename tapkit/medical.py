@@ -32,12 +32,12 @@ log = logging.getLogger(__name__)
 ARCHITECTURES = ("vgg16", "resnet18", "densenet121")
 EXTRA_ARCHITECTURES = ("efficientnet_b0", "mobilenet_v2")
 CASES = ("base", "none", "rrr", "rbr", "tap")
-CASE_LABELS = {"base": "Base", "none": "No XS", "rrr": "RRR", "rbr": "RBR", "tap": "TAP"}
+CASE_LABELS = {"base": "Base", "none": "No XS", "rrr": "RRR", "rbr": "RBR", "tap": "TAP",
+               "none_again": "No XS, again"}
 ARCH_LABELS = {"vgg16": "VGG-16", "resnet18": "ResNet-18", "densenet121": "DenseNet-121",
                "efficientnet_b0": "EfficientNet-B0", "mobilenet_v2": "MobileNet-v2"}
 DATASETS = {"pneu": "PNEU", "knee": "KNEE"}
 METRICS = {"pneu": "f1", "knee": "mae"}
-METRIC_LABELS = {"f1": "F-score (higher is better)", "mae": "MAE (lower is better)"}
 LAMBDA_SETTINGS = {"tag": "ground_truth", "stripe": "stripe_ground_truth"}
 
 # App. "Additional Experiments with Deep Architectures" (tex line 805) gives these in the text
@@ -84,7 +84,7 @@ def per_experiment(value: Any, experiment: str) -> Any:
 def run_settings(s: dict[str, Any], experiment: str, model: str) -> dict[str, Any]:
     """Profile settings ``s`` for one experiment and architecture: per-experiment values
     resolved (the quick profile's ``per_class``) and the profile's per-architecture overrides
-    applied (the quick profile trains VGG-16 for less, see :data:`tapkit.profiles.MEDICAL`)."""
+    applied (the quick profile does not train VGG-16, see :data:`tapkit.profiles.MEDICAL`)."""
     out = {**s, "per_class": per_experiment(s["per_class"], experiment)}
     return {**out, **(s.get("model_overrides") or {}).get(model, {})}
 
@@ -148,10 +148,16 @@ def run_frame(runs: Sequence[Run], root: str | Path, device: str = "auto") -> pd
     """Train (or read from the cache) every run; one row per run with model/case/lam columns."""
     from .runner import run_many
 
+    from .runner import ResultStore
+
     frame = run_many([r.cfg for r in runs], Path(root) / "runs", device)
     frame["model"] = [r.model for r in runs]
     frame["case"] = [r.case for r in runs]
     frame["lam"] = [r.lam for r in runs]
+    store = ResultStore(Path(root) / "runs")
+    history = [(store.load(r.cfg) or {}).get("history") or [{}] for r in runs]
+    frame["task_loss_first"] = [h[0].get("task_loss") for h in history]
+    frame["task_loss_last"] = [h[-1].get("task_loss") for h in history]
     return frame
 
 
@@ -219,9 +225,10 @@ def wide_table(both: pd.DataFrame, models: Sequence[str], cases: Sequence[str]) 
 
 
 def plot_results(summary: pd.DataFrame, metric: str, models: Sequence[str], cases: Sequence[str],
-                 title: str):
+                 title: str, untrained: Sequence[str] = ()):
     """The paper's PNEU/KNEE figure: test performance on SC(X*, y) (left) and the Δ-metric,
-    permuted − contaminated (right), bars per architecture and case."""
+    permuted − contaminated (right), bars per architecture and case; architectures in
+    ``untrained`` are labelled so."""
     import matplotlib.pyplot as plt
     import numpy as np
 
@@ -236,7 +243,7 @@ def plot_results(summary: pd.DataFrame, metric: str, models: Sequence[str], case
         offset = x + (i - (len(cases) - 1) / 2) * width
         axes[0].bar(offset, cont, width, label=CASE_LABELS[case], color=colors.get(case))
         axes[1].bar(offset, np.subtract(perm, cont), width, color=colors.get(case))
-    names = [ARCH_LABELS.get(m, m) for m in models]
+    names = [ARCH_LABELS.get(m, m) + ("\n(untrained)" if m in untrained else "") for m in models]
     axes[0].set_title(f"{metric.upper()} on SC(X*, y) test")
     axes[1].set_title(f"Δ-{metric.upper()} (permuted − contaminated)")
     axes[1].axhline(0, color="black", lw=0.8)
@@ -345,7 +352,9 @@ def overlap_layers(model: str) -> tuple[str, ...]:
 def overlap_frame(runs: Sequence[Run], root: str | Path, device: str = "cpu",
                   max_images: int | None = None) -> pd.DataFrame:
     """Recall and precision of top-quartile input gradients and activations against the tags on
-    SC(X*, y)_test, one row per run, layer and metric (the appendix's overlap tables)."""
+    SC(X*, y)_test, one row per run, layer and metric (the appendix's overlap tables), with the
+    value a top quartile placed at random would get (``chance``: recall 0.25, precision the
+    share of pixels inside tags)."""
     from .maps import overlap_by_layer
 
     rows = []
@@ -360,11 +369,13 @@ def overlap_frame(runs: Sequence[Run], root: str | Path, device: str = "cpu",
         layers = overlap_layers(run.model)
         sizes = _map_sizes(model, x[:1].to(device), layers)
         result = overlap_by_layer(model, x, mask, layers, device=device)
+        coverage = (mask > 0.5).float().mean().item()
         for layer, (recall, precision) in result.items():
             for metric, value in (("recall", recall), ("precision", precision)):
                 rows.append({"dataset": DATASETS[run.experiment], "model": run.model,
                              "case": run.case, "seed": run.seed, "layer": layer,
-                             "map_size": sizes[layer], "metric": metric, "value": value})
+                             "map_size": sizes[layer], "metric": metric, "value": value,
+                             "chance": 0.25 if metric == "recall" else coverage})
     return pd.DataFrame(rows)
 
 
@@ -381,7 +392,9 @@ def _map_sizes(model, x, layers) -> dict[str, str]:
 def overlap_beside_paper(frame: pd.DataFrame) -> pd.DataFrame:
     """Mean (std) over seeds beside the paper's overlap tables (``overlap.csv``)."""
     keys = ["dataset", "model", "case", "metric", "layer"]
-    ours = frame.groupby(keys + ["map_size"], sort=False)["value"].agg(["mean", "std"]).reset_index()
+    grouped = frame.groupby(keys + ["map_size"], sort=False)
+    ours = grouped["value"].agg(["mean", "std"]).reset_index()
+    ours["chance"] = grouped["chance"].mean().values
     paper = report.paper_values("overlap", Path(__file__).parent)
     paper = paper.rename(columns={"architecture": "model", "method": "case"})
     return report.beside(ours, paper, keys)
