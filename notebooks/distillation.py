@@ -35,7 +35,7 @@
 # Re-run this chapter with other parameters, for example both teachers:
 #
 # ```bash
-# papermill notebooks/distillation.py out.ipynb -p profile quick -p kd_fractions "[0.1, 0.01]"
+# papermill notebooks/distillation.ipynb out.ipynb -p profile quick -p kd_fractions "[0.1, 0.01]"
 # ```
 
 # %% tags=["parameters"]

@@ -27,7 +27,7 @@
 # Re-run this chapter on the real data (the folder holding `kneeKL224/`), for example:
 #
 # ```bash
-# papermill notebooks/knee.py out.ipynb -p profile paper -p source /data/knee
+# papermill notebooks/knee.ipynb out.ipynb -p profile paper -p source /data/knee
 # ```
 
 # %% tags=["parameters"]

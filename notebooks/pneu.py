@@ -25,7 +25,7 @@
 # Re-run this chapter on the real data (the folder holding `chest_xray/`), for example:
 #
 # ```bash
-# papermill notebooks/pneu.py out.ipynb -p profile paper -p source /data/pneu
+# papermill notebooks/pneu.ipynb out.ipynb -p profile paper -p source /data/pneu
 # ```
 
 # %% tags=["parameters"]

@@ -36,7 +36,7 @@
 # Re-run this chapter with other parameters, for example all three thresholds for training:
 #
 # ```bash
-# papermill notebooks/teachers.py out.ipynb -p profile quick -p train_taus "[0.01, 0.05, 0.1]"
+# papermill notebooks/teachers.ipynb out.ipynb -p profile quick -p train_taus "[0.01, 0.05, 0.1]"
 # ```
 
 # %% tags=["parameters"]
