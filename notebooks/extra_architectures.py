@@ -41,16 +41,13 @@ results = None         # None = <repository>/results
 import logging
 
 import matplotlib.pyplot as plt
-from IPython.display import HTML, Markdown, display
+from IPython.display import Markdown, display
 
-from tapkit import medical, profiles, report
+from tapkit import medical, report
 
 logging.basicConfig(level=logging.WARNING)
-s = medical.chapter_settings(profile, seeds=seeds, epochs=epochs, source=source)
-medical.set_threads(s)
-root = profiles.results_root(profile, results or report.repo_root() / "results")
-for experiment in datasets:
-    display(HTML(medical.standin_note(s, experiment)))
+s, root = medical.chapter_setup(profile, datasets, results, show_overrides=False, seeds=seeds,
+                                epochs=epochs, source=source)
 display(Markdown(f"**Profile `{profile}`**: {s} · λ: "
                  f"{ {e: medical.paper_lambdas(e, models[0]) for e in datasets} }"))
 

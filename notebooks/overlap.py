@@ -52,19 +52,14 @@ import logging
 
 import matplotlib.pyplot as plt
 import pandas as pd
-from IPython.display import HTML, Markdown, display
+from IPython.display import Markdown, display
 
-from tapkit import medical, profiles, report
+from tapkit import medical, report
 from tapkit.results import resolve_device
 
 logging.basicConfig(level=logging.WARNING)
-s = medical.chapter_settings(profile, seeds=seeds, epochs=epochs, source=source)
-medical.set_threads(s)
-root = profiles.results_root(profile, results or report.repo_root() / "results")
+s, root = medical.chapter_setup(profile, datasets, results, seeds=seeds, epochs=epochs, source=source)
 dev = resolve_device(device)
-for experiment in datasets:
-    display(HTML(medical.standin_note(s, experiment)))
-display(HTML(medical.override_note(s)))
 display(Markdown(f"**Profile `{profile}`**: {s}"))
 
 # %%

@@ -479,3 +479,22 @@ STANDIN_CAVEAT = (
     "untouched here (Δ like No XS) or suppress everything (a constant prediction). None of "
     "this says how the methods compare on PNEU or KNEE; the paper profile on the real folders "
     "does.")
+
+
+def chapter_setup(profile: str, datasets: Sequence[str], results: str | Path | None = None,
+                  show_overrides: bool = True, **overrides: Any) -> tuple[dict[str, Any], Path]:
+    """The opening of the medical chapters that read the PNEU/KNEE runs: their settings (with
+    ``overrides``), the CPU threads, the results root, and the stand-in notes (and, with
+    ``show_overrides``, the note on architectures the profile trains differently) at the top."""
+    from IPython.display import HTML, display
+
+    from .profiles import results_root
+
+    s = chapter_settings(profile, **overrides)
+    set_threads(s)
+    root = results_root(profile, results or report.repo_root() / "results")
+    for experiment in datasets:
+        display(HTML(standin_note(s, experiment)))
+    if show_overrides:
+        display(HTML(override_note(s)))
+    return s, root
