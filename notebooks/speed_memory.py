@@ -80,12 +80,9 @@ def measured(path) -> list[dict] | None:
 table_path = root / "tables" / "speed_memory.csv"
 rows = measured(table_path)
 if rows is None:
-    # one discarded pair first: the process's one-time allocations are nobody's peak memory
-    bench(["resnet18"], ["none"], b["batch_size"], b["image_size"], 1, dev, b["warmup"])
     rows = []
-    # TAP right after No XS (the comparison that matters most, least exposed to drift), the
-    # second-order methods next, and No XS once more at the end: the two No XS measurements
-    # differ only by measurement noise and drift.
+    # bench interleaves the methods' steps; No XS is measured twice, and the two No XS rows
+    # differ only by measurement noise.
     order = [m for m in ("none", "tap") if m in methods] + [m for m in methods
                                                            if m not in ("none", "tap")]
     for model in models:

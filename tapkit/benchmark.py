@@ -1,16 +1,22 @@
 """Training-step speed and peak memory per model and XS method (the paper's Table 1).
 
-All pairs are measured in one process. For each (model, method): build, warm up, reset the peak
-counter, time ``steps`` full training steps (forward, XS term, backward, optimiser step). Speed is
-``1 / median step time``, robust to a stray slow step. Peak memory is CUDA's max-allocated on a
-GPU and, on a CPU, the growth of the process's peak resident set (VmHWM, reset per pair through
-``/proc/self/clear_refs``) over its resident set before the pair's first step.
+Two passes. Speed: for each model, every method's pair
+alive at once and warmed up, then ``steps`` rounds of one full training step (forward, XS term,
+backward, optimiser step) per method in a rotating order, so that a noisy neighbour or a drifting
+clock slows every method alike instead of whichever happened to run then; speed is
+``1 / median step time``. Memory: one pair at a time, so that each peak is its own: reset the peak
+counter, build, warm up, one step. Peak memory is CUDA's max-allocated on a GPU and, on a CPU, the
+growth of the process's peak resident set (VmHWM, reset per pair through
+``/proc/self/clear_refs``) over its resident set before the pair was built, measured in a fresh
+process per pair with glibc's mmap threshold fixed, so that the same pair measured twice gives the
+same number (in one long-lived process it varied by 25% with the allocator's history).
 """
 
 from __future__ import annotations
 
 import gc
 import logging
+import multiprocessing
 import statistics
 import time
 from pathlib import Path
@@ -39,90 +45,179 @@ def _reset_cpu_peak() -> None:
     Path("/proc/self/clear_refs").write_text("5")
 
 
-def _release_cpu_memory() -> None:
-    """Hand memory freed by earlier pairs back to the OS (glibc ``malloc_trim``), so that a pair's
-    resident-set growth is its own and not hidden in the allocator's cache; a no-op elsewhere."""
-    try:
-        import ctypes
+def _libc():
+    import ctypes
 
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
+    try:
+        return ctypes.CDLL("libc.so.6")
+    except OSError:
+        return None
+
+
+def _steady_cpu_allocator() -> None:
+    """Fix glibc's mmap threshold at 128 KiB (``mallopt(M_MMAP_THRESHOLD)``, which also turns off
+    its dynamic adjustment): every large tensor is then mapped on allocation and unmapped on free,
+    so the peak resident set follows the live tensors instead of the allocator's history. Without
+    it the same pair measured twice differed by 25%. A no-op without glibc."""
+    libc = _libc()
+    if libc is not None and hasattr(libc, "mallopt"):
+        libc.mallopt(-3, 128 * 1024)  # M_MMAP_THRESHOLD
+
+
+def _release_cpu_memory() -> None:
+    """Hand memory freed by earlier pairs back to the OS (``malloc_trim``)."""
+    libc = _libc()
+    if libc is not None and hasattr(libc, "malloc_trim"):
+        libc.malloc_trim(0)
 
 
 def _has_batchnorm(model: torch.nn.Module) -> bool:
     return any(isinstance(m, torch.nn.modules.batchnorm._BatchNorm) for m in model.modules())
 
 
-def bench_pair(model_name: str, method: str, batch_size: int, image_size: int, steps: int,
-               device: str, warmup: int = 2, num_classes: int = 2) -> dict:
-    """Measure one (model, method) pair; see the module docstring."""
-    gc.collect()
-    if not device.startswith("cuda"):
-        _release_cpu_memory()
-    in_channels = 1 if model_name == "two_layer_cnn" else 3
-    built = build_model(model_name, num_classes, in_channels, image_size=image_size)
-    model = built.model.to(device).train()
-    # full RBR needs third derivatives, which training-mode batch_norm lacks: use running stats
-    xs_bn = "eval" if method == "rbr" and _has_batchnorm(model) else "train"
-    cfg = TrainConfig(model=model_name, method=method, lam=BENCH_LAMBDA, xs_batchnorm=xs_bn)
-    opt = make_optimizer(model, cfg)
-    gen = torch.Generator().manual_seed(0)
-    x = torch.randn(batch_size, in_channels, image_size, image_size, generator=gen).to(device)
-    y = torch.randint(0, num_classes, (batch_size,), generator=gen).to(device)
-    mask = torch.zeros(batch_size, 1, image_size, image_size)
-    mask[:, :, : image_size // 10, : image_size // 4] = 1.0  # a tag-sized corner box
-    mask = mask.to(device)
-    cuda = device.startswith("cuda")
+class _Pair:
+    """One (model, method) ready to train: ``step()`` runs one full training step."""
 
-    def step() -> None:
-        opt.zero_grad(set_to_none=True)
-        task, xs = step_losses(model, x, y, mask, cfg, built.targets)
-        (task + cfg.lam * xs).backward()
-        opt.step()
-        if cuda:
+    def __init__(self, model_name: str, method: str, batch_size: int, image_size: int,
+                 device: str, num_classes: int = 2):
+        in_channels = 1 if model_name == "two_layer_cnn" else 3
+        torch.manual_seed(0)
+        built = build_model(model_name, num_classes, in_channels, image_size=image_size)
+        self.model = built.model.to(device).train()
+        self.targets = built.targets
+        # full RBR needs third derivatives, which training-mode batch_norm lacks: running stats
+        self.xs_batchnorm = "eval" if method == "rbr" and _has_batchnorm(self.model) else "train"
+        self.cfg = TrainConfig(model=model_name, method=method, lam=BENCH_LAMBDA,
+                               xs_batchnorm=self.xs_batchnorm)
+        self.opt = make_optimizer(self.model, self.cfg)
+        gen = torch.Generator().manual_seed(0)
+        self.x = torch.randn(batch_size, in_channels, image_size, image_size, generator=gen).to(device)
+        self.y = torch.randint(0, num_classes, (batch_size,), generator=gen).to(device)
+        mask = torch.zeros(batch_size, 1, image_size, image_size)
+        mask[:, :, : image_size // 10, : image_size // 4] = 1.0  # a tag-sized corner box
+        self.mask = mask.to(device)
+        self.cuda = device.startswith("cuda")
+
+    def step(self) -> None:
+        self.opt.zero_grad(set_to_none=True)
+        task, xs = step_losses(self.model, self.x, self.y, self.mask, self.cfg, self.targets)
+        (task + self.cfg.lam * xs).backward()
+        self.opt.step()
+        if self.cuda:
             torch.cuda.synchronize()
 
+
+def peak_memory_mb(model_name: str, method: str, batch_size: int, image_size: int, device: str,
+                   warmup: int = 1) -> float:
+    """Peak memory in MB of one training step of this pair alone (see the module docstring)."""
+    gc.collect()
+    cuda = device.startswith("cuda")
     if cuda:
-        torch.cuda.reset_peak_memory_stats()
+        torch.cuda.empty_cache()
         base = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
     else:
-        base = _status_kb("VmRSS")
+        _release_cpu_memory()
+        base = _status_kb("VmRSS") * 1024
         _reset_cpu_peak()
+    pair = _Pair(model_name, method, batch_size, image_size, device)
     for _ in range(warmup):
-        step()
-    times = []
-    for _ in range(steps):
-        start = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - start)
+        pair.step()
+    pair.step()
     if cuda:
-        peak_mb = torch.cuda.max_memory_allocated() / 2**20
+        peak = torch.cuda.max_memory_allocated() - base
     else:
-        peak_mb = max(_status_kb("VmHWM") - base, 0) / 1024
-    return {"model": model_name, "method": method, "batch_size": batch_size,
-            "image_size": image_size, "it_per_s": 1.0 / statistics.median(times),
-            "peak_mem_mb": peak_mb, "device": device_name(device), "xs_batchnorm": xs_bn,
-            "steps": steps, "warmup": warmup}
+        peak = _status_kb("VmHWM") * 1024 - base
+    return max(peak, 0) / 2**20
+
+
+def _peak_in_child(model_name: str, method: str, batch_size: int, image_size: int, warmup: int,
+                   threads: int) -> float:
+    torch.set_num_threads(threads)
+    _steady_cpu_allocator()
+    # discarded: first-use allocations (thread pools, kernel caches) are nobody's peak
+    peak_memory_mb(model_name, "none", batch_size, image_size, "cpu", warmup=0)
+    return peak_memory_mb(model_name, method, batch_size, image_size, "cpu", warmup)
+
+
+def pair_memory_mb(model_name: str, method: str, batch_size: int, image_size: int, device: str,
+                   warmup: int = 1) -> float:
+    """:func:`peak_memory_mb` of one pair, on a CPU in a fresh (spawned) process, so that the
+    resident set reflects this pair's tensors and not what earlier pairs left in the allocator."""
+    if device.startswith("cuda"):
+        return peak_memory_mb(model_name, method, batch_size, image_size, device, warmup)
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        return pool.apply(_peak_in_child, (model_name, method, batch_size, image_size, warmup,
+                                           torch.get_num_threads()))
+
+
+def step_seconds(pairs: list[_Pair], steps: int) -> list[list[float]]:
+    """Seconds of each of ``steps`` training steps per pair, interleaved in rotating order."""
+    times: list[list[float]] = [[] for _ in pairs]
+    for r in range(steps):
+        for k in range(len(pairs)):
+            i = (r + k) % len(pairs)
+            start = time.perf_counter()
+            pairs[i].step()
+            times[i].append(time.perf_counter() - start)
+    return times
+
+
+def _warm_pairs(model_name: str, methods: list[str], batch_size: int, image_size: int,
+                device: str, warmup: int) -> list[_Pair | None]:
+    """Each method's pair, built and warmed up; ``None`` where it ran out of memory."""
+    pairs: list[_Pair | None] = []
+    for method in methods:
+        try:
+            pair = _Pair(model_name, method, batch_size, image_size, device)
+            for _ in range(warmup):
+                pair.step()
+            pairs.append(pair)
+        except torch.OutOfMemoryError:
+            pairs.append(None)
+            torch.cuda.empty_cache()
+    return pairs
+
+
+def bench_model(model_name: str, methods: list[str], batch_size: int, image_size: int,
+                steps: int, device: str, warmup: int = 1) -> list[dict]:
+    """Speed rows for one model (interleaved, see the module docstring), without memory. A pair
+    that runs out of memory is reported with ``status="oom"`` (the paper's DenseNet-121 + RBR)."""
+    pairs = _warm_pairs(model_name, methods, batch_size, image_size, device, warmup)
+    live = [p for p in pairs if p is not None]
+    times = iter(step_seconds(live, steps))
+    rows = []
+    for method, pair in zip(methods, pairs):
+        row = {"model": model_name, "method": method, "batch_size": batch_size,
+               "image_size": image_size, "device": device_name(device), "steps": steps,
+               "warmup": warmup, "timing": "interleaved", "status": "oom", "it_per_s": None}
+        if pair is not None:
+            t = next(times)
+            row.update(status="ok", it_per_s=1.0 / statistics.median(t), step_s_min=min(t),
+                       step_s_max=max(t), xs_batchnorm=pair.xs_batchnorm)
+        rows.append(row)
+    return rows
 
 
 def bench(models: list[str], methods: list[str], batch_size: int = 16, image_size: int = 224,
           steps: int = 10, device: str = "auto", warmup: int = 2) -> list[dict]:
-    """Every model x method pair, in one process, with a progress bar. A pair that runs out of
-    memory is reported with ``status="oom"`` (the paper's DenseNet-121 + RBR) instead of raising."""
+    """Every model x method pair, with progress bars: speed per model (:func:`bench_model`),
+    then peak memory pair by pair (:func:`pair_memory_mb`). ``methods`` may name a method twice:
+    the two rows then differ only by measurement noise."""
     device = resolve_device(device)
-    torch.manual_seed(0)
     rows = []
-    pairs = [(m, k) for m in models for k in methods]
-    for model_name, method in tqdm(pairs, desc="bench"):
-        try:
-            row = bench_pair(model_name, method, batch_size, image_size, steps, device, warmup)
-            row["status"] = "ok"
-        except torch.OutOfMemoryError:
-            row = {"model": model_name, "method": method, "batch_size": batch_size,
-                   "image_size": image_size, "it_per_s": None, "peak_mem_mb": None,
-                   "device": device_name(device), "status": "oom"}
-            torch.cuda.empty_cache()
+    for model_name in tqdm(models, desc="bench speed"):
+        rows += bench_model(model_name, methods, batch_size, image_size, steps, device, warmup)
+        gc.collect()
+    for row in tqdm(rows, desc="bench memory"):
+        row["peak_mem_mb"] = None
+        if row["status"] == "ok":
+            try:
+                row["peak_mem_mb"] = pair_memory_mb(row["model"], row["method"], batch_size,
+                                                    image_size, device, warmup)
+            except torch.OutOfMemoryError:
+                row["status"] = "oom"
+                torch.cuda.empty_cache()
+    for row in rows:
         log.info("%s", row)
-        rows.append(row)
     return rows

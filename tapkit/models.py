@@ -83,8 +83,10 @@ class TwoLayerCNN(nn.Module):
         return self.fc(torch.flatten(x, 1))
 
 
-@register_model("two_layer_cnn", targets=("relu1", "relu2"))
+@register_model("two_layer_cnn", targets=("pool1", "pool2"))
 def two_layer_cnn(num_classes: int = 10, in_channels: int = 1, image_size: int = 28) -> nn.Module:
+    """Targets: the outputs of the two conv blocks (after their max-pool, as for VGG-16 and as in
+    the authors' released code), a quarter of the pre-pool ReLU maps' size."""
     return TwoLayerCNN(num_classes, in_channels, image_size)
 
 

@@ -26,7 +26,7 @@ from tqdm import tqdm
 
 from . import losses, metrics
 from .data import Split, Task, load_experiment
-from .models import build_model, capture, target_layers
+from .models import build_model, capture, list_models, target_layers
 from .results import provenance, resolve_device, save_torch, write_json
 
 log = logging.getLogger(__name__)
@@ -95,11 +95,19 @@ class TrainConfig:
         return cls(**d)
 
     def key(self) -> str:
-        blob = json.dumps(self.to_dict(), sort_keys=True, default=str)
+        """Hash of the config and of the layers its model's registry entry targets (the
+        registry is part of what determines the result, so changing it invalidates the cache)."""
+        blob = json.dumps({"config": self.to_dict(), "targets": _registered_targets(self)},
+                          sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
     def replace(self, **changes) -> "TrainConfig":
         return dataclasses.replace(self, **changes)
+
+
+def _registered_targets(cfg: TrainConfig) -> list:
+    out = [list(target_layers(cfg.model)) if cfg.model in list_models() else None]
+    return out + (_registered_targets(cfg.teacher) if cfg.teacher is not None else [])
 
 
 # --------------------------------------------------------------------------- data and models

@@ -44,3 +44,16 @@ def test_metrics_hand_computed():
     assert metrics.f1(pred, y) == pytest.approx(2 * 2 / (2 * 2 + 1 + 0))
     assert metrics.mae(torch.tensor([0, 4, 2]), torch.tensor([1, 1, 2])) == pytest.approx(4 / 3)
     assert metrics.delta(0.99, 0.82) == pytest.approx(-0.17)
+
+
+def test_bench_memory_is_reproducible_and_ranks_the_double_backward_higher():
+    """Peak memory per pair is measured in a fresh process: the same pair twice gives the same
+    number, and RRR (which keeps a second-order graph) needs more than No XS."""
+    from tapkit.benchmark import pair_memory_mb
+
+    args = ("two_layer_cnn", 4, 56, "cpu", 1)
+    none_a = pair_memory_mb(args[0], "none", *args[1:])
+    none_b = pair_memory_mb(args[0], "none", *args[1:])
+    rrr = pair_memory_mb(args[0], "rrr", *args[1:])
+    assert none_a > 0 and abs(none_a - none_b) <= 0.02 * none_a
+    assert rrr > 1.2 * none_a
