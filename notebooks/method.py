@@ -77,7 +77,8 @@ lams = profiles.mnist_lambdas(root, lambdas)
 # %% [markdown]
 # ## D(M, l) on real masks
 #
-# Top: a Decoy-MNIST mask downscaled to the two-layer CNN's targeted layers. Bottom: a text-tag
+# Top: a Decoy-MNIST mask downscaled to the two-layer CNN's targeted layers, the outputs of its two
+# conv blocks (after each max-pool, as for VGG-16 and as in the authors' released code). Bottom: a text-tag
 # mask on a 224-px image downscaled to ResNet-18's four residual stages. Grey levels are the
 # weights D(M, l) gives each activation.
 
