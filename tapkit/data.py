@@ -211,10 +211,33 @@ def decoy_mnist(source: str = "embedded", seed: int = 0, clean_fraction: float =
 
 # ----------------------------------------------------------------------------- medical folders
 
-PNEU_LAYOUT = ("chest_xray/{train,test}/{NORMAL,PNEUMONIA}/*.jpeg  (Kermany et al. 2018, "
-               "'Chest X-Ray Images (Pneumonia)', Mendeley Data / Kaggle)")
-KNEE_LAYOUT = ("kneeKL224/{train,val,test}/{0,1,2,3,4}/*.png  (Chen 2018, 'Knee Osteoarthritis "
-               "Severity Grading Dataset', Mendeley Data / Kaggle)")
+@dataclass(frozen=True)
+class FolderDataset:
+    """A medical dataset as the user downloads it: ``<folder>/<split>/<class>/<pattern>``."""
+
+    name: str
+    folder: str
+    classes: tuple[str, ...]
+    pattern: str
+    metric: str
+    source: str
+
+    @property
+    def layout(self) -> str:
+        return (f"{self.folder}/{{train,test}}/{{{','.join(self.classes)}}}/{self.pattern}  "
+                f"({self.source})")
+
+
+# The paper's two medical datasets. KNEE's own ``val`` split is not used: the paper reserves 10%
+# of the training split for validation, as for the others.
+FOLDER_DATASETS = {
+    "pneu": FolderDataset("pneu", "chest_xray", ("NORMAL", "PNEUMONIA"), "*.jpeg", "f1",
+                          "Kermany et al. 2018, 'Chest X-Ray Images (Pneumonia)', Mendeley Data "
+                          "/ Kaggle"),
+    "knee": FolderDataset("knee", "kneeKL224", ("0", "1", "2", "3", "4"), "*.png", "mae",
+                          "Chen 2018, 'Knee Osteoarthritis Severity Grading Dataset', Mendeley "
+                          "Data / Kaggle"),
+}
 
 
 def load_image(path: Path, size: int) -> np.ndarray:
@@ -280,34 +303,31 @@ def medical_contamination(kind: str, num_classes: int, size: int) -> tuple[Calla
     raise ValueError(f"unknown artifact {kind!r}; expected 'tag' or 'stripe'")
 
 
-def pneu(path: str | Path, seed: int = 0, size: int = 224, artifact: str = "tag",
-         clean_fraction: float = 0.0, limit: int | None = None) -> tuple[Task, dict[str, Split]]:
-    """PNEU (paediatric chest x-rays, binary) from the folder the user downloaded."""
-    root = _find_root(path, "chest_xray", PNEU_LAYOUT)
-    classes = ("NORMAL", "PNEUMONIA")
-    xtr, ytr = _read_class_folders(root, "train", classes, "*.jpeg", size, PNEU_LAYOUT, limit)
-    xte, yte = _read_class_folders(root, "test", classes, "*.jpeg", size, PNEU_LAYOUT, limit)
-    contaminate, permute = medical_contamination(artifact, 2, size)
+def medical_folder(name: str, path: str | Path, seed: int = 0, size: int = 224,
+                   artifact: str = "tag", clean_fraction: float = 0.0,
+                   limit: int | None = None) -> tuple[Task, dict[str, Split]]:
+    """PNEU (paediatric chest x-rays, binary) or KNEE (knee x-rays, Kellgren-Lawrence grades 0-4)
+    from the folder the user downloaded, centre-cropped, resized and contaminated."""
+    if name not in FOLDER_DATASETS:
+        raise ValueError(f"unknown medical dataset {name!r}; expected one of {sorted(FOLDER_DATASETS)}")
+    ds = FOLDER_DATASETS[name]
+    root = _find_root(path, ds.folder, ds.layout)
+    xtr, ytr = _read_class_folders(root, "train", ds.classes, ds.pattern, size, ds.layout, limit)
+    xte, yte = _read_class_folders(root, "test", ds.classes, ds.pattern, size, ds.layout, limit)
+    contaminate, permute = medical_contamination(artifact, len(ds.classes), size)
     splits = build_splits(xtr, ytr, xte, yte, contaminate, permute, seed, IMAGENET_MEAN,
                           IMAGENET_STD, 3, clean_fraction)
-    return Task("pneu", 2, 3, size, "f1"), splits
+    return Task(name, len(ds.classes), 3, size, ds.metric), splits
 
 
-def knee(path: str | Path, seed: int = 0, size: int = 224, artifact: str = "tag",
-         clean_fraction: float = 0.0, limit: int | None = None) -> tuple[Task, dict[str, Split]]:
-    """KNEE (knee x-rays, Kellgren-Lawrence grades 0-4) from the folder the user downloaded.
+def pneu(path: str | Path, **kwargs) -> tuple[Task, dict[str, Split]]:
+    """PNEU from its folder; keyword arguments as for :func:`medical_folder`."""
+    return medical_folder("pneu", path, **kwargs)
 
-    The paper reserves 10% of the training split for validation; the folder's own ``val`` split
-    is not used.
-    """
-    root = _find_root(path, "kneeKL224", KNEE_LAYOUT)
-    classes = ("0", "1", "2", "3", "4")
-    xtr, ytr = _read_class_folders(root, "train", classes, "*.png", size, KNEE_LAYOUT, limit)
-    xte, yte = _read_class_folders(root, "test", classes, "*.png", size, KNEE_LAYOUT, limit)
-    contaminate, permute = medical_contamination(artifact, 5, size)
-    splits = build_splits(xtr, ytr, xte, yte, contaminate, permute, seed, IMAGENET_MEAN,
-                          IMAGENET_STD, 3, clean_fraction)
-    return Task("knee", 5, 3, size, "mae"), splits
+
+def knee(path: str | Path, **kwargs) -> tuple[Task, dict[str, Split]]:
+    """KNEE from its folder; keyword arguments as for :func:`medical_folder`."""
+    return medical_folder("knee", path, **kwargs)
 
 
 def digits_standin(task: str, seed: int = 0, size: int = 64, artifact: str = "tag",
@@ -359,6 +379,5 @@ def load_experiment(experiment: str, *, source: str = "embedded", seed: int = 0,
         size = image_size or 224
         if source == "embedded":
             return digits_standin(experiment, seed, size, artifact, clean_fraction, per_class)
-        loader = pneu if experiment == "pneu" else knee
-        return loader(source, seed, size, artifact, clean_fraction, per_class)
+        return medical_folder(experiment, source, seed, size, artifact, clean_fraction, per_class)
     raise ValueError(f"unknown experiment {experiment!r}; expected 'decoy-mnist', 'pneu' or 'knee'")
