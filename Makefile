@@ -5,13 +5,27 @@ VENV    ?= .venv
 PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed-stamp
 
-# Chapter order is execution order: later notebooks read tables earlier ones wrote.
+JOBS    ?= 2
+# Chapter order (the book's _toc.yml); execution order follows the dependencies below.
 NOTEBOOKS := data method lambda_search mnist teachers distillation pneu knee overlap visual \
              extra_architectures speed_memory explorer report
-EXECUTED  := $(patsubst %,build/executed/$(PROFILE)/%.ipynb,$(NOTEBOOKS))
+X         := build/executed/$(PROFILE)
+EXECUTED  := $(patsubst %,$(X)/%.ipynb,$(NOTEBOOKS))
 LIBRARY   := $(wildcard tapkit/*.py)
 
-.PHONY: test book install clean notebooks
+# What each notebook reads from another: its tables, or runs it would otherwise train a second
+# time. The MNIST chain and the medical chain are independent and run side by side (JOBS=2;
+# the medical notebooks use one thread); speed_memory waits for everything else and runs alone,
+# since its timings need a quiet machine; report gathers every table.
+$(X)/lambda_search.ipynb: $(X)/method.ipynb
+$(X)/mnist.ipynb: $(X)/lambda_search.ipynb
+$(X)/teachers.ipynb $(X)/explorer.ipynb: $(X)/mnist.ipynb
+$(X)/distillation.ipynb: $(X)/teachers.ipynb
+$(X)/overlap.ipynb $(X)/visual.ipynb: $(X)/pneu.ipynb $(X)/knee.ipynb
+$(X)/speed_memory.ipynb: $(filter-out $(X)/speed_memory.ipynb $(X)/report.ipynb,$(EXECUTED))
+$(X)/report.ipynb: $(X)/speed_memory.ipynb
+
+.PHONY: test book install clean notebooks executed
 install: $(STAMP)
 
 $(STAMP): pyproject.toml
@@ -24,10 +38,13 @@ $(STAMP): pyproject.toml
 test: $(STAMP)
 	$(PY) -m pytest -q
 
-build/executed/$(PROFILE)/%.ipynb: notebooks/%.py $(LIBRARY) | $(STAMP)
+$(X)/%.ipynb: notebooks/%.py $(LIBRARY) | $(STAMP)
 	$(PY) scripts/run_notebook.py $< $@ --profile $(PROFILE)
 
-book: $(STAMP) $(EXECUTED)
+executed: $(EXECUTED)
+
+book: $(STAMP)
+	$(MAKE) -j$(JOBS) executed
 	$(PY) scripts/build_book.py --profile $(PROFILE)
 
 # paired .ipynb copies (git ignores them) for papermill or Jupyter: papermill notebooks/mnist.ipynb ...

@@ -19,15 +19,15 @@
 # out of memory. TAP needs no second derivative, so the paper finds it at about No XS's speed and
 # memory, while RRR (second derivatives) and RBR (third) cost several times more.
 #
-# `tapkit.benchmark.bench` measures every (architecture, method) pair in one process: build,
-# warm up, reset the peak-memory counter, time the steps; speed is 1 / median step time. Peak
-# memory is CUDA's max-allocated on a GPU and, on a CPU, the growth of the process's peak resident
-# set during the pair. RBR on the BatchNorm networks uses BatchNorm in eval mode for its XS term,
-# as in training (see the PNEU chapter). Absolute numbers depend on the hardware, so they are
-# compared with the paper's as **ratios to No XS** on the same architecture. No XS is measured
-# twice per architecture (first and last, "No XS, again"): the gap between the two is the
-# measurement noise and drift, against which the other ratios should be read. TAP is measured
-# right after the first.
+# `tapkit.benchmark.bench` times each architecture's methods interleaved: all pairs built and
+# warmed up, then rounds of one training step per method in rotating order, so that machine noise
+# and drift slow every method alike; speed is 1 / median step time. Peak memory is measured pair
+# by pair: CUDA's max-allocated on a GPU and, on a CPU, the growth of the peak resident set in a
+# fresh process (reproducible to the megabyte). RBR on the BatchNorm networks uses BatchNorm in
+# eval mode for its XS term, as in training (see the PNEU chapter). Absolute numbers depend on the
+# hardware, so they are compared with the paper's as **ratios to No XS** on the same
+# architecture. No XS is measured twice per architecture ("No XS, again"): the gap between the two
+# is the measurement noise against which the other ratios should be read.
 #
 # The same measurement from the command line: `tapkit bench --batch-size 16 --image-size 224
 # --out bench.json`.

@@ -4,12 +4,12 @@ Two passes. Speed: for each model, every method's pair
 alive at once and warmed up, then ``steps`` rounds of one full training step (forward, XS term,
 backward, optimiser step) per method in a rotating order, so that a noisy neighbour or a drifting
 clock slows every method alike instead of whichever happened to run then; speed is
-``1 / median step time``. Memory: one pair at a time, so that each peak is its own: reset the peak
-counter, build, warm up, one step. Peak memory is CUDA's max-allocated on a GPU and, on a CPU, the
-growth of the process's peak resident set (VmHWM, reset per pair through
-``/proc/self/clear_refs``) over its resident set before the pair was built, measured in a fresh
-process per pair with glibc's mmap threshold fixed, so that the same pair measured twice gives the
-same number (in one long-lived process it varied by 25% with the allocator's history).
+``1 / median step time``. Memory: one pair at a time, so that each peak is its own: build, warm
+up, reset the peak counter, one step; the peak over what was allocated before the pair was built.
+That is CUDA's max-allocated on a GPU and, on a CPU, the process's peak resident set (VmHWM, reset
+through ``/proc/self/clear_refs``), measured in a fresh process per model with glibc's mmap
+threshold fixed, so that the same pair measured twice gives the same number (in the long-lived
+process of the speed pass it varied by 25% with the allocator's history).
 """
 
 from __future__ import annotations
@@ -108,47 +108,57 @@ class _Pair:
 
 
 def peak_memory_mb(model_name: str, method: str, batch_size: int, image_size: int, device: str,
-                   warmup: int = 1) -> float:
-    """Peak memory in MB of one training step of this pair alone (see the module docstring)."""
+                   warmup: int = 1) -> float | None:
+    """Peak memory in MB of one training step of this pair (see the module docstring): model,
+    optimiser state and the step's tensors, counted after ``warmup`` steps; ``None`` when the
+    pair runs out of memory."""
     gc.collect()
     cuda = device.startswith("cuda")
     if cuda:
         torch.cuda.empty_cache()
         base = torch.cuda.memory_allocated()
-        torch.cuda.reset_peak_memory_stats()
     else:
         _release_cpu_memory()
         base = _status_kb("VmRSS") * 1024
-        _reset_cpu_peak()
-    pair = _Pair(model_name, method, batch_size, image_size, device)
-    for _ in range(warmup):
+    try:
+        pair = _Pair(model_name, method, batch_size, image_size, device)
+        for _ in range(warmup):
+            pair.step()
+        if cuda:
+            torch.cuda.reset_peak_memory_stats()
+        else:
+            _reset_cpu_peak()
         pair.step()
-    pair.step()
-    if cuda:
-        peak = torch.cuda.max_memory_allocated() - base
-    else:
-        peak = _status_kb("VmHWM") * 1024 - base
-    return max(peak, 0) / 2**20
+    except torch.OutOfMemoryError:
+        return None
+    peak = torch.cuda.max_memory_allocated() if cuda else _status_kb("VmHWM") * 1024
+    return max(peak - base, 0) / 2**20
 
 
-def _peak_in_child(model_name: str, method: str, batch_size: int, image_size: int, warmup: int,
-                   threads: int) -> float:
+def _peaks(model_name: str, methods: list[str], batch_size: int, image_size: int, device: str,
+           warmup: int) -> dict[str, float | None]:
+    # discarded: first-use allocations (thread pools, kernel caches) are nobody's peak
+    peak_memory_mb(model_name, "none", batch_size, image_size, device, warmup=0)
+    return {m: peak_memory_mb(model_name, m, batch_size, image_size, device, warmup)
+            for m in dict.fromkeys(methods)}
+
+
+def _peaks_in_child(threads: int, *args) -> dict[str, float | None]:
     torch.set_num_threads(threads)
     _steady_cpu_allocator()
-    # discarded: first-use allocations (thread pools, kernel caches) are nobody's peak
-    peak_memory_mb(model_name, "none", batch_size, image_size, "cpu", warmup=0)
-    return peak_memory_mb(model_name, method, batch_size, image_size, "cpu", warmup)
+    return _peaks(*args)
 
 
-def pair_memory_mb(model_name: str, method: str, batch_size: int, image_size: int, device: str,
-                   warmup: int = 1) -> float:
-    """:func:`peak_memory_mb` of one pair, on a CPU in a fresh (spawned) process, so that the
-    resident set reflects this pair's tensors and not what earlier pairs left in the allocator."""
+def model_memory_mb(model_name: str, methods: list[str], batch_size: int, image_size: int,
+                    device: str, warmup: int = 1) -> dict[str, float | None]:
+    """:func:`peak_memory_mb` of each method's pair, one after the other. On a CPU this runs in a
+    fresh (spawned) process with glibc's mmap threshold fixed, so that the resident set follows
+    each pair's live tensors and not what the speed pass left in the allocator."""
+    args = (model_name, list(methods), batch_size, image_size, device, warmup)
     if device.startswith("cuda"):
-        return peak_memory_mb(model_name, method, batch_size, image_size, device, warmup)
+        return _peaks(*args)
     with multiprocessing.get_context("spawn").Pool(1) as pool:
-        return pool.apply(_peak_in_child, (model_name, method, batch_size, image_size, warmup,
-                                           torch.get_num_threads()))
+        return pool.apply(_peaks_in_child, (torch.get_num_threads(), *args))
 
 
 def step_seconds(pairs: list[_Pair], steps: int) -> list[list[float]]:
@@ -202,22 +212,21 @@ def bench_model(model_name: str, methods: list[str], batch_size: int, image_size
 def bench(models: list[str], methods: list[str], batch_size: int = 16, image_size: int = 224,
           steps: int = 10, device: str = "auto", warmup: int = 2) -> list[dict]:
     """Every model x method pair, with progress bars: speed per model (:func:`bench_model`),
-    then peak memory pair by pair (:func:`pair_memory_mb`). ``methods`` may name a method twice:
-    the two rows then differ only by measurement noise."""
+    then peak memory pair by pair (:func:`model_memory_mb`). ``methods`` may name a method twice:
+    the two rows then share one memory figure and differ in speed only by measurement noise."""
     device = resolve_device(device)
     rows = []
     for model_name in tqdm(models, desc="bench speed"):
         rows += bench_model(model_name, methods, batch_size, image_size, steps, device, warmup)
         gc.collect()
-    for row in tqdm(rows, desc="bench memory"):
-        row["peak_mem_mb"] = None
-        if row["status"] == "ok":
-            try:
-                row["peak_mem_mb"] = pair_memory_mb(row["model"], row["method"], batch_size,
-                                                    image_size, device, warmup)
-            except torch.OutOfMemoryError:
+    for model_name in tqdm(models, desc="bench memory"):
+        own = [row for row in rows if row["model"] == model_name]
+        ok = [row["method"] for row in own if row["status"] == "ok"]
+        peaks = model_memory_mb(model_name, ok, batch_size, image_size, device, warmup) if ok else {}
+        for row in own:
+            row["peak_mem_mb"] = peaks.get(row["method"])
+            if row["status"] == "ok" and row["peak_mem_mb"] is None:
                 row["status"] = "oom"
-                torch.cuda.empty_cache()
     for row in rows:
         log.info("%s", row)
     return rows

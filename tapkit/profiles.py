@@ -64,7 +64,7 @@ MEDICAL = {
 # RBR step alone takes ~15 s there). `steps` (or `model_steps[model]`) are timed after `warmup`
 # steps; the median step time gives it/s.
 BENCH = {
-    "quick": dict(batch_size=4, image_size=64, steps=7, warmup=1, threads=1,
+    "quick": dict(batch_size=4, image_size=64, steps=6, warmup=1, threads=1,
                   model_steps={"vgg16": 1}),
     "paper": dict(batch_size=16, image_size=224, steps=10, warmup=2, threads=None, model_steps={}),
 }
