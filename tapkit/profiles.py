@@ -17,7 +17,7 @@ from .training import TrainConfig
 # 50 epochs, five seeds, full MNIST. Quick: Adam 1e-3 on the 5,000 embedded digits (with SGD the
 # small data set leaves No XS underfit and it never learns the decoy; see the reproduction report).
 MNIST = {
-    "quick": dict(source="embedded", seeds=[0], epochs=6, batch_size=64, optimizer="adam", lr=1e-3),
+    "quick": dict(source="embedded", seeds=[0], epochs=5, batch_size=64, optimizer="adam", lr=1e-3),
     "paper": dict(source="torchvision", seeds=[0, 1, 2, 3, 4], epochs=50, batch_size=256,
                   optimizer="sgd", lr=1e-3),
 }
@@ -52,7 +52,7 @@ MNIST_TEACHERS = {
 # `per_class` and `stripe_models` may be dicts keyed by experiment ("pneu", "knee").
 MEDICAL = {
     "quick": dict(source="embedded", seeds=[0], epochs=3, batch_size=8, optimizer="adam", lr=1e-3,
-                  image_size=32, per_class={"pneu": 40, "knee": 16}, pretrained=False, threads=1,
+                  image_size=32, per_class={"pneu": 28, "knee": 12}, pretrained=False, threads=1,
                   model_overrides={"vgg16": dict(epochs=0)}, stripe_models=[]),
     "paper": dict(source=None, seeds=[0, 1, 2, 3, 4], epochs=50, batch_size=16, optimizer="sgd",
                   lr=1e-5, image_size=224, per_class=None, pretrained=True, threads=None,
@@ -64,7 +64,7 @@ MEDICAL = {
 # RBR step alone takes ~15 s there). `steps` (or `model_steps[model]`) are timed after `warmup`
 # steps; the median step time gives it/s.
 BENCH = {
-    "quick": dict(batch_size=4, image_size=64, steps=6, warmup=1, threads=1,
+    "quick": dict(batch_size=4, image_size=64, steps=5, warmup=1, threads=1,
                   model_steps={"vgg16": 1}),
     "paper": dict(batch_size=16, image_size=224, steps=10, warmup=2, threads=None, model_steps={}),
 }
