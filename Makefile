@@ -27,8 +27,8 @@ $(X)/distillation.ipynb: $(X)/teachers.ipynb
 $(X)/overlap.ipynb $(X)/visual.ipynb: $(X)/pneu.ipynb $(X)/knee.ipynb
 $(X)/speed_memory.ipynb: $(filter-out $(X)/speed_memory.ipynb $(X)/report.ipynb,$(EXECUTED))
 $(X)/report.ipynb: $(X)/speed_memory.ipynb
-# report runs alone, so it may use every core
-$(X)/report.ipynb: THREADS :=
+# speed_memory and report run alone, so they may use every core
+$(X)/speed_memory.ipynb $(X)/report.ipynb: THREADS :=
 
 .PHONY: test book install clean notebooks executed
 install: $(STAMP)

@@ -31,6 +31,9 @@ def test_bench_writes_one_row_per_pair(tmp_path):
     for r in rows:
         assert r["it_per_s"] > 0 and r["peak_mem_mb"] >= 0 and r["device"].startswith("cpu")
         assert {"batch_size", "image_size"} <= set(r)
+        # speed is the fastest step's (timeit's rule), the median kept beside it
+        assert r["it_per_s"] == pytest.approx(1 / r["step_s_min"])
+        assert r["step_s_min"] <= r["step_s_max"] and r["it_per_s_median"] <= r["it_per_s"]
 
 
 def test_unknown_method_is_rejected_by_the_parser():
