@@ -6,10 +6,12 @@ backward, optimiser step) per method in a rotating order, so that a noisy neighb
 clock slows every method alike instead of whichever happened to run then; speed is
 ``1 / fastest step time``, as :mod:`timeit` advises: interference only ever slows a step down, so
 the fastest of ``steps`` estimates the step's own cost (on our VM, TAP / No XS from five steps
-stayed within 0.93-1.05 using the fastest step, 0.78-1.34 using the median; both are stored). On a CPU this runs in a fresh process whose allocator keeps freed memory
-for reuse, so that a step does not spend its time faulting in fresh zeroed pages (on our 2-core VM
-that was a fifth of the step and most of its spread). Memory: one pair at a time, so that each peak is its own: build, warm
-up, reset the peak counter, one step; the peak over what was allocated before the pair was built.
+stayed within 0.93-1.12 using the fastest step, 0.78-1.34 using the median; both are stored).
+On a CPU this runs in a fresh process whose allocator keeps freed memory for reuse, so that a
+step does not spend its time faulting in fresh zeroed pages (on our 2-core VM that was a fifth of
+the CPU time and most of the spread). Memory: one pair at a time, so that each peak is its own:
+build, warm up, reset the peak counter, one step; the peak over what was allocated before the
+pair was built.
 That is CUDA's max-allocated on a GPU and, on a CPU, the process's peak resident set (VmHWM, reset
 through ``/proc/self/clear_refs``), measured in a fresh process per model with glibc's mmap
 threshold fixed, so that the same pair measured twice gives the same number (in the long-lived
@@ -158,10 +160,19 @@ def _peaks(model_name: str, methods: list[str], batch_size: int, image_size: int
             for m in dict.fromkeys(methods)}
 
 
-def _peaks_in_child(threads: int, *args) -> dict[str, float | None]:
+def _in_child(threads: int, allocator, fn, *args):
     torch.set_num_threads(threads)
-    _steady_cpu_allocator()
-    return _peaks(*args)
+    allocator()
+    return fn(*args)
+
+
+def _fresh_cpu_process(fn, allocator, args: tuple, device: str):
+    """``fn(*args)``; on a CPU in a fresh (spawned) process with the parent's thread count and
+    ``allocator`` applied first, so that nothing the caller allocated skews the measurement."""
+    if device.startswith("cuda"):
+        return fn(*args)
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        return pool.apply(_in_child, (torch.get_num_threads(), allocator, fn, *args))
 
 
 def model_memory_mb(model_name: str, methods: list[str], batch_size: int, image_size: int,
@@ -170,10 +181,7 @@ def model_memory_mb(model_name: str, methods: list[str], batch_size: int, image_
     fresh (spawned) process with glibc's mmap threshold fixed, so that the resident set follows
     each pair's live tensors and not what the speed pass left in the allocator."""
     args = (model_name, list(methods), batch_size, image_size, device, warmup)
-    if device.startswith("cuda"):
-        return _peaks(*args)
-    with multiprocessing.get_context("spawn").Pool(1) as pool:
-        return pool.apply(_peaks_in_child, (torch.get_num_threads(), *args))
+    return _fresh_cpu_process(_peaks, _steady_cpu_allocator, args, device)
 
 
 def step_seconds(pairs: list[_Pair], steps: int) -> list[list[float]]:
@@ -225,20 +233,11 @@ def bench_model(model_name: str, methods: list[str], batch_size: int, image_size
     return rows
 
 
-def _speed_in_child(threads: int, *args) -> list[dict]:
-    torch.set_num_threads(threads)
-    _reusing_cpu_allocator()
-    return bench_model(*args)
-
-
 def model_speed(model_name: str, methods: list[str], batch_size: int, image_size: int,
                 steps: int, device: str, warmup: int = 1) -> list[dict]:
     """:func:`bench_model`, on a CPU in a fresh (spawned) process with a reusing allocator."""
     args = (model_name, list(methods), batch_size, image_size, steps, device, warmup)
-    if device.startswith("cuda"):
-        return bench_model(*args)
-    with multiprocessing.get_context("spawn").Pool(1) as pool:
-        return pool.apply(_speed_in_child, (torch.get_num_threads(), *args))
+    return _fresh_cpu_process(bench_model, _reusing_cpu_allocator, args, device)
 
 
 def bench(models: list[str], methods: list[str], batch_size: int = 16, image_size: int = 224,

@@ -61,8 +61,8 @@ MEDICAL = {
 
 # Table 1 (speed and memory of one training step): the paper's batch of 16 224-px images on a GPU;
 # on the quick profile's 2-core CPU a small batch on every core (the chapter runs alone), and
-# fewer steps for VGG-16 (its RBR step alone takes ~8 s there). `steps` (or `model_steps[model]`) are timed after `warmup`
-# steps; the fastest step gives it/s (see tapkit.benchmark).
+# fewer steps for VGG-16 (its RBR step alone takes ~8 s there). `steps` (or
+# `model_steps[model]`) are timed after `warmup` steps; the fastest gives it/s (tapkit.benchmark).
 BENCH = {
     "quick": dict(batch_size=4, image_size=64, steps=5, warmup=1, threads=None,
                   model_steps={"vgg16": 3}),
