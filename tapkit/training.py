@@ -62,10 +62,12 @@ class TrainConfig:
     artifact: str = "tag"
     per_class: int | None = None
     pretrained: bool = False
-    tap_norm: str = "l1"
+    tap_norm: str = "l1"                # "l1" (Definition 2) or "l2sq" (released code)
+    tap_pooling: str = "independent"    # D(M,l) from M per layer, or "cumulative" (released code)
+    rrr_scale: str = "none"             # "none" (Eq. 4) or "released" (mask x H*W/|M| before squaring)
     kernel_size: int = 3
-    rbr_variant: str = "full"
-    xs_batchnorm: str = "train"         # "eval": XS term's forward uses BatchNorm running stats
+    rbr_variant: str = "full"           # "full" (Shao et al.) or "released" (authors' code)
+    xs_batchnorm: str = "eval"          # input gradients on BatchNorm "eval" (running) or "train" stats
     kd_temperature: float = 4.0
 
     def __post_init__(self) -> None:
@@ -83,6 +85,16 @@ class TrainConfig:
             raise ValueError(f"unknown optimizer {self.optimizer!r}; expected 'adam' or 'sgd'")
         if self.xs_batchnorm not in ("train", "eval"):
             raise ValueError("xs_batchnorm must be 'train' or 'eval'")
+        if self.tap_norm not in ("l1", "l2sq"):
+            raise ValueError(f"unknown tap_norm {self.tap_norm!r}; expected 'l1' or 'l2sq'")
+        if self.tap_pooling not in ("independent", "cumulative"):
+            raise ValueError(f"unknown tap_pooling {self.tap_pooling!r}; expected 'independent' "
+                             "or 'cumulative'")
+        if self.rrr_scale not in ("none", "released"):
+            raise ValueError(f"unknown rrr_scale {self.rrr_scale!r}; expected 'none' or 'released'")
+        if self.rbr_variant not in ("full", "released"):
+            raise ValueError(f"unknown rbr_variant {self.rbr_variant!r}; expected 'full' or "
+                             "'released'")
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
