@@ -8,6 +8,12 @@ same way::
     with capture(model, ["layer1", "layer2"]) as acts:
         logits = model(x)
     loss = ce(logits, y) + lam * tap(list(acts.values()), mask)
+
+The activation map of Eq. 6 is taken *after* the activation function σ. Where a target's output
+is already post-activation (ReLU outputs, max-pools of them) nothing is declared; where it is not
+(a DenseNet ``norm5`` followed by a functional ReLU, the linear bottlenecks of EfficientNet and
+MobileNet), the registry declares σ for that target and :func:`capture` applies it, so every
+registered target's map is non-negative.
 """
 
 from __future__ import annotations
@@ -16,8 +22,9 @@ import contextlib
 import logging
 import warnings
 from collections import OrderedDict
-from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
+import os
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, Mapping, Sequence
 
 import torch
 from torch import nn
@@ -25,27 +32,49 @@ from torch import nn
 log = logging.getLogger(__name__)
 
 
+# σ of Eq. 6 for targets whose module output is not yet post-activation. ``relu`` where the
+# network itself applies a ReLU next (functionally, so no module to hook); ``abs`` for linear
+# (identity-activation) outputs, whose sign carries information: Σ_c |Z_c| is zero only where
+# every channel is, so penalising it suppresses the signal rather than one sign of it.
+SIGMAS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {"relu": torch.relu, "abs": torch.abs}
+
+
 @dataclass(frozen=True)
 class ModelSpec:
-    """A registered architecture: its builder and the layers TAP targets (paper, Models section)."""
+    """A registered architecture: its builder, the layers TAP targets (paper, Models section) and
+    σ for those targets whose output is taken before their activation function (Eq. 6)."""
 
     name: str
     builder: Callable[..., nn.Module]
     targets: tuple[str, ...]
     torchvision_name: str | None = None
+    sigma: Mapping[str, str] = field(default_factory=dict)
 
 
 _REGISTRY: dict[str, ModelSpec] = {}
 
 
-def register_model(name: str, targets: Sequence[str], torchvision_name: str | None = None):
-    """Decorator adding a builder ``(num_classes, in_channels) -> nn.Module`` to the registry."""
+def register_model(name: str, targets: Sequence[str], torchvision_name: str | None = None,
+                   sigma: Mapping[str, str] | None = None):
+    """Decorator adding a builder ``(num_classes, in_channels) -> nn.Module`` to the registry;
+    ``sigma`` maps target names to a key of :data:`SIGMAS`."""
+    sigma = dict(sigma or {})
+    _check_sigma(tuple(targets), sigma)
 
     def wrap(builder: Callable[..., nn.Module]) -> Callable[..., nn.Module]:
-        _REGISTRY[name] = ModelSpec(name, builder, tuple(targets), torchvision_name)
+        _REGISTRY[name] = ModelSpec(name, builder, tuple(targets), torchvision_name, sigma)
         return builder
 
     return wrap
+
+
+def _check_sigma(layers: Sequence[str], sigma: Mapping[str, str]) -> None:
+    stray = [name for name in sigma if name not in layers]
+    if stray:
+        raise ValueError(f"sigma names layers {stray} that are not among {list(layers)}")
+    bad = {name: s for name, s in sigma.items() if s not in SIGMAS}
+    if bad:
+        raise ValueError(f"unknown sigma {bad}; expected one of {sorted(SIGMAS)}")
 
 
 def list_models() -> list[str]:
@@ -61,6 +90,11 @@ def get_spec(name: str) -> ModelSpec:
 def target_layers(name: str) -> tuple[str, ...]:
     """The layers the paper penalises for a registered model."""
     return get_spec(name).targets
+
+
+def target_sigma(name: str) -> dict[str, str]:
+    """σ (a key of :data:`SIGMAS`) of the targets of a registered model that need one (Eq. 6)."""
+    return dict(get_spec(name).sigma)
 
 
 class TwoLayerCNN(nn.Module):
@@ -131,19 +165,40 @@ def _tv_builder(tv_name: str):
     return build
 
 
-# Targets as the paper's Models section states them; see the book's reproduction report for the
-# released code's choices (e.g. DenseNet transitions instead of dense blocks).
-register_model("vgg16", ("features.4", "features.9", "features.16", "features.23", "features.30"),
-               "vgg16")(_tv_builder("vgg16"))
+def _vgg16_authors(num_classes: int = 2, in_channels: int = 3, weights=None) -> nn.Module:
+    """VGG-16 with the authors' classifier: 25088 -> 1024 -> ReLU -> Dropout(0.5) -> classes."""
+    model = _torchvision("vgg16", num_classes, in_channels, weights)
+    model.classifier = nn.Sequential(nn.Linear(model.classifier[0].in_features, 1024), nn.ReLU(),
+                                     nn.Dropout(0.5), nn.Linear(1024, num_classes))
+    return model
+
+
+# Targets as the paper's Models section states them; ``*_released``/``*_authors`` entries are the
+# released code's choices (see the book's reproduction report).
+VGG16_POOLS = ("features.4", "features.9", "features.16", "features.23", "features.30")
+register_model("vgg16", VGG16_POOLS, "vgg16")(_tv_builder("vgg16"))
+register_model("vgg16_authors", VGG16_POOLS, "vgg16")(_vgg16_authors)
 register_model("resnet18", ("layer1", "layer2", "layer3", "layer4"), "resnet18")(
     _tv_builder("resnet18"))
-register_model("densenet121", ("features.denseblock1", "features.denseblock2",
-                               "features.denseblock3", "features.denseblock4"), "densenet121")(
+# "The output of each of the four dense blocks", after its activation: torchvision applies the
+# BatchNorm + ReLU that follows dense block k at the head of transition k (k = 1..3) and as
+# norm5 + a functional ReLU after block 4.
+register_model("densenet121", ("features.transition1.relu", "features.transition2.relu",
+                               "features.transition3.relu", "features.norm5"), "densenet121",
+               sigma={"features.norm5": "relu"})(_tv_builder("densenet121"))
+# The authors' code: the (linear) outputs of transition1-3 and norm5 after its ReLU.
+register_model("densenet121_released", ("features.transition1", "features.transition2",
+                                        "features.transition3", "features.norm5"), "densenet121",
+               sigma={"features.transition1": "abs", "features.transition2": "abs",
+                      "features.transition3": "abs", "features.norm5": "relu"})(
     _tv_builder("densenet121"))
-register_model("efficientnet_b0", ("features.2", "features.3", "features.5", "features.7"),
-               "efficientnet_b0")(_tv_builder("efficientnet_b0"))
-register_model("mobilenet_v2", ("features.3", "features.6", "features.13", "features.17"),
-               "mobilenet_v2")(_tv_builder("mobilenet_v2"))
+# Stage outputs of the extra architectures are linear bottlenecks (no activation): σ = |.|.
+_EFFNET = ("features.2", "features.3", "features.5", "features.7")
+register_model("efficientnet_b0", _EFFNET, "efficientnet_b0",
+               sigma=dict.fromkeys(_EFFNET, "abs"))(_tv_builder("efficientnet_b0"))
+_MOBILENET = ("features.3", "features.6", "features.13", "features.17")
+register_model("mobilenet_v2", _MOBILENET, "mobilenet_v2",
+               sigma=dict.fromkeys(_MOBILENET, "abs"))(_tv_builder("mobilenet_v2"))
 
 
 @dataclass(frozen=True)
@@ -151,21 +206,24 @@ class BuiltModel:
     model: nn.Module
     targets: tuple[str, ...]
     weights: str  # "random", a torchvision weights name, or "random (offline fallback)"
+    sigma: Mapping[str, str] = field(default_factory=dict)  # σ of targets that need one (Eq. 6)
 
 
 def build_model(name: str, num_classes: int, in_channels: int = 1, pretrained: bool = False,
-                image_size: int = 28) -> BuiltModel:
+                image_size: int = 28, weights_fallback: bool = True) -> BuiltModel:
     """Build a registered model; ``pretrained`` asks for torchvision's default ImageNet weights.
 
-    When the weights cannot be had (offline), warn once and fall back to random initialisation;
-    the returned ``weights`` field records which happened so results can say so.
+    When the weights cannot be loaded (offline, no cached file): with ``weights_fallback`` (the
+    quick profile) warn once and fall back to random initialisation, recorded in the returned
+    ``weights`` field; without it (the paper profile) raise a RuntimeError saying which file to
+    put where, since the paper's medical results start from ImageNet weights.
     """
     spec = get_spec(name)
     if spec.torchvision_name is None:
         if pretrained:
             raise ValueError(f"{name} has no pretrained weights; use pretrained=False")
         return BuiltModel(spec.builder(num_classes, in_channels, image_size), spec.targets,
-                          "random")
+                          "random", spec.sigma)
     weights, label = None, "random"
     if pretrained:
         import torchvision
@@ -173,12 +231,22 @@ def build_model(name: str, num_classes: int, in_channels: int = 1, pretrained: b
         enum = torchvision.models.get_model_weights(spec.torchvision_name).DEFAULT
         try:
             model = spec.builder(num_classes, in_channels, weights=enum)
-            return BuiltModel(model, spec.targets, str(enum))
+            return BuiltModel(model, spec.targets, str(enum), spec.sigma)
         except Exception as err:  # noqa: BLE001 - any download failure means "offline"
+            if not weights_fallback:
+                raise RuntimeError(_missing_weights_message(name, enum, err)) from err
             _warn_offline(name, err)
             label = "random (offline fallback)"
     return BuiltModel(spec.builder(num_classes, in_channels, weights=weights), spec.targets,
-                      label)
+                      label, spec.sigma)
+
+
+def _missing_weights_message(name: str, enum, err: Exception) -> str:
+    path = os.path.join(torch.hub.get_dir(), "checkpoints", os.path.basename(enum.url))
+    return (f"ImageNet weights {enum} for {name} could not be loaded ({type(err).__name__}: {err}). "
+            f"Download {enum.url} and save it as {path} (torchvision loads that file without "
+            "network; $TORCH_HOME sets the directory), or allow the random-weights fallback "
+            "(weights_fallback=True, the quick profile).")
 
 
 _WARNED: set[str] = set()
@@ -212,20 +280,27 @@ def validate_layers(model: nn.Module, layers: Sequence[str]) -> None:
 
 
 @contextlib.contextmanager
-def capture(model: nn.Module, layers: Sequence[str]) -> Iterator["OrderedDict[str, torch.Tensor]"]:
+def capture(model: nn.Module, layers: Sequence[str], sigma: Mapping[str, str] | None = None
+            ) -> Iterator["OrderedDict[str, torch.Tensor]"]:
     """Record the outputs of the named modules during forward passes inside the block.
 
-    The tensors are *not* detached, so a loss on them trains the model. Hooks are removed in
-    ``finally``, even when the block raises. If a module runs more than once per forward, the
-    last output is kept.
+    ``sigma`` maps some of ``layers`` to a key of :data:`SIGMAS` applied to their output (the σ
+    of Eq. 6 for targets taken before their activation; :func:`target_sigma` gives a registered
+    model's). The tensors are *not* detached, so a loss on them trains the model. Hooks are
+    removed in ``finally``, even when the block raises. If a module runs more than once per
+    forward, the last output is kept.
     """
     validate_layers(model, layers)
+    sigma = dict(sigma or {})
+    _check_sigma(layers, sigma)
     acts: OrderedDict[str, torch.Tensor] = OrderedDict((name, None) for name in layers)  # type: ignore[misc]
     handles = []
 
     def hook_for(name: str):
+        fn = SIGMAS[sigma[name]] if name in sigma else None
+
         def hook(_module, _inputs, output):
-            acts[name] = output
+            acts[name] = fn(output) if fn is not None else output
 
         return hook
 

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 import torch
 import torch.nn.functional as F
@@ -26,7 +26,7 @@ from tqdm import tqdm
 
 from . import losses, metrics
 from .data import Split, Task, load_experiment
-from .models import build_model, capture, list_models, target_layers
+from .models import build_model, capture, list_models, target_layers, target_sigma
 from .results import provenance, resolve_device, save_torch, write_json
 
 log = logging.getLogger(__name__)
@@ -118,7 +118,11 @@ class TrainConfig:
 
 
 def _registered_targets(cfg: TrainConfig) -> list:
-    out = [list(target_layers(cfg.model)) if cfg.model in list_models() else None]
+    entry = None
+    if cfg.model in list_models():  # σ (Eq. 6) only where declared, so other keys are unchanged
+        sigma = target_sigma(cfg.model)
+        entry = list(target_layers(cfg.model)) + ([sigma] if sigma else [])
+    out = [entry]
     return out + (_registered_targets(cfg.teacher) if cfg.teacher is not None else [])
 
 
@@ -145,33 +149,26 @@ def training_split(cfg: TrainConfig, splits: dict[str, Split]) -> Split:
 
 # --------------------------------------------------------------------------- XS terms
 
-@contextlib.contextmanager
-def batchnorm_eval(model: nn.Module) -> Iterator[None]:
-    """Run BatchNorm layers on their running statistics inside the block, then restore their
-    modes. Used explicitly (``xs_batchnorm="eval"``) for XS terms whose higher derivatives
-    PyTorch cannot take through training-mode batch_norm (full RBR on ResNet/DenseNet)."""
-    bns = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
-    modes = [m.training for m in bns]
-    try:
-        for m in bns:
-            m.eval()
-        yield
-    finally:
-        for m, mode in zip(bns, modes):
-            m.train(mode)
+def batchnorm_eval(model: nn.Module):
+    """BatchNorm layers on their running statistics inside the block, modes restored after
+    (``xs_batchnorm="eval"``); see :func:`tapkit.losses.batchnorm_running`."""
+    return losses.batchnorm_running(model)
 
 
 @dataclass
 class Teacher:
-    """A frozen teacher model and its target layers, for KD/AT/JT."""
+    """A frozen teacher model, its target layers and their σ (Eq. 6), for KD/AT/JT."""
 
     model: nn.Module
     targets: tuple[str, ...]
+    sigma: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
 class XSBatch:
-    """What every XS term receives: one call signature for all methods."""
+    """What every XS term receives: one call signature for all methods. ``x`` and ``logits`` are
+    those of the XS forward pass (BatchNorm on running statistics when ``xs_batchnorm="eval"``),
+    ``task`` the task loss of the training forward pass."""
 
     model: nn.Module
     x: Tensor
@@ -181,6 +178,7 @@ class XSBatch:
     acts: dict[str, Tensor]
     cfg: TrainConfig
     teacher: Teacher | None = None
+    task: Tensor | None = None
 
 
 def _input_grads(b: XSBatch) -> Tensor:
@@ -188,18 +186,33 @@ def _input_grads(b: XSBatch) -> Tensor:
 
 
 def _teacher_forward(b: XSBatch, with_grad: bool = False):
+    """The frozen teacher's logits, σ-activations of its targets and (``with_grad``) its input
+    gradients, with BatchNorm as ``xs_batchnorm`` says for the gradient (JT compares per-image
+    gradients)."""
     assert b.teacher is not None
+    t = b.teacher
     tx = b.x.detach().requires_grad_(with_grad)
-    with torch.set_grad_enabled(with_grad), capture(b.teacher.model, b.teacher.targets) as t_acts:
-        t_logits = b.teacher.model(tx)
+    bn = losses.batchnorm_running(t.model, with_grad and b.cfg.xs_batchnorm == "eval")
+    with torch.set_grad_enabled(with_grad), bn, capture(t.model, t.targets, t.sigma) as t_acts:
+        t_logits = t.model(tx)
     grad = losses.input_gradients(t_logits, tx, create_graph=False) if with_grad else None
     return t_logits.detach(), [a.detach() for a in t_acts.values()], grad
 
 
+def _rbr(b: XSBatch) -> Tensor:
+    """RBR in the training loop: the released variant's influence term comes from the training
+    forward's task loss (made before x required grad), the full one from the XS forward's."""
+    released = b.cfg.rbr_variant == "released"
+    task = b.task if released else F.cross_entropy(b.logits, b.y)
+    term = losses.influence(task, b.x, list(b.model.parameters()))
+    return losses.rbr_penalty(_input_grads(b), term, b.mask, "sum" if released else "mean")
+
+
 XS_TERMS: dict[str, Callable[[XSBatch], Tensor]] = {
-    "tap": lambda b: losses.tap(b.acts, b.mask, b.cfg.kernel_size, b.cfg.tap_norm),
-    "rrr": lambda b: losses.rrr_penalty(_input_grads(b), b.mask),
-    "rbr": lambda b: losses.rbr_penalty(b.model, b.logits, b.x, b.y, b.mask, b.cfg.rbr_variant),
+    "tap": lambda b: losses.tap(b.acts, b.mask, b.cfg.kernel_size, b.cfg.tap_norm,
+                                b.cfg.tap_pooling),
+    "rrr": lambda b: losses.rrr_penalty(_input_grads(b), b.mask, b.cfg.rrr_scale),
+    "rbr": _rbr,
     "kd": lambda b: losses.kd(b.logits, _teacher_forward(b)[0], b.cfg.kd_temperature),
     "at": lambda b: losses.at(list(b.acts.values()), _teacher_forward(b)[1]),
     "jt": lambda b: losses.jt(_input_grads(b), _teacher_forward(b, with_grad=True)[2]),
@@ -207,22 +220,39 @@ XS_TERMS: dict[str, Callable[[XSBatch], Tensor]] = {
 NEEDS_INPUT_GRAD = {"rrr", "rbr", "jt"}
 
 
+def _target_sigma(cfg: TrainConfig, targets: tuple[str, ...]) -> dict[str, str]:
+    sigma = target_sigma(cfg.model) if cfg.model in list_models() else {}
+    return {name: s for name, s in sigma.items() if name in targets}
+
+
 def step_losses(model: nn.Module, x: Tensor, y: Tensor, mask: Tensor, cfg: TrainConfig,
                 targets: tuple[str, ...], teacher: Teacher | None = None) -> tuple[Tensor, Tensor]:
-    """Task loss and XS loss for one batch (Eq. 3 before weighting)."""
+    """Task loss and XS loss for one batch (Eq. 3 before weighting).
+
+    TAP and AT read the targets' activations after σ (Eq. 6, the registry's σ for ``cfg.model``).
+    RRR, RBR and JT take input gradients per image (Eq. 4): with ``cfg.xs_batchnorm="eval"`` in
+    an extra forward pass with BatchNorm on running statistics (as the authors' code), with
+    ``"train"`` from the training forward pass itself (batch statistics mix the images).
+    """
     method = cfg.method
-    x = x.detach().requires_grad_(method in NEEDS_INPUT_GRAD)
+    running = cfg.xs_batchnorm == "eval"
+    released_rbr = method == "rbr" and cfg.rbr_variant == "released"
+    extra_forward = method in NEEDS_INPUT_GRAD and (running or released_rbr)
+    x = x.detach().requires_grad_(method in NEEDS_INPUT_GRAD and not extra_forward)
     layers = targets if method in ("tap", "at") else ()
-    with capture(model, layers) if layers else contextlib.nullcontext({}) as acts:
+    ctx = capture(model, layers, _target_sigma(cfg, layers)) if layers else contextlib.nullcontext({})
+    with ctx as acts:
         logits = model(x)
     task = F.cross_entropy(logits, y)
     if method == "none":
         return task, task.new_zeros(())
-    if cfg.xs_batchnorm == "eval" and method in NEEDS_INPUT_GRAD:
-        with batchnorm_eval(model):
-            x = x.detach().requires_grad_(True)
+    if extra_forward:
+        if not released_rbr:  # released RBR keeps x: its influence term runs through the task loss
+            x = x.detach()
+        x.requires_grad_(True)
+        with losses.batchnorm_running(model, running):
             logits = model(x)
-    batch = XSBatch(model, x, y, mask, logits, dict(acts), cfg, teacher)
+    batch = XSBatch(model, x, y, mask, logits, dict(acts), cfg, teacher, task)
     return task, XS_TERMS[method](batch)
 
 
@@ -345,7 +375,8 @@ def train_run(cfg: TrainConfig, run_dir: str | Path, device: str = "auto",
     teacher = None
     if cfg.method in ("kd", "at", "jt"):
         t_model = load_trained(cfg.teacher, store_root, device)
-        teacher = Teacher(t_model, target_layers(cfg.teacher.model))
+        teacher = Teacher(t_model, target_layers(cfg.teacher.model),
+                          target_sigma(cfg.teacher.model))
     result = fit(built.model, train, cfg, built.targets, device, run_dir / "checkpoint.pt",
                  teacher, progress)
     model = built.model.eval()
