@@ -82,13 +82,13 @@ else:
 # | topic | paper (text) | authors' released code | tapkit default | where |
 # |---|---|---|---|---|
 # | TAP norm | L1 of D(M,l) ⊙ A^l (Definition 2) | squared Frobenius norm | L1; `tap(..., norm="l2sq")` | ablation below |
-# | TAP mask per layer | D(M,l) from the input mask for every layer | each layer's mask re-pooled from the previous layer's | from the input mask | `losses.downscale_mask` |
+# | TAP mask per layer | D(M,l) from the input mask for every layer | each layer's mask re-pooled from the previous layer's | from the input mask; `tap(..., pooling="cumulative")` offered | `losses.downscale_masks` |
 # | optimiser | "SGD with weight decay of 0.9" | SGD with momentum 0.9, no weight decay | `paper` profile: SGD momentum 0.9; `quick`: Adam | ablation below |
 # | teacher threshold | absolute level, E < τ (Eq. 11) | per-image quantile of the saliency | absolute; `threshold="quantile"` | Setting 2 chapter |
-# | DenseNet-121 targets | outputs of the four dense blocks | transition1–3 and norm5 | the four dense blocks | `models.target_layers` |
-# | VGG-16 targets / head | output after each MaxPool | the five max-pool outputs; 25088→1024→classes head | the five max-pool outputs; torchvision head with the last layer replaced | `models` |
-# | RRR | Eq. 4 | extra forward in eval mode; sum scaled by H·W/∣M∣ | Eq. 4 on the training forward | `losses.rrr` |
-# | RBR | input gradient × influence term, squared in the mask | the influence term misses the loss's x-dependence | full derivative (`variant="full"`); `variant="partial"` offered; BatchNorm in eval mode for the XS term on ResNet/DenseNet | `losses.rbr` |
+# | DenseNet-121 targets | outputs of the four dense blocks | transition1–3 and norm5 (after its ReLU) | the four dense blocks after their BatchNorm + ReLU; `densenet121_released` offered | `models.target_layers` |
+# | VGG-16 targets / head | output after each MaxPool | the five max-pool outputs; 25088→1024→classes head | the five max-pool outputs; torchvision head with the last layer replaced; the authors' head as `vgg16_authors` | `models` |
+# | RRR | Eq. 4 | extra forward in eval mode; sum scaled by H·W/∣M∣ | Eq. 4, input gradients per image (BatchNorm on running statistics, `batchnorm="running"`); `scale="released"` offered | `losses.rrr` |
+# | RBR | input gradient × influence term, squared in the mask | influence term d/dx Σθ ∂L/∂θ without the loss's path through the forward pass (only the first layer's weight gradient keeps x); summed over the batch | full derivative of the same plain sum (`variant="full"`), batch mean; `variant="released"` offered; input gradients on BatchNorm running statistics | `losses.rbr` |
 
 # %% [markdown]
 # ## Ablations of the differences (Decoy-MNIST)

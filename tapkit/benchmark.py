@@ -88,10 +88,6 @@ def _release_cpu_memory() -> None:
         libc.malloc_trim(0)
 
 
-def _has_batchnorm(model: torch.nn.Module) -> bool:
-    return any(isinstance(m, torch.nn.modules.batchnorm._BatchNorm) for m in model.modules())
-
-
 class _Pair:
     """One (model, method) ready to train: ``step()`` runs one full training step."""
 
@@ -102,10 +98,9 @@ class _Pair:
         built = build_model(model_name, num_classes, in_channels, image_size=image_size)
         self.model = built.model.to(device).train()
         self.targets = built.targets
-        # full RBR needs third derivatives, which training-mode batch_norm lacks: running stats
-        self.xs_batchnorm = "eval" if method == "rbr" and _has_batchnorm(self.model) else "train"
-        self.cfg = TrainConfig(model=model_name, method=method, lam=BENCH_LAMBDA,
-                               xs_batchnorm=self.xs_batchnorm)
+        # as in training: input gradients per image, on BatchNorm running statistics
+        self.cfg = TrainConfig(model=model_name, method=method, lam=BENCH_LAMBDA)
+        self.xs_batchnorm = self.cfg.xs_batchnorm
         self.opt = make_optimizer(self.model, self.cfg)
         gen = torch.Generator().manual_seed(0)
         self.x = torch.randn(batch_size, in_channels, image_size, image_size, generator=gen).to(device)

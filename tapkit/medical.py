@@ -91,9 +91,10 @@ def run_settings(s: dict[str, Any], experiment: str, model: str) -> dict[str, An
 
 def case_config(s: dict[str, Any], experiment: str, model: str, case: str, lam: float | None,
                 seed: int, artifact: str = "tag") -> TrainConfig:
-    """The run of one case. RBR on a BatchNorm network computes the full-derivative penalty with
-    BatchNorm in eval mode for the XS term (``xs_batchnorm="eval"``): PyTorch has no third
-    derivative of training-mode batch_norm; the task loss keeps its normal forward."""
+    """The run of one case. RRR and RBR take their input gradients per image, with BatchNorm on
+    running statistics for the XS term (the config's default ``xs_batchnorm="eval"``, as the
+    authors' extra forward pass; PyTorch has no third derivative of training-mode batch_norm
+    either); the task loss keeps its normal forward."""
     if case not in CASES:
         raise ValueError(f"unknown case {case!r}; expected one of {CASES}")
     ms = run_settings(s, experiment, model)
@@ -104,9 +105,8 @@ def case_config(s: dict[str, Any], experiment: str, model: str, case: str, lam: 
         return medical_config(ms, experiment, model, method="none", seed=seed, artifact=artifact)
     if lam is None:
         raise ValueError(f"case {case!r} on {model} needs a λ")
-    bn = "eval" if case == "rbr" and has_batchnorm(model) else "train"
     return medical_config(ms, experiment, model, method=case, lam=lam, seed=seed,
-                          artifact=artifact, xs_batchnorm=bn)
+                          artifact=artifact)
 
 
 @dataclass(frozen=True)
