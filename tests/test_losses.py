@@ -119,7 +119,9 @@ def test_rrr_and_rbr_are_differentiable_in_the_weights():
     y = torch.tensor([0, 3])
     mask = torch.zeros(2, 1, 5, 5, dtype=torch.float64)
     mask[:, :, 3:, 3:] = 1.0
-    for loss_fn in (lambda: losses.rrr(model, x, mask), lambda: losses.rbr(model, x, y, mask)):
+    for loss_fn in (lambda: losses.rrr(model, x, mask), lambda: losses.rbr(model, x, y, mask),
+                    lambda: losses.rbr(model, x, y, mask, variant="released"),
+                    lambda: losses.rrr(model, x, mask, scale="released")):
         w = model.conv.weight
         grad = torch.autograd.grad(loss_fn(), w)[0][1, 0, 1, 1].item()
         eps = 1e-6
@@ -132,19 +134,6 @@ def test_rrr_and_rbr_are_differentiable_in_the_weights():
         with torch.no_grad():
             w[1, 0, 1, 1] += eps
         assert grad == pytest.approx((up - down) / (2 * eps), rel=1e-4, abs=1e-10)
-
-
-def test_rbr_zero_outside_mask_and_variants_differ():
-    model = Tiny()
-    x = torch.randn(2, 2, 5, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
-    y = torch.tensor([1, 2])
-    zero = torch.zeros(2, 1, 5, 5, dtype=torch.float64)
-    assert losses.rbr(model, x, y, zero).item() == 0.0
-    mask = torch.ones_like(zero)
-    full, partial = losses.rbr(model, x, y, mask), losses.rbr(model, x, y, mask, variant="partial")
-    assert full.item() > 0 and partial.item() > 0 and full.item() != pytest.approx(partial.item())
-    with pytest.raises(ValueError, match="variant"):
-        losses.rbr(model, x, y, mask, variant="released")
 
 
 def test_input_gradient_losses_reject_masks_of_the_wrong_size():
@@ -164,3 +153,213 @@ def test_rrr_accepts_models_returning_logits_and_activations():
     x = torch.randn(1, 2, 5, 5, dtype=torch.float64)
     mask = torch.ones(1, 1, 5, 5, dtype=torch.float64)
     assert losses.rrr(wrapped, x, mask).item() == pytest.approx(losses.rrr(model, x, mask).item())
+
+
+# --------------------------------------------------------------------------- RBR restated
+
+def _functional(model, x, y):
+    """Independent restatement of RBR with torch.func: input gradient of the summed
+    log-probabilities, and the influence term d/dx of the plain sum of all parameter gradients."""
+    from torch.func import functional_call, grad
+
+    params = dict(model.named_parameters())
+
+    def sum_log_prob(z):
+        return torch.log_softmax(functional_call(model, params, (z,)), 1).sum()
+
+    def sum_of_param_grads(z):
+        loss = lambda p: nn.functional.cross_entropy(functional_call(model, p, (z,)), y)  # noqa: E731
+        return sum(g.sum() for g in grad(loss)(params).values())
+
+    return grad(sum_log_prob)(x), grad(sum_of_param_grads)(x)
+
+
+def _rbr_by_hand(g, influence, mask):
+    return (mask * g.sum(1, keepdim=True) * influence.sum(1, keepdim=True)).pow(2).sum((1, 2, 3))
+
+
+def _rbr_example():
+    model = Tiny()
+    x = torch.randn(3, 2, 5, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    y = torch.tensor([1, 2, 0])
+    mask = torch.zeros(3, 1, 5, 5, dtype=torch.float64)
+    mask[:, :, 1:4, :3] = 1.0
+    return model, x, y, mask
+
+
+def test_rbr_matches_an_independent_restatement():
+    model, x, y, mask = _rbr_example()
+    g, influence = _functional(model, x, y)
+    expected = _rbr_by_hand(g, influence, mask)
+    assert expected.mean().item() > 0
+    assert losses.rbr(model, x, y, mask).item() == pytest.approx(expected.mean().item(), rel=1e-6)
+    per_image = losses.rbr(model, x, y, mask, reduction="none")
+    torch.testing.assert_close(per_image, expected, rtol=1e-6, atol=0)
+    assert losses.rbr(model, x, y, torch.zeros_like(mask)).item() == 0.0
+
+
+def test_rbr_released_keeps_only_the_first_layers_path_and_sums_over_the_batch():
+    """The authors' code builds the task loss before x requires grad: the influence term then
+    follows x only where the first layer's weight gradient holds it, with the upstream gradient
+    delta = dL/dz of the first layer's output z held fixed: d/dx sum(conv(x, ones) * delta)."""
+    model, x, y, mask = _rbr_example()
+    xd = x.clone().requires_grad_(True)
+    z = model.conv(xd)
+    zd = z.detach().requires_grad_(True)
+    loss = nn.functional.cross_entropy(model.fc(nn.functional.softplus(zd).flatten(1)), y)
+    delta = torch.autograd.grad(loss, zd)[0]
+    ones = torch.ones_like(model.conv.weight)
+    influence = torch.autograd.grad((nn.functional.conv2d(xd, ones, padding=1) * delta).sum(), xd)[0]
+    g, full_influence = _functional(model, x, y)
+    expected = _rbr_by_hand(g, influence, mask).sum()
+    released = losses.rbr(model, x, y, mask, variant="released")
+    assert released.item() == pytest.approx(expected.item(), rel=1e-6)
+    full_sum = _rbr_by_hand(g, full_influence, mask).sum()
+    assert released.item() != pytest.approx(full_sum.item(), rel=1e-3)
+    assert losses.rbr(model, x, y, mask).item() != pytest.approx(released.item(), rel=1e-3)
+    with pytest.raises(ValueError, match="variant"):
+        losses.rbr(model, x, y, mask, variant="partial")
+
+
+# --------------------------------------------------------------------------- released scales
+
+def test_rrr_released_scale_hand_computed():
+    grad = torch.zeros(2, 1, 2, 2)
+    grad[0, 0, 0, 1] = 0.5
+    grad[1, 0, 1, 1] = 3.0
+    mask = torch.zeros(2, 1, 2, 2)
+    mask[0, 0, 0, 1] = 1.0  # |M| = 1 of H*W = 4: the mask becomes 4 there
+    # image 0: (4 * 0.5)^2 = 4; image 1: empty mask, 0 (the released code gives NaN)
+    assert losses.rrr_penalty(grad, mask, scale="released").item() == pytest.approx(2.0)
+    assert losses.rrr_penalty(grad, mask).item() == pytest.approx(0.125)
+    mask[1, 0, :, 1] = 1.0  # |M| = 2: scale 2, (2 * 3)^2 = 36
+    torch.testing.assert_close(losses.rrr_penalty(grad, mask, "released", reduction="none"),
+                               torch.tensor([4.0, 36.0]))
+    assert losses.rrr_penalty(grad, mask, "released", reduction="sum").item() == pytest.approx(40.0)
+    with pytest.raises(ValueError, match="scale"):
+        losses.rrr_penalty(grad, mask, scale="paper")
+
+
+def test_tap_cumulative_pooling_hand_computed():
+    mask = torch.zeros(1, 1, 8, 8)
+    mask[0, 0, 0, 0] = 1.0
+    acts = [torch.ones(1, 2, 4, 4), torch.ones(1, 1, 2, 2)]  # channel sums 2 and 1
+    # cumulative: 8 -> 4: grow to the top-left 2x2, average 2x2 blocks: D1[0,0] = 1;
+    # 4 -> 2: grow D1 to its top-left 2x2, average: D2[0,0] = 1.
+    d1, d2 = losses.downscale_masks(mask, [(4, 4), (2, 2)], pooling="cumulative")
+    assert d1.sum().item() == d1[0, 0, 0, 0].item() == 1.0 and d2.sum().item() == d2[0, 0, 0, 0].item() == 1.0
+    # L2^2: ((1*2)^2 + 1^2) / 2
+    assert losses.tap(acts, mask, norm="l2sq", pooling="cumulative").item() == pytest.approx(2.5)
+    # independent (Eq. 7): D2 from the input mask, a 2x2 grown block in a 4x4 cell: 0.25
+    assert losses.tap(acts, mask).item() == pytest.approx((2.0 + 0.25) / 2)
+
+
+def test_cumulative_pooling_interpolates_like_the_released_code():
+    mask = torch.zeros(1, 1, 4, 4)
+    mask[0, 0, 2, 2] = 1.0
+    mask[0, 0, 3, 3] = 1.0
+    # factor 4 // 3 = 1: no pooling; nearest interpolation by 3/4 keeps rows/cols 0, 1, 2
+    (d,) = losses.downscale_masks(mask, [(3, 3)], pooling="cumulative")
+    expected = torch.zeros(3, 3)
+    expected[2, 2] = 1.0
+    torch.testing.assert_close(d[0, 0], expected)
+    with pytest.raises(ValueError, match="pooling"):
+        losses.downscale_masks(mask, [(2, 2)], pooling="released")
+
+
+def test_tap_l1_is_unchanged_by_downscaling_once():
+    """The default equals the per-layer Eq. 7 computation bit for bit."""
+    gen = torch.Generator().manual_seed(0)
+    mask = (torch.rand(3, 1, 28, 28, generator=gen) > 0.8).float()
+    acts = [torch.randn(3, 4, 14, 14, generator=gen), torch.randn(3, 5, 6, 6, generator=gen),
+            torch.randn(3, 2, 14, 14, generator=gen)]
+    by_layer = sum((losses.downscale_mask(mask, a.shape[-2:]) * a.sum(1, keepdim=True)).abs()
+                   .sum((1, 2, 3)).mean() for a in acts) / len(acts)
+    assert torch.equal(losses.tap(acts, mask), by_layer)
+    masks = losses.downscale_masks(mask, [a.shape[-2:] for a in acts])
+    assert masks[0] is masks[2]  # one pooling per distinct size
+
+
+# --------------------------------------------------------------------------- BatchNorm per image
+
+def _resnet18():
+    from tapkit.models import build_model
+
+    torch.manual_seed(0)
+    return build_model("resnet18", 3, 3).model.double().train()
+
+
+def test_input_gradient_penalties_are_per_image_with_batchnorm_on_running_statistics():
+    model = _resnet18()
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(3, 3, 32, 32, dtype=torch.float64, generator=gen)
+    other = x.clone()
+    other[1:] = torch.randn(2, 3, 32, 32, dtype=torch.float64, generator=gen) * 2 + 1
+    y = torch.tensor([0, 1, 2])
+    mask = torch.zeros(3, 1, 32, 32, dtype=torch.float64)
+    mask[:, :, 4:12, 4:12] = 1.0
+    a = losses.rrr(model, x, mask, reduction="none")
+    b = losses.rrr(model, other, mask, reduction="none")
+    assert a[0].item() > 0 and a[0].item() == pytest.approx(b[0].item(), rel=1e-9)
+    mixed = losses.rrr(model, x, mask, batchnorm="batch", reduction="none")[0]
+    assert mixed.item() != pytest.approx(
+        losses.rrr(model, other, mask, batchnorm="batch", reduction="none")[0].item(), rel=1e-3)
+    a = losses.rbr(model, x, y, mask, reduction="none")
+    b = losses.rbr(model, other, y, mask, reduction="none")
+    assert a[0].item() > 0 and a[0].item() == pytest.approx(b[0].item(), rel=1e-9)
+    assert model.training and all(m.training for m in model.modules())
+
+
+def test_batchnorm_modes_are_restored_after_an_exception():
+    class Boom(nn.Module):
+        def forward(self, x):
+            raise RuntimeError("boom")
+
+    model = nn.Sequential(nn.BatchNorm2d(1), Boom()).train()
+    with pytest.raises(RuntimeError, match="boom"):
+        losses.rrr(model, torch.randn(2, 1, 4, 4), torch.ones(2, 1, 4, 4))
+    assert model[0].training
+    with pytest.raises(ValueError, match="batchnorm"):
+        losses.rrr(model, torch.randn(2, 1, 4, 4), torch.ones(2, 1, 4, 4), batchnorm="eval")
+
+
+class TinyBN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.conv = nn.Conv2d(1, 3, 3, padding=1).double()
+        self.bn = nn.BatchNorm2d(3).double()
+        self.fc = nn.Linear(3 * 5 * 5, 4).double()
+
+    def forward(self, x):
+        return self.fc(nn.functional.softplus(self.bn(self.conv(x))).flatten(1))
+
+
+@pytest.mark.parametrize("method, variant, bn", [
+    ("rrr", "full", "eval"), ("rrr", "full", "train"), ("rbr", "full", "eval"),
+    ("rbr", "released", "eval"), ("rbr", "released", "train"),
+])
+def test_training_step_xs_terms_are_the_public_losses(method, variant, bn):
+    import copy
+
+    from tapkit.training import TrainConfig, step_losses
+
+    gen = torch.Generator().manual_seed(4)
+    x = torch.randn(3, 1, 5, 5, dtype=torch.float64, generator=gen)
+    y = torch.tensor([0, 3, 1])
+    mask = torch.zeros(3, 1, 5, 5, dtype=torch.float64)
+    mask[:, :, :2] = 1.0
+    model = TinyBN().train()
+    twin = copy.deepcopy(model)
+    cfg = TrainConfig(method=method, lam=1.0, rbr_variant=variant, xs_batchnorm=bn)
+    _, xs = step_losses(model, x, y, mask, cfg, ())
+    mode = "running" if bn == "eval" else "batch"
+    if mode == "running" and variant == "full":
+        with torch.no_grad():
+            twin(x)  # the training forward's update of the running statistics
+    if method == "rrr":
+        expected = losses.rrr(twin, x, mask, batchnorm=mode)
+    else:
+        expected = losses.rbr(twin, x, y, mask, variant=variant, batchnorm=mode)
+    assert xs.item() > 0 and xs.item() == pytest.approx(expected.item(), rel=1e-9)
+    assert model.bn.training

@@ -16,16 +16,19 @@ def _input(name):
 
 @pytest.mark.parametrize("name", models.list_models())
 def test_every_registered_model_exposes_its_targets_and_trains_one_tap_step(name):
+    """... and every target's activation map (Eq. 6, after σ) is non-negative."""
     x, channels = _input(name)
     built = models.build_model(name, num_classes=3, in_channels=channels)
     assert built.weights == "random" and len(built.targets) >= 2
+    assert dict(built.sigma) == models.target_sigma(name)
     model = built.model.train()
-    with models.capture(model, built.targets) as acts:
+    with models.capture(model, built.targets, built.sigma) as acts:
         logits = model(x)
     assert logits.shape == (2, 3)
     assert list(acts) == list(built.targets)
-    for act in acts.values():
+    for layer, act in acts.items():
         assert act.dim() == 4 and act.shape[0] == 2 and act.requires_grad
+        assert act.sum(1).min().item() >= 0, f"{name}.{layer}: negative activation map"
     mask = torch.zeros(2, 1, *x.shape[-2:])
     mask[:, :, :6, :6] = 1.0
     cfg = TrainConfig(model=name, method="tap", lam=1.0)
@@ -107,3 +110,90 @@ def test_two_layer_cnn_matches_the_paper_architecture():
     model = models.get_model("two_layer_cnn", 10)
     assert model.conv1.out_channels == 100 and model.conv2.out_channels == 100
     assert model.fc.in_features == 3600
+
+
+def test_sigma_is_what_makes_signed_targets_non_negative():
+    """Without the declared σ, the DenseNet norm5 and the linear bottlenecks are signed (read
+    when the module returns: DenseNet's functional ReLU later overwrites norm5's output)."""
+    for name, layer in (("densenet121", "features.norm5"), ("efficientnet_b0", "features.3"),
+                        ("densenet121_released", "features.transition2")):
+        assert layer in models.target_sigma(name)
+        model = models.get_model(name, 2, 3).eval()
+        lowest = []
+        handle = model.get_submodule(layer).register_forward_hook(
+            lambda _m, _i, out: lowest.append(out.min().item()))
+        with torch.no_grad():
+            model(torch.randn(2, 3, 32, 32))
+        handle.remove()
+        assert lowest[0] < 0
+    assert models.target_sigma("two_layer_cnn") == {} and models.target_sigma("resnet18") == {}
+
+
+def test_capture_rejects_unknown_sigma():
+    model = models.get_model("two_layer_cnn", 10)
+    with pytest.raises(ValueError, match="unknown sigma"):
+        with models.capture(model, ["relu1"], {"relu1": "tanh"}):
+            pass
+    with pytest.raises(ValueError, match="not among"):
+        with models.capture(model, ["relu1"], {"relu2": "relu"}):
+            pass
+
+
+def test_densenet_targets_paper_and_released():
+    assert models.target_layers("densenet121") == (
+        "features.transition1.relu", "features.transition2.relu", "features.transition3.relu",
+        "features.norm5")
+    assert models.target_layers("densenet121_released") == (
+        "features.transition1", "features.transition2", "features.transition3", "features.norm5")
+    model = models.get_model("densenet121", 2, 3)
+    for layer in models.target_layers("densenet121")[:3]:
+        assert isinstance(model.get_submodule(layer), torch.nn.ReLU)
+
+
+def test_vgg16_authors_has_the_authors_head_and_targets_the_max_pools():
+    model = models.get_model("vgg16_authors", 5, 3)
+    head = model.classifier
+    assert [type(m).__name__ for m in head] == ["Linear", "ReLU", "Dropout", "Linear"]
+    assert (head[0].in_features, head[0].out_features, head[3].out_features) == (25088, 1024, 5)
+    assert head[2].p == 0.5
+    for layer in models.target_layers("vgg16_authors"):
+        assert isinstance(model.get_submodule(layer), torch.nn.MaxPool2d)
+    assert models.get_model("vgg16", 5, 3).classifier[0].out_features == 4096
+
+
+def _no_network(monkeypatch):
+    import torch.hub
+
+    def offline(*args, **kwargs):
+        raise urllib.error.URLError("no network")
+
+    monkeypatch.setattr(torch.hub, "download_url_to_file", offline)
+
+
+def test_pretrained_without_fallback_raises_saying_where_to_put_the_weights(monkeypatch, tmp_path):
+    import torchvision
+
+    _no_network(monkeypatch)
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path))
+    url = torchvision.models.MobileNet_V2_Weights.DEFAULT.url
+    with pytest.raises(RuntimeError) as err:
+        models.build_model("mobilenet_v2", 2, 3, pretrained=True, weights_fallback=False)
+    message = str(err.value)
+    assert str(tmp_path / "hub" / "checkpoints" / url.rsplit("/", 1)[-1]) in message
+    assert url in message and "weights_fallback" in message
+
+
+def test_pretrained_weights_load_from_torch_home_without_network(monkeypatch, tmp_path):
+    import torchvision
+
+    _no_network(monkeypatch)
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path))
+    weights = torchvision.models.MobileNet_V2_Weights.DEFAULT
+    torch.manual_seed(5)
+    saved = torchvision.models.mobilenet_v2().state_dict()
+    path = tmp_path / "hub" / "checkpoints" / weights.url.rsplit("/", 1)[-1]
+    path.parent.mkdir(parents=True)
+    torch.save(saved, path)
+    built = models.build_model("mobilenet_v2", 2, 3, pretrained=True, weights_fallback=False)
+    assert built.weights == str(weights)
+    torch.testing.assert_close(built.model.features[0][0].weight, saved["features.0.0.weight"])
