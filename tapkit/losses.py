@@ -39,7 +39,8 @@ def _check_mask(mask: Tensor, batch: int | None = None) -> None:
 
 def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
-        raise ValueError(f"unknown {name} {value!r}; expected one of {', '.join(map(repr, allowed))}")
+        expected = ", ".join(map(repr, allowed))
+        raise ValueError(f"unknown {name} {value!r}; expected one of {expected}")
 
 
 def _reduce(per_image: Tensor, reduction: Reduction) -> Tensor:
@@ -110,8 +111,8 @@ def _cumulative(mask: Tensor, sizes: list[tuple[int, int]], kernel_size: int) ->
         if min(ratio) < 1:
             region = F.interpolate(region, scale_factor=ratio, mode="nearest")
         if tuple(region.shape[2:]) != size:
-            raise ValueError(f"cumulative pooling gave a {tuple(region.shape[2:])} mask for a {size} "
-                             "activation; use pooling='independent'")
+            raise ValueError(f"cumulative pooling gave a {tuple(region.shape[2:])} mask for a "
+                             f"{size} activation; use pooling='independent'")
         out.append(region)
     return out
 
@@ -137,7 +138,8 @@ def tap(activations: Sequence[Tensor] | Mapping[str, Tensor], mask: Tensor, kern
             shape = tuple(act.shape) if isinstance(act, Tensor) else type(act).__name__
             raise ValueError(f"activation {i} must be a 4-D N x C x H x W tensor, got {shape}")
         if act.shape[0] != mask.shape[0]:
-            raise ValueError(f"activation {i} has batch size {act.shape[0]}, mask has {mask.shape[0]}")
+            raise ValueError(f"activation {i} has batch size {act.shape[0]}, "
+                             f"mask has {mask.shape[0]}")
         if act.shape[2] > mask.shape[2] or act.shape[3] > mask.shape[3]:
             raise ValueError(f"activation {i} is {tuple(act.shape[2:])}, larger than the "
                              f"{tuple(mask.shape[2:])} mask")

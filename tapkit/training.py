@@ -240,8 +240,8 @@ def step_losses(model: nn.Module, x: Tensor, y: Tensor, mask: Tensor, cfg: Train
     extra_forward = method in NEEDS_INPUT_GRAD and (running or released_rbr)
     x = x.detach().requires_grad_(method in NEEDS_INPUT_GRAD and not extra_forward)
     layers = targets if method in ("tap", "at") else ()
-    ctx = capture(model, layers, _target_sigma(cfg, layers)) if layers else contextlib.nullcontext({})
-    with ctx as acts:
+    with (capture(model, layers, _target_sigma(cfg, layers)) if layers
+          else contextlib.nullcontext({})) as acts:
         logits = model(x)
     task = F.cross_entropy(logits, y)
     if method == "none":

@@ -168,7 +168,9 @@ def _functional(model, x, y):
         return torch.log_softmax(functional_call(model, params, (z,)), 1).sum()
 
     def sum_of_param_grads(z):
-        loss = lambda p: nn.functional.cross_entropy(functional_call(model, p, (z,)), y)  # noqa: E731
+        def loss(p):
+            return nn.functional.cross_entropy(functional_call(model, p, (z,)), y)
+
         return sum(g.sum() for g in grad(loss)(params).values())
 
     return grad(sum_log_prob)(x), grad(sum_of_param_grads)(x)
@@ -209,7 +211,8 @@ def test_rbr_released_keeps_only_the_first_layers_path_and_sums_over_the_batch()
     loss = nn.functional.cross_entropy(model.fc(nn.functional.softplus(zd).flatten(1)), y)
     delta = torch.autograd.grad(loss, zd)[0]
     ones = torch.ones_like(model.conv.weight)
-    influence = torch.autograd.grad((nn.functional.conv2d(xd, ones, padding=1) * delta).sum(), xd)[0]
+    first_layer_sum = (nn.functional.conv2d(xd, ones, padding=1) * delta).sum()
+    influence = torch.autograd.grad(first_layer_sum, xd)[0]
     g, full_influence = _functional(model, x, y)
     expected = _rbr_by_hand(g, influence, mask).sum()
     released = losses.rbr(model, x, y, mask, variant="released")
@@ -247,7 +250,8 @@ def test_tap_cumulative_pooling_hand_computed():
     # cumulative: 8 -> 4: grow to the top-left 2x2, average 2x2 blocks: D1[0,0] = 1;
     # 4 -> 2: grow D1 to its top-left 2x2, average: D2[0,0] = 1.
     d1, d2 = losses.downscale_masks(mask, [(4, 4), (2, 2)], pooling="cumulative")
-    assert d1.sum().item() == d1[0, 0, 0, 0].item() == 1.0 and d2.sum().item() == d2[0, 0, 0, 0].item() == 1.0
+    assert d1.sum().item() == d1[0, 0, 0, 0].item() == 1.0
+    assert d2.sum().item() == d2[0, 0, 0, 0].item() == 1.0
     # L2^2: ((1*2)^2 + 1^2) / 2
     assert losses.tap(acts, mask, norm="l2sq", pooling="cumulative").item() == pytest.approx(2.5)
     # independent (Eq. 7): D2 from the input mask, a 2x2 grown block in a 4x4 cell: 0.25
