@@ -262,14 +262,20 @@ def influence(task_loss: Tensor, x: Tensor, params: Sequence[Tensor]) -> Tensor:
 
 
 def rbr_penalty(grad: Tensor, influence_term: Tensor, mask: Tensor,
-                reduction: Reduction = "mean") -> Tensor:
-    """RBR from precomputed terms: ``sum_ij (M * sum_c grad_c * sum_c IF_c)^2`` per image, then
-    ``reduction`` over the batch. Channels are summed separately, as RRR's and the authors' code."""
+                reduction: Reduction = "mean", sum_channels: bool = False) -> Tensor:
+    """RBR from precomputed terms: the input gradient times the influence term, elementwise,
+    masked, squared and summed per image, ``sum_cij (M * grad * IF)_cij^2`` (Shao et al. 2021, as
+    the XIL typology code computes it), then ``reduction`` over the batch. ``sum_channels=True``
+    sums each term over the channels before multiplying, as the authors' released code does
+    (``sum_ij (M * sum_c grad_c * sum_c IF_c)^2``); on one-channel images the two agree."""
     _check_input_mask(mask, grad)
     if influence_term.shape != grad.shape:
         raise ValueError(f"influence term {tuple(influence_term.shape)} and input gradient "
                          f"{tuple(grad.shape)} differ in shape")
-    product = grad.sum(dim=1, keepdim=True) * influence_term.sum(dim=1, keepdim=True)
+    if sum_channels:
+        product = grad.sum(dim=1, keepdim=True) * influence_term.sum(dim=1, keepdim=True)
+    else:
+        product = grad * influence_term
     return _reduce((mask * product).pow(2).sum((1, 2, 3)), reduction)
 
 
@@ -299,7 +305,8 @@ def rbr(model: nn.Module, x: Tensor, y: Tensor, mask: Tensor, variant: RbrVarian
         task = F.cross_entropy(logits, y)
     grad = input_gradients(logits, x)
     term = influence(task, x, list(model.parameters()))
-    return rbr_penalty(grad, term, mask, reduction or ("sum" if variant == "released" else "mean"))
+    released = variant == "released"
+    return rbr_penalty(grad, term, mask, reduction or ("sum" if released else "mean"), released)
 
 
 # --- Knowledge-distillation baselines (Appendix "Comparison with Knowledge Distillation") ---

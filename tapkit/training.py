@@ -205,7 +205,8 @@ def _rbr(b: XSBatch) -> Tensor:
     released = b.cfg.rbr_variant == "released"
     task = b.task if released else F.cross_entropy(b.logits, b.y)
     term = losses.influence(task, b.x, list(b.model.parameters()))
-    return losses.rbr_penalty(_input_grads(b), term, b.mask, "sum" if released else "mean")
+    return losses.rbr_penalty(_input_grads(b), term, b.mask, "sum" if released else "mean",
+                              sum_channels=released)
 
 
 XS_TERMS: dict[str, Callable[[XSBatch], Tensor]] = {

@@ -177,6 +177,12 @@ def _functional(model, x, y):
 
 
 def _rbr_by_hand(g, influence, mask):
+    """Shao et al.: elementwise product, masked, squared, summed per image (every channel)."""
+    return (mask * g * influence).pow(2).sum((1, 2, 3))
+
+
+def _rbr_released_by_hand(g, influence, mask):
+    """The authors' code: each term summed over the channels first."""
     return (mask * g.sum(1, keepdim=True) * influence.sum(1, keepdim=True)).pow(2).sum((1, 2, 3))
 
 
@@ -214,7 +220,7 @@ def test_rbr_released_keeps_only_the_first_layers_path_and_sums_over_the_batch()
     first_layer_sum = (nn.functional.conv2d(xd, ones, padding=1) * delta).sum()
     influence = torch.autograd.grad(first_layer_sum, xd)[0]
     g, full_influence = _functional(model, x, y)
-    expected = _rbr_by_hand(g, influence, mask).sum()
+    expected = _rbr_released_by_hand(g, influence, mask).sum()
     released = losses.rbr(model, x, y, mask, variant="released")
     assert released.item() == pytest.approx(expected.item(), rel=1e-6)
     full_sum = _rbr_by_hand(g, full_influence, mask).sum()
