@@ -135,7 +135,7 @@ test = splits["test_contaminated"]
 rows = []
 for cfg in configs:
     model = load_trained(cfg, root / "runs", "cpu")
-    maps = explain(model, test.x, models.target_layers(cfg.model))
+    maps = explain(model, test.x, models.target_layers(cfg.model), models.target_sigma(cfg.model))
     ig = maps.input_grad.abs()
     row = {"case": cfg.method, "seed": cfg.seed,
            "input gradient in mask": ((ig * test.mask).sum() / ig.sum()).item()}

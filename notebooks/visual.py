@@ -45,7 +45,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
 
-from tapkit import maps, medical, report
+from tapkit import maps, medical, models, report
 from tapkit.results import resolve_device
 
 logging.basicConfig(level=logging.WARNING)
@@ -70,7 +70,8 @@ def explained(experiment: str, model: str, cases: list[str], count: int):
         test = splits["test_contaminated"]
         idx = np.sort(np.random.default_rng(image_seed).choice(len(test), count, replace=False))
         x, mask = test.x[idx], test.mask[idx]
-        maps_ = maps.explain(net, x.to(dev), medical.overlap_layers(model))
+        maps_ = maps.explain(net, x.to(dev), medical.overlap_layers(model),
+                             models.target_sigma(model))
         found[medical.CASE_LABELS[run.case]] = maps.Maps(
             maps_.input_grad.cpu(), {k: a.cpu() for k, a in maps_.activations.items()},
             maps_.probs.cpu())

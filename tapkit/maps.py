@@ -4,7 +4,7 @@ of its target layers, for the overlap analysis, the visual comparison and the wi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import torch
 from torch import Tensor, nn
@@ -24,13 +24,16 @@ class Maps:
     probs: Tensor
 
 
-def explain(model: nn.Module, x: Tensor, layers: Sequence[str]) -> Maps:
-    """Input gradients of the summed log-probabilities and the activation maps of ``layers``.
+def explain(model: nn.Module, x: Tensor, layers: Sequence[str],
+            sigma: Mapping[str, str] | None = None) -> Maps:
+    """Input gradients of the summed log-probabilities and the activation maps of ``layers``
+    (Eq. 6: the channel sum after σ; ``sigma`` as :func:`tapkit.models.target_sigma` gives it
+    for targets taken before their activation).
 
     The caller chooses the model's mode (normally ``model.eval()``); nothing is trained.
     """
     x = x.detach().clone().requires_grad_(True)
-    with capture(model, layers) as acts:
+    with capture(model, layers, sigma) as acts:
         logits = model(x)
     grad = input_gradients(logits, x, create_graph=False).sum(1, keepdim=True)
     maps = {name: a.detach().sum(1, keepdim=True) for name, a in acts.items()}
@@ -38,7 +41,8 @@ def explain(model: nn.Module, x: Tensor, layers: Sequence[str]) -> Maps:
 
 
 def overlap_by_layer(model: nn.Module, x: Tensor, mask: Tensor, layers: Sequence[str],
-                     batch_size: int = 64, device: str = "cpu") -> dict[str, tuple[float, float]]:
+                     batch_size: int = 64, device: str = "cpu",
+                     sigma: Mapping[str, str] | None = None) -> dict[str, tuple[float, float]]:
     """Recall and precision of the top-quartile input gradients (``"ig"``) and activation maps of
     ``layers`` (``"act1"``, ``"act2"``, ...; upsampled to the input) against the spurious region
     ``mask``, pooled over all images (the appendix's quantitative comparison):
@@ -51,7 +55,7 @@ def overlap_by_layer(model: nn.Module, x: Tensor, mask: Tensor, layers: Sequence
     for start in range(0, len(x), batch_size):
         xb = x[start: start + batch_size].to(device)
         mb = mask[start: start + batch_size].to(device)
-        found = explain(model, xb, layers)
+        found = explain(model, xb, layers, sigma)
         for name, m in zip(names, [found.input_grad, *found.activations.values()]):
             for i, c in enumerate(overlap_counts(m, mb)):
                 counts[name][i] += c

@@ -23,7 +23,7 @@ import torch
 
 from . import report
 from .data import MIN_TAG_PX
-from .models import build_model
+from .models import build_model, target_sigma
 from .profiles import medical_config
 from .training import TrainConfig
 
@@ -367,8 +367,9 @@ def overlap_frame(runs: Sequence[Run], root: str | Path, device: str = "cpu",
         test = splits["test_contaminated"]
         x, mask = test.x[:max_images], test.mask[:max_images]
         layers = overlap_layers(run.model)
-        sizes = _map_sizes(model, x[:1].to(device), layers)
-        result = overlap_by_layer(model, x, mask, layers, device=device)
+        sigma = target_sigma(run.model)
+        sizes = _map_sizes(model, x[:1].to(device), layers, sigma)
+        result = overlap_by_layer(model, x, mask, layers, device=device, sigma=sigma)
         coverage = (mask > 0.5).float().mean().item()
         for layer, (recall, precision) in result.items():
             for metric, value in (("recall", recall), ("precision", precision)):
@@ -379,10 +380,10 @@ def overlap_frame(runs: Sequence[Run], root: str | Path, device: str = "cpu",
     return pd.DataFrame(rows)
 
 
-def _map_sizes(model, x, layers) -> dict[str, str]:
+def _map_sizes(model, x, layers, sigma) -> dict[str, str]:
     from .maps import explain
 
-    found = explain(model, x, layers)
+    found = explain(model, x, layers, sigma)
     sizes = {"ig": "×".join(map(str, found.input_grad.shape[-2:]))}
     for i, act in enumerate(found.activations.values()):
         sizes[f"act{i + 1}"] = "×".join(map(str, act.shape[-2:]))
