@@ -27,6 +27,7 @@ from tqdm import tqdm
 from . import losses, metrics
 from .data import Split, Task, load_experiment
 from .models import build_model, capture, list_models, target_layers
+from .sources import Embedded, Source, parse_source
 from .results import provenance, resolve_device, save_torch, write_json
 
 log = logging.getLogger(__name__)
@@ -57,7 +58,7 @@ class TrainConfig:
     momentum: float = 0.9
     weight_decay: float = 0.0
     seed: int = 0
-    source: str = "embedded"
+    source: Source = Embedded()         # a tapkit.sources type; its string form is parsed
     image_size: int | None = None
     artifact: str = "tag"
     per_class: int | None = None
@@ -95,9 +96,17 @@ class TrainConfig:
         if self.rbr_variant not in ("full", "released"):
             raise ValueError(f"unknown rbr_variant {self.rbr_variant!r}; expected 'full' or "
                              "'released'")
+        # the source is parsed and checked here, when the config is built (a folder must exist,
+        # torchvision needs a root), so a bad source fails before any training starts
+        object.__setattr__(self, "source", parse_source(self.source, self.experiment))
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        """Plain JSON-able fields; the source as its string (``str(source)``), which is what it
+        was before sources had types, so configs keep their hash."""
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        d["source"] = str(self.source)
+        d["teacher"] = self.teacher.to_dict() if self.teacher is not None else None
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "TrainConfig":
