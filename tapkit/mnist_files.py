@@ -11,7 +11,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import logging
-import os
 import shutil
 import subprocess
 import tarfile
@@ -22,7 +21,7 @@ from typing import Mapping
 import numpy as np
 
 from .results import write_atomic
-from .sources import IDX_FILES, DataNotFoundError, how_to_get_mnist, idx_path
+from .sources import IDX_FILES, DataNotFoundError, cache_dir, how_to_get_mnist, idx_path
 
 log = logging.getLogger(__name__)
 
@@ -76,16 +75,6 @@ def mnist_torchvision(root: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndar
         ds = torchvision.datasets.MNIST(str(root), train=train, download=True)
         out += [ds.data.numpy().astype(np.float32), ds.targets.numpy().astype(np.int64)]
     return out[0], out[1], out[2], out[3]
-
-
-def cache_dir() -> Path:
-    """tapkit's data cache: ``$TAPKIT_DATA``, else ``$XDG_CACHE_HOME/tapkit``, else
-    ``~/.cache/tapkit``."""
-    if os.environ.get("TAPKIT_DATA"):
-        return Path(os.environ["TAPKIT_DATA"])
-    if os.environ.get("XDG_CACHE_HOME"):
-        return Path(os.environ["XDG_CACHE_HOME"]) / "tapkit"
-    return Path.home() / ".cache" / "tapkit"
 
 
 def mnist_cache(folder: str | Path | None = None) -> Path:

@@ -19,6 +19,7 @@ a folder (PNEU / KNEE)      :class:`MedicalFolder` the dataset as downloaded (:d
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Union
@@ -32,6 +33,16 @@ IDX_FILES = {
     "test_images": "t10k-images-idx3-ubyte",
     "test_labels": "t10k-labels-idx1-ubyte",
 }
+
+
+def cache_dir() -> Path:
+    """tapkit's data folder: ``$TAPKIT_DATA``, else ``$XDG_CACHE_HOME/tapkit``, else
+    ``~/.cache/tapkit``."""
+    if os.environ.get("TAPKIT_DATA"):
+        return Path(os.environ["TAPKIT_DATA"])
+    if os.environ.get("XDG_CACHE_HOME"):
+        return Path(os.environ["XDG_CACHE_HOME"]) / "tapkit"
+    return Path.home() / ".cache" / "tapkit"
 
 
 class DataNotFoundError(FileNotFoundError):
