@@ -48,6 +48,10 @@ device = "auto"
 results = None         # None = <repository>/results
 
 # %%
+from tapkit.experiments.params import parse_params
+
+parse_params(globals())  # papermill passes strings ("[1]", "1e-3"): parsed and checked here
+
 import logging
 
 import matplotlib.pyplot as plt
@@ -55,6 +59,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from tapkit import medical, report
+from tapkit.experiments import medical_plans
 from tapkit.results import resolve_device
 
 logging.basicConfig(level=logging.WARNING)
@@ -65,14 +70,15 @@ display(Markdown(f"**Profile `{profile}`**: {s}"))
 # %%
 frames, labels = [], {}
 for experiment in datasets:
-    runs = medical.medical_runs(s, experiment, models, methods, "tag", lambdas)
+    lams = medical_plans.searched_lambdas(root, experiment, "tag", lambdas)  # as the PNEU/KNEE chapters
+    runs = medical.medical_runs(s, experiment, models, methods, "tag", lams)
     labels[experiment] = report.provenance_label(medical.run_frame(runs, root, device), profile)
     frames.append(medical.overlap_frame(runs, root, dev, max_images))
 overlap = pd.concat(frames, ignore_index=True)
 label = " | ".join(f"{medical.DATASETS[e]}: {labels[e]}" for e in datasets)
 data_names = "; ".join(medical.data_name(s, e) for e in datasets)
 both = medical.overlap_beside_paper(overlap)
-report.write_table(both, root, "overlap", {"label": label, "settings": s, "data": data_names})
+report.write_table(both, root, "overlap", {"label": label, "settings": s.as_dict(), "data": data_names})
 display(Markdown(f"*Overlap on {data_names} — {label}*"))
 
 # %% [markdown]

@@ -39,6 +39,10 @@ device = "auto"
 results = None         # None = <repository>/results
 
 # %%
+from tapkit.experiments.params import parse_params
+
+parse_params(globals())  # papermill passes strings ("[1]", "1e-3"): parsed and checked here
+
 import logging
 
 import matplotlib.pyplot as plt
@@ -46,6 +50,7 @@ import numpy as np
 from IPython.display import Markdown, display
 
 from tapkit import maps, medical, report
+from tapkit.experiments import medical_plans
 from tapkit.results import resolve_device
 
 logging.basicConfig(level=logging.WARNING)
@@ -58,8 +63,9 @@ display(Markdown(f"**Profile `{profile}`**: {s}"))
 def explained(experiment: str, model: str, cases: list[str], count: int):
     """``count`` randomly chosen contaminated test images, their tag masks, and the maps of each
     case's model (first seed) on them, with the runs' provenance label."""
-    runs = [r for r in medical.medical_runs(s, experiment, [model], cases, "tag", lambdas)
-            if r.seed == s["seeds"][0]]
+    lams = medical_plans.searched_lambdas(root, experiment, "tag", lambdas)  # as PNEU/KNEE
+    runs = [r for r in medical.medical_runs(s, experiment, [model], cases, "tag", lams)
+            if r.seed == s.seeds[0]]
     label = report.provenance_label(medical.run_frame(runs, root, device), profile)
     found = {}
     for run in runs:
