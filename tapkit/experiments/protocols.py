@@ -107,10 +107,10 @@ class MnistProtocol(_Protocol):
 
     def config(self, **fields: Any) -> TrainConfig:
         """A Decoy-MNIST config of this protocol with per-run ``fields``."""
-        return TrainConfig(experiment="decoy-mnist", model="two_layer_cnn", source=self.source,
-                           epochs=self.epochs, batch_size=self.batch_size,
-                           optimizer=self.optimizer, lr=self.lr,
-                           **{**self.norms.fields(), **fields})
+        base = dict(experiment="decoy-mnist", model="two_layer_cnn", source=self.source,
+                    epochs=self.epochs, batch_size=self.batch_size, optimizer=self.optimizer,
+                    lr=self.lr, **self.norms.fields())
+        return TrainConfig(**{**base, **fields})
 
 
 @dataclass(frozen=True)
@@ -175,11 +175,11 @@ class MedicalProtocol(_Protocol):
 
     def config(self, experiment: str, model: str, **fields: Any) -> TrainConfig:
         """A PNEU/KNEE (or stand-in) config of this protocol with per-run ``fields``."""
-        return TrainConfig(experiment=experiment, model=model, source=self.source_for(experiment),
-                           epochs=self.epochs, batch_size=self.batch_size,
-                           optimizer=self.optimizer, lr=self.lr, image_size=self.image_size,
-                           per_class=self.per_class, pretrained=self.pretrained,
-                           **{**self.norms.fields(), **fields})
+        base = dict(experiment=experiment, model=model, source=self.source_for(experiment),
+                    epochs=self.epochs, batch_size=self.batch_size, optimizer=self.optimizer,
+                    lr=self.lr, image_size=self.image_size, per_class=self.per_class,
+                    pretrained=self.pretrained, **self.norms.fields())
+        return TrainConfig(**{**base, **fields})
 
 
 @dataclass(frozen=True)
