@@ -73,7 +73,7 @@ root = protocols.results_root(profile, results or report.repo_root() / "results"
 device = resolve_device(device)
 lams = plans.kd_lambdas(lambdas)
 extra = {} if kd_temperature is None else {"kd_temperature": kd_temperature}
-display(Markdown(f"**Profile `{profile}`**: {s} · teachers for KD/AT/JT: {list(t.kd_fractions)} · "
+display(Markdown(f"**Profile `{profile}`**: {s.as_dict()} · teachers for KD/AT/JT: {list(t.kd_fractions)} · "
                  f"λ: {lams}"))
 
 # %%

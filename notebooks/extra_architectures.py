@@ -53,7 +53,7 @@ from tapkit.experiments import medical_plans
 logging.basicConfig(level=logging.WARNING)
 s, root = medical.chapter_setup(profile, datasets, results, show_overrides=False, seeds=seeds,
                                 epochs=epochs, source=source)
-display(Markdown(f"**Profile `{profile}`**: {s} · λ: "
+display(Markdown(f"**Profile `{profile}`**: {s.as_dict()} · λ: "
                  f"{ {e: medical.paper_lambdas(e, models[0]) for e in datasets} }"))
 
 # %%

@@ -41,8 +41,6 @@ parse_params(globals())  # papermill passes strings ("[1]", "1e-3"): parsed and 
 import logging
 
 import matplotlib.pyplot as plt
-import numpy as np
-import pandas as pd
 from IPython.display import Markdown, display
 
 from tapkit import report

@@ -56,7 +56,7 @@ logging.basicConfig(level=logging.WARNING)
 s = protocols.mnist(profile, seeds=seeds, epochs=epochs, source=source)
 root = protocols.results_root(profile, results or report.repo_root() / "results")
 lams = plans.mnist_lambdas(root, lambdas)
-display(Markdown(f"**Profile `{profile}`**: {s} · λ: {lams}"))
+display(Markdown(f"**Profile `{profile}`**: {s.as_dict()} · λ: {lams}"))
 
 # %%
 configs = plans.mnist_configs(s, methods, lams)

@@ -63,7 +63,7 @@ metric = medical.METRICS[EXPERIMENT]
 on = medical.data_name(s, EXPERIMENT)
 display(HTML(medical.standin_note(s, EXPERIMENT)))
 display(HTML(medical.override_note(s)))
-display(Markdown(f"**Profile `{profile}`**: {s}"))
+display(Markdown(f"**Profile `{profile}`**: {s.as_dict()}"))
 
 # %% [markdown]
 # ## How the runs are trained

@@ -77,7 +77,7 @@ root = protocols.results_root(profile, results or report.repo_root() / "results"
 device = resolve_device(device)
 lams = plans.teacher_lambdas(lambdas)
 gt_lams = plans.mnist_lambdas(root)  # the ground-truth reference is Setting 1's TAP run
-display(Markdown(f"**Profile `{profile}`**: {s} · {t} · student threshold: `{threshold}` · "
+display(Markdown(f"**Profile `{profile}`**: {s.as_dict()} · {t.as_dict()} · student threshold: `{threshold}` · "
                  f"λ with teacher masks: {lams} · λ with ground truth: {gt_lams['tap']}"))
 
 # %%

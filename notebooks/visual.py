@@ -56,7 +56,7 @@ from tapkit.results import resolve_device
 logging.basicConfig(level=logging.WARNING)
 s, root = medical.chapter_setup(profile, datasets, results, seeds=seeds, epochs=epochs, source=source)
 dev = resolve_device(device)
-display(Markdown(f"**Profile `{profile}`**: {s}"))
+display(Markdown(f"**Profile `{profile}`**: {s.as_dict()}"))
 
 
 # %%

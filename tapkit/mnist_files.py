@@ -146,6 +146,7 @@ def fetch_mnist(folder: str | Path | None = None,
     dest.mkdir(parents=True, exist_ok=True)
     for stem, blob in files.items():
         write_atomic(dest / f"{stem}.gz", gzip.compress(blob, compresslevel=6, mtime=0))
+        (dest / f"{stem}.gz").chmod(0o644)  # a data cache others may read or copy
     return dest
 
 
