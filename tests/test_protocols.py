@@ -19,17 +19,11 @@ XS = ("tap", "rrr", "rbr")
 def _medical_fixture(tmp_path) -> str:
     """A folder with the PNEU and KNEE layouts (the config-time check looks at folders only)."""
     for name in ("pneu", "knee"):
-        ds = medical_plans_folder(name)
+        ds = sources.FOLDER_DATASETS[name]
         for split in ("train", "test"):
             for cls in ds.classes:
-                (tmp_path / ds.folder / split / cls).mkdir(parents=True)
+                (tmp_path / ds.folder / split / cls).mkdir(parents=True, exist_ok=True)
     return str(tmp_path)
-
-
-def medical_plans_folder(name):
-    from tapkit.sources import FOLDER_DATASETS
-
-    return FOLDER_DATASETS[name]
 
 
 def every_config(profile: str, tmp_path) -> dict[str, list[TrainConfig]]:
