@@ -32,7 +32,7 @@
 profile = "quick"
 seeds = [0]
 source = None        # MNIST source: "embedded" (default), "mnist", "torchvision:/root" or an IDX folder
-results = None       # None = <repository>/results
+results = None       # None: <repository>/results
 n_examples = 6
 
 # %%

@@ -40,15 +40,15 @@
 
 # %% tags=["parameters"]
 profile = "quick"      # "quick" (CPU, embedded digits) or "paper" (GPU, full MNIST)
-seeds = None           # e.g. [0, 1, 2, 3, 4]; None = from the profile
-epochs = None          # None = from the profile
-kd_fractions = None    # teachers KD/AT/JT learn from; None = from the profile
+seeds = None           # e.g. [0, 1, 2, 3, 4]; None: from the profile
+epochs = None          # None: from the profile
+kd_fractions = None    # teachers KD/AT/JT learn from; None: from the profile
 methods = ["kd", "at", "jt"]
-kd_temperature = None  # None = the tapkit default (4)
-lambdas = None         # e.g. {"kd": 1.0}; None = as in the paper
+kd_temperature = None  # None: the tapkit default (4)
+lambdas = None         # e.g. {"kd": 1.0}; None: as in the paper
 source = None          # "embedded", "mnist", "torchvision:/root" or a folder of MNIST IDX files
 device = "auto"
-results = None         # None = <repository>/results
+results = None         # None: <repository>/results
 
 # %%
 from tapkit.experiments.params import parse_params

@@ -34,13 +34,13 @@
 
 # %% tags=["parameters"]
 profile = "quick"      # "quick" (CPU, embedded digits) or "paper" (GPU, full MNIST)
-seeds = None           # the explorer shows the models of the first seed; None = profile default
-epochs = None          # None = profile default
+seeds = None           # the explorer shows the models of the first seed; None: profile default
+epochs = None          # None: profile default
 methods = ["none", "rrr", "rbr", "tap"]
-lambdas = None         # None = lambda search choice, else the paper values (as the MNIST chapter)
+lambdas = None         # None: lambda search choice, else the paper values (as the MNIST chapter)
 source = None          # "embedded", "mnist", "torchvision:/root" or a folder of MNIST IDX files
 device = "auto"        # where missing models are trained; the explorer itself runs on the CPU
-results = None         # None = the results folder of the repository
+results = None         # None: the results folder of the repository
 split = "test_permuted"  # or "test_contaminated", "test_clean"
 n_images = 12          # kernel-free explorer: images stored in the page (at most 24)
 live = False           # True: recompute in the kernel as the controls move (needs Jupyter)

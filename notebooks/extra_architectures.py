@@ -27,15 +27,15 @@
 
 # %% tags=["parameters"]
 profile = "quick"      # "quick" (CPU, digits stand-in) or "paper" (GPU, 224 px, ImageNet weights)
-seeds = None           # None = from the profile
-epochs = None          # None = from the profile
+seeds = None           # None: from the profile
+epochs = None          # None: from the profile
 datasets = ["pneu", "knee"]
 models = ["efficientnet_b0", "mobilenet_v2"]
 methods = ["base", "none", "tap"]
-lambdas = None         # None = from the paper (see above)
-source = None          # None = from the profile ("embedded": the digits stand-in); or a data folder
+lambdas = None         # None: from the paper (see above)
+source = None          # None: from the profile ("embedded": the digits stand-in); or a data folder
 device = "auto"
-results = None         # None = <repository>/results
+results = None         # None: <repository>/results
 
 # %%
 from tapkit.experiments.params import parse_params

@@ -51,7 +51,7 @@ epochs = None
 lambdas = None
 source = None
 device = "auto"
-results = None       # None = <repository>/results
+results = None       # None: <repository>/results
 kernel_size = 3
 
 # %%

@@ -29,13 +29,13 @@
 
 # %% tags=["parameters"]
 profile = "quick"      # "quick" (CPU, embedded digits) or "paper" (GPU, full MNIST)
-seeds = None           # e.g. [0, 1, 2, 3, 4]; None = the profile's
-epochs = None          # None = the profile's
+seeds = None           # e.g. [0, 1, 2, 3, 4]; None: the profile's
+epochs = None          # None: the profile's
 methods = ["base", "none", "rrr", "rbr", "tap"]
-lambdas = None         # e.g. {"tap": 1e-3}; None = the lambda search's choice, else the paper's
+lambdas = None         # e.g. {"tap": 1e-3}; None: the lambda search's choice, else the paper's
 source = None          # "embedded", "mnist", "torchvision:/root" or a folder of MNIST IDX files
 device = "auto"
-results = None         # None = <repository>/results
+results = None         # None: <repository>/results
 
 # %%
 from tapkit.experiments.params import parse_params

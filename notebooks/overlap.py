@@ -36,16 +36,16 @@
 
 # %% tags=["parameters"]
 profile = "quick"      # "quick" (CPU, digits stand-in) or "paper" (GPU, 224 px, ImageNet weights)
-seeds = None           # None = from the profile
-epochs = None          # None = from the profile
+seeds = None           # None: from the profile
+epochs = None          # None: from the profile
 datasets = ["pneu", "knee"]
 models = ["vgg16", "resnet18", "densenet121"]
 methods = ["base", "none", "rrr", "rbr", "tap"]
 lambdas = None         # as in the PNEU/KNEE chapters
-source = None          # None = from the profile ("embedded": the digits stand-in); or a data folder
-max_images = None      # None = the whole contaminated test split
+source = None          # None: from the profile ("embedded": the digits stand-in); or a data folder
+max_images = None      # None: the whole contaminated test split
 device = "auto"
-results = None         # None = <repository>/results
+results = None         # None: <repository>/results
 
 # %%
 from tapkit.experiments.params import parse_params

@@ -30,15 +30,15 @@
 
 # %% tags=["parameters"]
 profile = "quick"      # "quick" (CPU, digits stand-in) or "paper" (GPU, 224 px, ImageNet weights)
-seeds = None           # e.g. [0, 1, 2, 3, 4]; None = from the profile
-epochs = None          # None = from the profile (an explicit value applies to every architecture)
+seeds = None           # e.g. [0, 1, 2, 3, 4]; None: from the profile
+epochs = None          # None: from the profile (an explicit value applies to every architecture)
 models = ["vgg16", "resnet18", "densenet121"]
 methods = ["base", "none", "rrr", "rbr", "tap"]
-lambdas = None         # None = from the paper; e.g. {"tap": 1e-3} or {"resnet18": {"tap": 1e-3}}
-source = None          # None = from the profile ("embedded": the digits stand-in); or the PNEU folder
-stripe_models = None   # architectures of the stripe appendix; None = from the profile
+lambdas = None         # None: from the paper; e.g. {"tap": 1e-3} or {"resnet18": {"tap": 1e-3}}
+source = None          # None: from the profile ("embedded": the digits stand-in); or the PNEU folder
+stripe_models = None   # architectures of the stripe appendix; None: from the profile
 device = "auto"
-results = None         # None = <repository>/results
+results = None         # None: <repository>/results
 
 # %%
 from tapkit.experiments.params import parse_params

@@ -25,7 +25,7 @@ seeds = None
 epochs = None
 source = None
 device = "auto"
-results = None       # None = <repository>/results
+results = None       # None: <repository>/results
 
 # %%
 from tapkit.experiments.params import parse_params

@@ -38,13 +38,13 @@
 profile = "quick"      # "quick" (CPU, small batch) or "paper" (GPU, batch 16 at 224 px)
 models = ["vgg16", "resnet18", "densenet121"]
 methods = ["none", "rrr", "rbr", "tap"]
-batch_size = None      # None = from the profile
-image_size = None      # None = from the profile
-steps = None           # None = from the profile
-warmup = None          # None = from the profile
-rerun = False          # True = measure again even when the stored table has these settings
+batch_size = None      # None: from the profile
+image_size = None      # None: from the profile
+steps = None           # None: from the profile
+warmup = None          # None: from the profile
+rerun = False          # True: measure again even when the stored table has these settings
 device = "auto"
-results = None         # None = <repository>/results
+results = None         # None: <repository>/results
 
 # %%
 from tapkit.experiments.params import parse_params

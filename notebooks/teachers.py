@@ -41,17 +41,17 @@
 
 # %% tags=["parameters"]
 profile = "quick"      # "quick" (CPU, embedded digits) or "paper" (GPU, full MNIST)
-seeds = None           # e.g. [0, 1, 2, 3, 4]; None = from the profile
-epochs = None          # None = from the profile (students and teachers alike)
-fractions = None       # clean holdout of the teachers; None = from the profile ([0.1, 0.01])
+seeds = None           # e.g. [0, 1, 2, 3, 4]; None: from the profile
+epochs = None          # None: from the profile (students and teachers alike)
+fractions = None       # clean holdout of the teachers; None: from the profile ([0.1, 0.01])
 taus = [0.01, 0.05, 0.1]  # thresholds for annotation quality (no training)
-train_taus = None      # thresholds the students train with; None = from the profile
-xs_methods = None      # XS losses trained with teacher masks; None = from the profile
+train_taus = None      # thresholds the students train with; None: from the profile
+xs_methods = None      # XS losses trained with teacher masks; None: from the profile
 threshold = "absolute" # rule for the student masks: "absolute" (paper) or "quantile" (released code)
-lambdas = None         # e.g. {"tap": 1e-4}; None = the teacher-annotation lambdas of the paper
+lambdas = None         # e.g. {"tap": 1e-4}; None: the teacher-annotation lambdas of the paper
 source = None          # "embedded", "mnist", "torchvision:/root" or a folder of MNIST IDX files
 device = "auto"
-results = None         # None = <repository>/results
+results = None         # None: <repository>/results
 
 # %%
 from tapkit.experiments.params import parse_params

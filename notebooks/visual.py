@@ -25,8 +25,8 @@
 
 # %% tags=["parameters"]
 profile = "quick"      # "quick" (CPU, digits stand-in) or "paper" (GPU, 224 px, ImageNet weights)
-seeds = None           # None = from the profile; models of the first seed are shown
-epochs = None          # None = from the profile
+seeds = None           # None: from the profile; models of the first seed are shown
+epochs = None          # None: from the profile
 datasets = ["pneu", "knee"]
 models = ["vgg16", "resnet18", "densenet121"]
 methods = ["none", "rrr", "rbr", "tap"]
@@ -34,9 +34,9 @@ figure1_model = "resnet18"   # the architecture of the Figure-1 panel
 n_images = 2           # randomly chosen test images per figure
 image_seed = 0         # which ones
 lambdas = None         # as in the PNEU/KNEE chapters
-source = None          # None = from the profile ("embedded": the digits stand-in); or a data folder
+source = None          # None: from the profile ("embedded": the digits stand-in); or a data folder
 device = "auto"
-results = None         # None = <repository>/results
+results = None         # None: <repository>/results
 
 # %%
 from tapkit.experiments.params import parse_params

@@ -40,8 +40,12 @@ NPM_TIMEOUT_S = 600
 def read_idx(path: Path) -> np.ndarray:
     """Read an IDX file (optionally gzipped), the format MNIST is distributed in."""
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rb") as fh:
-        data = fh.read()
+    try:
+        with opener(path, "rb") as fh:
+            data = fh.read()
+    except (OSError, EOFError) as exc:  # a damaged .gz (BadGzipFile is an OSError)
+        raise DataNotFoundError(f"{path} cannot be read ({exc}); delete it and fetch it again "
+                                "(`tapkit data mnist` for the cache)") from exc
     if len(data) < 4 or data[0] != 0 or data[1] != 0 or data[2] != 8:
         raise DataNotFoundError(f"{path} is not an unsigned-byte IDX file")
     ndim = data[3]

