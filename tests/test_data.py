@@ -105,6 +105,8 @@ def test_source_strings_parse_to_types_and_back(tmp_path):
     for text, typed in cases.items():
         assert sources.parse_source(text) == typed
         assert str(typed) == text and sources.parse_source(typed) == typed
+        assert typed == text and hash(typed) == hash(text)  # equal to its string, as before types
+    assert sources.IdxFolder("/x") != sources.MedicalFolder("/x") and sources.Mnist() != "embedded"
 
 
 def test_bad_sources_fail_when_the_config_is_built(tmp_path):
