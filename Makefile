@@ -14,7 +14,7 @@ NOTEBOOKS := data method lambda_search mnist teachers distillation pneu knee ove
              extra_architectures speed_memory explorer report
 X         := build/executed/$(PROFILE)
 EXECUTED  := $(patsubst %,$(X)/%.ipynb,$(NOTEBOOKS))
-LIBRARY   := $(wildcard tapkit/*.py)
+LIBRARY   := $(wildcard tapkit/*.py tapkit/experiments/*.py)
 
 # What each notebook reads from another: its tables, or runs it would otherwise train a second
 # time. The MNIST, teacher and medical chains are otherwise independent and run side by side;

@@ -31,20 +31,25 @@
 # %% tags=["parameters"]
 profile = "quick"
 seeds = [0]
-source = None        # MNIST source: "embedded" (default), "torchvision" or an IDX folder
-results = None       # None = <repository>/results
+source = None        # MNIST source: "embedded" (default), "mnist", "torchvision:/root" or an IDX folder
+results = None       # None: <repository>/results
 n_examples = 6
 
 # %%
+from tapkit.experiments.params import parse_params
+
+parse_params(globals())  # papermill passes strings ("[1]", "1e-3"): parsed and checked here
+
 import matplotlib.pyplot as plt
 import numpy as np
 
 from tapkit import contamination as sc
-from tapkit import data, profiles, report
+from tapkit import data, report
+from tapkit.experiments import protocols
 
-s = profiles.settings(profiles.MNIST, profile, seeds=seeds, source=source)
-root = profiles.results_root(profile, results or report.repo_root() / "results")
-task, splits = data.decoy_mnist(s["source"], seed=s["seeds"][0])
+s = protocols.mnist(profile, seeds=seeds, source=source)
+root = protocols.results_root(profile, results or report.repo_root() / "results")
+task, splits = data.decoy_mnist(s.source, seed=s.seeds[0])
 
 
 def raw(split, i):
@@ -69,7 +74,7 @@ for j in range(n_examples):
     axes[3, j].set_title("mask M" if j == 0 else "", fontsize=7)
 for ax in axes.flat:
     ax.axis("off")
-fig.suptitle(f"Decoy-MNIST ({s['source']} digits, profile {profile})", fontsize=9)
+fig.suptitle(f"Decoy-MNIST ({s.source} digits, profile {profile})", fontsize=9)
 fig.tight_layout()
 report.save_figure(fig, root, "data_mnist")
 plt.show()
@@ -103,7 +108,7 @@ from PIL import Image
 x_train, y_train, _, _ = data.mnist_embedded()
 canvas = np.stack([np.asarray(Image.fromarray(x_train[i].astype(np.uint8)).resize((224, 224)),
                               dtype=np.float32) for i in range(0, 4000, 800)])
-rng = np.random.default_rng(s["seeds"][0])
+rng = np.random.default_rng(s.seeds[0])
 panels = [
     ("PNEU tags", sc.text_tag(canvas[:2], np.array([0, 1]), rng, tags=sc.PNEU_TAGS)),
     ("KNEE tags", sc.text_tag(canvas, np.arange(5), rng, tags=sc.KNEE_TAGS)),

@@ -40,69 +40,53 @@
 
 # %% tags=["parameters"]
 profile = "quick"      # "quick" (CPU, embedded digits) or "paper" (GPU, full MNIST)
-seeds = None           # e.g. [0, 1, 2, 3, 4]; None = from the profile
-epochs = None          # None = from the profile
-kd_fractions = None    # teachers KD/AT/JT learn from; None = from the profile
+seeds = None           # e.g. [0, 1, 2, 3, 4]; None: from the profile
+epochs = None          # None: from the profile
+kd_fractions = None    # teachers KD/AT/JT learn from; None: from the profile
 methods = ["kd", "at", "jt"]
-kd_temperature = None  # None = the tapkit default (4)
-lambdas = None         # e.g. {"kd": 1.0}; None = as in the paper
-source = None          # "embedded", "torchvision" or a folder of MNIST IDX files
+kd_temperature = None  # None: the tapkit default (4)
+lambdas = None         # e.g. {"kd": 1.0}; None: as in the paper
+source = None          # "embedded", "mnist", "torchvision:/root" or a folder of MNIST IDX files
 device = "auto"
-results = None         # None = <repository>/results
+results = None         # None: <repository>/results
 
 # %%
+from tapkit.experiments.params import parse_params
+
+parse_params(globals())  # papermill passes strings ("[1]", "1e-3"): parsed and checked here
+
 import logging
 
 import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit import profiles, report, teachers
+from tapkit import report
+from tapkit.experiments import plans, protocols
 from tapkit.results import resolve_device
 from tapkit.runner import run_many
 
 logging.basicConfig(level=logging.WARNING)
-s = profiles.settings(profiles.MNIST, profile, seeds=seeds, epochs=epochs, source=source)
-t = profiles.settings(profiles.MNIST_TEACHERS, profile, kd_fractions=kd_fractions)
-root = profiles.results_root(profile, results or report.repo_root() / "results")
+s = protocols.mnist(profile, seeds=seeds, epochs=epochs, source=source)
+t = protocols.mnist_teachers(profile, kd_fractions=kd_fractions)
+root = protocols.results_root(profile, results or report.repo_root() / "results")
 device = resolve_device(device)
-lams = {**profiles.MNIST_KD_LAMBDAS, "tap": profiles.MNIST_TEACHER_LAMBDAS["tap"], **(lambdas or {})}
+lams = plans.kd_lambdas(lambdas)
 extra = {} if kd_temperature is None else {"kd_temperature": kd_temperature}
-display(Markdown(f"**Profile `{profile}`**: {s} · teachers for KD/AT/JT: {t['kd_fractions']} · "
+display(Markdown(f"**Profile `{profile}`**: {s.as_dict()} · teachers for KD/AT/JT: {list(t.kd_fractions)} · "
                  f"λ: {lams}"))
 
 # %%
-ANNOTATOR = {0.1: "teacher_10", 0.01: "teacher_1"}  # the paper's names for the two teachers
-
-
-def teacher(fraction: float, seed: int):
-    """The Setting-2 teacher: no XS, trained on the clean `fraction` (data="holdout")."""
-    return teachers.teacher_config(profiles.mnist_config(s, seed=seed), fraction)
-
-
-def student(method: str, fraction: float, seed: int):
-    """TAP with the teacher's masks at tau = 0.01 (the Setting-2 chapter's run, read from the
-    cache), a distillation student of the same teacher, or No XS (the MNIST chapter's run)."""
-    if method == "none":
-        return profiles.mnist_config(s, method="none", seed=seed)
-    if method == "tap":
-        cfg = profiles.mnist_config(s, method="tap", lam=lams["tap"], seed=seed)
-        return teachers.with_teacher(cfg, teacher(fraction, seed), annotation="teacher", tau=0.01)
-    return teachers.with_teacher(profiles.mnist_config(s, seed=seed), teacher(fraction, seed),
-                                 method=method, lam=lams[method], **extra)
-
-
-rows = [(ANNOTATOR.get(f, f"teacher_{f:g}"), m, f, seed)
-        for f in t["fractions"] for m in ["tap"] + methods
-        if m == "tap" or f in t["kd_fractions"] for seed in s["seeds"]]
-rows += [("no teacher", "none", None, seed) for seed in s["seeds"]]  # reference
-runs = run_many([student(m, f, seed) for _, m, f, seed in rows], root / "runs", device)
+# TAP with each teacher's masks at tau = 0.01 (the Setting-2 chapter's runs, read from the cache),
+# KD/AT/JT students of the kd_fractions teachers, and No XS (the MNIST chapter's run)
+rows = plans.kd_rows(s, t, methods)
+runs = run_many(plans.kd_configs(s, t, methods, lams, **extra), root / "runs", device)
 runs["teacher"] = [a for a, *_ in rows]
 runs["case"] = [m for _, m, *_ in rows]
 label = report.provenance_label(runs, profile)
 summary = report.summarise(runs, ["teacher", "case"])
-report.write_table(summary, root, "mnist_kd", {"label": label, "settings": s, "lambdas": lams,
-                                               "teachers": t, **extra})
+report.write_table(summary, root, "mnist_kd", {"label": label, "settings": s.as_dict(),
+                                               "lambdas": lams, "teachers": t.as_dict(), **extra})
 display(Markdown(f"*Results: {label}*"))
 
 # %% [markdown]
@@ -152,14 +136,14 @@ display(Markdown(
 
 # %%
 left = []
-if set(t["kd_fractions"]) != set(t["fractions"]):
-    untrained = [ANNOTATOR.get(f, f) for f in t["fractions"] if f not in t["kd_fractions"]]
+if set(t.kd_fractions) != set(t.fractions):
+    untrained = [plans.annotator(f) for f in t.fractions if f not in t.kd_fractions]
     left.append(f"KD, AT and JT with {', '.join(untrained)} (its TAP row is trained)")
-if len(s["seeds"]) < 5:
-    left.append(f"{len(s['seeds'])} seed(s) instead of five")
-if s["epochs"] < 50:
-    left.append(f"{s['epochs']} {s['optimizer']} epochs instead of the paper's 50 SGD epochs")
-if s["source"] == "embedded":
+if len(s.seeds) < 5:
+    left.append(f"{len(s.seeds)} seed(s) instead of five")
+if s.epochs < 50:
+    left.append(f"{s.epochs} {s.optimizer} epochs instead of the paper's 50 SGD epochs")
+if str(s.source) == "embedded":
     left.append("the 5,000 embedded digits instead of full MNIST")
 display(Markdown("Run `make book PROFILE=paper` for everything. This profile leaves out: "
                  + ("; ".join(left) if left else "nothing") + "."))
@@ -168,7 +152,7 @@ display(Markdown("Run `make book PROFILE=paper` for everything. This profile lea
 # ## Paper-profile results (committed, from a GPU)
 
 # %%
-paper_profile = profiles.results_root("paper", root.parent) / "tables" / "mnist_kd.csv"
+paper_profile = protocols.results_root("paper", root.parent) / "tables" / "mnist_kd.csv"
 if profile != "paper" and paper_profile.exists():
     meta = pd.read_json(paper_profile.with_suffix(".json"), typ="series")
     display(Markdown(f"*{meta['label']}*"))

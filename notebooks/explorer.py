@@ -34,18 +34,22 @@
 
 # %% tags=["parameters"]
 profile = "quick"      # "quick" (CPU, embedded digits) or "paper" (GPU, full MNIST)
-seeds = None           # the explorer shows the models of the first seed; None = profile default
-epochs = None          # None = profile default
+seeds = None           # the explorer shows the models of the first seed; None: profile default
+epochs = None          # None: profile default
 methods = ["none", "rrr", "rbr", "tap"]
-lambdas = None         # None = lambda search choice, else the paper values (as the MNIST chapter)
-source = None          # "embedded", "torchvision" or a folder of MNIST IDX files
+lambdas = None         # None: lambda search choice, else the paper values (as the MNIST chapter)
+source = None          # "embedded", "mnist", "torchvision:/root" or a folder of MNIST IDX files
 device = "auto"        # where missing models are trained; the explorer itself runs on the CPU
-results = None         # None = the results folder of the repository
+results = None         # None: the results folder of the repository
 split = "test_permuted"  # or "test_contaminated", "test_clean"
 n_images = 12          # kernel-free explorer: images stored in the page (at most 24)
 live = False           # True: recompute in the kernel as the controls move (needs Jupyter)
 
 # %% tags=["hide-input"]
+from tapkit.experiments.params import parse_params
+
+parse_params(globals())  # papermill passes strings ("[1]", "1e-3"): parsed and checked here
+
 import logging
 from typing import Sequence
 
@@ -54,20 +58,21 @@ import pandas as pd
 import torch
 from IPython.display import Markdown, display
 
-from tapkit import profiles, report, widgets
+from tapkit import report, widgets
+from tapkit.experiments import plans, protocols
 from tapkit.models import target_layers
 from tapkit.runner import LocalExecutor, ResultStore, run_many
 from tapkit.training import experiment_data, load_trained
 
 logging.basicConfig(level=logging.WARNING)
-s = profiles.settings(profiles.MNIST, profile, seeds=seeds, epochs=epochs, source=source)
-root = profiles.results_root(profile, results or report.repo_root() / "results")
-lams = profiles.mnist_lambdas(root, lambdas)
-seed = s["seeds"][0]
+s = protocols.mnist(profile, seeds=seeds, epochs=epochs, source=source)
+root = protocols.results_root(profile, results or report.repo_root() / "results")
+lams = plans.mnist_lambdas(root, lambdas)
+seed = s.seeds[0]
 LABELS = {"none": "No XS", "rrr": "RRR", "rbr": "RBR", "tap": "TAP", "base": "Base"}
 
 # The same configs as the MNIST chapter, so its trained models are read from the results cache.
-configs = {LABELS.get(m, m): profiles.mnist_case_config(s, m, lams, seed) for m in methods}
+configs = {LABELS.get(m, m): plans.mnist_case_config(s, m, lams, seed) for m in methods}
 store = ResultStore(root / "runs")
 missing = [label for label, cfg in configs.items() if store.load(cfg) is None]
 runs = run_many(configs.values(), root / "runs", device, executor=LocalExecutor(progress=False))

@@ -27,41 +27,48 @@
 
 # %% tags=["parameters"]
 profile = "quick"      # "quick" (CPU, digits stand-in) or "paper" (GPU, 224 px, ImageNet weights)
-seeds = None           # None = from the profile
-epochs = None          # None = from the profile
+seeds = None           # None: from the profile
+epochs = None          # None: from the profile
 datasets = ["pneu", "knee"]
 models = ["efficientnet_b0", "mobilenet_v2"]
 methods = ["base", "none", "tap"]
-lambdas = None         # None = from the paper (see above)
-source = None          # None = from the profile ("embedded": the digits stand-in); or a data folder
+lambdas = None         # None: from the paper (see above)
+source = None          # None: from the profile ("embedded": the digits stand-in); or a data folder
 device = "auto"
-results = None         # None = <repository>/results
+results = None         # None: <repository>/results
 
 # %%
+from tapkit.experiments.params import parse_params
+
+parse_params(globals())  # papermill passes strings ("[1]", "1e-3"): parsed and checked here
+
 import logging
 
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 from tapkit import medical, report
+from tapkit.experiments import medical_plans
 
 logging.basicConfig(level=logging.WARNING)
 s, root = medical.chapter_setup(profile, datasets, results, show_overrides=False, seeds=seeds,
                                 epochs=epochs, source=source)
-display(Markdown(f"**Profile `{profile}`**: {s} · λ: "
+display(Markdown(f"**Profile `{profile}`**: {s.as_dict()} · λ: "
                  f"{ {e: medical.paper_lambdas(e, models[0]) for e in datasets} }"))
 
 # %%
 summaries = {}
 for experiment in datasets:
-    runs = medical.medical_runs(s, experiment, models, methods, "tag", lambdas)
+    medical_plans.search_and_choose(s, experiment, models, methods, "tag", root, device)  # paper only
+    lams = medical_plans.searched_lambdas(root, experiment, "tag", lambdas)
+    runs = medical.medical_runs(s, experiment, models, methods, "tag", lams)
     frame = medical.run_frame(runs, root, device)
     label = report.provenance_label(frame, profile)
     summary = medical.summarise(frame)
     summaries[experiment] = (summary, label)
     on = medical.data_name(s, experiment)
-    report.write_table(summary, root, f"extra_{experiment}", {"label": label, "settings": s,
-                                                              "data": on})
+    report.write_table(summary, root, f"extra_{experiment}", {"label": label,
+                                                              "settings": s.as_dict(), "data": on})
     metric = medical.METRICS[experiment]
     fig = medical.plot_results(summary, metric, models, methods,
                                f"{medical.DATASETS[experiment]}, extra architectures — {on}\n{label}",

@@ -17,45 +17,44 @@
 # *permuted* validation split SC(X*, permute(y))_val — a model that leans on the decoy pays for
 # it there — increasing λ in log steps from 10⁻⁹ to 1 for TAP and RRR and from 1 to 10⁹ for RBR.
 # This chapter runs that search and writes its choice to `results/<profile>/tables/lambda_choice.csv`,
-# which the other MNIST chapters read (`tapkit.profiles.mnist_lambdas`); methods it does not
+# which the other MNIST chapters read (`tapkit.experiments.plans.mnist_lambdas`); methods it does not
 # search keep the paper's λ (appendix, hyperparameter table).
 #
 # The quick profile searches TAP only, on a short grid around the paper's 10⁻³, with the same
 # epochs as the MNIST chapter so that the chosen run is reused there. The paper profile searches
-# the paper's full grids. A run whose loss became NaN/inf is marked DNC and cannot be chosen.
+# the paper's full grids for TAP, RRR and RBR, with the released code's loss normalisations it
+# trains with (`tapkit/experiments/protocols.py`); its PNEU, KNEE and extra-architecture chapters
+# run the same search for every architecture and method they train. A run whose loss became
+# NaN/inf is marked DNC and cannot be chosen.
 
 # %% tags=["parameters"]
 profile = "quick"
 seeds = None          # the search uses the first seed
 epochs = None
-grids = None          # e.g. {"tap": [1e-4, 1e-3]}; None = the profile's
+grids = None          # e.g. {"tap": [1e-4, 1e-3]}; None: the profile's
 source = None
 device = "auto"
-results = None        # None = <repository>/results
+results = None        # None: <repository>/results
 
 # %%
+from tapkit.experiments.params import parse_params
+
+parse_params(globals())  # papermill passes strings ("[1]", "1e-3"): parsed and checked here
+
 import logging
 
 import matplotlib.pyplot as plt
-import numpy as np
-import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit import profiles, report
+from tapkit import report
+from tapkit.experiments import plans, protocols
 from tapkit.runner import run_many
 
 logging.basicConfig(level=logging.WARNING)
-s = profiles.settings(profiles.MNIST, profile, seeds=seeds, epochs=epochs, source=source)
-root = profiles.results_root(profile, results or report.repo_root() / "results")
-default_grids = {
-    "quick": {"tap": [1e-4, 1e-3, 1e-2]},
-    "paper": {"tap": list(np.logspace(-9, 0, 10)), "rrr": list(np.logspace(-9, 0, 10)),
-              "rbr": list(np.logspace(0, 9, 10))},
-}
-grids = grids or default_grids[profile]
-seed = s["seeds"][0]
-configs = [profiles.mnist_config(s, method=m, lam=float(lam), seed=seed)
-           for m, lams in grids.items() for lam in lams]
+s = protocols.mnist(profile, seeds=seeds, epochs=epochs, source=source)
+root = protocols.results_root(profile, results or report.repo_root() / "results")
+grids = grids or {m: list(lams) for m, lams in s.search.items()}  # the protocol's grids
+configs = plans.search_configs(s, grids)
 runs = run_many(configs, root / "runs", device)
 label = report.provenance_label(runs, profile)
 search = runs[["method", "lam", "status", "val_loss", "contaminated", "permuted"]]
@@ -63,8 +62,7 @@ display(Markdown(f"*{label}*"))
 display(search)
 
 # %%
-ok = search[search.status == "ok"]
-choice = ok.loc[ok.groupby("method")["val_loss"].idxmin(), ["method", "lam", "val_loss"]]
+choice = plans.choose_lambdas(search)
 report.write_table(choice, root, "lambda_choice", {"label": label, "grids": grids})
 report.write_table(search, root, "lambda_search", {"label": label})
 paper = report.paper_values("lambdas").query("setting == 'ground_truth' and dataset == 'MNIST'")

@@ -51,10 +51,14 @@ epochs = None
 lambdas = None
 source = None
 device = "auto"
-results = None       # None = <repository>/results
+results = None       # None: <repository>/results
 kernel_size = 3
 
 # %%
+from tapkit.experiments.params import parse_params
+
+parse_params(globals())  # papermill passes strings ("[1]", "1e-3"): parsed and checked here
+
 import logging
 
 import matplotlib.pyplot as plt
@@ -64,15 +68,16 @@ import torch
 from IPython.display import Markdown, display
 
 from tapkit import contamination as sc
-from tapkit import losses, models, profiles, report
+from tapkit import losses, models, report
+from tapkit.experiments import plans, protocols
 from tapkit.maps import explain
 from tapkit.runner import run_many
 from tapkit.training import experiment_data, load_trained
 
 logging.basicConfig(level=logging.WARNING)
-s = profiles.settings(profiles.MNIST, profile, seeds=seeds, epochs=epochs, source=source)
-root = profiles.results_root(profile, results or report.repo_root() / "results")
-lams = profiles.mnist_lambdas(root, lambdas)
+s = protocols.mnist(profile, seeds=seeds, epochs=epochs, source=source)
+root = protocols.results_root(profile, results or report.repo_root() / "results")
+lams = plans.mnist_lambdas(root, lambdas)
 
 # %% [markdown]
 # ## D(M, l) on real masks
@@ -83,7 +88,7 @@ lams = profiles.mnist_lambdas(root, lambdas)
 # weights D(M, l) gives each activation.
 
 # %%
-_, splits = experiment_data(profiles.mnist_case_config(s, "tap", lams, s["seeds"][0]))
+_, splits = experiment_data(plans.mnist_case_config(s, "tap", lams, s.seeds[0]))
 mnist_mask = splits["test_contaminated"].mask[:1]
 tag_img, tag_mask = sc.text_tag(np.zeros((1, 224, 224)), np.array([1]), np.random.default_rng(0))
 tag_mask = torch.from_numpy(tag_mask).unsqueeze(1)
@@ -128,7 +133,7 @@ plt.show()
 
 # %%
 cases = ["none", "tap", "rrr"]
-configs = [profiles.mnist_case_config(s, c, lams, seed) for c in cases for seed in s["seeds"]]
+configs = plans.mnist_configs(s, cases, lams)
 runs = run_many(configs, root / "runs", device)
 label = report.provenance_label(runs, profile)
 test = splits["test_contaminated"]

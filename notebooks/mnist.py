@@ -29,37 +29,42 @@
 
 # %% tags=["parameters"]
 profile = "quick"      # "quick" (CPU, embedded digits) or "paper" (GPU, full MNIST)
-seeds = None           # e.g. [0, 1, 2, 3, 4]; None = the profile's
-epochs = None          # None = the profile's
+seeds = None           # e.g. [0, 1, 2, 3, 4]; None: the profile's
+epochs = None          # None: the profile's
 methods = ["base", "none", "rrr", "rbr", "tap"]
-lambdas = None         # e.g. {"tap": 1e-3}; None = the lambda search's choice, else the paper's
-source = None          # "embedded", "torchvision" or a folder of MNIST IDX files
+lambdas = None         # e.g. {"tap": 1e-3}; None: the lambda search's choice, else the paper's
+source = None          # "embedded", "mnist", "torchvision:/root" or a folder of MNIST IDX files
 device = "auto"
-results = None         # None = <repository>/results
+results = None         # None: <repository>/results
 
 # %%
+from tapkit.experiments.params import parse_params
+
+parse_params(globals())  # papermill passes strings ("[1]", "1e-3"): parsed and checked here
+
 import logging
 
 import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit import profiles, report
+from tapkit import report
+from tapkit.experiments import plans, protocols
 from tapkit.runner import run_many
 
 logging.basicConfig(level=logging.WARNING)
-s = profiles.settings(profiles.MNIST, profile, seeds=seeds, epochs=epochs, source=source)
-root = profiles.results_root(profile, results or report.repo_root() / "results")
-lams = profiles.mnist_lambdas(root, lambdas)
-display(Markdown(f"**Profile `{profile}`**: {s} · λ: {lams}"))
+s = protocols.mnist(profile, seeds=seeds, epochs=epochs, source=source)
+root = protocols.results_root(profile, results or report.repo_root() / "results")
+lams = plans.mnist_lambdas(root, lambdas)
+display(Markdown(f"**Profile `{profile}`**: {s.as_dict()} · λ: {lams}"))
 
 # %%
-configs = [profiles.mnist_case_config(s, m, lams, seed) for m in methods for seed in s["seeds"]]
+configs = plans.mnist_configs(s, methods, lams)
 runs = run_many(configs, root / "runs", device)
-runs["case"] = [m for m in methods for _ in s["seeds"]]
+runs["case"] = [m for m in methods for _ in s.seeds]
 label = report.provenance_label(runs, profile)
 summary = report.summarise(runs, ["case"])
-report.write_table(summary, root, "mnist_gt", {"label": label, "settings": s, "lambdas": lams})
+report.write_table(summary, root, "mnist_gt", {"label": label, "settings": s.as_dict(), "lambdas": lams})
 display(Markdown(f"*Results: {label}*"))
 
 # %% [markdown]
@@ -92,7 +97,7 @@ display(table)
 # ## Paper-profile results (committed, from a GPU)
 
 # %%
-paper_profile = profiles.results_root("paper", root.parent) / "tables" / "mnist_gt.csv"
+paper_profile = protocols.results_root("paper", root.parent) / "tables" / "mnist_gt.csv"
 if profile != "paper" and paper_profile.exists():
     meta = pd.read_json(paper_profile.with_suffix(".json"), typ="series")
     display(Markdown(f"*{meta['label']}*"))

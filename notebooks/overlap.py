@@ -36,18 +36,22 @@
 
 # %% tags=["parameters"]
 profile = "quick"      # "quick" (CPU, digits stand-in) or "paper" (GPU, 224 px, ImageNet weights)
-seeds = None           # None = from the profile
-epochs = None          # None = from the profile
+seeds = None           # None: from the profile
+epochs = None          # None: from the profile
 datasets = ["pneu", "knee"]
 models = ["vgg16", "resnet18", "densenet121"]
 methods = ["base", "none", "rrr", "rbr", "tap"]
 lambdas = None         # as in the PNEU/KNEE chapters
-source = None          # None = from the profile ("embedded": the digits stand-in); or a data folder
-max_images = None      # None = the whole contaminated test split
+source = None          # None: from the profile ("embedded": the digits stand-in); or a data folder
+max_images = None      # None: the whole contaminated test split
 device = "auto"
-results = None         # None = <repository>/results
+results = None         # None: <repository>/results
 
 # %%
+from tapkit.experiments.params import parse_params
+
+parse_params(globals())  # papermill passes strings ("[1]", "1e-3"): parsed and checked here
+
 import logging
 
 import matplotlib.pyplot as plt
@@ -55,24 +59,26 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from tapkit import medical, report
+from tapkit.experiments import medical_plans
 from tapkit.results import resolve_device
 
 logging.basicConfig(level=logging.WARNING)
 s, root = medical.chapter_setup(profile, datasets, results, seeds=seeds, epochs=epochs, source=source)
 dev = resolve_device(device)
-display(Markdown(f"**Profile `{profile}`**: {s}"))
+display(Markdown(f"**Profile `{profile}`**: {s.as_dict()}"))
 
 # %%
 frames, labels = [], {}
 for experiment in datasets:
-    runs = medical.medical_runs(s, experiment, models, methods, "tag", lambdas)
+    lams = medical_plans.searched_lambdas(root, experiment, "tag", lambdas)  # as the PNEU/KNEE chapters
+    runs = medical.medical_runs(s, experiment, models, methods, "tag", lams)
     labels[experiment] = report.provenance_label(medical.run_frame(runs, root, device), profile)
     frames.append(medical.overlap_frame(runs, root, dev, max_images))
 overlap = pd.concat(frames, ignore_index=True)
 label = " | ".join(f"{medical.DATASETS[e]}: {labels[e]}" for e in datasets)
 data_names = "; ".join(medical.data_name(s, e) for e in datasets)
 both = medical.overlap_beside_paper(overlap)
-report.write_table(both, root, "overlap", {"label": label, "settings": s, "data": data_names})
+report.write_table(both, root, "overlap", {"label": label, "settings": s.as_dict(), "data": data_names})
 display(Markdown(f"*Overlap on {data_names} — {label}*"))
 
 # %% [markdown]

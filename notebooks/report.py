@@ -25,20 +25,25 @@ seeds = None
 epochs = None
 source = None
 device = "auto"
-results = None       # None = <repository>/results
+results = None       # None: <repository>/results
 
 # %%
+from tapkit.experiments.params import parse_params
+
+parse_params(globals())  # papermill passes strings ("[1]", "1e-3"): parsed and checked here
+
 import logging
 
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit import profiles, report
+from tapkit import report
+from tapkit.experiments import plans, protocols
 from tapkit.runner import run_many
 
 logging.basicConfig(level=logging.WARNING)
-s = profiles.settings(profiles.MNIST, profile, seeds=seeds, epochs=epochs, source=source)
-root = profiles.results_root(profile, results or report.repo_root() / "results")
+s = protocols.mnist(profile, seeds=seeds, epochs=epochs, source=source)
+root = protocols.results_root(profile, results or report.repo_root() / "results")
 tables = sorted((root / "tables").glob("compare_*.csv"))
 compare = pd.concat([pd.read_csv(t) for t in tables], ignore_index=True) if tables else pd.DataFrame()
 display(Markdown(f"{len(tables)} reproduced tables found for profile `{profile}`."))
@@ -99,13 +104,13 @@ else:
 # leaves No XS underfit, so it never learns the decoy and no method can look different).
 
 # %%
-lams = profiles.mnist_lambdas(root)
-seed = s["seeds"][0]
+lams = plans.mnist_lambdas(root)
+seed = s.seeds[0]
 ablation = {
-    "TAP, L1 (paper)": profiles.mnist_case_config(s, "tap", lams, seed),
-    "TAP, squared L2 (released code)": profiles.mnist_case_config(s, "tap", lams, seed).replace(tap_norm="l2sq"),
-    "No XS, Adam (quick profile)": profiles.mnist_case_config(s, "none", lams, seed),
-    "No XS, SGD momentum 0.9 (paper)": profiles.mnist_case_config(s, "none", lams, seed).replace(optimizer="sgd"),
+    "TAP, L1 (paper)": plans.mnist_case_config(s, "tap", lams, seed),
+    "TAP, squared L2 (released code)": plans.mnist_case_config(s, "tap", lams, seed).replace(tap_norm="l2sq"),
+    "No XS, Adam (quick profile)": plans.mnist_case_config(s, "none", lams, seed),
+    "No XS, SGD momentum 0.9 (paper)": plans.mnist_case_config(s, "none", lams, seed).replace(optimizer="sgd"),
 }
 runs = run_many(ablation.values(), root / "runs", device)
 runs.insert(0, "variant", list(ablation))

@@ -38,15 +38,19 @@
 profile = "quick"      # "quick" (CPU, small batch) or "paper" (GPU, batch 16 at 224 px)
 models = ["vgg16", "resnet18", "densenet121"]
 methods = ["none", "rrr", "rbr", "tap"]
-batch_size = None      # None = from the profile
-image_size = None      # None = from the profile
-steps = None           # None = from the profile
-warmup = None          # None = from the profile
-rerun = False          # True = measure again even when the stored table has these settings
+batch_size = None      # None: from the profile
+image_size = None      # None: from the profile
+steps = None           # None: from the profile
+warmup = None          # None: from the profile
+rerun = False          # True: measure again even when the stored table has these settings
 device = "auto"
-results = None         # None = <repository>/results
+results = None         # None: <repository>/results
 
 # %%
+from tapkit.experiments.params import parse_params
+
+parse_params(globals())  # papermill passes strings ("[1]", "1e-3"): parsed and checked here
+
 import json
 import logging
 
@@ -55,16 +59,18 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit import medical, profiles, report
+from tapkit import medical, report
 from tapkit.benchmark import bench
+from tapkit.experiments import protocols
 from tapkit.results import device_name, provenance, resolve_device
 
 logging.basicConfig(level=logging.WARNING)
-b = profiles.settings(profiles.BENCH, profile, batch_size=batch_size, image_size=image_size,
-                      steps=steps, warmup=warmup)
-root = profiles.results_root(profile, results or report.repo_root() / "results")
+protocol = protocols.bench(profile, batch_size=batch_size, image_size=image_size, steps=steps,
+                           warmup=warmup)
+b = protocol.as_dict()  # the settings, as stored beside the measurement
+root = protocols.results_root(profile, results or report.repo_root() / "results")
 dev = resolve_device(device)
-medical.set_threads(b)
+medical.set_threads(protocol)
 display(Markdown(f"**Profile `{profile}`**: {b} on {device_name(dev)}"))
 
 # %%

@@ -41,69 +41,52 @@
 
 # %% tags=["parameters"]
 profile = "quick"      # "quick" (CPU, embedded digits) or "paper" (GPU, full MNIST)
-seeds = None           # e.g. [0, 1, 2, 3, 4]; None = from the profile
-epochs = None          # None = from the profile (students and teachers alike)
-fractions = None       # clean holdout of the teachers; None = from the profile ([0.1, 0.01])
+seeds = None           # e.g. [0, 1, 2, 3, 4]; None: from the profile
+epochs = None          # None: from the profile (students and teachers alike)
+fractions = None       # clean holdout of the teachers; None: from the profile ([0.1, 0.01])
 taus = [0.01, 0.05, 0.1]  # thresholds for annotation quality (no training)
-train_taus = None      # thresholds the students train with; None = from the profile
-xs_methods = None      # XS losses trained with teacher masks; None = from the profile
+train_taus = None      # thresholds the students train with; None: from the profile
+xs_methods = None      # XS losses trained with teacher masks; None: from the profile
 threshold = "absolute" # rule for the student masks: "absolute" (paper) or "quantile" (released code)
-lambdas = None         # e.g. {"tap": 1e-4}; None = the teacher-annotation lambdas of the paper
-source = None          # "embedded", "torchvision" or a folder of MNIST IDX files
+lambdas = None         # e.g. {"tap": 1e-4}; None: the teacher-annotation lambdas of the paper
+source = None          # "embedded", "mnist", "torchvision:/root" or a folder of MNIST IDX files
 device = "auto"
-results = None         # None = <repository>/results
+results = None         # None: <repository>/results
 
 # %%
+from tapkit.experiments.params import parse_params
+
+parse_params(globals())  # papermill passes strings ("[1]", "1e-3"): parsed and checked here
+
 import logging
 
 import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit import profiles, report, teachers
+from tapkit import report, teachers
+from tapkit.experiments import plans, protocols
 from tapkit.results import resolve_device
 from tapkit.runner import run_many
 
 logging.basicConfig(level=logging.WARNING)
-s = profiles.settings(profiles.MNIST, profile, seeds=seeds, epochs=epochs, source=source)
-t = profiles.settings(profiles.MNIST_TEACHERS, profile, fractions=fractions,
-                      train_taus=train_taus, xs_methods=xs_methods)
-root = profiles.results_root(profile, results or report.repo_root() / "results")
+s = protocols.mnist(profile, seeds=seeds, epochs=epochs, source=source)
+t = protocols.mnist_teachers(profile, fractions=fractions, train_taus=train_taus,
+                             xs_methods=xs_methods)
+root = protocols.results_root(profile, results or report.repo_root() / "results")
 device = resolve_device(device)
-lams = {**profiles.MNIST_TEACHER_LAMBDAS, **(lambdas or {})}
-gt_lams = dict(profiles.MNIST_LAMBDAS)  # the ground-truth reference is Setting 1's TAP run
-choice = root / "tables" / "lambda_choice.csv"
-if choice.exists():
-    gt_lams.update(pd.read_csv(choice).set_index("method")["lam"].to_dict())
-display(Markdown(f"**Profile `{profile}`**: {s} · {t} · student threshold: `{threshold}` · "
+lams = plans.teacher_lambdas(lambdas)
+gt_lams = plans.mnist_lambdas(root)  # the ground-truth reference is Setting 1's TAP run
+display(Markdown(f"**Profile `{profile}`**: {s.as_dict()} · {t.as_dict()} · student threshold: `{threshold}` · "
                  f"λ with teacher masks: {lams} · λ with ground truth: {gt_lams['tap']}"))
 
 # %%
-ANNOTATOR = {0.1: "teacher_10", 0.01: "teacher_1"}  # the paper's names for the two teachers
-
-
-def annotator(fraction: float) -> str:
-    return ANNOTATOR.get(fraction, f"teacher_{fraction:g}")
+annotator = plans.annotator  # the paper's names for the two teachers: teacher_10, teacher_1
 
 
 def teacher(fraction: float, seed: int):
     """The teacher of seed `seed`: no XS, trained on the clean `fraction` (data="holdout")."""
-    return teachers.teacher_config(profiles.mnist_config(s, seed=seed), fraction)
-
-
-def student(method: str, case: str, tau: float, seed: int):
-    """A student on Decoy-MNIST: `case` is a teacher's name, "random", "ground_truth" or "none"
-    (No XS, for reference)."""
-    if case == "none":  # Setting 1's No-XS run, shared with the MNIST chapter
-        return profiles.mnist_config(s, method="none", seed=seed)
-    if case == "ground_truth":  # exactly Setting 1's run (mnist chapter), so it is shared
-        return profiles.mnist_config(s, method=method, lam=gt_lams[method], seed=seed)
-    cfg = profiles.mnist_config(s, method=method, lam=lams[method], seed=seed)
-    if case == "random":  # ground-truth coverage, independent of tau: one run per seed
-        return cfg.replace(annotation="random")
-    fraction = {annotator(f): f for f in t["fractions"]}[case]
-    return teachers.with_teacher(cfg, teacher(fraction, seed), annotation="teacher", tau=tau,
-                                 threshold=threshold)
+    return plans.teacher(s, fraction, seed)
 
 # %% [markdown]
 # ## The teachers
@@ -113,12 +96,12 @@ def student(method: str, case: str, tau: float, seed: int):
 # reasons scores the same on all three.
 
 # %%
-teacher_rows = [(f, seed) for f in t["fractions"] for seed in s["seeds"]]
+teacher_rows = [(f, seed) for f in t.fractions for seed in s.seeds]
 teacher_runs = run_many([teacher(f, seed) for f, seed in teacher_rows], root / "runs", device)
 teacher_runs["teacher"] = [annotator(f) for f, _ in teacher_rows]
 label = report.provenance_label(teacher_runs, profile)
 perf = report.summarise(teacher_runs, ["teacher"])
-report.write_table(perf, root, "teacher_performance", {"label": label, "settings": s, "teachers": t})
+report.write_table(perf, root, "teacher_performance", {"label": label, "settings": s.as_dict(), "teachers": t.as_dict()})
 
 
 def side_by_side(both: pd.DataFrame, index: str | list[str], order=None) -> pd.DataFrame:
@@ -135,7 +118,7 @@ def side_by_side(both: pd.DataFrame, index: str | list[str], order=None) -> pd.D
 paper_perf = report.paper_values("teacher_performance").query("dataset == 'MNIST'")
 display(Markdown(f"*Results: {label}*"))
 display(side_by_side(report.beside(perf, paper_perf, ["teacher", "split"]), "teacher",
-                     [annotator(f) for f in t["fractions"]]))
+                     [annotator(f) for f in t.fractions]))
 
 # %% [markdown]
 # The paper's teachers learn from 6,000 and 600 clean digits (10% and 1% of 60,000). In the quick
@@ -154,7 +137,7 @@ display(side_by_side(report.beside(perf, paper_perf, ["teacher", "split"]), "tea
 
 # %%
 sal = {(f, seed): teachers.teacher_saliency(teacher(f, seed), root / "runs", device)
-       for f in t["fractions"] for seed in s["seeds"]}  # (E, contaminated training split)
+       for f in t.fractions for seed in s.seeds}  # (E, contaminated training split)
 
 
 def quality_rows(fraction: float, seed: int) -> list[dict]:
@@ -164,7 +147,7 @@ def quality_rows(fraction: float, seed: int) -> list[dict]:
 
 
 def random_rows(seed: int) -> list[dict]:
-    truth = sal[(t["fractions"][0], seed)][1].mask
+    truth = sal[(t.fractions[0], seed)][1].mask
     coverage = truth.mean().item()
     rows = []
     for tau in taus:
@@ -176,14 +159,14 @@ def random_rows(seed: int) -> list[dict]:
     return rows
 
 
-quality = pd.DataFrame([r for f in t["fractions"] for seed in s["seeds"] for r in quality_rows(f, seed)]
-                       + [r for seed in s["seeds"] for r in random_rows(seed)])
+quality = pd.DataFrame([r for f in t.fractions for seed in s.seeds for r in quality_rows(f, seed)]
+                       + [r for seed in s.seeds for r in random_rows(seed)])
 quality_mean = quality.groupby(["annotator", "rule", "tau"], sort=False)[
     ["coverage", "precision", "recall"]].mean().reset_index()
 gt_coverage = quality_mean.loc[quality_mean.annotator == "random (GT coverage)", "coverage"].mean()
 quality_mean["lift"] = quality_mean["precision"] / gt_coverage  # precision in units of random's
 report.write_table(quality_mean, root, "annotation_quality", {"label": label, "taus": taus})
-display(Markdown(f"*Results: {label}* — mean over seeds {s['seeds']}"))
+display(Markdown(f"*Results: {label}* — mean over seeds {list(s.seeds)}"))
 display(quality_mean.pivot(index=["rule", "tau"], columns="annotator",
                            values=["precision", "recall", "coverage", "lift"]).round(3))
 
@@ -226,10 +209,10 @@ display(Markdown(
 # largest τ.
 
 # %%
-e, data = sal[(t["fractions"][0], s["seeds"][0])]
+e, data = sal[(t.fractions[0], s.seeds[0])]
 pick = [len(data) // 6, len(data) // 2, 5 * len(data) // 6]  # the split is sorted by class
 e, data = e[pick], data.subset(pick)
-panels = [("image", data.x), ("ground truth", data.mask), (f"E ({annotator(t['fractions'][0])})", e)]
+panels = [("image", data.x), ("ground truth", data.mask), (f"E ({annotator(t.fractions[0])})", e)]
 panels += [(f"{rule} τ={tau:g}", teachers.threshold(e, tau, rule))
            for rule in teachers.THRESHOLD_RULES for tau in (min(taus), max(taus))]
 fig, axes = plt.subplots(3, len(panels), figsize=(1.3 * len(panels), 4.2))
@@ -255,27 +238,13 @@ plt.show()
 # whatever τ, so one random run per seed stands under every τ below.
 
 # %%
-def xs_configs(method: str, cases: list[str]) -> tuple[list, list[dict]]:
-    """Configs and their labels (which replace the config's own method and tau columns): teacher
-    cases at every training tau; random and ground truth once per seed, tau "any"."""
-    configs, labels = [], []
-    for case in cases:
-        case_taus = t["train_taus"] if case.startswith("teacher") else [None]
-        for tau in case_taus:
-            for seed in s["seeds"]:
-                configs.append(student(method, case, tau if tau is not None else 0.01, seed))
-                labels.append({"method": "none" if case == "none" else method, "case": case,
-                               "tau": "any" if tau is None else f"{tau:g}"})
-    return configs, labels
-
-
-cases = [annotator(f) for f in t["fractions"]] + ["random", "ground_truth", "none"]
-configs, labels = xs_configs("tap", cases)
+cases = plans.teacher_cases(t)
+configs, labels = plans.student_configs(s, t, "tap", cases, lams, gt_lams, threshold)
 tap_runs = run_many(configs, root / "runs", device).assign(**pd.DataFrame(labels))
 label = report.provenance_label(tap_runs, profile)
 tap_summary = report.summarise(tap_runs, ["method", "case", "tau"])
 report.write_table(tap_summary, root, "mnist_teacher",
-                   {"label": label, "settings": s, "teachers": t, "lambdas": lams,
+                   {"label": label, "settings": s.as_dict(), "teachers": t.as_dict(), "lambdas": lams,
                     "gt_lambda": gt_lams["tap"], "threshold": threshold})
 display(Markdown(f"*Results: {label}*"))
 
@@ -315,10 +284,10 @@ def ours_with_paper(summary: pd.DataFrame, method: str) -> pd.DataFrame:
     paper's random row of that tau."""
     ours = summary[(summary.method == method) | (summary.case == "none")]
     rnd = ours[ours.case == "random"]
-    spread = [rnd.assign(tau=f"{tau:g}") for tau in t["train_taus"]] if len(rnd) else []
+    spread = [rnd.assign(tau=f"{tau:g}") for tau in t.train_taus] if len(rnd) else []
     ours = pd.concat([ours[ours.case != "random"], *spread], ignore_index=True)
     both = report.beside(ours, paper_rows(method), ["case", "tau", "split"])
-    order = [(c, tau) for tau in [f"{x:g}" for x in t["train_taus"]]
+    order = [(c, tau) for tau in [f"{x:g}" for x in t.train_taus]
              for c in cases if c not in ("ground_truth", "none")]
     order += [("ground_truth", "any"), ("none", "any")]
     order = [o for o in order if o in set(zip(both.case, both.tau))]
@@ -336,12 +305,9 @@ display(ours_with_paper(tap_summary, "tap"))
 # diverges is reported as DNC.
 
 # %%
-extra = [m for m in t["xs_methods"] if m != "tap"]
+extra = [m for m in t.xs_methods if m != "tap"]
 if extra:
-    configs, labels = [], []
-    for method in extra:
-        c, l = xs_configs(method, [annotator(t["fractions"][0]), "random"])
-        configs, labels = configs + c, labels + l
+    configs, labels = plans.teacher_xs_configs(s, t, lams, gt_lams, threshold)
     xs_runs = run_many(configs, root / "runs", device).assign(**pd.DataFrame(labels))
     xs_label = report.provenance_label(xs_runs, profile)
     xs_summary = report.summarise(xs_runs, ["method", "case", "tau"])
@@ -361,16 +327,16 @@ else:
 
 # %%
 left = []
-if len(s["seeds"]) < 5:
-    left.append(f"{len(s['seeds'])} seed(s) instead of the paper's five (no standard deviations)")
-if set(t["train_taus"]) != {0.01, 0.05, 0.1}:
-    left.append(f"students train at τ ∈ {t['train_taus']} only; the paper also trains at the other "
+if len(s.seeds) < 5:
+    left.append(f"{len(s.seeds)} seed(s) instead of the paper's five (no standard deviations)")
+if set(t.train_taus) != {0.01, 0.05, 0.1}:
+    left.append(f"students train at τ ∈ {list(t.train_taus)} only; the paper also trains at the other "
                 "thresholds (annotation quality above covers all three)")
 if not extra:
     left.append("RRR and RBR with teacher masks")
-if s["epochs"] < 50:
-    left.append(f"{s['epochs']} {s['optimizer']} epochs instead of the paper's 50 SGD epochs")
-if s["source"] == "embedded":
+if s.epochs < 50:
+    left.append(f"{s.epochs} {s.optimizer} epochs instead of the paper's 50 SGD epochs")
+if str(s.source) == "embedded":
     left.append("the 5,000 embedded digits instead of full MNIST (360 / 36 clean digits for the "
                 "teachers instead of 6,000 / 600)")
 display(Markdown("Run `make book PROFILE=paper` for everything. This profile leaves out: "
@@ -380,7 +346,7 @@ display(Markdown("Run `make book PROFILE=paper` for everything. This profile lea
 # ## Paper-profile results (committed, from a GPU)
 
 # %%
-paper_root = profiles.results_root("paper", root.parent) / "tables"
+paper_root = protocols.results_root("paper", root.parent) / "tables"
 shown = False
 for name in ("teacher_performance", "annotation_quality", "mnist_teacher", "mnist_teacher_xs"):
     path = paper_root / f"{name}.csv"

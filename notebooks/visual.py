@@ -25,8 +25,8 @@
 
 # %% tags=["parameters"]
 profile = "quick"      # "quick" (CPU, digits stand-in) or "paper" (GPU, 224 px, ImageNet weights)
-seeds = None           # None = from the profile; models of the first seed are shown
-epochs = None          # None = from the profile
+seeds = None           # None: from the profile; models of the first seed are shown
+epochs = None          # None: from the profile
 datasets = ["pneu", "knee"]
 models = ["vgg16", "resnet18", "densenet121"]
 methods = ["none", "rrr", "rbr", "tap"]
@@ -34,11 +34,15 @@ figure1_model = "resnet18"   # the architecture of the Figure-1 panel
 n_images = 2           # randomly chosen test images per figure
 image_seed = 0         # which ones
 lambdas = None         # as in the PNEU/KNEE chapters
-source = None          # None = from the profile ("embedded": the digits stand-in); or a data folder
+source = None          # None: from the profile ("embedded": the digits stand-in); or a data folder
 device = "auto"
-results = None         # None = <repository>/results
+results = None         # None: <repository>/results
 
 # %%
+from tapkit.experiments.params import parse_params
+
+parse_params(globals())  # papermill passes strings ("[1]", "1e-3"): parsed and checked here
+
 import logging
 
 import matplotlib.pyplot as plt
@@ -46,20 +50,22 @@ import numpy as np
 from IPython.display import Markdown, display
 
 from tapkit import maps, medical, models, report
+from tapkit.experiments import medical_plans
 from tapkit.results import resolve_device
 
 logging.basicConfig(level=logging.WARNING)
 s, root = medical.chapter_setup(profile, datasets, results, seeds=seeds, epochs=epochs, source=source)
 dev = resolve_device(device)
-display(Markdown(f"**Profile `{profile}`**: {s}"))
+display(Markdown(f"**Profile `{profile}`**: {s.as_dict()}"))
 
 
 # %%
 def explained(experiment: str, model: str, cases: list[str], count: int):
     """``count`` randomly chosen contaminated test images, their tag masks, and the maps of each
     case's model (first seed) on them, with the runs' provenance label."""
-    runs = [r for r in medical.medical_runs(s, experiment, [model], cases, "tag", lambdas)
-            if r.seed == s["seeds"][0]]
+    lams = medical_plans.searched_lambdas(root, experiment, "tag", lambdas)  # as PNEU/KNEE
+    runs = [r for r in medical.medical_runs(s, experiment, [model], cases, "tag", lams)
+            if r.seed == s.seeds[0]]
     label = report.provenance_label(medical.run_frame(runs, root, device), profile)
     found = {}
     for run in runs:

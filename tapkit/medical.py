@@ -1,20 +1,12 @@
-"""The medical chapters (PNEU, KNEE, or their digits stand-in): which runs, with which lambda, and
-how their results are tabulated and drawn.
-
-The PNEU, KNEE, overlap, visual-comparison and extra-architecture chapters all build their run
-lists here, so they ask for exactly the same :class:`~tapkit.training.TrainConfig` objects and
-hit the same cached runs in the results store.
-
-Cases follow the paper's Results section: ``base`` (No XS trained on clean images), ``none``
-("No XS", trained on contaminated images), and ``rrr``, ``rbr``, ``tap`` (Eq. 3 with the XS
-loss of Eq. 4, RBR, or Definition 2) with ground-truth masks.
+"""The medical chapters (PNEU, KNEE, or their digits stand-in): how their results are tabulated
+and drawn. Their run lists (which runs, with which λ) are built in
+:mod:`tapkit.experiments.medical_plans` from the protocol of
+:mod:`tapkit.experiments.protocols`; the names below are re-exported for the notebooks.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -23,125 +15,20 @@ import torch
 
 from . import report
 from .data import MIN_TAG_PX
+from .experiments.medical_plans import (ARCHITECTURES, CASES, DATASETS,  # noqa: F401
+                                        EXTRA_ARCHITECTURES, EXTRA_LAMBDAS, LAMBDA_SETTINGS, Run,
+                                        case_config, has_batchnorm, medical_runs, paper_lambdas,
+                                        per_experiment, run_settings)
+from .experiments.protocols import MedicalProtocol
 from .models import build_model, target_sigma
-from .profiles import medical_config
-from .training import TrainConfig
 
 log = logging.getLogger(__name__)
 
-ARCHITECTURES = ("vgg16", "resnet18", "densenet121")
-EXTRA_ARCHITECTURES = ("efficientnet_b0", "mobilenet_v2")
-CASES = ("base", "none", "rrr", "rbr", "tap")
 CASE_LABELS = {"base": "Base", "none": "No XS", "rrr": "RRR", "rbr": "RBR", "tap": "TAP",
                "none_again": "No XS, again"}
 ARCH_LABELS = {"vgg16": "VGG-16", "resnet18": "ResNet-18", "densenet121": "DenseNet-121",
                "efficientnet_b0": "EfficientNet-B0", "mobilenet_v2": "MobileNet-v2"}
-DATASETS = {"pneu": "PNEU", "knee": "KNEE"}
 METRICS = {"pneu": "f1", "knee": "mae"}
-LAMBDA_SETTINGS = {"tag": "ground_truth", "stripe": "stripe_ground_truth"}
-
-# App. "Additional Experiments with Deep Architectures" (tex line 805) gives these in the text
-# only: TAP 1e-6 on PNEU and 1e-5 on KNEE; on KNEE also RRR 1e-6 and RBR 1e3 (EfficientNet-B0).
-EXTRA_LAMBDAS = {"pneu": {"tap": 1e-6}, "knee": {"tap": 1e-5, "rrr": 1e-6, "rbr": 1e3}}
-
-
-def paper_lambdas(experiment: str, model: str, artifact: str = "tag") -> dict[str, float]:
-    """λ per XS method for one dataset and architecture from the paper's hyperparameter tables
-    (``book/paper_values/lambdas.csv``: ground-truth table for tags, stripe table for stripes);
-    for EfficientNet-B0 / MobileNet-v2, :data:`EXTRA_LAMBDAS`."""
-    if experiment not in DATASETS:
-        raise ValueError(f"unknown experiment {experiment!r}; expected one of {sorted(DATASETS)}")
-    if artifact not in LAMBDA_SETTINGS:
-        raise ValueError(f"unknown artifact {artifact!r}; expected one of {sorted(LAMBDA_SETTINGS)}")
-    if model in EXTRA_ARCHITECTURES:
-        return dict(EXTRA_LAMBDAS[experiment])
-    table = report.paper_values("lambdas", Path(__file__).parent)
-    rows = table[(table.setting == LAMBDA_SETTINGS[artifact]) & (table.dataset == DATASETS[experiment])
-                 & (table.architecture == model)]
-    if rows.empty:
-        raise ValueError(f"the paper gives no λ for {model} on {DATASETS[experiment]} ({artifact})")
-    return {row.method: float(row.mean) for row in rows.itertuples()}
-
-
-@lru_cache(maxsize=None)
-def has_batchnorm(model: str) -> bool:
-    """Whether a registered architecture contains BatchNorm (built on the meta device: no memory,
-    no weights)."""
-    with torch.device("meta"):
-        net = build_model(model, 2, 3).model
-    return any(isinstance(m, torch.nn.modules.batchnorm._BatchNorm) for m in net.modules())
-
-
-def per_experiment(value: Any, experiment: str) -> Any:
-    """A setting that may differ between PNEU and KNEE: a dict keyed by experiment, or one value."""
-    if isinstance(value, dict):
-        if experiment not in value:
-            raise ValueError(f"setting {value} has no entry for {experiment!r}")
-        return value[experiment]
-    return value
-
-
-def run_settings(s: dict[str, Any], experiment: str, model: str) -> dict[str, Any]:
-    """Profile settings ``s`` for one experiment and architecture: per-experiment values
-    resolved (the quick profile's ``per_class``) and the profile's per-architecture overrides
-    applied (the quick profile does not train VGG-16, see :data:`tapkit.profiles.MEDICAL`)."""
-    out = {**s, "per_class": per_experiment(s["per_class"], experiment)}
-    return {**out, **(s.get("model_overrides") or {}).get(model, {})}
-
-
-def case_config(s: dict[str, Any], experiment: str, model: str, case: str, lam: float | None,
-                seed: int, artifact: str = "tag") -> TrainConfig:
-    """The run of one case. RRR and RBR take their input gradients per image, with BatchNorm on
-    running statistics for the XS term (the config's default ``xs_batchnorm="eval"``, as the
-    authors' extra forward pass; PyTorch has no third derivative of training-mode batch_norm
-    either); the task loss keeps its normal forward."""
-    if case not in CASES:
-        raise ValueError(f"unknown case {case!r}; expected one of {CASES}")
-    ms = run_settings(s, experiment, model)
-    if case == "base":
-        return medical_config(ms, experiment, model, method="none", data="clean", seed=seed,
-                              artifact=artifact)
-    if case == "none":
-        return medical_config(ms, experiment, model, method="none", seed=seed, artifact=artifact)
-    if lam is None:
-        raise ValueError(f"case {case!r} on {model} needs a λ")
-    return medical_config(ms, experiment, model, method=case, lam=lam, seed=seed,
-                          artifact=artifact)
-
-
-@dataclass(frozen=True)
-class Run:
-    """One cell of a medical table: what it is, and the config that trains it."""
-
-    experiment: str
-    artifact: str
-    model: str
-    case: str
-    seed: int
-    lam: float
-    cfg: TrainConfig
-
-
-def medical_runs(s: dict[str, Any], experiment: str, models: Sequence[str],
-                 cases: Sequence[str] = CASES, artifact: str = "tag",
-                 lambdas: dict[str, Any] | None = None) -> list[Run]:
-    """Every (model, case, seed) run of a medical chapter. ``lambdas`` overrides the paper's λ,
-    either per method (``{"tap": 1e-3}``) or per model and method
-    (``{"resnet18": {"tap": 1e-3}}``)."""
-    out = []
-    for model in models:
-        lams = paper_lambdas(experiment, model, artifact)
-        for key, value in (lambdas or {}).items():
-            if isinstance(value, dict):
-                lams.update(value if key == model else {})
-            else:
-                lams[key] = float(value)
-        for case in cases:
-            lam = lams.get(case) if case in ("rrr", "rbr", "tap") else 0.0
-            for seed in s["seeds"]:
-                cfg = case_config(s, experiment, model, case, lam, seed, artifact)
-                out.append(Run(experiment, artifact, model, case, seed, lam or 0.0, cfg))
-    return out
 
 
 def run_frame(runs: Sequence[Run], root: str | Path, device: str = "auto") -> pd.DataFrame:
@@ -163,33 +50,33 @@ def run_frame(runs: Sequence[Run], root: str | Path, device: str = "auto") -> pd
 
 # ----------------------------------------------------------------------------- data and notes
 
-def is_standin(s: dict[str, Any]) -> bool:
-    """True when the settings run the digits stand-in rather than a PNEU/KNEE folder."""
-    return s.get("source") in (None, "embedded")
+def is_standin(s: MedicalProtocol) -> bool:
+    """True when the protocol runs the digits stand-in rather than a PNEU/KNEE folder."""
+    return s.source == "embedded"
 
 
-def data_name(s: dict[str, Any], experiment: str) -> str:
+def data_name(s: MedicalProtocol, experiment: str) -> str:
     """What the results are on, for every caption and figure title."""
     name = DATASETS[experiment]
     if is_standin(s):
         return f"stand-in built from embedded MNIST digits, not {name}"
-    return f"{name} ({s['source']})"
+    return f"{name} ({s.source or '$TAPKIT_DATA'})"
 
 
-def standin_note(s: dict[str, Any], experiment: str) -> str:
+def standin_note(s: MedicalProtocol, experiment: str) -> str:
     """The visible note at the top of a medical chapter (HTML admonition, so that it renders in
     the book whatever the notebook's Markdown renderer)."""
     name = DATASETS[experiment]
     if not is_standin(s):
         return (f'<div class="admonition note"><p class="admonition-title">Data</p><p>These '
-                f"results are on {name} read from <code>{s['source']}</code>.</p></div>")
+                f"results are on {name} read from <code>{s.source or '$TAPKIT_DATA'}</code>.</p></div>")
     task = ("digits 0–4 vs 5–9, tags ABC / XYZ" if experiment == "pneu"
             else "digits 0–4 as grades 0–4, tags ABC / DEF / GHI / JKL / MNO")
     return (f'<div class="admonition warning"><p class="admonition-title">Stand-in data, not '
             f"{name}</p><p>{name} is not available here, so this chapter runs the same code on a "
             f"<b>stand-in built from the embedded MNIST digits</b> ({task}; "
-            f"{s['image_size']}×{s['image_size']} px, 3 channels, ImageNet normalisation, "
-            f"{per_experiment(s['per_class'], experiment)} images per class for training and "
+            f"{s.image_size}×{s.image_size} px, 3 channels, ImageNet normalisation, "
+            f"{per_experiment(s.per_class, experiment)} images per class for training and "
             f"validation, tags at least {MIN_TAG_PX} px tall so that their letters stay legible). Every number and figure below is "
             f"about the stand-in, not about {name}. Point the <code>source</code> parameter at "
             f"the {name} folder to run on the real data.</p></div>")
@@ -268,21 +155,17 @@ def committed_paper_table(root: str | Path, name: str) -> tuple[str, pd.DataFram
     return str(label), pd.read_csv(path)
 
 
-def chapter_settings(profile: str, **overrides: Any) -> dict[str, Any]:
-    """The profile's medical settings (:data:`tapkit.profiles.MEDICAL`) with the notebook's
-    non-``None`` parameters applied. An explicit ``epochs`` or ``batch_size`` applies to every
-    architecture, so it also clears the profile's per-architecture overrides."""
-    from .profiles import MEDICAL, settings
+def chapter_settings(profile: str, **overrides: Any) -> MedicalProtocol:
+    """The profile's medical protocol with the notebook's non-``None`` parameters
+    (:func:`tapkit.experiments.protocols.medical`)."""
+    from .experiments.protocols import medical
 
-    s = settings(MEDICAL, profile, **overrides)
-    if overrides.get("epochs") is not None or overrides.get("batch_size") is not None:
-        s["model_overrides"] = {}
-    return s
+    return medical(profile, **overrides)
 
 
-def untrained(s: dict[str, Any]) -> list[str]:
+def untrained(s: MedicalProtocol) -> list[str]:
     """Architectures the profile does not train (``epochs`` 0 in ``model_overrides``)."""
-    return [m for m, o in (s.get("model_overrides") or {}).items() if o.get("epochs") == 0]
+    return [m for m, o in s.model_overrides.items() if o.get("epochs") == 0]
 
 
 def findings(summary: pd.DataFrame, metric: str, models: Sequence[str], cases: Sequence[str],
@@ -438,19 +321,19 @@ def _ratio(value, base) -> float | None:
     return float(value) / float(base)
 
 
-def set_threads(s: dict[str, Any]) -> int:
-    """Apply the profile's CPU thread count (``threads``; None leaves PyTorch's default) and return
-    the count in use. The provenance label records it."""
-    if s.get("threads"):
-        torch.set_num_threads(int(s["threads"]))
+def set_threads(s: Any) -> int:
+    """Apply the protocol's CPU thread count (``threads``; None leaves PyTorch's default) and
+    return the count in use. The provenance label records it."""
+    if s.threads:
+        torch.set_num_threads(int(s.threads))
     return torch.get_num_threads()
 
 
-def override_note(s: dict[str, Any]) -> str:
+def override_note(s: MedicalProtocol) -> str:
     """A visible note (HTML admonition) when the profile trains some architectures differently
     from the others (the quick profile's untrained VGG-16), or an empty string."""
     notes = []
-    for model, change in (s.get("model_overrides") or {}).items():
+    for model, change in s.model_overrides.items():
         name = ARCH_LABELS.get(model, model)
         if change.get("epochs") == 0:
             notes.append(f"<b>{name} is not trained in this profile</b> (0 epochs): its rows are "
@@ -461,7 +344,7 @@ def override_note(s: dict[str, Any]) -> str:
                          f"in the speed-and-memory chapter. The paper profile trains it like the "
                          f"others.")
         else:
-            notes.append(f"{name} is trained with {change} in this profile.")
+            notes.append(f"{name} is trained with {dict(change)} in this profile.")
     if not notes:
         return ""
     items = "".join(f"<p>{n}</p>" for n in notes)
@@ -483,13 +366,13 @@ STANDIN_CAVEAT = (
 
 
 def chapter_setup(profile: str, datasets: Sequence[str], results: str | Path | None = None,
-                  show_overrides: bool = True, **overrides: Any) -> tuple[dict[str, Any], Path]:
+                  show_overrides: bool = True, **overrides: Any) -> tuple[MedicalProtocol, Path]:
     """The opening of the medical chapters that read the PNEU/KNEE runs: their settings (with
     ``overrides``), the CPU threads, the results root, and the stand-in notes (and, with
     ``show_overrides``, the note on architectures the profile trains differently) at the top."""
     from IPython.display import HTML, display
 
-    from .profiles import results_root
+    from .experiments.protocols import results_root
 
     s = chapter_settings(profile, **overrides)
     set_threads(s)

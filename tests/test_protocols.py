@@ -1,0 +1,208 @@
+"""Every chapter's configs in both profiles, built without training (a broken paper profile fails
+here in seconds), and the notebooks' parameter parsing."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tapkit import medical, sources
+from tapkit.data import DataNotFoundError
+from tapkit.experiments import medical_plans, params, plans, protocols
+from tapkit.training import TrainConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+XS = ("tap", "rrr", "rbr")
+
+
+def _medical_fixture(tmp_path) -> str:
+    """A folder with the PNEU and KNEE layouts (the config-time check looks at folders only)."""
+    for name in ("pneu", "knee"):
+        ds = sources.FOLDER_DATASETS[name]
+        for split in ("train", "test"):
+            for cls in ds.classes:
+                (tmp_path / ds.folder / split / cls).mkdir(parents=True, exist_ok=True)
+    return str(tmp_path)
+
+
+def every_config(profile: str, tmp_path) -> dict[str, list[TrainConfig]]:
+    """What each chapter builds, as the notebooks call the plans."""
+    s, t = protocols.mnist(profile), protocols.mnist_teachers(profile)
+    lams = plans.mnist_lambdas(tmp_path)
+    tl, gt = plans.teacher_lambdas(), plans.mnist_lambdas(tmp_path)
+    out = {"lambda_search": plans.search_configs(s),
+           "mnist": plans.mnist_configs(s, plans.MNIST_CASES, lams),
+           "teachers": plans.student_configs(s, t, "tap", plans.teacher_cases(t), tl, gt)[0]
+           + plans.teacher_xs_configs(s, t, tl, gt)[0]
+           + [plans.teacher(s, f, seed) for f in t.fractions for seed in s.seeds],
+           "distillation": plans.kd_configs(s, t, ["kd", "at", "jt"], plans.kd_lambdas())}
+    source = "embedded" if profile == "quick" else _medical_fixture(tmp_path)
+    m = protocols.medical(profile, source=source)
+    for e in ("pneu", "knee"):
+        runs = medical.medical_runs(m, e, medical.ARCHITECTURES, medical.CASES)
+        runs += medical.medical_runs(m, e, medical.per_experiment(m.stripe_models, e) or [],
+                                     medical.CASES, "stripe")
+        runs += medical.medical_runs(m, e, medical.EXTRA_ARCHITECTURES, ["base", "none", "tap"])
+        runs += medical_plans.search_runs(m, e, medical.ARCHITECTURES + medical.EXTRA_ARCHITECTURES, XS)
+        out[e] = [r.cfg for r in runs]
+    return out
+
+
+@pytest.mark.parametrize("profile", protocols.PROFILES)
+def test_every_config_of_every_chapter_builds(profile, tmp_path):
+    configs = every_config(profile, tmp_path)
+    for chapter, cfgs in configs.items():
+        assert cfgs, chapter
+        for cfg in cfgs:
+            d = json.loads(json.dumps(cfg.to_dict()))  # JSON round trip, same hash
+            assert TrainConfig.from_dict(d) == cfg and TrainConfig.from_dict(d).key() == cfg.key()
+    s = protocols.mnist(profile)
+    seeds = len(s.seeds)
+    assert len(configs["mnist"]) == len(plans.MNIST_CASES) * seeds
+    assert len({c.key() for c in configs["mnist"]}) == len(configs["mnist"])
+
+
+def test_paper_profile_pairs_lambdas_with_their_normalisation(tmp_path):
+    configs = every_config("paper", tmp_path)
+    for chapter, cfgs in configs.items():
+        # teachers (data="holdout") train no XS term; teachers.teacher_config resets their loss fields
+        for cfg in [c for c in cfgs if c.data != "holdout"]:
+            assert (cfg.tap_norm, cfg.tap_pooling, cfg.rrr_scale, cfg.rbr_variant) == (
+                "l2sq", "cumulative", "released", "released"), chapter
+    mnist = configs["mnist"]
+    assert {c.source for c in mnist} == {sources.Mnist()}
+    assert {(c.epochs, c.batch_size, c.optimizer) for c in mnist} == {(50, 256, "sgd")}
+    assert sorted({c.seed for c in mnist}) == [0, 1, 2, 3, 4]
+    pneu = configs["pneu"]
+    assert all(c.pretrained and c.image_size == 224 for c in pneu)
+    assert all(isinstance(c.source, sources.MedicalFolder) for c in pneu)
+    batch = {(c.model, c.method): c.batch_size for c in pneu if c.data == "contaminated"}
+    assert batch["densenet121", "rbr"] == 8 and batch["densenet121", "tap"] == 16
+    assert batch["resnet18", "rbr"] == 16
+    assert not protocols.medical("paper").weights_fallback
+
+
+def test_quick_profile_keeps_the_equations_and_its_trimmed_search(tmp_path):
+    configs = every_config("quick", tmp_path)
+    assert all((c.tap_norm, c.tap_pooling, c.rrr_scale, c.rbr_variant)
+               == ("l1", "independent", "none", "full") for cfgs in configs.values() for c in cfgs)
+    assert [(c.method, c.lam) for c in configs["lambda_search"]] == [
+        ("tap", 1e-4), ("tap", 1e-3), ("tap", 1e-2)]
+    assert {c.source for c in configs["mnist"]} == {sources.Embedded()}
+    # the quick profile does not search the medical stand-in: its lists are the chapters' runs
+    assert medical_plans.search_runs(protocols.medical("quick"), "pneu", ["resnet18"], XS) == []
+
+
+def test_paper_search_follows_the_paper_grid(tmp_path):
+    s = protocols.mnist("paper")
+    lams = {m: sorted(c.lam for c in plans.search_configs(s) if c.method == m) for m in XS}
+    for m in ("tap", "rrr"):
+        assert len(lams[m]) == 10 and lams[m][0] == pytest.approx(1e-9) and lams[m][-1] == 1.0
+    assert len(lams["rbr"]) == 10 and lams["rbr"][0] == 1.0 and lams["rbr"][-1] == pytest.approx(1e9)
+    m = protocols.medical("paper", source=_medical_fixture(tmp_path))
+    runs = medical_plans.search_runs(m, "knee", medical.ARCHITECTURES, XS)
+    assert {(r.model, r.case) for r in runs} == {(a, x) for a in medical.ARCHITECTURES for x in XS}
+    assert len(runs) == 3 * 3 * 10 and {r.seed for r in runs} == {0}
+
+
+def test_search_choice_feeds_the_medical_runs(tmp_path):
+    import pandas as pd
+
+    search = pd.DataFrame({"model": ["resnet18"] * 3, "method": ["tap"] * 3,
+                           "lam": [1e-6, 1e-5, 1e-4], "val_loss": [0.9, 0.4, float("nan")],
+                           "status": ["ok", "ok", "dnc"]})
+    choice = plans.choose_lambdas(search, ["model", "method"])
+    assert choice.lam.tolist() == [1e-5]
+    (tmp_path / "tables").mkdir()
+    choice.to_csv(tmp_path / "tables" / "lambda_choice_pneu_tag.csv", index=False)
+    lams = medical_plans.searched_lambdas(tmp_path, "pneu", "tag", {"rrr": 0.5})
+    runs = medical.medical_runs(protocols.medical("quick"), "pneu", ["resnet18"], ["tap", "rrr"],
+                                lambdas=lams)
+    assert [r.cfg.lam for r in runs] == [1e-5, 0.5]
+
+
+def test_paper_medical_without_a_folder_says_where_to_put_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("TAPKIT_DATA", str(tmp_path))
+    with pytest.raises(DataNotFoundError, match="-p source"):
+        medical.medical_runs(protocols.medical("paper"), "pneu", ["resnet18"], ["none"])
+
+
+def test_protocol_overrides_are_checked_when_built():
+    with pytest.raises(ValueError, match="torchvision:/path/to/root"):
+        protocols.mnist("paper", source="torchvision")
+    with pytest.raises(ValueError, match="unknown setting"):
+        protocols.mnist("quick", seed=[1])
+    with pytest.raises(ValueError, match="unknown profile"):
+        protocols.mnist("fast")
+    s = protocols.mnist("paper", seeds=[7], source="torchvision:/tmp/tv")
+    assert s.seeds == (7,) and s.source == sources.Torchvision("/tmp/tv")
+    assert s.as_dict()["source"] == "torchvision:/tmp/tv" and s.as_dict()["seeds"] == [7]
+
+
+# ----------------------------------------------------------------------------- parameters
+
+@pytest.mark.parametrize("name,given,expected", [
+    ("seeds", "[1]", [1]), ("seeds", [0, 1], [0, 1]), ("seeds", "None", None), ("seeds", 3, [3]),
+    ("epochs", "2", 2), ("kd_temperature", "1e-3", 1e-3), ("profile", "paper", "paper"),
+    ("lambdas", "{'tap': 1e-3}", {"tap": 1e-3}),
+    ("lambdas", '{"resnet18": {"tap": 1}}', {"resnet18": {"tap": 1.0}}),
+    ("grids", "{'tap': [1e-4, 1e-3]}", {"tap": [1e-4, 1e-3]}),
+    ("methods", "['none', 'tap']", ["none", "tap"]), ("source", "/data/pneu", "/data/pneu"),
+    ("stripe_models", '{"pneu": ["resnet18"]}', {"pneu": ["resnet18"]}),
+    ("live", "True", True), ("results", None, None),
+])
+def test_parameters_accept_values_and_their_string_forms(name, given, expected):
+    assert params.parse_param(name, given) == expected
+
+
+@pytest.mark.parametrize("name,given,says", [
+    ("seeds", "[1,", "seeds='[1,'"), ("seeds", "[0.5]", "list of ints"),
+    ("epochs", "five", "an int"), ("profile", "fast", "['quick', 'paper']"),
+    ("lambdas", "{'tap': 'big'}", "{'tap': 1e-3}"), ("live", "maybe", "True or False"),
+    ("profile", None, "parameter profile is None"),
+])
+def test_a_malformed_parameter_names_itself_and_what_it_expects(name, given, says):
+    with pytest.raises(params.ParameterError, match=re.escape(says)):
+        params.parse_param(name, given)
+
+
+def test_parse_params_rewrites_a_notebook_namespace():
+    ns = {"profile": "quick", "seeds": "[1]", "lambdas": "None", "other": "[1]"}
+    params.parse_params(ns)
+    assert ns == {"profile": "quick", "seeds": [1], "lambdas": None, "other": "[1]"}
+
+
+def test_every_notebook_parameter_is_known_and_parsed_first():
+    for path in sorted((ROOT / "notebooks").glob("*.py")):
+        text = path.read_text()
+        cell = text.split('# %% tags=["parameters"]\n', 1)[1].split("\n# %%", 1)
+        names = re.findall(r"^(\w+) = ", cell[0], flags=re.M)
+        # papermill reads a parameter's line only if it has one "=" (comments included)
+        assert all(line.count("=") <= 1 for line in cell[0].splitlines()), path.name
+        assert names and set(names) <= set(params.PARAMETERS), (path.name, names)
+        for name in names:  # the notebook's own defaults parse to themselves
+            ns = {}
+            exec(f"{name} = " + re.search(rf"^{name} = (.*?)(\s+#.*)?$", cell[0], re.M).group(1), ns)
+            assert params.parse_param(name, ns[name]) == ns[name], (path.name, name)
+        assert "parse_params(globals())" in cell[1].split("\n# %%", 1)[0], path.name
+
+
+def test_papermill_string_parameter_runs_the_data_chapter(tmp_path):
+    """The README's `papermill ... -p seeds "[1]"`: the string reaches the notebook and is parsed."""
+    jupytext = pytest.importorskip("jupytext")
+    nbformat = pytest.importorskip("nbformat")
+    pm = pytest.importorskip("papermill")
+    nb = jupytext.read(ROOT / "notebooks" / "data.py")
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    src, out = tmp_path / "data.ipynb", tmp_path / "out.ipynb"
+    nbformat.write(nb, src)
+    pm.execute_notebook(str(src), str(out), parameters={"seeds": "[1]", "n_examples": "2",
+                                                        "results": str(tmp_path / "results")},
+                        cwd=str(ROOT / "notebooks"), kernel_name="python3", progress_bar=False)
+    assert (tmp_path / "results" / "quick" / "figures" / "data_mnist.png").exists()
+    with pytest.raises(pm.PapermillExecutionError, match="parameter seeds='\\[1,' is not valid"):
+        pm.execute_notebook(str(src), str(tmp_path / "bad.ipynb"), parameters={"seeds": "[1,"},
+                            cwd=str(ROOT / "notebooks"), kernel_name="python3",
+                            progress_bar=False)
