@@ -32,6 +32,9 @@
 profile = "quick"      # "quick" (CPU, digits stand-in) or "paper" (GPU, 224 px, ImageNet weights)
 seeds = None           # e.g. [0, 1, 2, 3, 4]; None: from the profile
 epochs = None          # None: from the profile (an explicit value applies to every architecture)
+batch_size = None      # None: from the profile (an explicit value applies to every architecture)
+image_size = None      # None: from the profile (paper: 224 px)
+grids = None           # λ-search grids, e.g. {"tap": [1e-3]}; None: from the profile
 models = ["vgg16", "resnet18", "densenet121"]
 methods = ["base", "none", "rrr", "rbr", "tap"]
 lambdas = None         # None: from the paper; e.g. {"tap": 1e-3} or {"resnet18": {"tap": 1e-3}}
@@ -55,8 +58,9 @@ from tapkit.experiments import medical_plans, protocols
 
 EXPERIMENT = "pneu"
 logging.basicConfig(level=logging.WARNING)
-s = medical.chapter_settings(profile, seeds=seeds, epochs=epochs, source=source,
-                             stripe_models=stripe_models)
+s = medical.chapter_settings(profile, seeds=seeds, epochs=epochs, batch_size=batch_size,
+                             image_size=image_size, source=source, stripe_models=stripe_models,
+                             search=grids and {m: tuple(g) for m, g in grids.items()})
 medical.set_threads(s)
 root = protocols.results_root(profile, results or report.repo_root() / "results")
 metric = medical.METRICS[EXPERIMENT]
