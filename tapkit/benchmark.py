@@ -30,6 +30,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
+from .allocator import release_cpu_memory, reusing_cpu_allocator, steady_cpu_allocator
 from .models import build_model
 from .results import device_name, resolve_device
 from .training import TrainConfig, make_optimizer, step_losses
@@ -49,43 +50,6 @@ def _status_kb(field: str) -> int:
 
 def _reset_cpu_peak() -> None:
     Path("/proc/self/clear_refs").write_text("5")
-
-
-def _libc():
-    import ctypes
-
-    try:
-        return ctypes.CDLL("libc.so.6")
-    except OSError:
-        return None
-
-
-def _steady_cpu_allocator() -> None:
-    """Fix glibc's mmap threshold at 128 KiB (``mallopt(M_MMAP_THRESHOLD)``, which also turns off
-    its dynamic adjustment): every large tensor is then mapped on allocation and unmapped on free,
-    so the peak resident set follows the live tensors instead of the allocator's history. Without
-    it the same pair measured twice differed by 25%. A no-op without glibc."""
-    libc = _libc()
-    if libc is not None and hasattr(libc, "mallopt"):
-        libc.mallopt(-3, 128 * 1024)  # M_MMAP_THRESHOLD
-
-
-def _reusing_cpu_allocator() -> None:
-    """Never map large blocks on their own (``M_MMAP_MAX`` 0) and never trim the heap
-    (``M_TRIM_THRESHOLD`` 2 GiB): after warm-up every step reuses what the previous one freed.
-    Measured on the two-layer CNN at 112 px: system time 34 s -> 2 s over 12 rounds, step times
-    0.38-0.66 s -> 0.36-0.45 s. For the speed pass only; a no-op without glibc."""
-    libc = _libc()
-    if libc is not None and hasattr(libc, "mallopt"):
-        libc.mallopt(-4, 0)  # M_MMAP_MAX
-        libc.mallopt(-1, 2**31 - 1)  # M_TRIM_THRESHOLD
-
-
-def _release_cpu_memory() -> None:
-    """Hand memory freed by earlier pairs back to the OS (``malloc_trim``)."""
-    libc = _libc()
-    if libc is not None and hasattr(libc, "malloc_trim"):
-        libc.malloc_trim(0)
 
 
 def _has_batchnorm(model: torch.nn.Module) -> bool:
@@ -135,7 +99,7 @@ def peak_memory_mb(model_name: str, method: str, batch_size: int, image_size: in
         torch.cuda.empty_cache()
         base = torch.cuda.memory_allocated()
     else:
-        _release_cpu_memory()
+        release_cpu_memory()
         base = _status_kb("VmRSS") * 1024
     try:
         pair = _Pair(model_name, method, batch_size, image_size, device)
@@ -181,7 +145,7 @@ def model_memory_mb(model_name: str, methods: list[str], batch_size: int, image_
     fresh (spawned) process with glibc's mmap threshold fixed, so that the resident set follows
     each pair's live tensors and not what the speed pass left in the allocator."""
     args = (model_name, list(methods), batch_size, image_size, device, warmup)
-    return _fresh_cpu_process(_peaks, _steady_cpu_allocator, args, device)
+    return _fresh_cpu_process(_peaks, steady_cpu_allocator, args, device)
 
 
 def step_seconds(pairs: list[_Pair], steps: int) -> list[list[float]]:
@@ -237,7 +201,7 @@ def model_speed(model_name: str, methods: list[str], batch_size: int, image_size
                 steps: int, device: str, warmup: int = 1) -> list[dict]:
     """:func:`bench_model`, on a CPU in a fresh (spawned) process with a reusing allocator."""
     args = (model_name, list(methods), batch_size, image_size, steps, device, warmup)
-    return _fresh_cpu_process(bench_model, _reusing_cpu_allocator, args, device)
+    return _fresh_cpu_process(bench_model, reusing_cpu_allocator, args, device)
 
 
 def bench(models: list[str], methods: list[str], batch_size: int = 16, image_size: int = 224,

@@ -21,10 +21,10 @@ from typing import Callable, Iterator
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from torch.utils.data import DataLoader
 from tqdm import tqdm
 
-from . import losses, metrics
+from . import batches, losses, metrics
+from .allocator import reusing_cpu_allocator
 from .data import Split, Task, load_experiment
 from .models import build_model, capture, list_models, target_layers
 from .results import provenance, resolve_device, save_torch, write_json
@@ -244,12 +244,18 @@ def make_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
 
 def fit(model: nn.Module, train: Split, cfg: TrainConfig, targets: tuple[str, ...],
         device: str = "cpu", checkpoint: Path | None = None, teacher: Teacher | None = None,
-        progress: bool = True) -> FitResult:
+        progress: bool = True, compile_step: bool = False) -> FitResult:
     """Train ``model`` for ``cfg.epochs`` epochs on ``train`` (whose masks are the annotations).
 
     Seeded so that a CPU run repeats bit for bit; with ``checkpoint``, the state after every
     epoch (model, optimiser, RNG, history) is written atomically and a rerun resumes from it.
+    The split is moved to ``device`` once and batched in the DataLoader's shuffled order
+    (:mod:`tapkit.batches`). On a GPU the finite-loss check and the loss totals wait for the end
+    of each epoch, so steps do not synchronise. ``compile_step`` (an execution option, not part of
+    the config) compiles the model on a GPU (:func:`tapkit.compiled.maybe_compile`).
     """
+    from .compiled import maybe_compile
+
     torch.manual_seed(cfg.seed)
     model.to(device)
     opt = make_optimizer(model, cfg)
@@ -263,31 +269,37 @@ def fit(model: nn.Module, train: Split, cfg: TrainConfig, targets: tuple[str, ..
         torch.set_rng_state(state["torch_rng"])
         result = FitResult(state["status"], state["epoch"], state["history"])
         log.info("resuming %s from epoch %d", checkpoint.parent.name, result.epochs_done)
-    loader = DataLoader(train.dataset(), batch_size=cfg.batch_size, shuffle=True, generator=gen)
+    if compile_step:
+        maybe_compile(model, cfg.method, device)
+    data = tuple(t.to(device) for t in (train.x, train.y, train.mask))
+    sync_each_step = torch.device(device).type == "cpu"
     while result.status == "ok" and result.epochs_done < cfg.epochs:
         model.train()
-        totals = {"task": 0.0, "xs": 0.0, "n": 0}
-        bar = tqdm(loader, desc=f"{cfg.method} epoch {result.epochs_done + 1}/{cfg.epochs}",
+        totals = torch.zeros(3, dtype=torch.float64, device=device)  # task, xs, n
+        finite = torch.ones((), dtype=torch.bool, device=device)
+        bar = tqdm(batches.epoch_batches(data, cfg.batch_size, gen),
+                   total=batches.num_batches(len(train), cfg.batch_size),
+                   desc=f"{cfg.method} epoch {result.epochs_done + 1}/{cfg.epochs}",
                    leave=False, disable=not progress, mininterval=2.0)
         for x, y, mask in bar:
-            x, y, mask = x.to(device), y.to(device), mask.to(device)
             task, xs = step_losses(model, x, y, mask, cfg, targets, teacher)
             loss = task + cfg.lam * xs
-            if not torch.isfinite(loss):
-                log.warning("non-finite loss (%s) in epoch %d: run did not converge", loss.item(),
-                            result.epochs_done + 1)
-                result.status = "dnc"
+            finite &= torch.isfinite(loss)
+            if sync_each_step and not finite:
                 break
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
-            totals["task"] += task.item() * len(y)
-            totals["xs"] += xs.item() * len(y)
-            totals["n"] += len(y)
+            totals += torch.stack([task.detach().double() * len(y), xs.detach().double() * len(y),
+                                   totals.new_tensor(len(y))])
         result.epochs_done += 1
-        n = max(totals["n"], 1)
-        result.history.append({"epoch": result.epochs_done, "task_loss": totals["task"] / n,
-                               "xs_loss": totals["xs"] / n})
+        if not finite:
+            log.warning("non-finite loss in epoch %d: run did not converge", result.epochs_done)
+            result.status = "dnc"
+        task_sum, xs_sum, n = totals.tolist()
+        n = max(n, 1)
+        result.history.append({"epoch": result.epochs_done, "task_loss": task_sum / n,
+                               "xs_loss": xs_sum / n})
         if checkpoint is not None:
             save_torch(checkpoint, {"model": model.state_dict(), "optimizer": opt.state_dict(),
                                     "generator": gen.get_state(), "torch_rng": torch.get_rng_state(),
@@ -331,11 +343,14 @@ def train_run(cfg: TrainConfig, run_dir: str | Path, device: str = "auto",
     """Train and evaluate one config in ``run_dir``; return and write ``metrics.json``.
 
     ``run_dir/checkpoint.pt`` makes an interrupted run resume; ``model.pt`` and ``metrics.json``
-    are written atomically at the end. Teachers (for teacher annotations and KD/AT/JT) are
+    are written atomically at the end. On a CPU the process's allocator is set to reuse freed
+    memory (:func:`tapkit.allocator.reusing_cpu_allocator`). Teachers (for teacher annotations and KD/AT/JT) are
     trained or read from ``store_root`` (default: ``run_dir``'s parent).
     """
     run_dir = Path(run_dir)
     device = resolve_device(device)
+    if device == "cpu":
+        reusing_cpu_allocator()  # steps reuse freed memory instead of faulting in fresh pages
     store_root = Path(store_root) if store_root is not None else run_dir.parent
     start = time.time()
     task, splits = experiment_data(cfg)

@@ -143,3 +143,71 @@ def test_atomic_write_leaves_no_partial_file(tmp_path):
         write_atomic(target, object())  # fails before replace
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["metrics.json"]
+
+
+def _old_fit(model, split, cfg, targets):
+    """The fit loop as it was before batches came from in-memory tensors: a DataLoader."""
+    from torch.utils.data import DataLoader
+
+    torch.manual_seed(cfg.seed)
+    opt = training.make_optimizer(model, cfg)
+    gen = torch.Generator().manual_seed(cfg.seed)
+    history = []
+    for epoch in range(cfg.epochs):
+        total, n = 0.0, 0
+        for x, y, mask in DataLoader(split.dataset(), batch_size=cfg.batch_size, shuffle=True,
+                                     generator=gen):
+            task, xs = training.step_losses(model, x, y, mask, cfg, targets)
+            opt.zero_grad(set_to_none=True)
+            (task + cfg.lam * xs).backward()
+            opt.step()
+            total, n = total + task.item() * len(y), n + len(y)
+        history.append(total / n)
+    return history, gen.get_state()
+
+
+def test_batches_are_the_dataloaders_and_leave_the_generator_alike():
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from tapkit.batches import epoch_batches
+
+    x, y = torch.arange(50.0).reshape(25, 2), torch.arange(25)
+    gen_a, gen_b = torch.Generator().manual_seed(7), torch.Generator().manual_seed(7)
+    loader = DataLoader(TensorDataset(x, y), batch_size=8, shuffle=True, generator=gen_a)
+    for _ in range(3):  # three epochs: the generator's state carries over identically
+        ours = list(epoch_batches((x, y), 8, gen_b))
+        theirs = list(loader)
+        assert [len(b[1]) for b in ours] == [8, 8, 8, 1]
+        assert all(torch.equal(p, q) for a, b in zip(ours, theirs) for p, q in zip(a, b))
+        assert torch.equal(gen_a.get_state(), gen_b.get_state())
+    assert sorted(torch.cat([b[1] for b in ours]).tolist()) == list(range(25))
+
+
+def test_fit_is_bit_identical_to_the_dataloader_loop():
+    split = _decoy_fixture(n=100)  # 100 = 3 batches of 32 and one of 4
+    cfg = TrainConfig(method="tap", lam=0.1, epochs=2, batch_size=32, optimizer="sgd", lr=0.05)
+    torch.manual_seed(5)
+    old = TinyCNN()
+    history, gen_state = _old_fit(old, split, cfg, ("relu1",))
+    torch.manual_seed(5)
+    new = TinyCNN()
+    result = fit(new, split, cfg, ("relu1",), progress=False)
+    assert all(torch.equal(p, q) for p, q in zip(old.parameters(), new.parameters()))
+    assert [h["task_loss"] for h in result.history] == history
+
+
+def test_compile_step_is_rejected_for_double_backward_and_ignored_on_cpu(monkeypatch):
+    from tapkit import compiled
+
+    with pytest.raises(ValueError, match="double backward"):
+        compiled.maybe_compile(TinyCNN(), "rrr", "cpu")
+    monkeypatch.setattr(torch.nn.Module, "compile", lambda *a, **k: pytest.fail("compiled on CPU"))
+    split = _decoy_fixture(n=64)
+    cfg = TrainConfig(method="tap", lam=0.1, epochs=1, batch_size=32)
+    torch.manual_seed(0)
+    a = TinyCNN()
+    fit(a, split, cfg, ("relu1",), progress=False, compile_step=True)
+    torch.manual_seed(0)
+    b = TinyCNN()
+    fit(b, split, cfg, ("relu1",), progress=False)
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
