@@ -25,6 +25,7 @@ from tqdm import tqdm
 
 from . import batches, losses, metrics
 from .allocator import reusing_cpu_allocator
+from .compiled import COMPILABLE, maybe_compile
 from .data import Split, Task, load_experiment
 from .models import build_model, capture, list_models, target_layers
 from .results import provenance, resolve_device, save_torch, write_json
@@ -254,8 +255,6 @@ def fit(model: nn.Module, train: Split, cfg: TrainConfig, targets: tuple[str, ..
     of each epoch, so steps do not synchronise. ``compile_step`` (an execution option, not part of
     the config) compiles the model on a GPU (:func:`tapkit.compiled.maybe_compile`).
     """
-    from .compiled import maybe_compile
-
     torch.manual_seed(cfg.seed)
     model.to(device)
     opt = make_optimizer(model, cfg)
@@ -275,6 +274,7 @@ def fit(model: nn.Module, train: Split, cfg: TrainConfig, targets: tuple[str, ..
     sync_each_step = torch.device(device).type == "cpu"
     while result.status == "ok" and result.epochs_done < cfg.epochs:
         model.train()
+        started = time.perf_counter()
         totals = torch.zeros(3, dtype=torch.float64, device=device)  # task, xs, n
         finite = torch.ones((), dtype=torch.bool, device=device)
         bar = tqdm(batches.epoch_batches(data, cfg.batch_size, gen),
@@ -297,9 +297,11 @@ def fit(model: nn.Module, train: Split, cfg: TrainConfig, targets: tuple[str, ..
             log.warning("non-finite loss in epoch %d: run did not converge", result.epochs_done)
             result.status = "dnc"
         task_sum, xs_sum, n = totals.tolist()
+        seconds = time.perf_counter() - started
+        log.info("epoch %d: %.0f images/s", result.epochs_done, n / seconds)
         n = max(n, 1)
         result.history.append({"epoch": result.epochs_done, "task_loss": task_sum / n,
-                               "xs_loss": xs_sum / n})
+                               "xs_loss": xs_sum / n, "seconds": seconds})
         if checkpoint is not None:
             save_torch(checkpoint, {"model": model.state_dict(), "optimizer": opt.state_dict(),
                                     "generator": gen.get_state(), "torch_rng": torch.get_rng_state(),
@@ -339,12 +341,14 @@ def annotated_split(cfg: TrainConfig, split: Split, store_root: Path, device: st
 
 
 def train_run(cfg: TrainConfig, run_dir: str | Path, device: str = "auto",
-              store_root: str | Path | None = None, progress: bool = True) -> dict:
+              store_root: str | Path | None = None, progress: bool = True,
+              compile_step: bool = False) -> dict:
     """Train and evaluate one config in ``run_dir``; return and write ``metrics.json``.
 
     ``run_dir/checkpoint.pt`` makes an interrupted run resume; ``model.pt`` and ``metrics.json``
-    are written atomically at the end. On a CPU the process's allocator is set to reuse freed
-    memory (:func:`tapkit.allocator.reusing_cpu_allocator`). Teachers (for teacher annotations and KD/AT/JT) are
+    are written atomically at the end. ``compile_step`` compiles the steps of methods that allow
+    it (:mod:`tapkit.compiled`) and is ignored for the others. On a CPU the process's allocator
+    is set to reuse freed memory (:func:`tapkit.allocator.reusing_cpu_allocator`). Teachers (for teacher annotations and KD/AT/JT) are
     trained or read from ``store_root`` (default: ``run_dir``'s parent).
     """
     run_dir = Path(run_dir)
@@ -362,7 +366,7 @@ def train_run(cfg: TrainConfig, run_dir: str | Path, device: str = "auto",
         t_model = load_trained(cfg.teacher, store_root, device)
         teacher = Teacher(t_model, target_layers(cfg.teacher.model))
     result = fit(built.model, train, cfg, built.targets, device, run_dir / "checkpoint.pt",
-                 teacher, progress)
+                 teacher, progress, compile_step and cfg.method in COMPILABLE)
     model = built.model.eval()
     record = {"metric": task.metric, "status": result.status, "epochs_done": result.epochs_done,
               "history": result.history, "weights": built.weights, "key": cfg.key(),

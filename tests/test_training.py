@@ -118,7 +118,7 @@ def test_store_runs_once_then_reads_the_cache(tmp_path, monkeypatch):
     cfg = TrainConfig(epochs=1, method="tap", lam=1e-3)
     calls = []
 
-    def fake_train_run(c, run_dir, device, store_root=None, progress=True):
+    def fake_train_run(c, run_dir, device, store_root=None, progress=True, compile_step=False):
         calls.append(c.key())
         record = {"metric": "accuracy", "contaminated": 0.9, "permuted": 0.5, "clean": 0.6,
                   "status": "ok", "seconds": 1.0, "seed": c.seed, "config": c.to_dict(),
