@@ -30,11 +30,25 @@ def num_batches(n: int, batch_size: int) -> int:
     return math.ceil(n / batch_size)
 
 
-def epoch_batches(tensors: tuple[Tensor, ...], batch_size: int,
-                  gen: torch.Generator) -> Iterator[tuple[Tensor, ...]]:
+def on_device(tensors: tuple[Tensor, ...], device: str | torch.device,
+              share: float = 0.25) -> tuple[Tensor, ...]:
+    """``tensors`` moved to ``device`` once, when they take at most ``share`` of the GPU's free
+    memory (several workers may share it); otherwise left where they are, and
+    :func:`epoch_batches` moves each batch instead."""
+    device = torch.device(device)
+    if device.type != "cuda":
+        return tuple(t.to(device) for t in tensors)
+    need = sum(t.numel() * t.element_size() for t in tensors)
+    free, _ = torch.cuda.mem_get_info(device)
+    return tuple(t.to(device) for t in tensors) if need <= share * free else tensors
+
+
+def epoch_batches(tensors: tuple[Tensor, ...], batch_size: int, gen: torch.Generator,
+                  device: str | torch.device | None = None) -> Iterator[tuple[Tensor, ...]]:
     """One epoch of shuffled batches (the last one smaller, as with ``drop_last=False``) of
-    ``tensors``, which share their first dimension and device. ``gen`` is a CPU generator; the
-    permutation is drawn on the CPU and moved to the tensors' device once."""
+    ``tensors``, which share their first dimension and device, each batch moved to ``device``
+    (default: where the tensors are). ``gen`` is a CPU generator; the permutation is drawn on
+    the CPU and moved to the tensors' device once."""
     if batch_size < 1:
         raise ValueError(f"batch_size must be positive, got {batch_size}")
     n = len(tensors[0])
@@ -43,4 +57,4 @@ def epoch_batches(tensors: tuple[Tensor, ...], batch_size: int,
     order = dataloader_order(n, gen).to(tensors[0].device)
     for start in range(0, n, batch_size):
         idx = order[start: start + batch_size]
-        yield tuple(t.index_select(0, idx) for t in tensors)
+        yield tuple(t.index_select(0, idx).to(device or t.device) for t in tensors)

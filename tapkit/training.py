@@ -250,8 +250,8 @@ def fit(model: nn.Module, train: Split, cfg: TrainConfig, targets: tuple[str, ..
 
     Seeded so that a CPU run repeats bit for bit; with ``checkpoint``, the state after every
     epoch (model, optimiser, RNG, history) is written atomically and a rerun resumes from it.
-    The split is moved to ``device`` once and batched in the DataLoader's shuffled order
-    (:mod:`tapkit.batches`). On a GPU the finite-loss check and the loss totals wait for the end
+    The split is moved to ``device`` once (where it fits) and batched in the DataLoader's
+    shuffled order (:mod:`tapkit.batches`). On a GPU the finite-loss check and the loss totals wait for the end
     of each epoch, so steps do not synchronise. ``compile_step`` (an execution option, not part of
     the config) compiles the model on a GPU (:func:`tapkit.compiled.maybe_compile`).
     """
@@ -270,14 +270,14 @@ def fit(model: nn.Module, train: Split, cfg: TrainConfig, targets: tuple[str, ..
         log.info("resuming %s from epoch %d", checkpoint.parent.name, result.epochs_done)
     if compile_step:
         maybe_compile(model, cfg.method, device)
-    data = tuple(t.to(device) for t in (train.x, train.y, train.mask))
+    data = batches.on_device((train.x, train.y, train.mask), device)
     sync_each_step = torch.device(device).type == "cpu"
     while result.status == "ok" and result.epochs_done < cfg.epochs:
         model.train()
         started = time.perf_counter()
         totals = torch.zeros(3, dtype=torch.float64, device=device)  # task, xs, n
         finite = torch.ones((), dtype=torch.bool, device=device)
-        bar = tqdm(batches.epoch_batches(data, cfg.batch_size, gen),
+        bar = tqdm(batches.epoch_batches(data, cfg.batch_size, gen, device),
                    total=batches.num_batches(len(train), cfg.batch_size),
                    desc=f"{cfg.method} epoch {result.epochs_done + 1}/{cfg.epochs}",
                    leave=False, disable=not progress, mininterval=2.0)
@@ -348,8 +348,9 @@ def train_run(cfg: TrainConfig, run_dir: str | Path, device: str = "auto",
     ``run_dir/checkpoint.pt`` makes an interrupted run resume; ``model.pt`` and ``metrics.json``
     are written atomically at the end. ``compile_step`` compiles the steps of methods that allow
     it (:mod:`tapkit.compiled`) and is ignored for the others. On a CPU the process's allocator
-    is set to reuse freed memory (:func:`tapkit.allocator.reusing_cpu_allocator`). Teachers (for teacher annotations and KD/AT/JT) are
-    trained or read from ``store_root`` (default: ``run_dir``'s parent).
+    is set to reuse freed memory (:func:`tapkit.allocator.reusing_cpu_allocator`). Teachers (for
+    teacher annotations and KD/AT/JT) are trained or read from ``store_root`` (default:
+    ``run_dir``'s parent).
     """
     run_dir = Path(run_dir)
     device = resolve_device(device)

@@ -108,3 +108,14 @@ def test_make_executor(spec, kind):
 def test_make_executor_rejects_unknown_names(spec):
     with pytest.raises(ValueError, match="unknown executor"):
         make_executor(spec)
+
+
+def test_submitit_executor_runs_the_store_like_the_others(tmp_path, monkeypatch):
+    pytest.importorskip("submitit")
+    from tapkit.slurm import SubmititExecutor
+
+    calls = []
+    monkeypatch.setattr(runner, "train_run", _fake_train(calls))
+    executor = SubmititExecutor(str(tmp_path / "jobs"), cluster="debug")  # jobs run in-process
+    frame = runner.run_many([CFG, CFG.replace(seed=1)], tmp_path / "runs", "cpu", executor)
+    assert list(frame.seed) == [0, 1] and list(frame.permuted) == [0.5, 0.5] and len(calls) == 2
