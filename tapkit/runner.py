@@ -75,13 +75,14 @@ class ProcessExecutor:
         with ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_worker_init,
                                  initargs=(self.threads,)) as pool:
             futures = [pool.submit(fn, item) for item in items]
-            bar = tqdm(total=len(futures), desc=f"runs ({self.workers} workers)",
-                       disable=not self.progress)
             results = []
-            for future in futures:
-                results.append(future.result())
-                bar.update()
-            bar.close()
+            try:
+                for future in tqdm(futures, desc=f"runs ({self.workers} workers)",
+                                   disable=not self.progress):
+                    results.append(future.result())
+            except BaseException:
+                pool.shutdown(wait=True, cancel_futures=True)  # runs under way finish, no more
+                raise
         return results
 
 

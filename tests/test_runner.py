@@ -119,3 +119,15 @@ def test_submitit_executor_runs_the_store_like_the_others(tmp_path, monkeypatch)
     executor = SubmititExecutor(str(tmp_path / "jobs"), cluster="debug")  # jobs run in-process
     frame = runner.run_many([CFG, CFG.replace(seed=1)], tmp_path / "runs", "cpu", executor)
     assert list(frame.seed) == [0, 1] and list(frame.permuted) == [0.5, 0.5] and len(calls) == 2
+
+
+def _fail_on_two(x):
+    if x == 2:
+        raise RuntimeError("run 2 failed")
+    return x * 10
+
+
+def test_process_executor_keeps_order_and_raises_a_workers_error():
+    assert ProcessExecutor(2, progress=False).map(_fail_on_two, [0, 1, 3]) == [0, 10, 30]
+    with pytest.raises(RuntimeError, match="run 2 failed"):
+        ProcessExecutor(2, progress=False).map(_fail_on_two, [0, 1, 2, 3])
