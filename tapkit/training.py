@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import logging
@@ -25,7 +26,7 @@ from tqdm import tqdm
 
 from . import batches, losses, metrics
 from .allocator import reusing_cpu_allocator
-from .compiled import COMPILABLE, maybe_compile
+from .compiled import COMPILABLE, compiled_step
 from .data import Split, Task, load_experiment
 from .models import build_model, capture, list_models, target_layers
 from .results import provenance, resolve_device, save_torch, write_json
@@ -251,9 +252,10 @@ def fit(model: nn.Module, train: Split, cfg: TrainConfig, targets: tuple[str, ..
     Seeded so that a CPU run repeats bit for bit; with ``checkpoint``, the state after every
     epoch (model, optimiser, RNG, history) is written atomically and a rerun resumes from it.
     The split is moved to ``device`` once (where it fits) and batched in the DataLoader's
-    shuffled order (:mod:`tapkit.batches`). On a GPU the finite-loss check and the loss totals wait for the end
-    of each epoch, so steps do not synchronise. ``compile_step`` (an execution option, not part of
-    the config) compiles the model on a GPU (:func:`tapkit.compiled.maybe_compile`).
+    shuffled order (:mod:`tapkit.batches`). On a GPU the finite-loss check and the loss totals
+    wait for the end of each epoch, so steps do not synchronise. ``compile_step`` (an execution
+    option, not part of the config) compiles the step on a GPU
+    (:func:`tapkit.compiled.compiled_step`).
     """
     torch.manual_seed(cfg.seed)
     model.to(device)
@@ -268,46 +270,58 @@ def fit(model: nn.Module, train: Split, cfg: TrainConfig, targets: tuple[str, ..
         torch.set_rng_state(state["torch_rng"])
         result = FitResult(state["status"], state["epoch"], state["history"])
         log.info("resuming %s from epoch %d", checkpoint.parent.name, result.epochs_done)
-    if compile_step:
-        maybe_compile(model, cfg.method, device)
     data = batches.on_device((train.x, train.y, train.mask), device)
     sync_each_step = torch.device(device).type == "cpu"
-    while result.status == "ok" and result.epochs_done < cfg.epochs:
-        model.train()
-        started = time.perf_counter()
-        totals = torch.zeros(3, dtype=torch.float64, device=device)  # task, xs, n
-        finite = torch.ones((), dtype=torch.bool, device=device)
-        bar = tqdm(batches.epoch_batches(data, cfg.batch_size, gen, device),
-                   total=batches.num_batches(len(train), cfg.batch_size),
-                   desc=f"{cfg.method} epoch {result.epochs_done + 1}/{cfg.epochs}",
-                   leave=False, disable=not progress, mininterval=2.0)
-        for x, y, mask in bar:
-            task, xs = step_losses(model, x, y, mask, cfg, targets, teacher)
-            loss = task + cfg.lam * xs
-            finite &= torch.isfinite(loss)
-            if sync_each_step and not finite:
-                break
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            totals += torch.stack([task.detach().double() * len(y), xs.detach().double() * len(y),
-                                   totals.new_tensor(len(y))])
-        result.epochs_done += 1
-        if not finite:
-            log.warning("non-finite loss in epoch %d: run did not converge", result.epochs_done)
-            result.status = "dnc"
-        task_sum, xs_sum, n = totals.tolist()
-        seconds = time.perf_counter() - started
-        log.info("epoch %d: %.0f images/s", result.epochs_done, n / seconds)
-        n = max(n, 1)
-        result.history.append({"epoch": result.epochs_done, "task_loss": task_sum / n,
-                               "xs_loss": xs_sum / n, "seconds": seconds})
-        if checkpoint is not None:
-            save_torch(checkpoint, {"model": model.state_dict(), "optimizer": opt.state_dict(),
-                                    "generator": gen.get_state(), "torch_rng": torch.get_rng_state(),
-                                    "status": result.status, "epoch": result.epochs_done,
-                                    "history": result.history})
+    compiled = (compiled_step(model, cfg, targets, teacher, device) if compile_step
+                else contextlib.nullcontext())
+    with compiled as step:
+        step = step or functools.partial(step_losses, model, cfg=cfg, targets=targets,
+                                         teacher=teacher)
+        while result.status == "ok" and result.epochs_done < cfg.epochs:
+            _epoch(model, opt, step, data, gen, cfg, device, result, progress, sync_each_step)
+            if checkpoint is not None:
+                save_torch(checkpoint, {"model": model.state_dict(), "optimizer": opt.state_dict(),
+                                        "generator": gen.get_state(),
+                                        "torch_rng": torch.get_rng_state(),
+                                        "status": result.status, "epoch": result.epochs_done,
+                                        "history": result.history})
     return result
+
+
+def _epoch(model: nn.Module, opt: torch.optim.Optimizer, step: Callable, data: tuple, gen,
+           cfg: TrainConfig, device: str, result: FitResult, progress: bool,
+           sync_each_step: bool) -> None:
+    """One epoch of ``fit``: ``result`` gets its history entry, and status ``"dnc"`` on a
+    non-finite loss (checked every step on a CPU, at the end of the epoch on a GPU)."""
+    model.train()
+    started = time.perf_counter()
+    totals = torch.zeros(3, dtype=torch.float64, device=device)  # task, xs, n
+    finite = torch.ones((), dtype=torch.bool, device=device)
+    bar = tqdm(batches.epoch_batches(data, cfg.batch_size, gen, device),
+               total=batches.num_batches(len(data[0]), cfg.batch_size),
+               desc=f"{cfg.method} epoch {result.epochs_done + 1}/{cfg.epochs}",
+               leave=False, disable=not progress, mininterval=2.0)
+    for x, y, mask in bar:
+        task, xs = step(x, y, mask)
+        loss = task + cfg.lam * xs
+        finite &= torch.isfinite(loss)
+        if sync_each_step and not finite:
+            break
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        totals += torch.stack([task.detach().double() * len(y), xs.detach().double() * len(y),
+                               totals.new_tensor(len(y))])
+    result.epochs_done += 1
+    if not finite:
+        log.warning("non-finite loss in epoch %d: run did not converge", result.epochs_done)
+        result.status = "dnc"
+    task_sum, xs_sum, n = totals.tolist()
+    seconds = time.perf_counter() - started
+    log.info("epoch %d: %.0f images/s", result.epochs_done, n / seconds)
+    n = max(n, 1)
+    result.history.append({"epoch": result.epochs_done, "task_loss": task_sum / n,
+                           "xs_loss": xs_sum / n, "seconds": seconds})
 
 
 # --------------------------------------------------------------------------- one run

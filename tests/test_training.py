@@ -197,13 +197,14 @@ def test_fit_is_bit_identical_to_the_dataloader_loop():
 
 
 def test_compile_step_is_rejected_for_double_backward_and_ignored_on_cpu(monkeypatch):
-    from tapkit import compiled
+    from tapkit.compiled import compiled_step
 
+    cfg = TrainConfig(method="rrr", lam=0.1, epochs=1, batch_size=32)
     with pytest.raises(ValueError, match="double backward"):
-        compiled.maybe_compile(TinyCNN(), "rrr", "cpu")
-    monkeypatch.setattr(torch.nn.Module, "compile", lambda *a, **k: pytest.fail("compiled on CPU"))
-    split = _decoy_fixture(n=64)
-    cfg = TrainConfig(method="tap", lam=0.1, epochs=1, batch_size=32)
+        with compiled_step(TinyCNN(), cfg, ("relu1",)):
+            pass
+    monkeypatch.setattr(torch, "compile", lambda *a, **k: pytest.fail("compiled on a CPU"))
+    split, cfg = _decoy_fixture(n=64), cfg.replace(method="tap")
     torch.manual_seed(0)
     a = TinyCNN()
     fit(a, split, cfg, ("relu1",), progress=False, compile_step=True)
@@ -211,3 +212,31 @@ def test_compile_step_is_rejected_for_double_backward_and_ignored_on_cpu(monkeyp
     b = TinyCNN()
     fit(b, split, cfg, ("relu1",), progress=False)
     assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+
+
+@pytest.mark.parametrize("method", ["none", "tap"])
+def test_compiled_step_computes_the_eager_losses_and_removes_its_hooks(method):
+    """Traced by Dynamo (backend "eager": no code generation, so cheap on a CPU) with the hooks
+    installed once: the losses and gradients of three steps match the eager step's."""
+    from torch._dynamo.utils import counters
+
+    from tapkit.compiled import compiled_step
+
+    torch._dynamo.reset()
+    counters.clear()
+    split = _decoy_fixture(n=96)
+    cfg = TrainConfig(method=method, lam=0.1, epochs=1, batch_size=32)
+    torch.manual_seed(0)
+    model = TinyCNN()
+    with compiled_step(model, cfg, ("relu1", "relu2"), backend="eager") as step:
+        for i in range(3):
+            x, y, mask = (t[32 * i: 32 * (i + 1)] for t in (split.x, split.y, split.mask))
+            got = step(x, y, mask)
+            grads = torch.autograd.grad(got[0] + got[1], list(model.parameters()))
+            want = training.step_losses(model, x, y, mask, cfg, ("relu1", "relu2"))
+            assert torch.allclose(got[0], want[0]) and torch.allclose(got[1], want[1])
+            assert got[1].item() > 0 if method == "tap" else got[1].item() == 0
+            want_grads = torch.autograd.grad(want[0] + want[1], list(model.parameters()))
+            assert all(torch.allclose(g, w, atol=1e-6) for g, w in zip(grads, want_grads))
+    assert not model.relu1._forward_hooks and not model.relu2._forward_hooks
+    assert counters["stats"]["unique_graphs"] >= 1 and not counters["graph_break"]  # compiled
