@@ -1,5 +1,10 @@
 # make test  - unit tests and the browser test (builds the book first if needed)
 # make book  - execute the notebooks with papermill (PROFILE=quick by default) and build the book
+# make gpu-pack - before a GPU lease: wheels the GPU image lacks and full MNIST (tapkit's cache,
+#              fetched with `tapkit data mnist` if missing) into the ignored folder gpu-carry/
+# make gpu   - ON the GPU machine (carry gpu-carry; OUT=$$OUT): Setting-1 MNIST table, then Table 1,
+#              into results/paper/ and OUT, in one command of under ten minutes (scripts/gpu.py)
+# make gpu-dry-run - the same on this CPU: plan, data check, one step per run, a tiny benchmark
 PROFILE ?= quick
 VENV    ?= .venv
 PY      := $(VENV)/bin/python
@@ -30,7 +35,7 @@ $(X)/report.ipynb: $(X)/speed_memory.ipynb
 # speed_memory and report run alone, so they may use every core
 $(X)/speed_memory.ipynb $(X)/report.ipynb: THREADS :=
 
-.PHONY: test book install clean notebooks executed
+.PHONY: test book install clean notebooks executed gpu gpu-pack gpu-dry-run
 install: $(STAMP)
 
 $(STAMP): pyproject.toml
@@ -45,6 +50,18 @@ test: $(STAMP)
 
 $(X)/%.ipynb: notebooks/%.py $(LIBRARY) | $(STAMP)
 	$(if $(THREADS),OMP_NUM_THREADS=$(THREADS)) $(PY) scripts/run_notebook.py $< $@ --profile $(PROFILE)
+
+# The GPU machine has its own PyTorch and no registry: gpu-pack fetches what it lacks here.
+GPU_CARRY ?= gpu-carry
+WORKERS   ?= 8
+gpu-pack: $(STAMP)
+	$(PY) scripts/gpu.py --pack --carry $(GPU_CARRY)
+
+gpu:
+	python3 scripts/gpu.py --carry $(GPU_CARRY) --workers $(WORKERS) $(if $(OUT),--export $(OUT))
+
+gpu-dry-run: $(STAMP)
+	$(PY) scripts/gpu.py --dry-run --carry $(GPU_CARRY) --workers 2
 
 executed: $(EXECUTED)
 

@@ -31,12 +31,18 @@
 # architecture. No XS is measured twice per architecture ("No XS, again"): the gap between the two
 # is the measurement noise against which the other ratios should be read.
 #
-# The same measurement from the command line: `tapkit bench --batch-size 16 --image-size 224
-# --out bench.json`.
+# Beside the deep models, the chapter measures the two-layer CNN the paper trains on Decoy-MNIST, at
+# its own batch and image size (256 digits of 28 px, `two_layer_cnn@256x28`): there a step is
+# small, and TAP's extra pooling and masking per layer weigh the most. Every step uses the paper's
+# optimiser, SGD with momentum 0.9.
+#
+# The same measurement from the command line: `tapkit bench --models
+# vgg16,resnet18,densenet121,two_layer_cnn@256x28 --batch-size 16 --image-size 224 --out bench.json`.
 
 # %% tags=["parameters"]
 profile = "quick"      # "quick" (CPU, small batch) or "paper" (GPU, batch 16 at 224 px)
-models = ["vgg16", "resnet18", "densenet121"]
+# each NAME or NAME@BATCHxSIZE (its own batch and image size; plain names take the profile's)
+models = ["vgg16", "resnet18", "densenet121", "two_layer_cnn@256x28"]
 methods = ["none", "rrr", "rbr", "tap"]
 batch_size = None      # None: from the profile
 image_size = None      # None: from the profile
@@ -60,7 +66,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from tapkit import medical, report
-from tapkit.benchmark import bench
+from tapkit.benchmark import bench, model_spec
 from tapkit.experiments import protocols
 from tapkit.results import device_name, provenance, resolve_device
 
@@ -71,6 +77,9 @@ b = protocol.as_dict()  # the settings, as stored beside the measurement
 root = protocols.results_root(profile, results or report.repo_root() / "results")
 dev = resolve_device(device)
 medical.set_threads(protocol)
+specs = [model_spec(m, b["batch_size"], b["image_size"]) for m in models]
+names = [name for name, _, _ in specs]
+ARCH = {**medical.ARCH_LABELS, "two_layer_cnn": "Two-layer CNN"}
 display(Markdown(f"**Profile `{profile}`**: {b} on {device_name(dev)}"))
 
 # %%
@@ -93,8 +102,8 @@ if rows is None:
     # differ only by measurement noise.
     order = [m for m in ("none", "tap") if m in methods] + [m for m in methods
                                                            if m not in ("none", "tap")]
-    for model in models:
-        n = (b.get("model_steps") or {}).get(model, b["steps"])
+    for model, (name, _, _) in zip(models, specs):
+        n = (b.get("model_steps") or {}).get(name, b["steps"])
         pairs = bench([model], order + ["none"], b["batch_size"], b["image_size"], n, dev,
                       b["warmup"])
         pairs[-1]["method"] = "none_again"
@@ -102,8 +111,9 @@ if rows is None:
 ratios = medical.bench_ratios(rows)
 prov = provenance(dev)
 label = (f"profile {profile} · {prov['device']} · tapkit {prov['tapkit']} "
-         f"({prov['git_commit'][:7]}) · torch {prov['torch']} · batch {b['batch_size']} of "
-         f"{b['image_size']} px, fastest of {b['steps']} "
+         f"({prov['git_commit'][:7]}) · torch {prov['torch']} · SGD · "
+         + ", ".join(f"{ARCH[n]} batch {bs} of {px} px" for n, bs, px in specs)
+         + f" · fastest of {b['steps']} "
          f"steps" + "".join(f" ({n} for {m})" for m, n in (b.get("model_steps") or {}).items()))
 report.write_table(ratios, root, "speed_memory",
                    {"label": label, "settings": b, "models": models, "methods": methods,
@@ -114,10 +124,10 @@ display(Markdown(f"*{label}*"))
 # ## Ratios to No XS, beside the paper's
 
 # %%
-rank = {m: i for i, m in enumerate(list(models) + list(methods) + ["none_again"])}
+rank = {m: i for i, m in enumerate(names + list(methods) + ["none_again"])}
 ratios = ratios.sort_values(["model", "method"], key=lambda col: col.map(rank)).reset_index(drop=True)
 show = ratios.assign(
-    architecture=ratios.model.map(medical.ARCH_LABELS),
+    architecture=ratios.model.map(ARCH),
     method=ratios.method.map(medical.CASE_LABELS),
     **{"it/s": ratios.it_per_s.round(2), "peak MB": ratios.peak_mem_mb.round(0)})
 show = show.set_index(["architecture", "method"])[
@@ -130,17 +140,17 @@ display(show.round(2))
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
 xs = [m for m in methods if m != "none"]
-x = np.arange(len(models))
+x = np.arange(len(names))
 for ax, col, name in ((axes[0], "speed_ratio", "it/s"), (axes[1], "mem_ratio", "memory")):
     for i, method in enumerate(xs):
-        sel = ratios[ratios.method == method].set_index("model").reindex(models)
+        sel = ratios[ratios.method == method].set_index("model").reindex(names)
         off = x + (i - (len(xs) - 1) / 2) * 0.25
         ax.bar(off, sel[col].astype(float), 0.12, label=f"{medical.CASE_LABELS[method]} (ours)",
                color=f"C{i}")
         ax.bar(off + 0.12, sel[f"paper_{col}"].astype(float), 0.12, color=f"C{i}", alpha=0.4,
                hatch="//", label=f"{medical.CASE_LABELS[method]} (paper)")
     ax.axhline(1.0, color="black", lw=0.8)
-    ax.set_xticks(x, [medical.ARCH_LABELS[m] for m in models])
+    ax.set_xticks(x, [ARCH[m] for m in names], fontsize=7)
     ax.set_title(f"{name} relative to No XS")
 axes[0].legend(fontsize=6, ncol=2)
 fig.suptitle(f"Table 1 as ratios to No XS (paper: hatched; a missing bar is the paper's OOM)\n{label}",

@@ -1,5 +1,8 @@
 """Training-step speed and peak memory per model and XS method (the paper's Table 1).
 
+Every model the paper trains, each at its own batch and image size (``two_layer_cnn@256x28``
+beside ``resnet18@16x224``), with the paper's optimiser (SGD, momentum 0.9).
+
 Two passes. Speed: for each model, every method's pair
 alive at once and warmed up, then ``steps`` rounds of one full training step (forward, XS term,
 backward, optimiser step) per method in a rotating order, so that a noisy neighbour or a drifting
@@ -30,6 +33,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
+from .allocator import release_cpu_memory, reusing_cpu_allocator, steady_cpu_allocator
 from .models import build_model
 from .results import device_name, resolve_device
 from .training import TrainConfig, make_optimizer, step_losses
@@ -51,55 +55,23 @@ def _reset_cpu_peak() -> None:
     Path("/proc/self/clear_refs").write_text("5")
 
 
-def _libc():
-    import ctypes
-
-    try:
-        return ctypes.CDLL("libc.so.6")
-    except OSError:
-        return None
-
-
-def _steady_cpu_allocator() -> None:
-    """Fix glibc's mmap threshold at 128 KiB (``mallopt(M_MMAP_THRESHOLD)``, which also turns off
-    its dynamic adjustment): every large tensor is then mapped on allocation and unmapped on free,
-    so the peak resident set follows the live tensors instead of the allocator's history. Without
-    it the same pair measured twice differed by 25%. A no-op without glibc."""
-    libc = _libc()
-    if libc is not None and hasattr(libc, "mallopt"):
-        libc.mallopt(-3, 128 * 1024)  # M_MMAP_THRESHOLD
-
-
-def _reusing_cpu_allocator() -> None:
-    """Never map large blocks on their own (``M_MMAP_MAX`` 0) and never trim the heap
-    (``M_TRIM_THRESHOLD`` 2 GiB): after warm-up every step reuses what the previous one freed.
-    Measured on the two-layer CNN at 112 px: system time 34 s -> 2 s over 12 rounds, step times
-    0.38-0.66 s -> 0.36-0.45 s. For the speed pass only; a no-op without glibc."""
-    libc = _libc()
-    if libc is not None and hasattr(libc, "mallopt"):
-        libc.mallopt(-4, 0)  # M_MMAP_MAX
-        libc.mallopt(-1, 2**31 - 1)  # M_TRIM_THRESHOLD
-
-
-def _release_cpu_memory() -> None:
-    """Hand memory freed by earlier pairs back to the OS (``malloc_trim``)."""
-    libc = _libc()
-    if libc is not None and hasattr(libc, "malloc_trim"):
-        libc.malloc_trim(0)
 
 
 class _Pair:
     """One (model, method) ready to train: ``step()`` runs one full training step."""
 
     def __init__(self, model_name: str, method: str, batch_size: int, image_size: int,
-                 device: str, num_classes: int = 2):
-        in_channels = 1 if model_name == "two_layer_cnn" else 3
+                 device: str):
+        digits = model_name == "two_layer_cnn"  # Decoy-MNIST's model: 10 classes, 1 channel
+        num_classes, in_channels = (10, 1) if digits else (2, 3)
         torch.manual_seed(0)
         built = build_model(model_name, num_classes, in_channels, image_size=image_size)
         self.model = built.model.to(device).train()
         self.targets = built.targets
-        # as in training: input gradients per image, on BatchNorm running statistics
-        self.cfg = TrainConfig(model=model_name, method=method, lam=BENCH_LAMBDA)
+        # as in training: input gradients per image, on BatchNorm running statistics; the
+        # paper's optimiser, SGD with momentum 0.9 (Adam's state would add two buffers)
+        self.cfg = TrainConfig(model=model_name, method=method, lam=BENCH_LAMBDA, optimizer="sgd",
+                               lr=1e-3)
         self.xs_batchnorm = self.cfg.xs_batchnorm
         self.opt = make_optimizer(self.model, self.cfg)
         gen = torch.Generator().manual_seed(0)
@@ -130,7 +102,7 @@ def peak_memory_mb(model_name: str, method: str, batch_size: int, image_size: in
         torch.cuda.empty_cache()
         base = torch.cuda.memory_allocated()
     else:
-        _release_cpu_memory()
+        release_cpu_memory()
         base = _status_kb("VmRSS") * 1024
     try:
         pair = _Pair(model_name, method, batch_size, image_size, device)
@@ -176,7 +148,7 @@ def model_memory_mb(model_name: str, methods: list[str], batch_size: int, image_
     fresh (spawned) process with glibc's mmap threshold fixed, so that the resident set follows
     each pair's live tensors and not what the speed pass left in the allocator."""
     args = (model_name, list(methods), batch_size, image_size, device, warmup)
-    return _fresh_cpu_process(_peaks, _steady_cpu_allocator, args, device)
+    return _fresh_cpu_process(_peaks, steady_cpu_allocator, args, device)
 
 
 def step_seconds(pairs: list[_Pair], steps: int) -> list[list[float]]:
@@ -232,27 +204,44 @@ def model_speed(model_name: str, methods: list[str], batch_size: int, image_size
                 steps: int, device: str, warmup: int = 1) -> list[dict]:
     """:func:`bench_model`, on a CPU in a fresh (spawned) process with a reusing allocator."""
     args = (model_name, list(methods), batch_size, image_size, steps, device, warmup)
-    return _fresh_cpu_process(bench_model, _reusing_cpu_allocator, args, device)
+    return _fresh_cpu_process(bench_model, reusing_cpu_allocator, args, device)
+
+
+def model_spec(spec: str, batch_size: int, image_size: int) -> tuple[str, int, int]:
+    """``"name"`` or ``"name@BATCHxSIZE"`` (e.g. ``two_layer_cnn@256x28``) as (name, batch, image
+    side), the defaults filling what the spec leaves out."""
+    name, _, size = spec.partition("@")
+    if not size:
+        return name, batch_size, image_size
+    batch, _, side = size.partition("x")
+    if not (batch.isdigit() and side.isdigit() and int(batch) > 0 and int(side) > 0):
+        raise ValueError(f"bad model spec {spec!r}; expected NAME or NAME@BATCHxSIZE, "
+                         "e.g. two_layer_cnn@256x28")
+    return name, int(batch), int(side)
 
 
 def bench(models: list[str], methods: list[str], batch_size: int = 16, image_size: int = 224,
           steps: int = 10, device: str = "auto", warmup: int = 2) -> list[dict]:
     """Every model x method pair, with progress bars: speed per model (:func:`model_speed`),
-    then peak memory pair by pair (:func:`model_memory_mb`). ``methods`` may name a method twice:
-    the two rows then share one memory figure and differ in speed only by measurement noise."""
+    then peak memory pair by pair (:func:`model_memory_mb`). A model may carry its own batch and
+    image size (``name@BATCHxSIZE``, :func:`model_spec`); ``batch_size`` and ``image_size`` are
+    the defaults. ``methods`` may name a method twice: the two rows then share one memory figure
+    and differ in speed only by measurement noise. Steps use the paper's optimiser (SGD with
+    momentum 0.9)."""
     device = resolve_device(device)
-    rows = []
-    for model_name in tqdm(models, desc="bench speed"):
-        rows += model_speed(model_name, methods, batch_size, image_size, steps, device, warmup)
+    specs = [model_spec(m, batch_size, image_size) for m in models]
+    per_model = []
+    for name, bs, side in tqdm(specs, desc="bench speed"):
+        per_model.append(model_speed(name, methods, bs, side, steps, device, warmup))
         gc.collect()
-    for model_name in tqdm(models, desc="bench memory"):
-        own = [row for row in rows if row["model"] == model_name]
+    for (name, bs, side), own in zip(tqdm(specs, desc="bench memory"), per_model):
         ok = [row["method"] for row in own if row["status"] == "ok"]
-        peaks = model_memory_mb(model_name, ok, batch_size, image_size, device, warmup) if ok else {}
+        peaks = model_memory_mb(name, ok, bs, side, device, warmup) if ok else {}
         for row in own:
             row["peak_mem_mb"] = peaks.get(row["method"])
             if row["status"] == "ok" and row["peak_mem_mb"] is None:
                 row["status"] = "oom"
+    rows = [row for own in per_model for row in own]
     for row in rows:
         log.info("%s", row)
     return rows

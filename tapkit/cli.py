@@ -81,10 +81,12 @@ def main(argv: list[str] | None = None) -> int:
     d.set_defaults(func=_data)
 
     b = sub.add_parser("bench", help="training-step speed and peak memory (Table 1)")
-    b.add_argument("--models", default="vgg16,resnet18,densenet121")
+    b.add_argument("--models", default="vgg16,resnet18,densenet121,two_layer_cnn@256x28",
+                   help="comma-separated models, each NAME or NAME@BATCHxSIZE (its own batch and "
+                        "image size; plain names use --batch-size and --image-size)")
     b.add_argument("--methods", default="none,rrr,rbr,tap")
-    b.add_argument("--batch-size", type=int, default=16)
-    b.add_argument("--image-size", type=int, default=224)
+    b.add_argument("--batch-size", type=int, default=16, help="default batch size")
+    b.add_argument("--image-size", type=int, default=224, help="default image side in pixels")
     b.add_argument("--steps", type=int, default=10)
     b.add_argument("--warmup", type=int, default=2)
     b.add_argument("--device", default="auto")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import logging
@@ -21,10 +22,11 @@ from typing import Callable
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from torch.utils.data import DataLoader
 from tqdm import tqdm
 
-from . import losses, metrics
+from . import batches, losses, metrics
+from .allocator import reusing_cpu_allocator
+from .compiled import COMPILABLE, compiled_step
 from .data import Split, Task, load_experiment
 from .models import build_model, capture, list_models, target_layers, target_sigma
 from .sources import Embedded, Source, parse_source
@@ -285,11 +287,16 @@ def make_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
 
 def fit(model: nn.Module, train: Split, cfg: TrainConfig, targets: tuple[str, ...],
         device: str = "cpu", checkpoint: Path | None = None, teacher: Teacher | None = None,
-        progress: bool = True) -> FitResult:
+        progress: bool = True, compile_step: bool = False) -> FitResult:
     """Train ``model`` for ``cfg.epochs`` epochs on ``train`` (whose masks are the annotations).
 
     Seeded so that a CPU run repeats bit for bit; with ``checkpoint``, the state after every
     epoch (model, optimiser, RNG, history) is written atomically and a rerun resumes from it.
+    The split is moved to ``device`` once (where it fits) and batched in the DataLoader's
+    shuffled order (:mod:`tapkit.batches`). On a GPU the finite-loss check and the loss totals
+    wait for the end of each epoch, so steps do not synchronise. ``compile_step`` (an execution
+    option, not part of the config) compiles the step on a GPU
+    (:func:`tapkit.compiled.compiled_step`).
     """
     torch.manual_seed(cfg.seed)
     model.to(device)
@@ -304,37 +311,58 @@ def fit(model: nn.Module, train: Split, cfg: TrainConfig, targets: tuple[str, ..
         torch.set_rng_state(state["torch_rng"])
         result = FitResult(state["status"], state["epoch"], state["history"])
         log.info("resuming %s from epoch %d", checkpoint.parent.name, result.epochs_done)
-    loader = DataLoader(train.dataset(), batch_size=cfg.batch_size, shuffle=True, generator=gen)
-    while result.status == "ok" and result.epochs_done < cfg.epochs:
-        model.train()
-        totals = {"task": 0.0, "xs": 0.0, "n": 0}
-        bar = tqdm(loader, desc=f"{cfg.method} epoch {result.epochs_done + 1}/{cfg.epochs}",
-                   leave=False, disable=not progress, mininterval=2.0)
-        for x, y, mask in bar:
-            x, y, mask = x.to(device), y.to(device), mask.to(device)
-            task, xs = step_losses(model, x, y, mask, cfg, targets, teacher)
-            loss = task + cfg.lam * xs
-            if not torch.isfinite(loss):
-                log.warning("non-finite loss (%s) in epoch %d: run did not converge", loss.item(),
-                            result.epochs_done + 1)
-                result.status = "dnc"
-                break
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            totals["task"] += task.item() * len(y)
-            totals["xs"] += xs.item() * len(y)
-            totals["n"] += len(y)
-        result.epochs_done += 1
-        n = max(totals["n"], 1)
-        result.history.append({"epoch": result.epochs_done, "task_loss": totals["task"] / n,
-                               "xs_loss": totals["xs"] / n})
-        if checkpoint is not None:
-            save_torch(checkpoint, {"model": model.state_dict(), "optimizer": opt.state_dict(),
-                                    "generator": gen.get_state(), "torch_rng": torch.get_rng_state(),
-                                    "status": result.status, "epoch": result.epochs_done,
-                                    "history": result.history})
+    data = batches.on_device((train.x, train.y, train.mask), device)
+    sync_each_step = torch.device(device).type == "cpu"
+    compiled = (compiled_step(model, cfg, targets, teacher, device) if compile_step
+                else contextlib.nullcontext())
+    with compiled as step:
+        step = step or functools.partial(step_losses, model, cfg=cfg, targets=targets,
+                                         teacher=teacher)
+        while result.status == "ok" and result.epochs_done < cfg.epochs:
+            _epoch(model, opt, step, data, gen, cfg, device, result, progress, sync_each_step)
+            if checkpoint is not None:
+                save_torch(checkpoint, {"model": model.state_dict(), "optimizer": opt.state_dict(),
+                                        "generator": gen.get_state(),
+                                        "torch_rng": torch.get_rng_state(),
+                                        "status": result.status, "epoch": result.epochs_done,
+                                        "history": result.history})
     return result
+
+
+def _epoch(model: nn.Module, opt: torch.optim.Optimizer, step: Callable, data: tuple, gen,
+           cfg: TrainConfig, device: str, result: FitResult, progress: bool,
+           sync_each_step: bool) -> None:
+    """One epoch of ``fit``: ``result`` gets its history entry, and status ``"dnc"`` on a
+    non-finite loss (checked every step on a CPU, at the end of the epoch on a GPU)."""
+    model.train()
+    started = time.perf_counter()
+    totals = torch.zeros(3, dtype=torch.float64, device=device)  # task, xs, n
+    finite = torch.ones((), dtype=torch.bool, device=device)
+    bar = tqdm(batches.epoch_batches(data, cfg.batch_size, gen, device),
+               total=batches.num_batches(len(data[0]), cfg.batch_size),
+               desc=f"{cfg.method} epoch {result.epochs_done + 1}/{cfg.epochs}",
+               leave=False, disable=not progress, mininterval=2.0)
+    for x, y, mask in bar:
+        task, xs = step(x, y, mask)
+        loss = task + cfg.lam * xs
+        finite &= torch.isfinite(loss)
+        if sync_each_step and not finite:
+            break
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        totals += torch.stack([task.detach().double() * len(y), xs.detach().double() * len(y),
+                               totals.new_tensor(len(y))])
+    result.epochs_done += 1
+    if not finite:
+        log.warning("non-finite loss in epoch %d: run did not converge", result.epochs_done)
+        result.status = "dnc"
+    task_sum, xs_sum, n = totals.tolist()
+    seconds = time.perf_counter() - started
+    log.info("epoch %d: %.0f images/s", result.epochs_done, n / seconds)
+    n = max(n, 1)
+    result.history.append({"epoch": result.epochs_done, "task_loss": task_sum / n,
+                           "xs_loss": xs_sum / n, "seconds": seconds})
 
 
 # --------------------------------------------------------------------------- one run
@@ -369,15 +397,21 @@ def annotated_split(cfg: TrainConfig, split: Split, store_root: Path, device: st
 
 
 def train_run(cfg: TrainConfig, run_dir: str | Path, device: str = "auto",
-              store_root: str | Path | None = None, progress: bool = True) -> dict:
+              store_root: str | Path | None = None, progress: bool = True,
+              compile_step: bool = False) -> dict:
     """Train and evaluate one config in ``run_dir``; return and write ``metrics.json``.
 
     ``run_dir/checkpoint.pt`` makes an interrupted run resume; ``model.pt`` and ``metrics.json``
-    are written atomically at the end. Teachers (for teacher annotations and KD/AT/JT) are
-    trained or read from ``store_root`` (default: ``run_dir``'s parent).
+    are written atomically at the end. ``compile_step`` compiles the steps of methods that allow
+    it (:mod:`tapkit.compiled`) and is ignored for the others. On a CPU the process's allocator
+    is set to reuse freed memory (:func:`tapkit.allocator.reusing_cpu_allocator`). Teachers (for
+    teacher annotations and KD/AT/JT) are trained or read from ``store_root`` (default:
+    ``run_dir``'s parent).
     """
     run_dir = Path(run_dir)
     device = resolve_device(device)
+    if device == "cpu":
+        reusing_cpu_allocator()  # steps reuse freed memory instead of faulting in fresh pages
     store_root = Path(store_root) if store_root is not None else run_dir.parent
     start = time.time()
     task, splits = experiment_data(cfg)
@@ -391,7 +425,7 @@ def train_run(cfg: TrainConfig, run_dir: str | Path, device: str = "auto",
         teacher = Teacher(t_model, target_layers(cfg.teacher.model),
                           target_sigma(cfg.teacher.model))
     result = fit(built.model, train, cfg, built.targets, device, run_dir / "checkpoint.pt",
-                 teacher, progress)
+                 teacher, progress, compile_step and cfg.method in COMPILABLE)
     model = built.model.eval()
     record = {"metric": task.metric, "status": result.status, "epochs_done": result.epochs_done,
               "history": result.history, "weights": built.weights, "key": cfg.key(),

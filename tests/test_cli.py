@@ -83,6 +83,34 @@ def test_bench_writes_one_row_per_pair(tmp_path):
         assert r["step_s_min"] <= r["step_s_max"] and r["it_per_s_median"] <= r["it_per_s"]
 
 
+def test_bench_takes_each_models_batch_and_image_size(tmp_path):
+    out = tmp_path / "bench.json"
+    assert cli.main(["bench", "--models", "two_layer_cnn@3x28,two_layer_cnn", "--methods",
+                     "none,tap", "--batch-size", "2", "--image-size", "32", "--steps", "1",
+                     "--warmup", "1", "--out", str(out)]) == 0
+    rows = json.loads(out.read_text())
+    assert [(r["model"], r["batch_size"], r["image_size"], r["method"]) for r in rows] == [
+        ("two_layer_cnn", 3, 28, "none"), ("two_layer_cnn", 3, 28, "tap"),
+        ("two_layer_cnn", 2, 32, "none"), ("two_layer_cnn", 2, 32, "tap")]
+    assert all(r["status"] == "ok" and r["peak_mem_mb"] >= 0 for r in rows)
+
+
+@pytest.mark.parametrize("spec", ["resnet18@16", "resnet18@ax224", "resnet18@0x224"])
+def test_bench_rejects_a_bad_model_spec(spec):
+    from tapkit.benchmark import model_spec
+
+    with pytest.raises(ValueError, match="NAME@BATCHxSIZE"):
+        model_spec(spec, 16, 224)
+
+
+def test_bench_steps_with_the_papers_sgd():
+    from tapkit.benchmark import _Pair
+
+    pair = _Pair("two_layer_cnn", "tap", 2, 28, "cpu")
+    assert isinstance(pair.opt, torch.optim.SGD) and pair.opt.defaults["momentum"] == 0.9
+    assert pair.model(pair.x).shape == (2, 10)
+
+
 def test_unknown_method_is_rejected_by_the_parser():
     with pytest.raises(SystemExit):
         cli.main(["train", "--method", "gradcam", "--out", "x"])

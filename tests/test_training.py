@@ -118,7 +118,7 @@ def test_store_runs_once_then_reads_the_cache(tmp_path, monkeypatch):
     cfg = TrainConfig(epochs=1, method="tap", lam=1e-3)
     calls = []
 
-    def fake_train_run(c, run_dir, device, store_root=None, progress=True):
+    def fake_train_run(c, run_dir, device, store_root=None, progress=True, compile_step=False):
         calls.append(c.key())
         record = {"metric": "accuracy", "contaminated": 0.9, "permuted": 0.5, "clean": 0.6,
                   "status": "ok", "seconds": 1.0, "seed": c.seed, "config": c.to_dict(),
@@ -143,3 +143,100 @@ def test_atomic_write_leaves_no_partial_file(tmp_path):
         write_atomic(target, object())  # fails before replace
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["metrics.json"]
+
+
+def _old_fit(model, split, cfg, targets):
+    """The fit loop as it was before batches came from in-memory tensors: a DataLoader."""
+    from torch.utils.data import DataLoader
+
+    torch.manual_seed(cfg.seed)
+    opt = training.make_optimizer(model, cfg)
+    gen = torch.Generator().manual_seed(cfg.seed)
+    history = []
+    for epoch in range(cfg.epochs):
+        total, n = 0.0, 0
+        for x, y, mask in DataLoader(split.dataset(), batch_size=cfg.batch_size, shuffle=True,
+                                     generator=gen):
+            task, xs = training.step_losses(model, x, y, mask, cfg, targets)
+            opt.zero_grad(set_to_none=True)
+            (task + cfg.lam * xs).backward()
+            opt.step()
+            total, n = total + task.item() * len(y), n + len(y)
+        history.append(total / n)
+    return history, gen.get_state()
+
+
+def test_batches_are_the_dataloaders_and_leave_the_generator_alike():
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from tapkit.batches import epoch_batches
+
+    x, y = torch.arange(50.0).reshape(25, 2), torch.arange(25)
+    gen_a, gen_b = torch.Generator().manual_seed(7), torch.Generator().manual_seed(7)
+    loader = DataLoader(TensorDataset(x, y), batch_size=8, shuffle=True, generator=gen_a)
+    for _ in range(3):  # three epochs: the generator's state carries over identically
+        ours = list(epoch_batches((x, y), 8, gen_b))
+        theirs = list(loader)
+        assert [len(b[1]) for b in ours] == [8, 8, 8, 1]
+        assert all(torch.equal(p, q) for a, b in zip(ours, theirs) for p, q in zip(a, b))
+        assert torch.equal(gen_a.get_state(), gen_b.get_state())
+    assert sorted(torch.cat([b[1] for b in ours]).tolist()) == list(range(25))
+
+
+def test_fit_is_bit_identical_to_the_dataloader_loop():
+    split = _decoy_fixture(n=100)  # 100 = 3 batches of 32 and one of 4
+    cfg = TrainConfig(method="tap", lam=0.1, epochs=2, batch_size=32, optimizer="sgd", lr=0.05)
+    torch.manual_seed(5)
+    old = TinyCNN()
+    history, gen_state = _old_fit(old, split, cfg, ("relu1",))
+    torch.manual_seed(5)
+    new = TinyCNN()
+    result = fit(new, split, cfg, ("relu1",), progress=False)
+    assert all(torch.equal(p, q) for p, q in zip(old.parameters(), new.parameters()))
+    assert [h["task_loss"] for h in result.history] == history
+
+
+def test_compile_step_is_rejected_for_double_backward_and_ignored_on_cpu(monkeypatch):
+    from tapkit.compiled import compiled_step
+
+    cfg = TrainConfig(method="rrr", lam=0.1, epochs=1, batch_size=32)
+    with pytest.raises(ValueError, match="double backward"):
+        with compiled_step(TinyCNN(), cfg, ("relu1",)):
+            pass
+    monkeypatch.setattr(torch, "compile", lambda *a, **k: pytest.fail("compiled on a CPU"))
+    split, cfg = _decoy_fixture(n=64), cfg.replace(method="tap")
+    torch.manual_seed(0)
+    a = TinyCNN()
+    fit(a, split, cfg, ("relu1",), progress=False, compile_step=True)
+    torch.manual_seed(0)
+    b = TinyCNN()
+    fit(b, split, cfg, ("relu1",), progress=False)
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+
+
+@pytest.mark.parametrize("method", ["none", "tap"])
+def test_compiled_step_computes_the_eager_losses_and_removes_its_hooks(method):
+    """Traced by Dynamo (backend "eager": no code generation, so cheap on a CPU) with the hooks
+    installed once: the losses and gradients of three steps match the eager step's."""
+    from torch._dynamo.utils import counters
+
+    from tapkit.compiled import compiled_step
+
+    torch._dynamo.reset()
+    counters.clear()
+    split = _decoy_fixture(n=96)
+    cfg = TrainConfig(method=method, lam=0.1, epochs=1, batch_size=32)
+    torch.manual_seed(0)
+    model = TinyCNN()
+    with compiled_step(model, cfg, ("relu1", "relu2"), backend="eager") as step:
+        for i in range(3):
+            x, y, mask = (t[32 * i: 32 * (i + 1)] for t in (split.x, split.y, split.mask))
+            got = step(x, y, mask)
+            grads = torch.autograd.grad(got[0] + got[1], list(model.parameters()))
+            want = training.step_losses(model, x, y, mask, cfg, ("relu1", "relu2"))
+            assert torch.allclose(got[0], want[0]) and torch.allclose(got[1], want[1])
+            assert got[1].item() > 0 if method == "tap" else got[1].item() == 0
+            want_grads = torch.autograd.grad(want[0] + want[1], list(model.parameters()))
+            assert all(torch.allclose(g, w, atol=1e-6) for g, w in zip(grads, want_grads))
+    assert not model.relu1._forward_hooks and not model.relu2._forward_hooks
+    assert counters["stats"]["unique_graphs"] >= 1 and not counters["graph_break"]  # compiled
