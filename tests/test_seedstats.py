@@ -1,0 +1,34 @@
+import math
+
+import pytest
+
+from tapkit.seedstats import mean_ci, paired_difference
+
+
+def test_mean_ci_matches_the_t_interval_by_hand():
+    # values 1, 2, 3: mean 2, s = 1, t_{0.975, 2} = 4.302653, half = 4.302653 / sqrt(3) = 2.484138
+    est = mean_ci([1.0, 2.0, 3.0])
+    assert est.mean == 2.0 and est.n == 3
+    assert est.lo == pytest.approx(2 - 2.484138, abs=1e-6)
+    assert est.hi == pytest.approx(2 + 2.484138, abs=1e-6)
+    assert est.excludes(-1.0) and not est.excludes(0.0)
+
+
+def test_one_seed_has_no_interval_and_nans_are_dropped():
+    est = mean_ci([0.5, float("nan")])
+    assert est.n == 1 and math.isnan(est.lo) and not est.excludes(0.0)
+    assert "1 seed" in est.text()
+    with pytest.raises(ValueError, match="no finite"):
+        mean_ci([float("nan")])
+
+
+def test_paired_difference_uses_common_seeds_and_cancels_seed_effects():
+    a = {0: 0.90, 1: 0.80, 2: 0.70, 3: 0.5}
+    b = {0: 0.85, 1: 0.76, 2: 0.64}
+    est = paired_difference(a, b)  # differences 0.05, 0.04, 0.06: mean 0.05, s 0.01
+    assert est.n == 3 and est.mean == pytest.approx(0.05)
+    half = 4.302653 * 0.01 / math.sqrt(3)
+    assert (est.lo, est.hi) == pytest.approx((0.05 - half, 0.05 + half), abs=1e-6)
+    assert est.excludes(0.0)  # unpaired, the spread of a (0.1) would swamp the 0.05
+    with pytest.raises(ValueError, match="no seed in common"):
+        paired_difference({0: 1.0}, {1: 1.0})
