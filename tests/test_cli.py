@@ -129,7 +129,7 @@ def test_bench_memory_is_reproducible_and_ranks_the_double_backward_higher():
     same number, and RRR (which keeps a second-order graph) needs more than No XS."""
     from tapkit.benchmark import model_memory_mb
 
-    first = model_memory_mb("two_layer_cnn", ["none", "rrr"], 4, 56, "cpu")
-    again = model_memory_mb("two_layer_cnn", ["none"], 4, 56, "cpu")
+    first = model_memory_mb("two_layer_cnn", ["none", "rrr"], 16, 56, "cpu")
+    again = model_memory_mb("two_layer_cnn", ["none"], 16, 56, "cpu")
     assert first["none"] > 0 and abs(first["none"] - again["none"]) <= 0.02 * first["none"]
     assert first["rrr"] > 1.2 * first["none"]
