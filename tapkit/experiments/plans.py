@@ -17,7 +17,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 
 from .. import teachers
-from ..training import TrainConfig
+from ..config import TrainConfig
 from .protocols import (MNIST_KD_LAMBDAS, MNIST_LAMBDAS, MNIST_TEACHER_LAMBDAS, MnistProtocol,
                         TeachersProtocol)
 
