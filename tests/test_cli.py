@@ -46,7 +46,8 @@ def test_train_on_full_mnist_source_uses_the_cache_and_the_validation_split(tmp_
     record = json.loads((out / "metrics.json").read_text())
     assert record["config"]["source"] == f"mnist:{cache}" and record["config"]["optimizer"] == "sgd"
     assert record["status"] == "ok" and 0.0 <= record["clean"] <= 1.0
-    from tapkit.training import TrainConfig, experiment_data, training_split
+    from tapkit.config import TrainConfig
+    from tapkit.fit import experiment_data, training_split
 
     cfg = TrainConfig.from_dict(record["config"])
     _, splits = experiment_data(cfg)

@@ -5,7 +5,8 @@ import torch
 
 from tapkit import models, weights
 from tapkit.losses import tap
-from tapkit.training import TrainConfig, make_optimizer, step_losses
+from tapkit.config import TrainConfig
+from tapkit.fit import make_optimizer, step_losses
 
 
 def _input(name):

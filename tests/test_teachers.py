@@ -9,8 +9,9 @@ from torch import nn
 
 from tapkit import baselines, losses, teachers
 from tapkit.data import Split, Task
-from tapkit.runner import ResultStore
-from tapkit.training import TrainConfig
+from tapkit.config import TrainConfig
+from tapkit.experiments import run, store as store_module
+from tapkit.experiments.store import ResultStore, load_trained, teacher_saliency
 
 
 # --------------------------------------------------------------------------- saliency (Eq. 13)
@@ -213,7 +214,9 @@ def _tiny_experiment(clean_fraction: float, n: int = 160, side: int = 12):
 
 
 def test_a_student_with_teacher_annotations_trains_its_teacher_first(tmp_path, monkeypatch):
-    monkeypatch.setattr(training, "experiment_data", lambda cfg: _tiny_experiment(cfg.clean_fraction))
+    for module in (run, store_module):
+        monkeypatch.setattr(module, "experiment_data",
+                            lambda cfg: _tiny_experiment(cfg.clean_fraction))
     base = TrainConfig(method="tap", lam=1e-3, epochs=1, batch_size=32)
     teacher = teachers.teacher_config(base, 0.1)
     student = teachers.with_teacher(base, teacher, annotation="teacher", tau=0.1,
@@ -224,7 +227,7 @@ def test_a_student_with_teacher_annotations_trains_its_teacher_first(tmp_path, m
     teacher_record = store.load(teacher)
     assert teacher_record is not None and teacher_record["config"]["data"] == "holdout"
     # the student's masks are the teacher's lowest-saliency 10% of every training image
-    e, data = teachers.teacher_saliency(teacher, tmp_path, "cpu")
-    masks = training.annotated_split(student, data, tmp_path, "cpu").mask
+    e, data = teacher_saliency(teacher, tmp_path, "cpu")
+    masks = run.annotation_masks(student, data, load_trained(teacher, tmp_path), "cpu")
     assert torch.equal(masks, teachers.threshold(e, 0.1, "quantile"))
     assert masks.flatten(1).mean(1).min().item() >= 0.1
