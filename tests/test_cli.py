@@ -54,9 +54,10 @@ def test_train_on_full_mnist_source_uses_the_cache_and_the_validation_split(tmp_
     assert len(training_split(cfg, splits)) == 270 and len(splits["val"]) == 30
 
 
-def test_train_rejects_a_bad_source_before_training(tmp_path):
-    with pytest.raises(ValueError, match="torchvision:/path/to/root"):
+def test_train_rejects_a_bad_source_before_training(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
         cli.main(["train", "--source", "torchvision", "--out", str(tmp_path / "run")])
+    assert exit_.value.code == 2 and "torchvision:/path/to/root" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
 
 
