@@ -9,7 +9,7 @@ knowledge-distillation baselines ``kd``, ``at``, ``jt`` (appendix), which learn 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import Any, Callable
 
 import torch
 import torch.nn.functional as F
@@ -17,9 +17,6 @@ from torch import Tensor, nn
 
 from . import baselines, losses
 from .models import capture
-
-if TYPE_CHECKING:  # config imports this module for its validation
-    from .config import TrainConfig
 
 
 @dataclass
@@ -43,7 +40,7 @@ class XSBatch:
     mask: Tensor
     logits: Tensor
     acts: dict[str, Tensor]
-    cfg: "TrainConfig"
+    cfg: Any                  # the run's tapkit.config.TrainConfig (config imports this module)
     teacher: Teacher | None = None
     task: Tensor | None = None
 
