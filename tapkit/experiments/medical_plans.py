@@ -1,7 +1,7 @@
 """The medical chapters' runs (PNEU, KNEE, or their digits stand-in): which runs, with which λ.
 
 The PNEU, KNEE, overlap, visual-comparison and extra-architecture chapters all build their run
-lists here, so they ask for exactly the same :class:`~tapkit.training.TrainConfig` objects and
+lists here, so they ask for exactly the same :class:`~tapkit.config.TrainConfig` objects and
 hit the same cached runs in the results store.
 
 Cases follow the paper's Results section: ``base`` (No XS trained on clean images), ``none``
