@@ -8,6 +8,7 @@ non-positive epoch count, an image too small for a model) ends in one line on st
 from __future__ import annotations
 
 import argparse
+import ast
 import logging
 import sys
 import traceback
@@ -65,12 +66,24 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _param(text: str) -> tuple[str, object]:
+    """``KEY=VALUE`` with VALUE a Python literal where it is one (``gpus_per_node=1``)."""
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise ValueError(f"--submitit-param takes KEY=VALUE, got {text!r}")
+    try:
+        return key, ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return key, value
+
+
 def _sweep(args: argparse.Namespace) -> int:
     from .experiments.sweep import sweep
 
     overrides = {"epochs": args.epochs} if args.epochs is not None else {}
+    params = dict(_param(text) for text in args.submitit_param)
     counts = sweep(args.profile, [c for c in args.chapters.split(",") if c], args.results,
-                   args.executor, args.device, **overrides)
+                   args.executor, args.device, params, **overrides)
     for chapter, n in counts.items():
         log.info("%s: %d runs in the store", chapter, n)
     return 0
@@ -134,6 +147,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--executor", default="local",
                    help="local, processes:N (N worker processes) or submitit[:FOLDER[:CLUSTER]] "
                         "(Slurm job arrays; default folder RESULTS/submitit)")
+    s.add_argument("--submitit-param", action="append", default=[], metavar="KEY=VALUE",
+                   help="submitit's update_parameters, e.g. gpus_per_node=1 timeout_min=600 "
+                        "slurm_partition=gpu (repeat the option)")
     s.add_argument("--results", default=None, help="the store (default: results/PROFILE)")
     s.add_argument("--epochs", type=_positive, default=None,
                    help="override every chapter's epochs (e.g. a smoke test)")

@@ -87,3 +87,14 @@ def test_a_bug_keeps_its_traceback(monkeypatch, tmp_path):
     monkeypatch.setattr(cli, "_train", _failing_train(torch_value_error))
     with pytest.raises(ValueError, match="batch_size"):
         cli.main(["train", "--out", str(tmp_path / "run")])
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["--chapters", "mnsit"], "unknown chapter(s) ['mnsit']"),
+    (["--submitit-param", "oops"], "--submitit-param takes KEY=VALUE"),
+    (["--executor", "threads:4"], "unknown executor 'threads:4'"),
+])
+def test_sweep_mistakes_are_one_line_before_anything_trains(capsys, tmp_path, argv, expected):
+    line = _fails(capsys, ["sweep", "--results", str(tmp_path / "store")] + argv)
+    assert expected in line
+    assert not (tmp_path / "store" / "runs").exists()

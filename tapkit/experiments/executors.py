@@ -93,10 +93,11 @@ class SubmititExecutor:
 
 
 def make_executor(spec: str = "local", progress: bool = True,
-                  folder: str | Path | None = None) -> Executor:
+                  folder: str | Path | None = None, **params: Any) -> Executor:
     """An executor by name: ``local``, ``processes:N``, or ``submitit[:FOLDER[:CLUSTER]]``
     (submitit's job folder, default ``folder``; ``CLUSTER`` one of submitit's: ``slurm``,
-    ``local``, ``debug``; default: Slurm where there is one)."""
+    ``local``, ``debug``; default: Slurm where there is one); ``params`` go to submitit's
+    ``update_parameters`` (e.g. ``gpus_per_node=1, timeout_min=600``)."""
     kind, _, arg = spec.partition(":")
     if kind == "local" and not arg:
         return LocalExecutor(progress)
@@ -104,7 +105,7 @@ def make_executor(spec: str = "local", progress: bool = True,
         return ProcessExecutor(int(arg), progress)
     if kind == "submitit" and (arg or folder):
         path, _, cluster = arg.partition(":")
-        return SubmititExecutor(path or str(folder), cluster or None)
+        return SubmititExecutor(path or str(folder), cluster or None, **params)
     raise ValueError(f"unknown executor {spec!r}; expected 'local', 'processes:N' or "
                      "'submitit[:FOLDER[:CLUSTER]]'")
 

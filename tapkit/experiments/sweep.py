@@ -105,14 +105,15 @@ def chapter_order(chapters: Sequence[str]) -> list[str]:
 
 
 def sweep(profile: str, chapters: Sequence[str], results: str | Path | None = None,
-          executor: Any = "local", device: str = "auto", **overrides: Any) -> dict[str, int]:
+          executor: Any = "local", device: str = "auto", executor_params: dict | None = None,
+          **overrides: Any) -> dict[str, int]:
     """Run every run the ``chapters`` need (in :func:`chapter_order`, each wave by wave through
     ``executor``) into the store ``<results>/runs`` (default ``results/<profile>``);
     ``overrides`` (e.g. ``epochs``) go to every chapter's protocol. Returns the number of
     configs per chapter."""
     root = Path(results) if results is not None else protocols.results_root(profile)
     if isinstance(executor, str):
-        executor = make_executor(executor, folder=root / "submitit")
+        executor = make_executor(executor, folder=root / "submitit", **(executor_params or {}))
 
     def run(configs: list) -> Any:
         return run_many(configs, root / "runs", device, executor)
