@@ -44,7 +44,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from tapkit import contamination as sc
-from tapkit import data, report
+from tapkit import data
+from tapkit.book import report
 from tapkit.experiments import protocols
 
 s = protocols.mnist(profile, seeds=seeds, source=source)

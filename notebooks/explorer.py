@@ -58,11 +58,13 @@ import pandas as pd
 import torch
 from IPython.display import Markdown, display
 
-from tapkit import report, widgets
+from tapkit import widgets
+from tapkit.book import report
 from tapkit.experiments import plans, protocols
 from tapkit.models import target_layers
-from tapkit.runner import LocalExecutor, ResultStore, run_many
-from tapkit.training import experiment_data, load_trained
+from tapkit.experiments.executors import LocalExecutor, run_many
+from tapkit.experiments.store import ResultStore, load_trained
+from tapkit.fit import experiment_data
 
 logging.basicConfig(level=logging.WARNING)
 s = protocols.mnist(profile, seeds=seeds, epochs=epochs, source=source)

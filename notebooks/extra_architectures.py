@@ -47,7 +47,7 @@ import logging
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from tapkit import medical, report
+from tapkit.book import medical, report
 from tapkit.experiments import medical_plans
 
 logging.basicConfig(level=logging.WARNING)
@@ -59,7 +59,7 @@ display(Markdown(f"**Profile `{profile}`**: {s.as_dict()} · λ: "
 # %%
 summaries = {}
 for experiment in datasets:
-    medical_plans.search_and_choose(s, experiment, models, methods, "tag", root, device)  # paper only
+    medical.search_and_choose(s, experiment, models, methods, "tag", root, device)  # paper only
     lams = medical_plans.searched_lambdas(root, experiment, "tag", lambdas)
     runs = medical.medical_runs(s, experiment, models, methods, "tag", lams)
     frame = medical.run_frame(runs, root, device)

@@ -55,7 +55,7 @@ import logging
 import matplotlib.pyplot as plt
 from IPython.display import HTML, Markdown, display
 
-from tapkit import medical, report
+from tapkit.book import medical, report
 from tapkit.experiments import medical_plans, protocols
 
 EXPERIMENT = "knee"
@@ -87,7 +87,7 @@ display(Markdown(f"**Profile `{profile}`**: {s.as_dict()}"))
 # switch. The table under the figure lists λ, `xs_batchnorm`, epochs and status per run.
 
 # %%
-medical_plans.search_and_choose(s, EXPERIMENT, models, methods, "tag", root, device)  # quick: none
+medical.search_and_choose(s, EXPERIMENT, models, methods, "tag", root, device)  # quick: none
 tag_lambdas = medical_plans.searched_lambdas(root, EXPERIMENT, "tag", lambdas)
 runs = medical.medical_runs(s, EXPERIMENT, models, methods, "tag", tag_lambdas)
 frame = medical.run_frame(runs, root, device)
@@ -147,7 +147,7 @@ display(details.round({"seconds": 1}))
 stripe_models = medical.per_experiment(s.stripe_models, EXPERIMENT)
 stripe_both = None
 if stripe_models:
-    medical_plans.search_and_choose(s, EXPERIMENT, stripe_models, methods, "stripe", root, device)
+    medical.search_and_choose(s, EXPERIMENT, stripe_models, methods, "stripe", root, device)
     stripe_lambdas = medical_plans.searched_lambdas(root, EXPERIMENT, "stripe", lambdas)
     stripe_runs = medical.medical_runs(s, EXPERIMENT, stripe_models, methods, "stripe",
                                        stripe_lambdas)

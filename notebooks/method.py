@@ -68,11 +68,13 @@ import torch
 from IPython.display import Markdown, display
 
 from tapkit import contamination as sc
-from tapkit import losses, models, report
+from tapkit import losses, models
+from tapkit.book import report
 from tapkit.experiments import plans, protocols
 from tapkit.maps import explain
-from tapkit.runner import run_many
-from tapkit.training import experiment_data, load_trained
+from tapkit.experiments.executors import run_many
+from tapkit.experiments.store import load_trained
+from tapkit.fit import experiment_data
 
 logging.basicConfig(level=logging.WARNING)
 s = protocols.mnist(profile, seeds=seeds, epochs=epochs, source=source)

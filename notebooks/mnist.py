@@ -48,9 +48,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit import report
+from tapkit.book import report
 from tapkit.experiments import plans, protocols
-from tapkit.runner import run_many
+from tapkit.experiments.executors import run_many
 
 logging.basicConfig(level=logging.WARNING)
 s = protocols.mnist(profile, seeds=seeds, epochs=epochs, source=source)

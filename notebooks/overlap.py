@@ -58,7 +58,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit import medical, report
+from tapkit.book import medical, report
 from tapkit.experiments import medical_plans
 from tapkit.results import resolve_device
 

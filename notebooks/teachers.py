@@ -64,10 +64,12 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit import report, teachers
+from tapkit import teachers
+from tapkit.book import report
 from tapkit.experiments import plans, protocols
 from tapkit.results import resolve_device
-from tapkit.runner import run_many
+from tapkit.experiments.executors import run_many
+from tapkit.experiments.store import teacher_saliency
 
 logging.basicConfig(level=logging.WARNING)
 s = protocols.mnist(profile, seeds=seeds, epochs=epochs, source=source)
@@ -136,7 +138,7 @@ display(side_by_side(report.beside(perf, paper_perf, ["teacher", "split"]), "tea
 # released code's random explanations give under its quantile rule).
 
 # %%
-sal = {(f, seed): teachers.teacher_saliency(teacher(f, seed), root / "runs", device)
+sal = {(f, seed): teacher_saliency(teacher(f, seed), root / "runs", device)
        for f in t.fractions for seed in s.seeds}  # (E, contaminated training split)
 
 

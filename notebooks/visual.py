@@ -49,7 +49,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
 
-from tapkit import maps, medical, models, report
+from tapkit import maps, models
+from tapkit.book import medical, report
 from tapkit.experiments import medical_plans
 from tapkit.results import resolve_device
 

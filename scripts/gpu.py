@@ -104,7 +104,8 @@ def setting1_configs(source: str, seeds: list[int] | None, epochs: int | None):
 
 def check_data(source: str, dry_run: bool) -> dict:
     """The MNIST source's sizes; full MNIST (60,000 + 10,000 digits) unless ``dry_run``."""
-    from tapkit.training import TrainConfig, experiment_data
+    from tapkit.config import TrainConfig
+    from tapkit.fit import experiment_data
 
     _, splits = experiment_data(TrainConfig(source=source))
     sizes = {"train": sum(len(splits[k]) for k in ("train", "val")),
@@ -118,7 +119,7 @@ def check_data(source: str, dry_run: bool) -> dict:
 def one_step(cfg) -> dict:
     """One training step of ``cfg`` (its first batch), in a worker: the dry run's check that every
     planned run builds, batches and steps."""
-    from tapkit import training
+    from tapkit import fit as training
     from tapkit.models import build_model
 
     task, splits = training.experiment_data(cfg)
@@ -133,8 +134,8 @@ def one_step(cfg) -> dict:
 
 
 def run_setting1(args, out: Path) -> dict:
-    from tapkit import report
-    from tapkit.runner import ProcessExecutor, run_many
+    from tapkit.book import report
+    from tapkit.experiments.executors import ProcessExecutor, run_many
 
     s, lams, runs = setting1_configs(args.source, args.seeds, args.epochs)
     log.info("Setting 1: %d runs (%s x seeds %s), %d epochs, %d workers", len(runs),
@@ -156,7 +157,7 @@ def run_setting1(args, out: Path) -> dict:
 
 
 def run_table1(args, out: Path) -> dict:
-    from tapkit import medical, report
+    from tapkit.book import medical, report
     from tapkit.benchmark import bench
     from tapkit.results import device_name, provenance
 

@@ -34,9 +34,11 @@ import torch
 from tqdm import tqdm
 
 from .allocator import release_cpu_memory, reusing_cpu_allocator, steady_cpu_allocator
-from .models import build_model
+from .methods import get_method, methods_where
+from .models import build_model, get_spec
 from .results import device_name, resolve_device
-from .training import TrainConfig, make_optimizer, step_losses
+from .config import TrainConfig
+from .fit import make_optimizer, step_losses
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +64,7 @@ class _Pair:
 
     def __init__(self, model_name: str, method: str, batch_size: int, image_size: int,
                  device: str):
-        digits = model_name == "two_layer_cnn"  # Decoy-MNIST's model: 10 classes, 1 channel
-        num_classes, in_channels = (10, 1) if digits else (2, 3)
+        num_classes, in_channels = _shape(model_name)
         torch.manual_seed(0)
         built = build_model(model_name, num_classes, in_channels, image_size=image_size)
         self.model = built.model.to(device).train()
@@ -220,6 +221,33 @@ def model_spec(spec: str, batch_size: int, image_size: int) -> tuple[str, int, i
     return name, int(batch), int(side)
 
 
+def _shape(name: str) -> tuple[int, int]:
+    return (10, 1) if name == "two_layer_cnn" else (2, 3)  # Decoy-MNIST's model: 10 classes, 1 channel
+
+
+def check_pair(name: str, image_size: int) -> None:
+    """``ValueError`` when ``name`` cannot take ``image_size``-pixel images: the model is built
+    and run once on the meta device (shapes only, no memory, no time)."""
+    get_spec(name)  # an unknown name raises listing the registered ones
+    num_classes, in_channels = _shape(name)
+    try:
+        with torch.device("meta"):
+            model = build_model(name, num_classes, in_channels, image_size=image_size).model
+            model(torch.empty(2, in_channels, image_size, image_size))
+    except RuntimeError as err:
+        raise ValueError(f"{name} cannot take {image_size}x{image_size} images "
+                         f"({str(err).splitlines()[0]}); use a larger --image-size or "
+                         f"{name}@BATCHxSIZE") from err
+
+
+def check_methods(methods: list[str]) -> None:
+    """``ValueError`` for a method the benchmark cannot run (unknown, or one needing a teacher)."""
+    for method in methods:
+        if get_method(method).needs_teacher:
+            raise ValueError(f"the benchmark times methods without a teacher "
+                             f"{methods_where(teacher=False)}; {method!r} needs one")
+
+
 def bench(models: list[str], methods: list[str], batch_size: int = 16, image_size: int = 224,
           steps: int = 10, device: str = "auto", warmup: int = 2) -> list[dict]:
     """Every model x method pair, with progress bars: speed per model (:func:`model_speed`),
@@ -230,6 +258,9 @@ def bench(models: list[str], methods: list[str], batch_size: int = 16, image_siz
     momentum 0.9)."""
     device = resolve_device(device)
     specs = [model_spec(m, batch_size, image_size) for m in models]
+    check_methods(methods)
+    for name, _, side in specs:  # before any process starts: a mistake is one clear error
+        check_pair(name, side)
     per_model = []
     for name, bs, side in tqdm(specs, desc="bench speed"):
         per_model.append(model_speed(name, methods, bs, side, steps, device, warmup))

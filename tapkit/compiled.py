@@ -27,17 +27,19 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from .methods import XSBatch, get_method, methods_where
+
 log = logging.getLogger(__name__)
 
-COMPILABLE = ("none", "tap", "kd", "at")
 Step = Callable[[Tensor, Tensor, Tensor], "tuple[Tensor, Tensor]"]
 
 
 def check_compilable(method: str) -> None:
-    """Raise ``ValueError`` for a method whose step cannot be compiled."""
-    if method not in COMPILABLE:
-        raise ValueError(f"compile_step is for methods without a double backward {COMPILABLE}; "
-                         f"{method!r} takes input gradients with create_graph=True")
+    """Raise ``ValueError`` for a method whose step cannot be compiled (its registry entry)."""
+    if not get_method(method).compilable:
+        raise ValueError(f"compile_step is for methods without a double backward "
+                         f"{methods_where(compilable=True)}; {method!r} takes input gradients "
+                         "with create_graph=True")
 
 
 def _keep(acts: dict, name: str, _module, _inputs, output) -> None:
@@ -67,29 +69,28 @@ class Capturing(nn.Module):
 def compiled_step(model: nn.Module, cfg, targets: tuple[str, ...], teacher=None,
                   device: str = "cpu", backend: str | None = None) -> Iterator[Step | None]:
     """A compiled ``(x, y, mask) -> (task loss, XS loss)`` for the block, computing what
-    :func:`tapkit.training.step_losses` computes; ``None`` (train eagerly) on a CPU unless a
+    :func:`tapkit.fit.step_losses` computes; ``None`` (train eagerly) on a CPU unless a
     ``backend`` is named (tests use ``"eager"``), or where ``torch.compile`` is unavailable. A
     method with a double backward raises ``ValueError``. The hooks are removed on exit."""
-    from .training import XS_TERMS, XSBatch
-
     check_compilable(cfg.method)
     if backend is None and torch.device(device).type != "cuda":
         log.info("compile_step ignored on %s: compiled steps are for GPU runs", device)
         yield None
         return
-    layers = tuple(targets) if cfg.method in ("tap", "at") else ()
+    method = get_method(cfg.method)
+    layers = tuple(targets) if method.activations else ()
     wrapper = Capturing(model, layers)
 
     def losses_of(forward: Callable, x: Tensor, y: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
         logits, acts = forward(x)
         task = F.cross_entropy(logits, y)
-        if cfg.method == "none":
+        if method.term is None:
             return task, task.new_zeros(())
-        return task, XS_TERMS[cfg.method](XSBatch(model, x, y, mask, logits, acts, cfg, teacher))
+        return task, method.term(XSBatch(model, x, y, mask, logits, acts, cfg, teacher))
 
     compile_ = functools.partial(torch.compile, backend=backend or "inductor", dynamic=False)
     try:
-        if cfg.method in ("none", "tap"):  # the whole step: TAP's extra kernels fuse with it
+        if not method.teacher:  # the whole step: TAP's extra kernels fuse with it
             step = compile_(functools.partial(losses_of, wrapper))
         else:  # KD/AT run the teacher with per-step hooks: compile the student's forward only
             step = functools.partial(losses_of, compile_(wrapper))

@@ -1,13 +1,10 @@
-"""Explanatory-supervision (XS) losses L_XS of the paper's Eq. 3, and the distillation baselines.
+"""Explanatory-supervision (XS) losses L_XS of the paper's Eq. 3 (KD/AT/JT: :mod:`.baselines`).
 
 Each loss is a pure function of tensors (and of the model where it needs gradients through it).
-Where an input gradient must be taken per image on a BatchNorm network, the functions say so by an
-explicit ``batchnorm`` argument (``"running"``: BatchNorm layers on their running statistics for
-that forward pass, modes restored in ``finally``; ``"batch"``: the model as it is).
-
-Equation numbers refer to ../shared/paper/tap-aaai24.tex:
+Per-image input gradients on a BatchNorm network take an explicit ``batchnorm`` argument
+(``"running"``: running statistics for that pass, modes restored in ``finally``; ``"batch"``).
 Eq. 4 RRR, Eq. 6 the activation map A^l, Eq. 7 the downscaling D(M, l), Definition 2 (Eq. 8) TAP.
-The normalisations of the authors' released code, behind the paper's λ values, are offered by name
+The released code's normalisations, behind the paper's λ values, are offered by name
 (``tap(norm="l2sq", pooling="cumulative")``, ``rrr(scale="released")``,
 ``rbr(variant="released")``); the equations as written are the defaults.
 """
@@ -49,8 +46,6 @@ def _reduce(per_image: Tensor, reduction: Reduction) -> Tensor:
         return per_image
     return per_image.mean() if reduction == "mean" else per_image.sum()
 
-
-# --------------------------------------------------------------------------- TAP
 
 def _grow(mask: Tensor, kernel_size: int) -> Tensor:
     """Max-pool with stride 1: grows the mask by ``kernel_size // 2`` pixels (receptive fields)."""
@@ -152,8 +147,6 @@ def tap(activations: Sequence[Tensor] | Mapping[str, Tensor], mask: Tensor, kern
     return total / len(acts)
 
 
-# --------------------------------------------------------------------------- input gradients
-
 @contextlib.contextmanager
 def batchnorm_running(model, enabled: bool = True) -> Iterator[None]:
     """Run the BatchNorm layers of ``model`` on their running statistics inside the block (and
@@ -181,8 +174,7 @@ def _batchnorm_context(model, batchnorm: BatchNormMode):
     return batchnorm_running(model, batchnorm == "running")
 
 
-def _logits(output) -> Tensor:
-    return output[0] if isinstance(output, tuple) else output
+_logits = lambda output: output[0] if isinstance(output, tuple) else output  # noqa: E731
 
 
 def _check_input_mask(mask: Tensor, x: Tensor) -> None:
@@ -236,8 +228,6 @@ def rrr(model, x: Tensor, mask: Tensor, batchnorm: BatchNormMode = "running",
         logits = _logits(model(x))
     return rrr_penalty(input_gradients(logits, x), mask, scale, reduction)
 
-
-# --------------------------------------------------------------------------- RBR
 
 def influence(task_loss: Tensor, x: Tensor, params: Sequence[Tensor]) -> Tensor:
     """RBR's influence term ``d/dx sum_theta dL/dtheta``: the input gradient of the plain sum of
@@ -307,47 +297,3 @@ def rbr(model: nn.Module, x: Tensor, y: Tensor, mask: Tensor, variant: RbrVarian
     term = influence(task, x, list(model.parameters()))
     released = variant == "released"
     return rbr_penalty(grad, term, mask, reduction or ("sum" if released else "mean"), released)
-
-
-# --- Knowledge-distillation baselines (Appendix "Comparison with Knowledge Distillation") ---
-
-def kd(student_logits: Tensor, teacher_logits: Tensor, temperature: float = 4.0) -> Tensor:
-    """Hinton et al. (2015): ``T^2 * KL(softmax(t/T) || softmax(s/T))``, batch mean."""
-    t = F.log_softmax(teacher_logits.detach() / temperature, dim=1)
-    s = F.log_softmax(student_logits / temperature, dim=1)
-    return F.kl_div(s, t, reduction="batchmean", log_target=True) * temperature**2
-
-
-def attention_map(act: Tensor, p: int = 2) -> Tensor:
-    """Zagoruyko & Komodakis (2017): ``sum_c |A_c|^p``, flattened and L2-normalised per image."""
-    if act.dim() != 4:
-        raise ValueError(f"activation must be N x C x H x W, got {tuple(act.shape)}")
-    q = act.abs().pow(p).sum(dim=1).flatten(1)
-    return F.normalize(q, dim=1)
-
-
-def at(student_acts: Sequence[Tensor], teacher_acts: Sequence[Tensor], p: int = 2) -> Tensor:
-    """Attention transfer: mean over layer pairs of ``||Q_s - Q_t||_2``, batch mean.
-
-    A student map whose size differs from the teacher's is resized bilinearly to the teacher's.
-    """
-    if len(student_acts) != len(teacher_acts) or not student_acts:
-        raise ValueError(f"need equally many (>0) student and teacher activations, got "
-                         f"{len(student_acts)} and {len(teacher_acts)}")
-    total = student_acts[0].new_zeros(())
-    for s, t in zip(student_acts, teacher_acts):
-        if s.shape[-2:] != t.shape[-2:]:
-            s = F.interpolate(s, size=t.shape[-2:], mode="bilinear", align_corners=False)
-        diff = attention_map(s, p) - attention_map(t.detach(), p)
-        total = total + diff.norm(dim=1).mean()
-    return total / len(student_acts)
-
-
-def jt(student_grad: Tensor, teacher_grad: Tensor) -> Tensor:
-    """Jacobian transfer (Srinivas & Fleuret 2018): batch mean of the squared L2 distance between
-    per-image L2-normalised input gradients. ``student_grad`` must carry a graph (double backward)."""
-    if student_grad.shape != teacher_grad.shape:
-        raise ValueError(f"gradient shapes differ: {tuple(student_grad.shape)} vs {tuple(teacher_grad.shape)}")
-    s = F.normalize(student_grad.flatten(1), dim=1)
-    t = F.normalize(teacher_grad.detach().flatten(1), dim=1)
-    return (s - t).pow(2).sum(dim=1).mean()

@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import warnings
 from collections import OrderedDict
-import os
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Mapping, Sequence
 
 import torch
 from torch import nn
+
+from .weights import pretrained_or_random
 
 log = logging.getLogger(__name__)
 
@@ -224,40 +224,9 @@ def build_model(name: str, num_classes: int, in_channels: int = 1, pretrained: b
             raise ValueError(f"{name} has no pretrained weights; use pretrained=False")
         return BuiltModel(spec.builder(num_classes, in_channels, image_size), spec.targets,
                           "random", spec.sigma)
-    weights, label = None, "random"
-    if pretrained:
-        import torchvision
-
-        enum = torchvision.models.get_model_weights(spec.torchvision_name).DEFAULT
-        try:
-            model = spec.builder(num_classes, in_channels, weights=enum)
-            return BuiltModel(model, spec.targets, str(enum), spec.sigma)
-        except Exception as err:  # noqa: BLE001 - any download failure means "offline"
-            if not weights_fallback:
-                raise RuntimeError(_missing_weights_message(name, enum, err)) from err
-            _warn_offline(name, err)
-            label = "random (offline fallback)"
-    return BuiltModel(spec.builder(num_classes, in_channels, weights=weights), spec.targets,
-                      label, spec.sigma)
-
-
-def _missing_weights_message(name: str, enum, err: Exception) -> str:
-    path = os.path.join(torch.hub.get_dir(), "checkpoints", os.path.basename(enum.url))
-    return (f"ImageNet weights {enum} for {name} could not be loaded ({type(err).__name__}: {err}). "
-            f"Download {enum.url} and save it as {path} (torchvision loads that file without "
-            "network; $TORCH_HOME sets the directory), or allow the random-weights fallback "
-            "(weights_fallback=True, the quick profile).")
-
-
-_WARNED: set[str] = set()
-
-
-def _warn_offline(name: str, err: Exception) -> None:
-    if name not in _WARNED:
-        _WARNED.add(name)
-        warnings.warn(f"ImageNet weights for {name} could not be loaded ({type(err).__name__}: "
-                      f"{err}); using random initialisation. The results record this.",
-                      stacklevel=3)
+    model, label = pretrained_or_random(spec.builder, name, spec.torchvision_name, num_classes,
+                                        in_channels, pretrained, weights_fallback)
+    return BuiltModel(model, spec.targets, label, spec.sigma)
 
 
 def get_model(name: str, num_classes: int, in_channels: int = 1, pretrained: bool = False,

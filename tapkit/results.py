@@ -89,3 +89,12 @@ def resolve_device(device: str = "auto") -> str:
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     return device
+
+
+def write_table(df: "pd.DataFrame", root: str | Path, name: str, provenance: dict | None = None) -> Path:
+    """``root/tables/<name>.csv`` (and ``<name>.json`` with its provenance), written atomically."""
+    path = Path(root) / "tables" / f"{name}.csv"
+    write_atomic(path, df.to_csv(index=False))
+    if provenance is not None:
+        write_json(path.with_suffix(".json"), provenance)
+    return path

@@ -21,16 +21,13 @@ The student (:func:`with_teacher`) trains on the contaminated rest of the same s
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Literal
+from typing import Iterable, Literal
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-if TYPE_CHECKING:
-    from .data import Split
-    from .training import TrainConfig
+from .config import TrainConfig
 
 ThresholdRule = Literal["absolute", "quantile"]
 THRESHOLD_RULES: tuple[str, ...] = ("absolute", "quantile")
@@ -171,7 +168,7 @@ def annotation_quality(e: Tensor, truth: Tensor, taus: Iterable[float],
 
 # --------------------------------------------------------------------------- configs
 
-def teacher_config(student: "TrainConfig", fraction: float, model: str | None = None) -> "TrainConfig":
+def teacher_config(student: TrainConfig, fraction: float, model: str | None = None) -> TrainConfig:
     """The teacher of ``student``: the same data protocol, seed and optimiser, trained without XS
     (``method="none"``) on the clean ``fraction`` of the training split held out before
     contamination (``data="holdout"``; the paper's 10% and 1%). ``model`` defaults to the
@@ -179,8 +176,6 @@ def teacher_config(student: "TrainConfig", fraction: float, model: str | None = 
 
     Student-only fields are reset to their defaults, so all students of one protocol share it.
     """
-    from .training import TrainConfig
-
     if not 0.0 < fraction < 1.0:
         raise ValueError(f"fraction must lie in (0, 1) (the paper: 0.1 or 0.01), got {fraction}")
     defaults = {f.name: f.default for f in dataclasses.fields(TrainConfig) if f.name in STUDENT_FIELDS}
@@ -188,7 +183,7 @@ def teacher_config(student: "TrainConfig", fraction: float, model: str | None = 
                            model=model or student.model)
 
 
-def with_teacher(student: "TrainConfig", teacher: "TrainConfig", **fields) -> "TrainConfig":
+def with_teacher(student: TrainConfig, teacher: TrainConfig, **fields) -> TrainConfig:
     """``student`` taught by ``teacher`` (a :func:`teacher_config`): it trains on the contaminated
     rest of the same split (same ``clean_fraction``), and ``fields`` set the rest, e.g.
     ``annotation="teacher", tau=0.01`` for TAP/RRR/RBR or ``method="kd"`` for distillation."""
@@ -201,18 +196,3 @@ def with_teacher(student: "TrainConfig", teacher: "TrainConfig", **fields) -> "T
                          "would not be the part removed from the student's data; build the "
                          "teacher with teachers.teacher_config(student, fraction)")
     return student.replace(teacher=teacher, clean_fraction=teacher.clean_fraction, **fields)
-
-
-def teacher_saliency(teacher: "TrainConfig", store_root: str | Path, device: str = "cpu",
-                     split: str = "train", method: str = "saliency") -> tuple[Tensor, "Split"]:
-    """E (Eq. 13) of the trained ``teacher`` (trained first if the store lacks it) on ``split``
-    of its experiment — by default ``"train"``, the contaminated images its students train on —
-    and that split, whose ``mask`` is the ground truth."""
-    from .training import experiment_data, load_trained
-
-    model = load_trained(teacher, Path(store_root), device)
-    _, splits = experiment_data(teacher)
-    if split not in splits:
-        raise ValueError(f"unknown split {split!r}; expected one of {sorted(splits)}")
-    data = splits[split]
-    return saliency(model, data.x.to(device), method=method).cpu(), data

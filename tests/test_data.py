@@ -93,7 +93,7 @@ def test_clean_holdout_is_removed_before_contamination():
 # ----------------------------------------------------------------------------- typed sources
 
 from tapkit import cli, mnist_files, sources  # noqa: E402
-from tapkit.training import TrainConfig  # noqa: E402
+from tapkit.config import TrainConfig  # noqa: E402
 
 
 def test_source_strings_parse_to_types_and_back(tmp_path):

@@ -352,7 +352,8 @@ class TinyBN(nn.Module):
 def test_training_step_xs_terms_are_the_public_losses(method, variant, bn):
     import copy
 
-    from tapkit.training import TrainConfig, step_losses
+    from tapkit.config import TrainConfig
+    from tapkit.fit import step_losses
 
     gen = torch.Generator().manual_seed(4)
     x = torch.randn(3, 1, 5, 5, dtype=torch.float64, generator=gen)

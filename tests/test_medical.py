@@ -12,7 +12,8 @@ from PIL import Image
 
 import dataclasses
 
-from tapkit import data, maps, medical, metrics
+from tapkit import data, maps, metrics
+from tapkit.book import medical
 from tapkit.experiments import protocols
 from tapkit.models import build_model
 

@@ -3,9 +3,10 @@ import urllib.error
 import pytest
 import torch
 
-from tapkit import models
+from tapkit import models, weights
 from tapkit.losses import tap
-from tapkit.training import TrainConfig, make_optimizer, step_losses
+from tapkit.config import TrainConfig
+from tapkit.fit import make_optimizer, step_losses
 
 
 def _input(name):
@@ -84,7 +85,7 @@ def test_pretrained_offline_falls_back_with_one_warning(monkeypatch):
         raise urllib.error.URLError("no network")
 
     monkeypatch.setattr(torch.hub, "load_state_dict_from_url", offline)
-    monkeypatch.setattr(models, "_WARNED", set())
+    monkeypatch.setattr(weights, "_WARNED", set())
     with pytest.warns(UserWarning, match="random initialisation"):
         built = models.build_model("resnet18", 2, 3, pretrained=True)
     assert built.weights == "random (offline fallback)"

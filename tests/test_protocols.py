@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from tapkit import medical, sources
+from tapkit import sources
+from tapkit.book import medical
 from tapkit.data import DataNotFoundError
 from tapkit.experiments import medical_plans, params, plans, protocols
-from tapkit.training import TrainConfig
+from tapkit.config import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 XS = ("tap", "rrr", "rbr")

@@ -8,9 +8,10 @@ import time
 import pytest
 import torch
 
-from tapkit import runner
-from tapkit.runner import ProcessExecutor, ResultStore, make_executor
-from tapkit.training import TrainConfig
+from tapkit.config import TrainConfig
+from tapkit.experiments import executors, store as runner
+from tapkit.experiments.executors import ProcessExecutor, make_executor
+from tapkit.experiments.store import ResultStore
 
 CFG = TrainConfig(method="tap", lam=1e-3, epochs=1)
 
@@ -20,8 +21,9 @@ def _fake_record(cfg):
             "status": "ok", "seconds": 1.0, "config": cfg.to_dict(), "provenance": {"pid": os.getpid()}}
 
 
-def _slow_fake_train_run(cfg, run_dir, device, store_root=None, progress=True, compile_step=False):
-    with open(os.path.join(store_root, "events.log"), "a") as fh:
+def _slow_fake_train_run(cfg, run_dir, teacher=None, masks=None, device="auto", progress=True,
+                         compile_step=False):
+    with open(os.path.join(run_dir.parent, "events.log"), "a") as fh:
         fh.write(f"train {os.getpid()}\n")
     time.sleep(2.0)  # long enough for the other worker to ask meanwhile
     record = _fake_record(cfg)
@@ -47,7 +49,8 @@ def test_two_workers_asking_for_the_same_run_train_it_once(tmp_path):
 
 
 def _fake_train(calls):
-    def train_run(cfg, run_dir, device, store_root=None, progress=True, compile_step=False):
+    def train_run(cfg, run_dir, teacher=None, masks=None, device="auto", progress=True,
+                  compile_step=False):
         from tapkit.results import write_json
 
         calls.append(sorted(p.name for p in run_dir.iterdir()))
@@ -98,7 +101,7 @@ def test_a_readable_checkpoint_is_kept_for_resuming(tmp_path, monkeypatch):
     assert "checkpoint.pt" in calls[0]
 
 
-@pytest.mark.parametrize("spec, kind", [("local", runner.LocalExecutor),
+@pytest.mark.parametrize("spec, kind", [("local", executors.LocalExecutor),
                                         ("processes:3", ProcessExecutor)])
 def test_make_executor(spec, kind):
     assert isinstance(make_executor(spec), kind)
@@ -112,12 +115,12 @@ def test_make_executor_rejects_unknown_names(spec):
 
 def test_submitit_executor_runs_the_store_like_the_others(tmp_path, monkeypatch):
     pytest.importorskip("submitit")
-    from tapkit.slurm import SubmititExecutor
+    from tapkit.experiments.executors import SubmititExecutor
 
     calls = []
     monkeypatch.setattr(runner, "train_run", _fake_train(calls))
     executor = SubmititExecutor(str(tmp_path / "jobs"), cluster="debug")  # jobs run in-process
-    frame = runner.run_many([CFG, CFG.replace(seed=1)], tmp_path / "runs", "cpu", executor)
+    frame = executors.run_many([CFG, CFG.replace(seed=1)], tmp_path / "runs", "cpu", executor)
     assert list(frame.seed) == [0, 1] and list(frame.permuted) == [0.5, 0.5] and len(calls) == 2
 
 

@@ -7,10 +7,11 @@ import pytest
 import torch
 from torch import nn
 
-from tapkit import losses, teachers, training
+from tapkit import baselines, losses, teachers
 from tapkit.data import Split, Task
-from tapkit.runner import ResultStore
-from tapkit.training import TrainConfig
+from tapkit.config import TrainConfig
+from tapkit.experiments import run, store as store_module
+from tapkit.experiments.store import ResultStore, load_trained, teacher_saliency
 
 
 # --------------------------------------------------------------------------- saliency (Eq. 13)
@@ -150,11 +151,11 @@ def test_kd_is_the_temperature_scaled_kl_divergence():
     student = torch.zeros(1, 2)
     teacher = torch.tensor([[math.log(3.0), 0.0]])  # softmax: (3/4, 1/4)
     expected = 0.75 * math.log(0.75 / 0.5) + 0.25 * math.log(0.25 / 0.5)
-    assert losses.kd(student, teacher, temperature=1.0).item() == pytest.approx(expected, rel=1e-5)
+    assert baselines.kd(student, teacher, temperature=1.0).item() == pytest.approx(expected, rel=1e-5)
     # T = 2: teacher softmax(log(3)/2, 0) = (sqrt 3, 1) / (sqrt 3 + 1), scaled by T^2 = 4
     p = math.sqrt(3) / (math.sqrt(3) + 1)
     expected_t2 = 4 * (p * math.log(p / 0.5) + (1 - p) * math.log((1 - p) / 0.5))
-    assert losses.kd(student, teacher, temperature=2.0).item() == pytest.approx(expected_t2, rel=1e-5)
+    assert baselines.kd(student, teacher, temperature=2.0).item() == pytest.approx(expected_t2, rel=1e-5)
 
 
 def test_at_is_the_distance_between_normalised_attention_maps():
@@ -162,28 +163,28 @@ def test_at_is_the_distance_between_normalised_attention_maps():
     teacher = torch.tensor([[[[2.0, 0.0]], [[0.0, 0.0]]]])   # sum_c A_c^2 = (4, 0)
     # || (1, 1)/sqrt 2 - (1, 0) || = sqrt(2 - sqrt 2)
     expected = math.sqrt(2 - math.sqrt(2))
-    assert losses.at([student], [teacher]).item() == pytest.approx(expected, rel=1e-5)
+    assert baselines.at([student], [teacher]).item() == pytest.approx(expected, rel=1e-5)
     # two layers: the mean; an identical layer adds 0
-    assert losses.at([student, teacher], [teacher, teacher]).item() == pytest.approx(expected / 2,
+    assert baselines.at([student, teacher], [teacher, teacher]).item() == pytest.approx(expected / 2,
                                                                                     rel=1e-5)
 
 
 def test_at_resizes_a_student_map_of_another_size():
     # uniform maps stay uniform under bilinear resizing, so the distance is 0
-    uniform = losses.at([torch.ones(1, 1, 4, 4)], [torch.ones(1, 3, 2, 2)])
+    uniform = baselines.at([torch.ones(1, 1, 4, 4)], [torch.ones(1, 3, 2, 2)])
     assert uniform.item() == pytest.approx(0.0, abs=1e-6)
     # a 4x4 map whose left half is hot, resized to 2x2, matches a 2x2 teacher with a hot left column
     student = torch.zeros(1, 1, 4, 4)
     student[..., :2] = 1.0
     teacher = torch.tensor([[[[1.0, 0.0], [1.0, 0.0]]]])
-    assert losses.at([student], [teacher]).item() == pytest.approx(0.0, abs=1e-6)
+    assert baselines.at([student], [teacher]).item() == pytest.approx(0.0, abs=1e-6)
 
 
 def test_jt_is_the_squared_distance_between_normalised_gradients():
     student = torch.tensor([[[[3.0, 4.0]]], [[[1.0, 0.0]]]])  # normalised: (0.6, 0.8), (1, 0)
     teacher = torch.tensor([[[[1.0, 0.0]]], [[[2.0, 0.0]]]])  # normalised: (1, 0), (1, 0)
     # image 0: 0.4^2 + 0.8^2 = 0.8; image 1: 0; batch mean 0.4
-    assert losses.jt(student, teacher).item() == pytest.approx(0.4, rel=1e-6)
+    assert baselines.jt(student, teacher).item() == pytest.approx(0.4, rel=1e-6)
 
 
 # --------------------------------------------------------------------------- end to end
@@ -213,7 +214,9 @@ def _tiny_experiment(clean_fraction: float, n: int = 160, side: int = 12):
 
 
 def test_a_student_with_teacher_annotations_trains_its_teacher_first(tmp_path, monkeypatch):
-    monkeypatch.setattr(training, "experiment_data", lambda cfg: _tiny_experiment(cfg.clean_fraction))
+    for module in (run, store_module):
+        monkeypatch.setattr(module, "experiment_data",
+                            lambda cfg: _tiny_experiment(cfg.clean_fraction))
     base = TrainConfig(method="tap", lam=1e-3, epochs=1, batch_size=32)
     teacher = teachers.teacher_config(base, 0.1)
     student = teachers.with_teacher(base, teacher, annotation="teacher", tau=0.1,
@@ -224,7 +227,7 @@ def test_a_student_with_teacher_annotations_trains_its_teacher_first(tmp_path, m
     teacher_record = store.load(teacher)
     assert teacher_record is not None and teacher_record["config"]["data"] == "holdout"
     # the student's masks are the teacher's lowest-saliency 10% of every training image
-    e, data = teachers.teacher_saliency(teacher, tmp_path, "cpu")
-    masks = training.annotated_split(student, data, tmp_path, "cpu").mask
+    e, data = teacher_saliency(teacher, tmp_path, "cpu")
+    masks = run.annotation_masks(student, data, load_trained(teacher, tmp_path), "cpu")
     assert torch.equal(masks, teachers.threshold(e, 0.1, "quantile"))
     assert masks.flatten(1).mean(1).min().item() >= 0.1

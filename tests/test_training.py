@@ -4,10 +4,15 @@ import pytest
 import torch
 from torch import nn
 
-from tapkit import losses, training
+import dataclasses
+
+from tapkit import fit as training
+from tapkit import losses, methods
+from tapkit.config import TrainConfig
 from tapkit.data import Split
-from tapkit.runner import ResultStore, run_many
-from tapkit.training import TrainConfig, fit
+from tapkit.experiments.executors import run_many
+from tapkit.experiments.store import ResultStore
+from tapkit.fit import fit
 
 
 def _decoy_fixture(n=384, side=12, seed=0):
@@ -88,7 +93,8 @@ def test_cpu_training_repeats_bit_for_bit_and_resumes(tmp_path):
 
 
 def test_non_finite_loss_ends_the_run_as_dnc(monkeypatch):
-    monkeypatch.setitem(training.XS_TERMS, "tap", lambda b: torch.tensor(float("nan")))
+    nan = dataclasses.replace(methods.get_method("tap"), term=lambda b: torch.tensor(float("nan")))
+    monkeypatch.setitem(methods._METHODS, "tap", nan)
     result = fit(TinyCNN(), _decoy_fixture(n=64), TrainConfig(method="tap", lam=1.0, epochs=3),
                  ("relu1",), progress=False)
     assert result.status == "dnc" and result.epochs_done == 1
@@ -104,7 +110,7 @@ def test_config_key_is_stable_and_sensitive():
 
 
 @pytest.mark.parametrize("fields, message", [
-    ({"method": "gradcam"}, "unknown method"),
+    ({"method": "gradcam"}, "unknown XS method 'gradcam'; expected one of"),
     ({"method": "kd"}, "needs a teacher"),
     ({"optimizer": "lbfgs"}, "unknown optimizer"),
     ({"data": "dirty"}, "unknown data"),
@@ -118,7 +124,8 @@ def test_store_runs_once_then_reads_the_cache(tmp_path, monkeypatch):
     cfg = TrainConfig(epochs=1, method="tap", lam=1e-3)
     calls = []
 
-    def fake_train_run(c, run_dir, device, store_root=None, progress=True, compile_step=False):
+    def fake_train_run(c, run_dir, teacher=None, masks=None, device="auto", progress=True,
+                       compile_step=False):
         calls.append(c.key())
         record = {"metric": "accuracy", "contaminated": 0.9, "permuted": 0.5, "clean": 0.6,
                   "status": "ok", "seconds": 1.0, "seed": c.seed, "config": c.to_dict(),
@@ -127,7 +134,7 @@ def test_store_runs_once_then_reads_the_cache(tmp_path, monkeypatch):
         write_json(run_dir / "metrics.json", record)
         return record
 
-    monkeypatch.setattr("tapkit.runner.train_run", fake_train_run)
+    monkeypatch.setattr("tapkit.experiments.store.train_run", fake_train_run)
     frame = run_many([cfg, cfg.replace(seed=1)], tmp_path, "cpu")
     again = run_many([cfg], tmp_path, "cpu")
     assert len(calls) == 2 and len(frame) == 2 and again.loc[0, "permuted"] == 0.5

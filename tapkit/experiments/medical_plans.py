@@ -1,7 +1,7 @@
 """The medical chapters' runs (PNEU, KNEE, or their digits stand-in): which runs, with which λ.
 
 The PNEU, KNEE, overlap, visual-comparison and extra-architecture chapters all build their run
-lists here, so they ask for exactly the same :class:`~tapkit.training.TrainConfig` objects and
+lists here, so they ask for exactly the same :class:`~tapkit.config.TrainConfig` objects and
 hit the same cached runs in the results store.
 
 Cases follow the paper's Results section: ``base`` (No XS trained on clean images), ``none``
@@ -14,17 +14,18 @@ notebook's ``lambdas``.
 from __future__ import annotations
 
 import csv
+from importlib import resources
 import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+import pandas as pd
 import torch
 
-from .. import report
 from ..models import build_model
-from ..training import TrainConfig
+from ..config import TrainConfig
 from .protocols import MedicalProtocol
 
 ARCHITECTURES = ("vgg16", "resnet18", "densenet121")
@@ -40,7 +41,7 @@ EXTRA_LAMBDAS = {"pneu": {"tap": 1e-6}, "knee": {"tap": 1e-5, "rrr": 1e-6, "rbr"
 
 def paper_lambdas(experiment: str, model: str, artifact: str = "tag") -> dict[str, float]:
     """λ per XS method for one dataset and architecture from the paper's hyperparameter tables
-    (``book/paper_values/lambdas.csv``: ground-truth table for tags, stripe table for stripes);
+    (package data ``tapkit/book/paper_values/lambdas.csv``: ground-truth table for tags, stripe table for stripes);
     for EfficientNet-B0 / MobileNet-v2, :data:`EXTRA_LAMBDAS`."""
     if experiment not in DATASETS:
         raise ValueError(f"unknown experiment {experiment!r}; expected one of {sorted(DATASETS)}")
@@ -48,7 +49,8 @@ def paper_lambdas(experiment: str, model: str, artifact: str = "tag") -> dict[st
         raise ValueError(f"unknown artifact {artifact!r}; expected one of {sorted(LAMBDA_SETTINGS)}")
     if model in EXTRA_ARCHITECTURES:
         return dict(EXTRA_LAMBDAS[experiment])
-    table = report.paper_values("lambdas", Path(__file__).parent)
+    with (resources.files("tapkit") / "book" / "paper_values" / "lambdas.csv").open() as fh:
+        table = pd.read_csv(fh)  # the paper's tables are data beside the book's code
     rows = table[(table.setting == LAMBDA_SETTINGS[artifact]) & (table.dataset == DATASETS[experiment])
                  & (table.architecture == model)]
     if rows.empty:
@@ -166,21 +168,3 @@ def searched_lambdas(root: str | Path, experiment: str, artifact: str = "tag",
     for key, value in (lambdas or {}).items():
         out[key] = {**out.get(key, {}), **value} if isinstance(value, Mapping) else value
     return out
-
-
-def search_and_choose(p: MedicalProtocol, experiment: str, models: Sequence[str],
-                      methods: Sequence[str], artifact: str, root: str | Path,
-                      device: str = "auto") -> int:
-    """Run (or read from the cache) the λ search and write its choice table; the number of
-    search runs (0 when the protocol does not search)."""
-    from ..medical import run_frame
-    from .plans import choose_lambdas
-
-    runs = search_runs(p, experiment, models, [m for m in methods if m in ("rrr", "rbr", "tap")],
-                       artifact)
-    if runs:
-        frame = run_frame(runs, root, device)
-        frame["method"] = [r.case for r in runs]
-        report.write_table(choose_lambdas(frame, ["model", "method"]), root,
-                           choice_name(experiment, artifact), {"protocol": p.as_dict()})
-    return len(runs)

@@ -1,4 +1,4 @@
-"""Each chapter's runs: the :class:`~tapkit.training.TrainConfig` lists the notebooks train or
+"""Each chapter's runs: the :class:`~tapkit.config.TrainConfig` lists the notebooks train or
 read from the results cache. Chapters that share runs build them here from the same protocol, so
 they ask for exactly the same configs and hit the same cached runs; ``tests/test_protocols.py``
 builds every list of both profiles without training.
@@ -17,7 +17,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 
 from .. import teachers
-from ..training import TrainConfig
+from ..config import TrainConfig
 from .protocols import (MNIST_KD_LAMBDAS, MNIST_LAMBDAS, MNIST_TEACHER_LAMBDAS, MnistProtocol,
                         TeachersProtocol)
 

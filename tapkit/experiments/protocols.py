@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..sources import SOURCE_TYPES, Source, parse_source
-from ..training import TrainConfig
+from ..config import TrainConfig
 
 PROFILES = ("quick", "paper")
 

@@ -3,33 +3,36 @@ their provenance, and the label that says which profile and hardware made a resu
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 from typing import Sequence
 
 import pandas as pd
 
-from .results import write_atomic, write_json
+from ..results import write_atomic, write_table  # noqa: F401  (the chapters' tables)
 
 SPLITS = ("contaminated", "permuted", "clean")
 
 
 def repo_root(start: str | Path = ".") -> Path:
-    """The nearest folder at or above ``start`` holding ``book/paper_values`` (notebooks run in
-    ``notebooks/``, tests and the CLI in the repository root)."""
+    """The nearest folder at or above ``start`` holding the book (``_toc.yml``) and the package
+    (``tapkit/``): notebooks run in ``notebooks/``, tests and the CLI in the repository root."""
     here = Path(start).resolve()
     for folder in (here, *here.parents):
-        if (folder / "book" / "paper_values").is_dir():
+        if (folder / "_toc.yml").is_file() and (folder / "tapkit").is_dir():
             return folder
-    raise FileNotFoundError(f"no book/paper_values above {here}: run from inside the tapkit repository")
+    raise FileNotFoundError(f"no tapkit repository (_toc.yml and tapkit/) above {here}")
 
 
-def paper_values(name: str, start: str | Path = ".") -> pd.DataFrame:
-    """A table transcribed from the paper (``book/paper_values/<name>.csv``, see its README)."""
-    return pd.read_csv(repo_root(start) / "book" / "paper_values" / f"{name}.csv")
+def paper_values(name: str) -> pd.DataFrame:
+    """A table transcribed from the paper (package data ``tapkit/book/paper_values/<name>.csv``,
+    see its README)."""
+    with (resources.files(__package__) / "paper_values" / f"{name}.csv").open() as fh:
+        return pd.read_csv(fh)
 
 
 def tidy(runs: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
-    """Long format (one row per run and split) from :func:`tapkit.runner.run_many`'s frame."""
+    """Long format (one row per run and split) from :func:`tapkit.experiments.executors.run_many`'s frame."""
     value_cols = [s for s in SPLITS if s in runs]
     out = runs.melt(id_vars=list(keys) + ["metric", "status", "seed"], value_vars=value_cols,
                     var_name="split", value_name="value")
@@ -75,15 +78,6 @@ def provenance_label(runs: pd.DataFrame, profile: str) -> str:
     commit = ", ".join(c[:7] for c in commit.split(", "))
     return (f"profile {profile} · {one('prov_device')} · tapkit {one('prov_tapkit')} ({commit}) · "
             f"torch {one('prov_torch')}")
-
-
-def write_table(df: pd.DataFrame, root: str | Path, name: str, provenance: dict | None = None) -> Path:
-    """``root/tables/<name>.csv`` (and ``<name>.json`` with its provenance), written atomically."""
-    path = Path(root) / "tables" / f"{name}.csv"
-    write_atomic(path, df.to_csv(index=False))
-    if provenance is not None:
-        write_json(path.with_suffix(".json"), provenance)
-    return path
 
 
 def save_figure(fig, root: str | Path, name: str) -> Path:

@@ -1,51 +1,34 @@
 """The medical chapters (PNEU, KNEE, or their digits stand-in): how their results are tabulated
 and drawn. Their run lists (which runs, with which λ) are built in
-:mod:`tapkit.experiments.medical_plans` from the protocol of
-:mod:`tapkit.experiments.protocols`; the names below are re-exported for the notebooks.
+:mod:`tapkit.experiments.medical_plans`, trained and loaded by
+:mod:`tapkit.experiments.medical_runs`; those names are re-exported here, the chapters' one
+module to import.
 """
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Any, Sequence
 
 import pandas as pd
-import torch
 
+from ..data import MIN_TAG_PX
+from ..experiments.medical_plans import (ARCHITECTURES, CASES, DATASETS,  # noqa: F401
+                                         EXTRA_ARCHITECTURES, EXTRA_LAMBDAS, LAMBDA_SETTINGS, Run,
+                                         case_config, has_batchnorm, medical_runs, paper_lambdas,
+                                         per_experiment, run_settings)
+from ..experiments.medical_runs import (chapter_settings, overlap_frame,  # noqa: F401
+                                        overlap_layers, run_frame, search_and_choose,
+                                        set_threads, trained, untrained)
+from ..experiments.protocols import MedicalProtocol, results_root
 from . import report
-from .data import MIN_TAG_PX
-from .experiments.medical_plans import (ARCHITECTURES, CASES, DATASETS,  # noqa: F401
-                                        EXTRA_ARCHITECTURES, EXTRA_LAMBDAS, LAMBDA_SETTINGS, Run,
-                                        case_config, has_batchnorm, medical_runs, paper_lambdas,
-                                        per_experiment, run_settings)
-from .experiments.protocols import MedicalProtocol
-from .models import build_model, target_sigma
 
-log = logging.getLogger(__name__)
 
 CASE_LABELS = {"base": "Base", "none": "No XS", "rrr": "RRR", "rbr": "RBR", "tap": "TAP",
                "none_again": "No XS, again"}
 ARCH_LABELS = {"vgg16": "VGG-16", "resnet18": "ResNet-18", "densenet121": "DenseNet-121",
                "efficientnet_b0": "EfficientNet-B0", "mobilenet_v2": "MobileNet-v2"}
 METRICS = {"pneu": "f1", "knee": "mae"}
-
-
-def run_frame(runs: Sequence[Run], root: str | Path, device: str = "auto") -> pd.DataFrame:
-    """Train (or read from the cache) every run; one row per run with model/case/lam columns."""
-    from .runner import run_many
-
-    from .runner import ResultStore
-
-    frame = run_many([r.cfg for r in runs], Path(root) / "runs", device)
-    frame["model"] = [r.model for r in runs]
-    frame["case"] = [r.case for r in runs]
-    frame["lam"] = [r.lam for r in runs]
-    store = ResultStore(Path(root) / "runs")
-    history = [(store.load(r.cfg) or {}).get("history") or [{}] for r in runs]
-    frame["task_loss_first"] = [h[0].get("task_loss") for h in history]
-    frame["task_loss_last"] = [h[-1].get("task_loss") for h in history]
-    return frame
 
 
 # ----------------------------------------------------------------------------- data and notes
@@ -91,7 +74,7 @@ def summarise(frame: pd.DataFrame) -> pd.DataFrame:
 
 def beside_paper(summary: pd.DataFrame, experiment: str, artifact: str = "tag") -> pd.DataFrame:
     """Our mean beside the paper's (``gt_results.csv``) per architecture, case and split."""
-    paper = report.paper_values("gt_results", Path(__file__).parent)
+    paper = report.paper_values("gt_results")
     paper = paper[(paper.dataset == DATASETS[experiment]) & (paper.artifact == artifact)]
     paper = paper.rename(columns={"architecture": "model", "method": "case"})
     return report.beside(summary, paper, ["model", "case", "split"])
@@ -155,19 +138,6 @@ def committed_paper_table(root: str | Path, name: str) -> tuple[str, pd.DataFram
     return str(label), pd.read_csv(path)
 
 
-def chapter_settings(profile: str, **overrides: Any) -> MedicalProtocol:
-    """The profile's medical protocol with the notebook's non-``None`` parameters
-    (:func:`tapkit.experiments.protocols.medical`)."""
-    from .experiments.protocols import medical
-
-    return medical(profile, **overrides)
-
-
-def untrained(s: MedicalProtocol) -> list[str]:
-    """Architectures the profile does not train (``epochs`` 0 in ``model_overrides``)."""
-    return [m for m, o in s.model_overrides.items() if o.get("epochs") == 0]
-
-
 def findings(summary: pd.DataFrame, metric: str, models: Sequence[str], cases: Sequence[str],
              skip: Sequence[str] = ()) -> str:
     """Plain statements of what the numbers show: per architecture, the Δ-metric of No XS (did the
@@ -201,85 +171,13 @@ def findings(summary: pd.DataFrame, metric: str, models: Sequence[str], cases: S
     return "\n".join(lines)
 
 
-# ----------------------------------------------------------------------------- trained models
-
-def trained(run: Run, root: str | Path, device: str = "cpu"):
-    """``(model in eval mode, task, splits)`` of a run from the store ``root/runs`` (trained first
-    if it is not there), or None when the run did not converge. The network is built on the meta
-    device and takes the stored tensors directly (no random initialisation to throw away, which
-    costs seconds for VGG-16's 138M parameters)."""
-    from .runner import ResultStore
-    from .training import experiment_data
-
-    store = ResultStore(Path(root) / "runs")
-    if store.run(run.cfg, device)["status"] != "ok":
-        return None
-    task, splits = experiment_data(run.cfg)
-    with torch.device("meta"):
-        net = build_model(run.cfg.model, task.num_classes, task.in_channels, False,
-                          task.image_size).model
-    state = torch.load(store.path(run.cfg) / "model.pt", map_location=device, mmap=True,
-                       weights_only=True)
-    net.load_state_dict(state, assign=True)
-    return net.to(device).eval(), task, splits
-
-
-def overlap_layers(model: str) -> tuple[str, ...]:
-    """The layers of the appendix's overlap analysis: the four penalised layers (the last four
-    of VGG-16's five)."""
-    from .models import target_layers
-
-    return target_layers(model)[-4:]
-
-
-def overlap_frame(runs: Sequence[Run], root: str | Path, device: str = "cpu",
-                  max_images: int | None = None) -> pd.DataFrame:
-    """Recall and precision of top-quartile input gradients and activations against the tags on
-    SC(X*, y)_test, one row per run, layer and metric (the appendix's overlap tables), with the
-    value a top quartile placed at random would get (``chance``: recall 0.25, precision the
-    share of pixels inside tags)."""
-    from .maps import overlap_by_layer
-
-    rows = []
-    for run in runs:
-        found = trained(run, root, device)
-        if found is None:
-            log.warning("%s %s did not converge: no overlap", run.model, run.case)
-            continue
-        model, _, splits = found
-        test = splits["test_contaminated"]
-        x, mask = test.x[:max_images], test.mask[:max_images]
-        layers = overlap_layers(run.model)
-        sigma = target_sigma(run.model)
-        sizes = _map_sizes(model, x[:1].to(device), layers, sigma)
-        result = overlap_by_layer(model, x, mask, layers, device=device, sigma=sigma)
-        coverage = (mask > 0.5).float().mean().item()
-        for layer, (recall, precision) in result.items():
-            for metric, value in (("recall", recall), ("precision", precision)):
-                rows.append({"dataset": DATASETS[run.experiment], "model": run.model,
-                             "case": run.case, "seed": run.seed, "layer": layer,
-                             "map_size": sizes[layer], "metric": metric, "value": value,
-                             "chance": 0.25 if metric == "recall" else coverage})
-    return pd.DataFrame(rows)
-
-
-def _map_sizes(model, x, layers, sigma) -> dict[str, str]:
-    from .maps import explain
-
-    found = explain(model, x, layers, sigma)
-    sizes = {"ig": "×".join(map(str, found.input_grad.shape[-2:]))}
-    for i, act in enumerate(found.activations.values()):
-        sizes[f"act{i + 1}"] = "×".join(map(str, act.shape[-2:]))
-    return sizes
-
-
 def overlap_beside_paper(frame: pd.DataFrame) -> pd.DataFrame:
     """Mean (std) over seeds beside the paper's overlap tables (``overlap.csv``)."""
     keys = ["dataset", "model", "case", "metric", "layer"]
     grouped = frame.groupby(keys + ["map_size"], sort=False)
     ours = grouped["value"].agg(["mean", "std"]).reset_index()
     ours["chance"] = grouped["chance"].mean().values
-    paper = report.paper_values("overlap", Path(__file__).parent)
+    paper = report.paper_values("overlap")
     paper = paper.rename(columns={"architecture": "model", "method": "case"})
     return report.beside(ours, paper, keys)
 
@@ -292,7 +190,7 @@ def bench_ratios(rows: Sequence[dict]) -> pd.DataFrame:
     paper's (``table1_speed_memory.csv``); an out-of-memory pair has no ratio and status ``oom``."""
     ours = pd.DataFrame(rows)
     ours["mem"] = ours["peak_mem_mb"]
-    paper = report.paper_values("table1_speed_memory", Path(__file__).parent)
+    paper = report.paper_values("table1_speed_memory")
     paper = paper.pivot_table(index=["architecture", "method"], columns="metric", values="mean",
                               aggfunc="first").reset_index()
     paper["mem"] = pd.to_numeric(paper["mem_gb"], errors="coerce")
@@ -319,14 +217,6 @@ def _ratio(value, base) -> float | None:
     if value is None or base is None or pd.isna(value) or pd.isna(base) or base == 0:
         return None
     return float(value) / float(base)
-
-
-def set_threads(s: Any) -> int:
-    """Apply the protocol's CPU thread count (``threads``; None leaves PyTorch's default) and
-    return the count in use. The provenance label records it."""
-    if s.threads:
-        torch.set_num_threads(int(s.threads))
-    return torch.get_num_threads()
 
 
 def override_note(s: MedicalProtocol) -> str:
@@ -371,8 +261,6 @@ def chapter_setup(profile: str, datasets: Sequence[str], results: str | Path | N
     ``overrides``), the CPU threads, the results root, and the stand-in notes (and, with
     ``show_overrides``, the note on architectures the profile trains differently) at the top."""
     from IPython.display import HTML, display
-
-    from .experiments.protocols import results_root
 
     s = chapter_settings(profile, **overrides)
     set_threads(s)

@@ -1,0 +1,98 @@
+"""One run as data: :func:`train_run` trains and evaluates one config in its folder, given the
+trained teacher model and the annotation masks by its caller (:mod:`.store` resolves them from
+the results store); it never reaches into the store itself.
+
+``run_dir/checkpoint.pt`` makes an interrupted run resume; ``model.pt`` and ``metrics.json`` are
+written atomically at the end.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import torch
+from torch import Tensor, nn
+
+from .. import metrics, teachers
+from ..allocator import reusing_cpu_allocator
+from ..config import TrainConfig
+from ..data import Split
+from ..fit import experiment_data, fit, training_split, validation_loss
+from ..methods import Teacher, get_method
+from ..models import build_model, target_layers, target_sigma
+from ..results import provenance, resolve_device, save_torch, write_json
+
+
+def needs_teacher_model(cfg: TrainConfig) -> bool:
+    """Whether training ``cfg`` needs its teacher's trained model (KD/AT/JT learn from it, teacher
+    annotations are its saliency)."""
+    return get_method(cfg.method).needs_teacher or cfg.annotation == "teacher"
+
+
+def annotation_masks(cfg: TrainConfig, split: Split, teacher: nn.Module | None,
+                     device: str) -> Tensor:
+    """The masks the config's ``annotation`` asks for on ``split``: its ground truth, random masks
+    of the same coverage, or the thresholded saliency of the trained ``teacher``."""
+    if cfg.annotation == "ground_truth":
+        return split.mask
+    if cfg.annotation == "random":
+        coverage = split.mask.mean().item()
+        return teachers.random_masks(tuple(split.mask.shape), coverage, cfg.seed)
+    if teacher is None:
+        raise ValueError("annotation='teacher' needs the trained teacher model")
+    return teachers.annotate(teacher, split.x.to(device), cfg.tau, cfg.threshold,
+                             cfg.saliency).cpu()
+
+
+def train_run(cfg: TrainConfig, run_dir: str | Path, teacher: nn.Module | None = None,
+              masks: Tensor | None = None, device: str = "auto", progress: bool = True,
+              compile_step: bool = False) -> dict:
+    """Train and evaluate ``cfg`` in ``run_dir``; return and write ``metrics.json``.
+
+    ``teacher``: the trained teacher model (KD/AT/JT, and teacher annotations when ``masks`` is
+    not given). ``masks``: the annotations of the training split (default: as ``cfg.annotation``
+    says, :func:`annotation_masks`). ``compile_step`` compiles the step of methods whose registry
+    entry allows it (:mod:`tapkit.compiled`). On a CPU the process's allocator is set to reuse
+    freed memory (:func:`tapkit.allocator.reusing_cpu_allocator`).
+    """
+    run_dir = Path(run_dir)
+    device = resolve_device(device)
+    method = get_method(cfg.method)
+    if teacher is None and (method.needs_teacher or (cfg.annotation == "teacher" and masks is None)):
+        raise ValueError(f"run {cfg.key()} ({cfg.method}, annotation={cfg.annotation}) needs its "
+                         "trained teacher model: pass teacher=")
+    if device == "cpu":
+        reusing_cpu_allocator()  # steps reuse freed memory instead of faulting in fresh pages
+    start = time.time()
+    task, splits = experiment_data(cfg)
+    train = training_split(cfg, splits)
+    if teacher is not None:
+        teacher = teacher.to(device).eval()
+    masks = annotation_masks(cfg, train, teacher, device) if masks is None else masks
+    if masks.shape != train.mask.shape:
+        raise ValueError(f"masks are {tuple(masks.shape)}; the training split's are "
+                         f"{tuple(train.mask.shape)}")
+    train = Split(train.x, train.y, masks)
+    torch.manual_seed(cfg.seed)  # the initial weights belong to the run, not to what ran before
+    built = build_model(cfg.model, task.num_classes, task.in_channels, cfg.pretrained,
+                        task.image_size, cfg.weights_fallback)
+    frozen = (Teacher(teacher, target_layers(cfg.teacher.model), target_sigma(cfg.teacher.model))
+              if method.needs_teacher else None)
+    result = fit(built.model, train, cfg, built.targets, device, run_dir / "checkpoint.pt",
+                 frozen, progress, compile_step and method.compilable)
+    model = built.model.eval()
+    record = {"metric": task.metric, "status": result.status, "epochs_done": result.epochs_done,
+              "history": result.history, "weights": built.weights, "key": cfg.key(),
+              "config": cfg.to_dict(), "provenance": provenance(device)}
+    ok = result.status == "ok"
+    for name in ("contaminated", "permuted", "clean"):
+        record[name] = (metrics.score(model, splits[f"test_{name}"], task.metric, device)
+                        if ok else float("nan"))
+    record["val_loss"] = validation_loss(model, splits["val"], device) if ok else float("nan")
+    record["seconds"] = time.time() - start
+    if ok:
+        save_torch(run_dir / "model.pt", model.state_dict())
+    write_json(run_dir / "metrics.json", record)
+    (run_dir / "checkpoint.pt").unlink(missing_ok=True)
+    return record

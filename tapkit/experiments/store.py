@@ -1,0 +1,178 @@
+"""The results store: every run under ``root/<config key>/`` (``metrics.json``, ``model.pt``,
+``checkpoint.pt`` while training, ``.lock`` while a worker trains it).
+
+:meth:`ResultStore.run` locates a run, loads it, or claims it under a lock and trains it, giving
+:func:`~tapkit.experiments.run.train_run` the trained teacher model it needs from the store.
+Workers never train the same run twice: a second worker asking for a locked run waits, then
+reads the result. An entry that cannot be read (a truncated checkpoint, a garbled
+``metrics.json``) is moved aside with a warning and the run is redone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import time
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch import Tensor, nn
+
+from ..config import TrainConfig
+from ..data import Split
+from ..fit import experiment_data
+from ..models import build_model
+from ..teachers import saliency
+from .run import needs_teacher_model, train_run
+
+log = logging.getLogger(__name__)
+
+
+class TeacherNotTrainedError(RuntimeError):
+    """A student's teacher is not in the store (and the caller asked not to train it)."""
+
+
+@contextlib.contextmanager
+def run_lock(run_dir: Path):
+    """An exclusive ``flock`` on ``run_dir/.lock`` for the block: one process at a time trains a
+    run; another waits here. The kernel drops the lock if the holder dies."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with open(run_dir / ".lock", "a") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.info("waiting for another worker training %s", run_dir.name)
+            fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def move_aside(path: Path, why: str) -> Path:
+    """Rename a corrupt file to ``<name>.corrupt-<time>`` beside it, with a warning."""
+    target = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
+    path.replace(target)
+    log.warning("%s is unreadable (%s): moved aside to %s; the run is redone", path, why,
+                target.name)
+    return target
+
+
+def read_metrics(path: Path) -> dict | None:
+    """``metrics.json`` as a dict; ``None`` when missing; ``ValueError`` when unreadable."""
+    try:
+        record = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(str(exc)) from exc
+    if not isinstance(record, dict) or "status" not in record:
+        raise ValueError("not a run record")
+    return record
+
+
+def checkpoint_problem(path: Path) -> str | None:
+    """Why the checkpoint (a ``torch.save`` zip archive) cannot be read, or ``None``: the archive
+    and every member's CRC are checked without unpickling."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            bad = archive.testzip()
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return f"bad CRC in {bad}" if bad is not None else None
+
+
+@dataclass(frozen=True)
+class ResultStore:
+    """Runs under ``root/<config key>/`` (metrics.json, model.pt, checkpoint.pt while training;
+    .lock while a worker trains it)."""
+
+    root: Path
+
+    def __init__(self, root: str | Path):
+        object.__setattr__(self, "root", Path(root))
+
+    def path(self, cfg: TrainConfig) -> Path:
+        return self.root / cfg.key()
+
+    def load(self, cfg: TrainConfig) -> dict | None:
+        """The stored record, or ``None`` when it is missing or unreadable (see :meth:`run`)."""
+        try:
+            return read_metrics(self.path(cfg) / "metrics.json")
+        except ValueError:
+            return None
+
+    def _discard_corrupt(self, run_dir: Path) -> None:
+        metrics_path, ckpt = run_dir / "metrics.json", run_dir / "checkpoint.pt"
+        try:
+            read_metrics(metrics_path)
+        except ValueError as exc:
+            move_aside(metrics_path, str(exc))
+        problem = checkpoint_problem(ckpt) if ckpt.exists() else None
+        if problem is not None:
+            move_aside(ckpt, problem)
+
+    def run(self, cfg: TrainConfig, device: str = "auto", progress: bool = True,
+            compile_step: bool = False, train_teachers: bool = True) -> dict:
+        """The cached record of ``cfg``, or train it (resuming a checkpoint) and cache it. Under
+        the run's lock: a worker finding it locked waits, then reads what the other one wrote.
+
+        A run that needs its teacher's model gets it from the store; a teacher not there yet is
+        trained first under its own lock (so parallel workers train it once), or, with
+        ``train_teachers=False`` (a planned sweep, whose waves train teachers first), raises
+        :class:`TeacherNotTrainedError`."""
+        cached = self.load(cfg)
+        if cached is not None:
+            return cached
+        run_dir = self.path(cfg)
+        with run_lock(run_dir):
+            cached = self.load(cfg)
+            if cached is not None:
+                return cached
+            self._discard_corrupt(run_dir)
+            log.info("training %s (%s, %s, lam=%g, seed=%d)", cfg.key(), cfg.model, cfg.method,
+                     cfg.lam, cfg.seed)
+            teacher = (self.model(cfg.teacher, device, train=train_teachers)
+                       if needs_teacher_model(cfg) else None)
+            return train_run(cfg, run_dir, teacher, device=device, progress=progress,
+                             compile_step=compile_step)
+
+    def model(self, cfg: TrainConfig, device: str = "cpu", train: bool = True) -> nn.Module:
+        """The trained model of ``cfg`` in eval mode (trained first when ``train`` and it is not
+        stored); ``RuntimeError`` when the run did not converge."""
+        record = self.load(cfg)
+        if record is None and not train:
+            raise TeacherNotTrainedError(
+                f"teacher {cfg.key()} ({cfg.model}, data={cfg.data}) is not in {self.root}: "
+                "train it first (a sweep's waves do)")
+        record = record or self.run(cfg, device)
+        if record["status"] != "ok":
+            raise RuntimeError(f"run {cfg.key()} ended {record['status']}; it has no model")
+        task, _ = experiment_data(cfg)
+        built = build_model(cfg.model, task.num_classes, task.in_channels, cfg.pretrained,
+                            task.image_size, cfg.weights_fallback)
+        built.model.load_state_dict(torch.load(self.path(cfg) / "model.pt", map_location=device))
+        return built.model.to(device).eval()
+
+
+def load_trained(cfg: TrainConfig, store_root: str | Path, device: str = "cpu") -> nn.Module:
+    """The trained model of ``cfg`` from the store at ``store_root`` (trained first if missing)."""
+    return ResultStore(store_root).model(cfg, device)
+
+
+def teacher_saliency(teacher: TrainConfig, store_root: str | Path, device: str = "cpu",
+                     split: str = "train", method: str = "saliency") -> tuple[Tensor, Split]:
+    """E (Eq. 13) of the trained ``teacher`` (trained first if the store lacks it) on ``split``
+    of its experiment (by default ``"train"``, the contaminated images its students train on)
+    and that split, whose ``mask`` is the ground truth."""
+    model = load_trained(teacher, store_root, device)
+    _, splits = experiment_data(teacher)
+    if split not in splits:
+        raise ValueError(f"unknown split {split!r}; expected one of {sorted(splits)}")
+    data = splits[split]
+    return saliency(model, data.x.to(device), method=method).cpu(), data

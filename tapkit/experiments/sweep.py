@@ -1,0 +1,127 @@
+"""``tapkit sweep``: every run some chapters of the book need, into the results store.
+
+:data:`CHAPTERS` maps each chapter that trains to a function returning the configs its notebook
+asks for, built by :mod:`.plans` and :mod:`.medical_plans` as the notebook builds them with its
+default parameters, so a sweep fills the store the book then reads. A chapter that trains with a
+λ search's choice runs that search first and writes its choice table as the notebook does.
+:func:`sweep` runs the chapters wave by wave (:func:`.planner.waves`) through an executor; the
+store keys every run, so a second call trains nothing and an interrupted one resumes.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..config import TrainConfig
+from ..results import write_table
+from . import medical_plans, plans, protocols
+from .executors import make_executor, run_many
+from .medical_runs import search_and_choose
+
+log = logging.getLogger(__name__)
+
+
+Runner = Callable[[list], Any]  # runs a list of configs (λ searches run before their choice)
+
+
+def _lambda_search(profile: str, root: Path, run: Runner, **overrides: Any) -> list[TrainConfig]:
+    """The MNIST λ search; its choice (``tables/lambda_choice.csv``) is written as the notebook
+    writes it, for the chapters that read it."""
+    s = protocols.mnist(profile, **overrides)
+    configs = plans.search_configs(s)
+    frame = run(configs)
+    cols = ["method", "lam", "status", "val_loss", "contaminated", "permuted"]
+    write_table(plans.choose_lambdas(frame[cols]), root, "lambda_choice",
+                {"grids": {m: list(g) for m, g in s.search.items()}})
+    return configs
+
+
+def _mnist(profile: str, root: Path, run: Runner, **overrides: Any) -> list[TrainConfig]:
+    s = protocols.mnist(profile, **overrides)
+    return plans.mnist_configs(s, plans.MNIST_CASES, plans.mnist_lambdas(root))
+
+
+def _teachers(profile: str, root: Path, run: Runner, **overrides: Any) -> list[TrainConfig]:
+    s, t = protocols.mnist(profile, **overrides), protocols.mnist_teachers(profile)
+    tl, gt = plans.teacher_lambdas(), plans.mnist_lambdas(root)
+    return ([plans.teacher(s, f, seed) for f in t.fractions for seed in s.seeds]
+            + plans.student_configs(s, t, "tap", plans.teacher_cases(t), tl, gt)[0]
+            + plans.teacher_xs_configs(s, t, tl, gt)[0])
+
+
+def _distillation(profile: str, root: Path, run: Runner, **overrides: Any) -> list[TrainConfig]:
+    s, t = protocols.mnist(profile, **overrides), protocols.mnist_teachers(profile)
+    return plans.kd_configs(s, t, ["kd", "at", "jt"], plans.kd_lambdas())
+
+
+def _medical(experiment: str, models: Sequence[str], cases: Sequence[str], stripes: bool):
+    def chapter(profile: str, root: Path, run: Runner, **overrides: Any) -> list[TrainConfig]:
+        s = protocols.medical(profile, **overrides)
+        settings = [("tag", list(models))]
+        if stripes:
+            settings.append(("stripe", medical_plans.per_experiment(s.stripe_models, experiment)
+                             or []))
+        out = []
+        for artifact, archs in settings:
+            if archs:
+                search_and_choose(s, experiment, archs, cases, artifact, root,
+                                                run=run)
+                lams = medical_plans.searched_lambdas(root, experiment, artifact)
+                out += [r.cfg for r in medical_plans.medical_runs(s, experiment, archs, cases,
+                                                                  artifact, lams)]
+        return out
+    return chapter
+
+
+def _extra(profile: str, root: Path, run: Runner, **overrides: Any) -> list[TrainConfig]:
+    cases = ["base", "none", "tap"]
+    return [cfg for e in medical_plans.DATASETS for cfg in
+            _medical(e, medical_plans.EXTRA_ARCHITECTURES, cases, False)(profile, root, run,
+                                                                          **overrides)]
+
+
+CHAPTERS: dict[str, Callable[..., list[TrainConfig]]] = {
+    "lambda_search": _lambda_search,
+    "mnist": _mnist,
+    "teachers": _teachers,
+    "distillation": _distillation,
+    "pneu": _medical("pneu", medical_plans.ARCHITECTURES, medical_plans.CASES, True),
+    "knee": _medical("knee", medical_plans.ARCHITECTURES, medical_plans.CASES, True),
+    "extra_architectures": _extra,
+}
+READS_CHOICE_OF = {"mnist": "lambda_search", "teachers": "lambda_search"}
+
+
+def chapter_order(chapters: Sequence[str]) -> list[str]:
+    """``chapters`` with the λ search first where a chapter reads its choice, in book order;
+    an unknown name raises listing the valid ones."""
+    unknown = [c for c in chapters if c not in CHAPTERS]
+    if unknown:
+        raise ValueError(f"unknown chapter(s) {unknown}; expected some of {list(CHAPTERS)}")
+    wanted = set(chapters) | {READS_CHOICE_OF[c] for c in chapters if c in READS_CHOICE_OF}
+    return [c for c in CHAPTERS if c in wanted]
+
+
+def sweep(profile: str, chapters: Sequence[str], results: str | Path | None = None,
+          executor: Any = "local", device: str = "auto", executor_params: dict | None = None,
+          **overrides: Any) -> dict[str, int]:
+    """Run every run the ``chapters`` need (in :func:`chapter_order`, each wave by wave through
+    ``executor``) into the store ``<results>/runs`` (default ``results/<profile>``);
+    ``overrides`` (e.g. ``epochs``) go to every chapter's protocol. Returns the number of
+    configs per chapter."""
+    root = Path(results) if results is not None else protocols.results_root(profile)
+    if isinstance(executor, str):
+        executor = make_executor(executor, folder=root / "submitit", **(executor_params or {}))
+
+    def run(configs: list) -> Any:
+        return run_many(configs, root / "runs", device, executor)
+
+    counts = {}
+    for chapter in chapter_order(chapters):
+        configs = CHAPTERS[chapter](profile, root, run, **overrides)
+        log.info("chapter %s: %d runs", chapter, len(configs))
+        run(configs)
+        counts[chapter] = len(configs)
+    return counts

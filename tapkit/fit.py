@@ -1,0 +1,189 @@
+"""The training step and the fit loop, one for every method (Eq. 3: ``L = L_task + lambda *
+L_XS``): seeded so a CPU run repeats bit for bit, checkpointed every epoch so a rerun resumes,
+and a NaN/inf loss ends a run with status ``"dnc"`` (the paper's did-not-converge), so a sweep
+goes on. What each XS method needs comes from its registry entry (:mod:`tapkit.methods`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from tqdm import tqdm
+
+from . import batches, losses
+from .compiled import compiled_step
+from .config import TrainConfig
+from .data import Split, Task, load_experiment
+from .methods import Teacher, XSBatch, get_method
+from .models import capture, list_models, target_sigma
+from .results import save_torch
+
+log = logging.getLogger(__name__)
+
+
+@lru_cache(maxsize=8)
+def _cached_experiment(experiment, source, seed, clean_fraction, image_size, artifact, per_class):
+    return load_experiment(experiment, source=source, seed=seed, clean_fraction=clean_fraction,
+                           image_size=image_size, artifact=artifact, per_class=per_class)
+
+
+def experiment_data(cfg: TrainConfig) -> tuple[Task, dict[str, Split]]:
+    """The run's task and splits (cached in-process: sweeps reuse them)."""
+    return _cached_experiment(cfg.experiment, cfg.source, cfg.seed, cfg.clean_fraction,
+                              cfg.image_size, cfg.artifact, cfg.per_class)
+
+
+def training_split(cfg: TrainConfig, splits: dict[str, Split]) -> Split:
+    name = {"contaminated": "train", "clean": "train_clean", "holdout": "clean_holdout"}[cfg.data]
+    if name not in splits:
+        raise ValueError("data='holdout' needs clean_fraction > 0")
+    return splits[name]
+
+
+def _target_sigma(cfg: TrainConfig, targets: tuple[str, ...]) -> dict[str, str]:
+    sigma = target_sigma(cfg.model) if cfg.model in list_models() else {}
+    return {name: s for name, s in sigma.items() if name in targets}
+
+
+def step_losses(model: nn.Module, x: Tensor, y: Tensor, mask: Tensor, cfg: TrainConfig,
+                targets: tuple[str, ...], teacher: Teacher | None = None) -> tuple[Tensor, Tensor]:
+    """Task loss and XS loss for one batch (Eq. 3 before weighting).
+
+    TAP and AT read the targets' activations after σ (Eq. 6, the registry's σ for ``cfg.model``).
+    RRR, RBR and JT take input gradients per image (Eq. 4): with ``cfg.xs_batchnorm="eval"`` in
+    an extra forward pass with BatchNorm on running statistics (as the authors' code), with
+    ``"train"`` from the training forward pass itself (batch statistics mix the images).
+    """
+    method = get_method(cfg.method)
+    running = method.batchnorm == "xs_batchnorm" and cfg.xs_batchnorm == "eval"
+    released_rbr = cfg.method == "rbr" and cfg.rbr_variant == "released"
+    extra_forward = method.input_grad and (running or released_rbr)
+    x = x.detach().requires_grad_(method.input_grad and not extra_forward)
+    layers = targets if method.activations else ()
+    with (capture(model, layers, _target_sigma(cfg, layers)) if layers
+          else contextlib.nullcontext({})) as acts:
+        logits = model(x)
+    task = F.cross_entropy(logits, y)
+    if method.term is None:
+        return task, task.new_zeros(())
+    if extra_forward:
+        if not released_rbr:  # released RBR keeps x: its influence term runs through the task loss
+            x = x.detach()
+        x.requires_grad_(True)
+        with losses.batchnorm_running(model, running):
+            logits = model(x)
+    return task, method.term(XSBatch(model, x, y, mask, logits, dict(acts), cfg, teacher, task))
+
+
+@dataclass
+class FitResult:
+    status: str                      # "ok" or "dnc"
+    epochs_done: int
+    history: list[dict] = field(default_factory=list)
+
+
+def make_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
+    if cfg.optimizer == "adam":
+        return torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    return torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=cfg.momentum,
+                           weight_decay=cfg.weight_decay)
+
+
+def fit(model: nn.Module, train: Split, cfg: TrainConfig, targets: tuple[str, ...],
+        device: str = "cpu", checkpoint: Path | None = None, teacher: Teacher | None = None,
+        progress: bool = True, compile_step: bool = False) -> FitResult:
+    """Train ``model`` for ``cfg.epochs`` epochs on ``train`` (whose masks are the annotations).
+
+    Seeded so that a CPU run repeats bit for bit; with ``checkpoint``, the state after every
+    epoch (model, optimiser, RNG, history) is written atomically and a rerun resumes from it.
+    The split is moved to ``device`` once (where it fits) and batched in the DataLoader's
+    shuffled order (:mod:`tapkit.batches`). On a GPU the finite-loss check and the loss totals
+    wait for the end of each epoch, so steps do not synchronise. ``compile_step`` (an execution
+    option, not part of the config) compiles the step on a GPU
+    (:func:`tapkit.compiled.compiled_step`).
+    """
+    torch.manual_seed(cfg.seed)
+    model.to(device)
+    opt = make_optimizer(model, cfg)
+    gen = torch.Generator().manual_seed(cfg.seed)
+    result = FitResult("ok", 0)
+    if checkpoint is not None and checkpoint.exists():
+        state = torch.load(checkpoint, map_location=device, weights_only=False)
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        gen.set_state(state["generator"])
+        torch.set_rng_state(state["torch_rng"])
+        result = FitResult(state["status"], state["epoch"], state["history"])
+        log.info("resuming %s from epoch %d", checkpoint.parent.name, result.epochs_done)
+    data = batches.on_device((train.x, train.y, train.mask), device)
+    sync_each_step = torch.device(device).type == "cpu"
+    compiled = (compiled_step(model, cfg, targets, teacher, device) if compile_step
+                else contextlib.nullcontext())
+    with compiled as step:
+        step = step or functools.partial(step_losses, model, cfg=cfg, targets=targets,
+                                         teacher=teacher)
+        while result.status == "ok" and result.epochs_done < cfg.epochs:
+            _epoch(model, opt, step, data, gen, cfg, device, result, progress, sync_each_step)
+            if checkpoint is not None:
+                save_torch(checkpoint, {"model": model.state_dict(), "optimizer": opt.state_dict(),
+                                        "generator": gen.get_state(),
+                                        "torch_rng": torch.get_rng_state(),
+                                        "status": result.status, "epoch": result.epochs_done,
+                                        "history": result.history})
+    return result
+
+
+def _epoch(model: nn.Module, opt: torch.optim.Optimizer, step: Callable, data: tuple, gen,
+           cfg: TrainConfig, device: str, result: FitResult, progress: bool,
+           sync_each_step: bool) -> None:
+    """One epoch of ``fit``: ``result`` gets its history entry, and status ``"dnc"`` on a
+    non-finite loss (checked every step on a CPU, at the end of the epoch on a GPU)."""
+    model.train()
+    started = time.perf_counter()
+    totals = torch.zeros(3, dtype=torch.float64, device=device)  # task, xs, n
+    finite = torch.ones((), dtype=torch.bool, device=device)
+    bar = tqdm(batches.epoch_batches(data, cfg.batch_size, gen, device),
+               total=batches.num_batches(len(data[0]), cfg.batch_size),
+               desc=f"{cfg.method} epoch {result.epochs_done + 1}/{cfg.epochs}",
+               leave=False, disable=not progress, mininterval=2.0)
+    for x, y, mask in bar:
+        task, xs = step(x, y, mask)
+        loss = task + cfg.lam * xs
+        finite &= torch.isfinite(loss)
+        if sync_each_step and not finite:
+            break
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        totals += torch.stack([task.detach().double() * len(y), xs.detach().double() * len(y),
+                               totals.new_tensor(len(y))])
+    result.epochs_done += 1
+    if not finite:
+        log.warning("non-finite loss in epoch %d: run did not converge", result.epochs_done)
+        result.status = "dnc"
+    task_sum, xs_sum, n = totals.tolist()
+    seconds = time.perf_counter() - started
+    log.info("epoch %d: %.0f images/s", result.epochs_done, n / seconds)
+    n = max(n, 1)
+    result.history.append({"epoch": result.epochs_done, "task_loss": task_sum / n,
+                           "xs_loss": xs_sum / n, "seconds": seconds})
+
+
+@torch.no_grad()
+def validation_loss(model: nn.Module, split: Split, device: str, batch_size: int = 512) -> float:
+    """Cross-entropy on SC(X*, permute(y))_val: the paper's criterion for choosing lambda."""
+    total = 0.0
+    for i in range(0, len(split), batch_size):
+        logits = model(split.x[i: i + batch_size].to(device))
+        total += F.cross_entropy(logits, split.y[i: i + batch_size].to(device), reduction="sum").item()
+    return total / max(len(split), 1)
