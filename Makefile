@@ -48,6 +48,10 @@ $(STAMP): pyproject.toml
 test: $(STAMP)
 	$(PY) -m pytest -q
 
+# PNEU and KNEE are one notebook (notebooks/medical_gt.py) run with -p experiment pneu|knee
+$(X)/pneu.ipynb $(X)/knee.ipynb: $(X)/%.ipynb: notebooks/medical_gt.py $(LIBRARY) | $(STAMP)
+	$(if $(THREADS),OMP_NUM_THREADS=$(THREADS)) $(PY) scripts/run_notebook.py $< $@ --profile $(PROFILE) -p experiment $*
+
 $(X)/%.ipynb: notebooks/%.py $(LIBRARY) | $(STAMP)
 	$(if $(THREADS),OMP_NUM_THREADS=$(THREADS)) $(PY) scripts/run_notebook.py $< $@ --profile $(PROFILE)
 

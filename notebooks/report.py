@@ -27,23 +27,16 @@ source = None
 device = "auto"
 results = None       # None: <repository>/results
 
-# %%
-from tapkit.experiments.params import parse_params
-
-parse_params(globals())  # papermill passes strings ("[1]", "1e-3"): parsed and checked here
-
-import logging
-
+# %% tags=["hide-input"]
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit import report
+from tapkit import chapter, report
 from tapkit.experiments import plans, protocols
 from tapkit.runner import run_many
 
-logging.basicConfig(level=logging.WARNING)
-s = protocols.mnist(profile, seeds=seeds, epochs=epochs, source=source)
-root = protocols.results_root(profile, results or report.repo_root() / "results")
+ch = chapter.open_chapter(globals(), "report", "mnist")
+s, root = ch.settings, ch.root
 tables = sorted((root / "tables").glob("compare_*.csv"))
 compare = pd.concat([pd.read_csv(t) for t in tables], ignore_index=True) if tables else pd.DataFrame()
 display(Markdown(f"{len(tables)} reproduced tables found for profile `{profile}`."))
@@ -56,7 +49,7 @@ display(Markdown(f"{len(tables)} reproduced tables found for profile `{profile}`
 # the paper's, so they are expected to differ in level; what should reproduce is the *pattern*
 # (which models lose accuracy on permuted data and which do not).
 
-# %%
+# %% tags=["hide-input"]
 if compare.empty:
     display(Markdown("No chapter wrote a comparison table."))
 else:
@@ -73,13 +66,9 @@ else:
 # `results/paper/tables/` when a GPU run has been made; they are listed here beside the quick
 # profile's.
 
-# %%
-paper_tables = sorted((root.parent / "paper" / "tables").glob("compare_*.csv"))
-if profile != "paper" and paper_tables:
-    display(pd.concat([pd.read_csv(t) for t in paper_tables], ignore_index=True))
-else:
-    display(Markdown("No paper-profile results are committed yet (no GPU was available to the "
-                     "sessions that built this book). Run `make book PROFILE=paper` on a GPU."))
+# %% tags=["hide-input"]
+chapter.show_committed(ch, ["compare_*"], "run `make book PROFILE=paper` on a GPU and commit "
+                       "`results/paper/`.")
 
 # %% [markdown]
 # ## The paper's text and the released code
@@ -103,7 +92,7 @@ else:
 # embedded digits (which motivates the quick profile: with SGD at lr 10⁻³ the small data set
 # leaves No XS underfit, so it never learns the decoy and no method can look different).
 
-# %%
+# %% tags=["hide-input"]
 lams = plans.mnist_lambdas(root)
 seed = s.seeds[0]
 ablation = {
@@ -121,3 +110,6 @@ report.write_table(table, root, "report_ablation", {"label": label})
 display(Markdown(f"*{label}*"))
 display(table.style.format({"contaminated": "{:.3f}", "permuted": "{:.3f}", "clean": "{:.3f}",
                             "Δ-accuracy": "{:+.3f}"}))
+
+# %% tags=["hide-input"]
+ch.finish();

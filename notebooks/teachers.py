@@ -53,34 +53,27 @@ source = None          # "embedded", "mnist", "torchvision:/root" or a folder of
 device = "auto"
 results = None         # None: <repository>/results
 
-# %%
-from tapkit.experiments.params import parse_params
-
-parse_params(globals())  # papermill passes strings ("[1]", "1e-3"): parsed and checked here
-
-import logging
-
+# %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit import report, teachers
+from tapkit import chapter, report, teachers
 from tapkit.experiments import plans, protocols
 from tapkit.results import resolve_device
 from tapkit.runner import run_many
 
-logging.basicConfig(level=logging.WARNING)
-s = protocols.mnist(profile, seeds=seeds, epochs=epochs, source=source)
+ch = chapter.open_chapter(globals(), "teachers", "mnist")
+s, root = ch.settings, ch.root
 t = protocols.mnist_teachers(profile, fractions=fractions, train_taus=train_taus,
                              xs_methods=xs_methods)
-root = protocols.results_root(profile, results or report.repo_root() / "results")
 device = resolve_device(device)
 lams = plans.teacher_lambdas(lambdas)
 gt_lams = plans.mnist_lambdas(root)  # the ground-truth reference is Setting 1's TAP run
 display(Markdown(f"**Profile `{profile}`**: {s.as_dict()} · {t.as_dict()} · student threshold: `{threshold}` · "
                  f"λ with teacher masks: {lams} · λ with ground truth: {gt_lams['tap']}"))
 
-# %%
+# %% tags=["hide-input"]
 annotator = plans.annotator  # the paper's names for the two teachers: teacher_10, teacher_1
 
 
@@ -95,7 +88,7 @@ def teacher(fraction: float, seed: int):
 # scored on the same three test splits as every student. A teacher that is right for the right
 # reasons scores the same on all three.
 
-# %%
+# %% tags=["hide-input"]
 teacher_rows = [(f, seed) for f in t.fractions for seed in s.seeds]
 teacher_runs = run_many([teacher(f, seed) for f, seed in teacher_rows], root / "runs", device)
 teacher_runs["teacher"] = [annotator(f) for f, _ in teacher_rows]
@@ -135,7 +128,7 @@ display(side_by_side(report.beside(perf, paper_perf, ["teacher", "split"]), "tea
 # then both equal that coverage, the paper's "circa 1.9%"), and masks of coverage τ (what the
 # released code's random explanations give under its quantile rule).
 
-# %%
+# %% tags=["hide-input"]
 sal = {(f, seed): teachers.teacher_saliency(teacher(f, seed), root / "runs", device)
        for f in t.fractions for seed in s.seeds}  # (E, contaminated training split)
 
@@ -170,7 +163,7 @@ display(Markdown(f"*Results: {label}* — mean over seeds {list(s.seeds)}"))
 display(quality_mean.pivot(index=["rule", "tau"], columns="annotator",
                            values=["precision", "recall", "coverage", "lift"]).round(3))
 
-# %%
+# %% tags=["hide-input"]
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.2), sharey=True)
 for ax, rule in zip(axes, teachers.THRESHOLD_RULES):
     for name, group in quality_mean.groupby("annotator", sort=False):
@@ -188,7 +181,7 @@ fig.tight_layout()
 report.save_figure(fig, root, "annotation_quality")
 plt.show()
 
-# %%
+# %% tags=["hide-input"]
 taught = quality_mean[quality_mean.annotator.str.startswith("teacher")]
 lo, hi = taught["lift"].min(), taught["lift"].max()
 verdict = ("better than random at every rule and τ" if lo > 1 else
@@ -208,7 +201,7 @@ display(Markdown(
 # ground-truth patch, the 10% teacher's E, and the masks of both rules at the smallest and
 # largest τ.
 
-# %%
+# %% tags=["hide-input"]
 e, data = sal[(t.fractions[0], s.seeds[0])]
 pick = [len(data) // 6, len(data) // 2, 5 * len(data) // 6]  # the split is sorted by class
 e, data = e[pick], data.subset(pick)
@@ -237,7 +230,7 @@ plt.show()
 # its random baseline under every τ; tapkit's random masks have the ground truth's coverage,
 # whatever τ, so one random run per seed stands under every τ below.
 
-# %%
+# %% tags=["hide-input"]
 cases = plans.teacher_cases(t)
 configs, labels = plans.student_configs(s, t, "tap", cases, lams, gt_lams, threshold)
 tap_runs = run_many(configs, root / "runs", device).assign(**pd.DataFrame(labels))
@@ -248,7 +241,7 @@ report.write_table(tap_summary, root, "mnist_teacher",
                     "gt_lambda": gt_lams["tap"], "threshold": threshold})
 display(Markdown(f"*Results: {label}*"))
 
-# %%
+# %% tags=["hide-input"]
 def bar_labels(summary: pd.DataFrame) -> pd.DataFrame:
     """Mean per (case, tau) and split, in the order of `cases`, labelled for the x axis."""
     wide = summary.pivot(index=["case", "tau"], columns="split", values="mean")
@@ -266,7 +259,7 @@ plt.show()
 # The table beside the paper's (five seeds, full MNIST, 50 SGD epochs; teacher and random rows
 # from its MNIST teacher table, the ground-truth and No-XS rows from its Setting-1 table).
 
-# %%
+# %% tags=["hide-input"]
 def paper_rows(method: str) -> pd.DataFrame:
     teacher_paper = report.paper_values("teacher_results").query("dataset == 'MNIST'")
     teacher_paper = teacher_paper.query("method == @method").rename(columns={"annotation": "case"})
@@ -304,7 +297,7 @@ display(ours_with_paper(tap_summary, "tap"))
 # derivative (`rbr_variant="full"`), with the paper's teacher-annotation λ; a run whose loss
 # diverges is reported as DNC.
 
-# %%
+# %% tags=["hide-input"]
 extra = [m for m in t.xs_methods if m != "tap"]
 if extra:
     configs, labels = plans.teacher_xs_configs(s, t, lams, gt_lams, threshold)
@@ -325,7 +318,7 @@ else:
 # %% [markdown]
 # ## What the quick profile leaves out
 
-# %%
+# %% tags=["hide-input"]
 left = []
 if len(s.seeds) < 5:
     left.append(f"{len(s.seeds)} seed(s) instead of the paper's five (no standard deviations)")
@@ -345,7 +338,7 @@ display(Markdown("Run `make book PROFILE=paper` for everything. This profile lea
 # %% [markdown]
 # ## Paper-profile results (committed, from a GPU)
 
-# %%
+# %% tags=["hide-input"]
 paper_root = protocols.results_root("paper", root.parent) / "tables"
 shown = False
 for name in ("teacher_performance", "annotation_quality", "mnist_teacher", "mnist_teacher_xs"):
@@ -358,3 +351,6 @@ for name in ("teacher_performance", "annotation_quality", "mnist_teacher", "mnis
 if not shown:
     display(Markdown("No paper-profile results are committed for this chapter yet: run "
                      "`make book PROFILE=paper` on a GPU with full MNIST and commit `results/paper/`."))
+
+# %% tags=["hide-input"]
+ch.finish();

@@ -37,6 +37,7 @@ from .allocator import release_cpu_memory, reusing_cpu_allocator, steady_cpu_all
 from .models import build_model
 from .results import device_name, resolve_device
 from .training import TrainConfig, make_optimizer, step_losses
+from .progress import disabled as progress_disabled
 
 log = logging.getLogger(__name__)
 
@@ -231,10 +232,10 @@ def bench(models: list[str], methods: list[str], batch_size: int = 16, image_siz
     device = resolve_device(device)
     specs = [model_spec(m, batch_size, image_size) for m in models]
     per_model = []
-    for name, bs, side in tqdm(specs, desc="bench speed"):
+    for name, bs, side in tqdm(specs, desc="bench speed", disable=progress_disabled()):
         per_model.append(model_speed(name, methods, bs, side, steps, device, warmup))
         gc.collect()
-    for (name, bs, side), own in zip(tqdm(specs, desc="bench memory"), per_model):
+    for (name, bs, side), own in zip(tqdm(specs, desc="bench memory", disable=progress_disabled()), per_model):
         ok = [row["method"] for row in own if row["status"] == "ok"]
         peaks = model_memory_mb(name, ok, bs, side, device, warmup) if ok else {}
         for row in own:

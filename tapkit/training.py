@@ -31,6 +31,7 @@ from .data import Split, Task, load_experiment
 from .models import build_model, capture, list_models, target_layers, target_sigma
 from .sources import Embedded, Source, parse_source
 from .results import provenance, resolve_device, save_torch, write_json
+from .progress import disabled as progress_disabled
 
 log = logging.getLogger(__name__)
 
@@ -341,7 +342,7 @@ def _epoch(model: nn.Module, opt: torch.optim.Optimizer, step: Callable, data: t
     bar = tqdm(batches.epoch_batches(data, cfg.batch_size, gen, device),
                total=batches.num_batches(len(data[0]), cfg.batch_size),
                desc=f"{cfg.method} epoch {result.epochs_done + 1}/{cfg.epochs}",
-               leave=False, disable=not progress, mininterval=2.0)
+               leave=False, disable=progress_disabled(progress), mininterval=2.0)
     for x, y, mask in bar:
         task, xs = step(x, y, mask)
         loss = task + cfg.lam * xs
