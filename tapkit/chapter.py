@@ -11,6 +11,7 @@ ran. ``open_chapter(globals(), "mnist", "mnist")`` does that and returns a :clas
 from __future__ import annotations
 
 import logging
+import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, MutableMapping
@@ -19,7 +20,7 @@ import pandas as pd
 
 from . import report
 from .experiments import protocols
-from .experiments.params import parse_params
+from .experiments.params import PARAMETERS, parse_params
 
 PROTOCOLS = ("mnist", "medical", None)
 MEDICAL_KEYS = ("seeds", "epochs", "batch_size", "image_size", "source", "stripe_models")
@@ -81,7 +82,11 @@ def open_chapter(namespace: MutableMapping[str, Any], name: str, protocol: str |
     of ``datasets``, and with ``show`` the settings line (:meth:`Chapter.show_settings`)."""
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}; expected one of {list(PROTOCOLS)}")
-    parse_params(namespace)
+    # a notebook's imports may shadow a parameter's name (``from tapkit import models``)
+    params = {k: v for k, v in namespace.items()
+              if k in PARAMETERS and not isinstance(v, types.ModuleType)}
+    parse_params(params)
+    namespace.update(params)
     logging.basicConfig(level=logging.WARNING)
     profile = namespace.get("profile")
     if profile is None:
