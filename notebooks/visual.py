@@ -43,7 +43,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
 
-from tapkit import chapter, maps, medical, models, report
+from tapkit import chapter, maps, medical, report
+from tapkit.models import target_sigma  # `models` is the parameter (a list of architectures)
 from tapkit.experiments import medical_plans
 
 ch = chapter.open_chapter(globals(), "visual", "medical", datasets, show=True)
@@ -68,7 +69,7 @@ def explained(experiment: str, model: str, cases: list[str], count: int):
         idx = np.sort(np.random.default_rng(image_seed).choice(len(test), count, replace=False))
         x, mask = test.x[idx], test.mask[idx]
         maps_ = maps.explain(net, x.to(dev), medical.overlap_layers(model),
-                             models.target_sigma(model))
+                             target_sigma(model))
         found[medical.CASE_LABELS[run.case]] = maps.Maps(
             maps_.input_grad.cpu(), {k: a.cpu() for k, a in maps_.activations.items()},
             maps_.probs.cpu())
