@@ -26,6 +26,23 @@ import papermill as pm
 from tapkit.allocator import reusing_env
 
 
+def promote_title(nb) -> bool:
+    """A chapter whose title depends on a parameter (``notebooks/medical_gt.py``, one notebook
+    for PNEU and KNEE) displays its title and introduction as Markdown starting with ``# ``. That
+    output becomes the executed notebook's first cell, a Markdown cell, so that the page opens with
+    it and Jupyter Book finds the page's title. Returns whether a title was promoted."""
+    if any(c.cell_type == "markdown" and c.source.lstrip().startswith("# ") for c in nb.cells):
+        return False
+    for cell in nb.cells:
+        for i, out in enumerate(cell.get("outputs", [])):
+            text = out.get("data", {}).get("text/markdown", "")
+            if out.get("output_type") == "display_data" and text.lstrip().startswith("# "):
+                del cell.outputs[i]
+                nb.cells.insert(0, nbformat.v4.new_markdown_cell(text))
+                return True
+    return False
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("source", type=Path)
@@ -62,6 +79,9 @@ def main() -> int:
         return 1
     finally:
         src.unlink(missing_ok=True)
+    executed = nbformat.read(tmp, as_version=4)
+    if promote_title(executed):
+        nbformat.write(executed, tmp)
     tmp.replace(args.out)
     log.info("done %s in %.0f s", args.source, time.time() - start)
     return 0
