@@ -1,4 +1,5 @@
-# make test  - unit tests and the browser test (builds the book first if needed)
+# make test  - unit tests and the browser tests (on a small smoke-profile book they build in a
+#              temporary folder, scripts/smoke_book.py; TAPKIT_NO_BUILD=1 tests the built book)
 # make book  - execute the notebooks with papermill (PROFILE=quick by default) and build the book
 # make gpu-pack - before a GPU lease: wheels the GPU image lacks and full MNIST (tapkit's cache,
 #              fetched with `tapkit data mnist` if missing) into the ignored folder gpu-carry/

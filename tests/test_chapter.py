@@ -108,3 +108,19 @@ def test_smoke_profile_trims_every_protocol():
     assert smoke.epochs == 1 < quick.epochs and smoke.source == "embedded"
     assert smoke.per_class["pneu"] < quick.per_class["pneu"]
     assert protocols.mnist("smoke").epochs == 1 and protocols.bench("smoke").steps == 1
+
+
+def test_a_displayed_title_becomes_the_executed_notebooks_first_cell():
+    nbformat = pytest.importorskip("nbformat")
+    v4 = nbformat.v4
+    title = "# Setting 1 on KNEE\n\nThe paper's KNEE figure."
+    cell = v4.new_code_cell("display(Markdown(...))", outputs=[
+        v4.new_output("display_data", {"text/markdown": title, "text/plain": "<Markdown>"}),
+        v4.new_output("display_data", {"text/markdown": "*a caption*"})])
+    nb = v4.new_notebook(cells=[v4.new_code_cell("experiment = 'knee'"), cell])
+    promote = _script("run_notebook").promote_title
+    assert promote(nb) is True
+    assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source == title
+    assert [o["data"]["text/markdown"] for o in nb.cells[2].outputs] == ["*a caption*"]
+    assert promote(nb) is False and len(nb.cells) == 3  # a notebook with a title is left alone
+    nbformat.validate(nb)
