@@ -36,7 +36,8 @@ SOURCES = {"pneu": "medical_gt", "knee": "medical_gt"}
 # beyond the smoke profile, chapter parameters that trim what a page shows (the page lists them)
 PARAMETERS = {"pneu": {"experiment": "pneu"}, "knee": {"experiment": "knee"},
               "overlap": {"max_images": "8"}, "visual": {"n_images": "1"},
-              "explorer": {"n_images": "4"}, "teachers": {"taus": "[0.01]"}}
+              "explorer": {"n_images": "4"}, "teachers": {"taus": "[0.01]"},
+              "speed_memory": {"models": "['resnet18', 'two_layer_cnn@32x28']"}}
 MNIST_CHAPTERS = ("data", "method", "lambda_search", "mnist", "teachers", "distillation",
                   "explorer", "report")
 log = logging.getLogger("smoke_book")
