@@ -56,7 +56,8 @@ def status_table(names: list[str], tables: Path, profile: str) -> str:
             rows.append(f"| {link} | {profile} | — | — | **not run** |")
             continue
         r = json.loads(path.read_text())
-        data = f"{r['data']} ({'stand-in' if r['standin'] else 'real'})"
+        kind = {True: " (stand-in)", False: " (real)"}.get(r["standin"], "")
+        data = f"{r['data']}{kind}"
         seeds = ", ".join(map(str, r["seeds"])) or "—"
         status = r["status"] + (f": {r['note']}" if r.get("note") else "")
         rows.append(f"| {link} | {r['profile']} | {data} | {seeds} | {status} |")

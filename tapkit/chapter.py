@@ -44,8 +44,9 @@ class Chapter:
         settings = self.settings.as_dict() if self.settings is not None else {}
         display(Markdown(" · ".join([f"**Profile `{self.profile}`**: {settings}", *extra])))
 
-    def data(self) -> tuple[str, bool]:
-        """What this chapter ran on, and whether that is a stand-in for the paper's data."""
+    def data(self) -> tuple[str, bool | None]:
+        """What this chapter ran on, and whether that is a stand-in for the paper's data (None:
+        no data set, e.g. timed steps)."""
         from . import medical
         from .experiments.protocols import MedicalProtocol, MnistProtocol
 
@@ -54,20 +55,19 @@ class Chapter:
                     medical.is_standin(self.settings))
         if isinstance(self.settings, MnistProtocol):
             return f"MNIST digits (source `{self.settings.source}`)", False
-        return "none (timed steps on random tensors)", False
+        return "none: timed steps on random tensors", None
 
-    def finish(self, data: str | None = None, standin: bool | None = None,
+    def finish(self, data: str | None = None, standin: bool | None = None,  # None: from data()
                seeds: Iterable[int] | None = None, status: str = "ran", note: str = "") -> Path:
         """Record that this chapter ran to its end: ``status_<name>.csv/.json`` in the tables
         (``data`` and ``standin`` default to what :meth:`data` says)."""
         if seeds is None:
             seeds = getattr(self.settings, "seeds", ())
-        if data is None or standin is None:
-            described, is_standin = self.data()
-            data = described if data is None else data
-            standin = is_standin if standin is None else standin
+        described, is_standin = self.data()
+        data = described if data is None else data
+        standin = is_standin if standin is None else standin
         record = {"chapter": self.name, "profile": self.profile, "data": data,
-                  "standin": bool(standin), "seeds": [int(s) for s in seeds], "status": status,
+                  "standin": standin, "seeds": [int(s) for s in seeds], "status": status,
                   "note": note}
         row = pd.DataFrame([{**record, "seeds": ", ".join(map(str, record["seeds"]))}])
         return report.write_table(row, self.root, f"status_{self.name}", record)
