@@ -5,7 +5,7 @@
 Every chapter is executed with papermill (``scripts/run_notebook.py``, profile ``smoke``, results
 under ``<folder>/results``) into ``<folder>/executed``, two at a time in the order the Makefile's
 dependencies require, then ``scripts/build_book.py --into <folder>/book`` builds the book there.
-The MNIST chapters read a subset of the embedded real digits (1,200 training and 300 test images,
+The MNIST chapters read a subset of the embedded real digits (1,200 training and 500 test images,
 written as IDX files under ``<folder>/mnist``), so their one epoch takes seconds.
 The browser tests (``tests/test_browser.py``) use it; ``make book`` builds the real one. Exits
 non-zero, naming the chapter and its log, when a notebook fails.
@@ -43,7 +43,7 @@ MNIST_CHAPTERS = ("data", "method", "lambda_search", "mnist", "teachers", "disti
 log = logging.getLogger("smoke_book")
 
 
-def mnist_subset(folder: Path, train: int = 1200, test: int = 300) -> str:
+def mnist_subset(folder: Path, train: int = 1200, test: int = 500) -> str:
     """A random subset of the embedded MNIST digits as gzipped IDX files; its source string."""
     import numpy as np
 
