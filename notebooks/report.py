@@ -113,12 +113,13 @@ display(table.style.format({"contaminated": "{:.3f}", "permuted": "{:.3f}", "cle
                             "Δ-accuracy": "{:+.3f}"}))
 adam, sgd = (table.set_index("variant").loc[v] for v in list(ablation)[2:])
 learned = {name: r["Δ-accuracy"] < -0.1 for name, r in (("Adam", adam), ("SGD", sgd))}
+verdict = ", ".join(f"with {k} it {'learned' if v else 'did not learn'} the decoy"
+                    for k, v in learned.items())
 display(Markdown(
     f"Measured: No XS with Adam reaches {adam.contaminated:.3f} on the contaminated test split "
     f"and changes by {adam['Δ-accuracy']:+.3f} when the decoy is permuted; with SGD "
     f"{sgd.contaminated:.3f} and {sgd['Δ-accuracy']:+.3f}. "
-    + ", ".join(f"with {k} it {'learned' if v else 'did not learn'} the decoy"
-                for k, v in learned.items())
+    + verdict[0].upper() + verdict[1:]
     + " (learned: accuracy falls by more than 0.1 when it is permuted)."))
 
 # %% tags=["hide-input"]
