@@ -1,4 +1,5 @@
-# make test  - unit tests and the browser test (builds the book first if needed)
+# make test  - unit tests and the browser tests (on a small smoke-profile book they build in a
+#              temporary folder, scripts/smoke_book.py; TAPKIT_NO_BUILD=1 tests the built book)
 # make book  - execute the notebooks with papermill (PROFILE=quick by default) and build the book
 # make gpu-pack - before a GPU lease: wheels the GPU image lacks and full MNIST (tapkit's cache,
 #              fetched with `tapkit data mnist` if missing) into the ignored folder gpu-carry/
@@ -19,7 +20,7 @@ NOTEBOOKS := data method lambda_search mnist teachers distillation pneu knee ove
              extra_architectures speed_memory explorer report
 X         := build/executed/$(PROFILE)
 EXECUTED  := $(patsubst %,$(X)/%.ipynb,$(NOTEBOOKS))
-LIBRARY   := $(wildcard tapkit/*.py tapkit/experiments/*.py)
+LIBRARY   := $(wildcard tapkit/*.py tapkit/experiments/*.py tapkit/book/*.py)
 
 # What each notebook reads from another: its tables, or runs it would otherwise train a second
 # time. The MNIST, teacher and medical chains are otherwise independent and run side by side;
@@ -47,6 +48,10 @@ $(STAMP): pyproject.toml
 
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+# PNEU and KNEE are one notebook (notebooks/medical_gt.py) run with -p experiment pneu|knee
+$(X)/pneu.ipynb $(X)/knee.ipynb: $(X)/%.ipynb: notebooks/medical_gt.py $(LIBRARY) | $(STAMP)
+	$(if $(THREADS),OMP_NUM_THREADS=$(THREADS)) $(PY) scripts/run_notebook.py $< $@ --profile $(PROFILE) -p experiment $*
 
 $(X)/%.ipynb: notebooks/%.py $(LIBRARY) | $(STAMP)
 	$(if $(THREADS),OMP_NUM_THREADS=$(THREADS)) $(PY) scripts/run_notebook.py $< $@ --profile $(PROFILE)

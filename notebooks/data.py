@@ -35,21 +35,18 @@ source = None        # MNIST source: "embedded" (default), "mnist", "torchvision
 results = None       # None: <repository>/results
 n_examples = 6
 
-# %%
-from tapkit.experiments.params import parse_params
-
-parse_params(globals())  # papermill passes strings ("[1]", "1e-3"): parsed and checked here
-
+# %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import numpy as np
 
 from tapkit import contamination as sc
+from tapkit.book import chapter
 from tapkit import data
 from tapkit.book import report
 from tapkit.experiments import protocols
 
-s = protocols.mnist(profile, seeds=seeds, source=source)
-root = protocols.results_root(profile, results or report.repo_root() / "results")
+ch = chapter.open_chapter(globals(), "data", "mnist")
+s, root = ch.settings, ch.root
 task, splits = data.decoy_mnist(s.source, seed=s.seeds[0])
 
 
@@ -61,7 +58,7 @@ def raw(split, i):
 # %% [markdown]
 # ## Decoy-MNIST: contaminated, permuted and clean test images with their masks
 
-# %%
+# %% tags=["hide-input"]
 fig, axes = plt.subplots(4, n_examples, figsize=(1.6 * n_examples, 6.6))
 rows = [("SC(X*, y)", "test_contaminated"), ("SC(X*, permute(y))", "test_permuted"),
         ("clean X*", "test_clean")]
@@ -84,7 +81,7 @@ plt.show()
 # Patch brightness by label in the training split (SC(X*, y)) and in the permuted test split:
 # in the first it determines the label, in the second it does not.
 
-# %%
+# %% tags=["hide-input"]
 def patch_value(split):
     rawx = split.x * data.MNIST_STD + data.MNIST_MEAN
     return ((rawx * split.mask).sum((1, 2, 3)) / split.mask.sum((1, 2, 3)) * 255).round()
@@ -103,7 +100,7 @@ plt.show()
 # %% [markdown]
 # ## Text tags and stripes (the medical contaminations)
 
-# %%
+# %% tags=["hide-input"]
 from PIL import Image
 
 x_train, y_train, _, _ = data.mnist_embedded()
@@ -129,3 +126,6 @@ fig.suptitle("Medical contaminations on resized MNIST canvases (mask outlined in
 fig.tight_layout()
 report.save_figure(fig, root, "data_medical")
 plt.show()
+
+# %% tags=["hide-input"]
+ch.finish();

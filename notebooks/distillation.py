@@ -50,33 +50,26 @@ source = None          # "embedded", "mnist", "torchvision:/root" or a folder of
 device = "auto"
 results = None         # None: <repository>/results
 
-# %%
-from tapkit.experiments.params import parse_params
-
-parse_params(globals())  # papermill passes strings ("[1]", "1e-3"): parsed and checked here
-
-import logging
-
+# %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit.book import report
+from tapkit.book import chapter, report
 from tapkit.experiments import plans, protocols
 from tapkit.results import resolve_device
 from tapkit.experiments.executors import run_many
 
-logging.basicConfig(level=logging.WARNING)
-s = protocols.mnist(profile, seeds=seeds, epochs=epochs, source=source)
+ch = chapter.open_chapter(globals(), "distillation", "mnist")
+s, root = ch.settings, ch.root
 t = protocols.mnist_teachers(profile, kd_fractions=kd_fractions)
-root = protocols.results_root(profile, results or report.repo_root() / "results")
 device = resolve_device(device)
 lams = plans.kd_lambdas(lambdas)
 extra = {} if kd_temperature is None else {"kd_temperature": kd_temperature}
 display(Markdown(f"**Profile `{profile}`**: {s.as_dict()} · teachers for KD/AT/JT: {list(t.kd_fractions)} · "
                  f"λ: {lams}"))
 
-# %%
+# %% tags=["hide-input"]
 # TAP with each teacher's masks at tau = 0.01 (the Setting-2 chapter's runs, read from the cache),
 # KD/AT/JT students of the kd_fractions teachers, and No XS (the MNIST chapter's run)
 rows = plans.kd_rows(s, t, methods)
@@ -92,7 +85,7 @@ display(Markdown(f"*Results: {label}*"))
 # %% [markdown]
 # ## Test accuracy and Δ-accuracy
 
-# %%
+# %% tags=["hide-input"]
 order = [(a, c) for a in ("teacher_10", "teacher_1") for c in ("tap", "at", "jt", "kd")]
 order += [("no teacher", "none")]
 wide = summary.pivot(index=["teacher", "case"], columns="split", values="mean")
@@ -109,7 +102,7 @@ plt.show()
 # SGD epochs), and No XS from its Setting-1 table. A "–" on our side is a case this profile does
 # not train.
 
-# %%
+# %% tags=["hide-input"]
 paper = report.paper_values("kd_results").query("dataset == 'MNIST'").rename(columns={"method": "case"})
 no_xs = report.paper_values("gt_results").query("dataset == 'MNIST' and method == 'none'")
 paper = pd.concat([paper, no_xs.rename(columns={"method": "case"}).assign(teacher="no teacher")])
@@ -124,7 +117,7 @@ table = table.pivot(index=["teacher", "case"], columns="split", values=["ours", 
 table.columns = [f"{split} ({who})" for who, split in table.columns]
 display(table[[f"{sp} ({w})" for sp in report.SPLITS for w in ("ours", "paper")]].reindex(order))
 
-# %%
+# %% tags=["hide-input"]
 delta = (wide["permuted"] - wide["contaminated"]).to_dict()
 reference = delta.pop("NONE\nno teacher")
 better = [name.replace("\n", " with ") for name, d in delta.items() if d > reference + 0.01]
@@ -134,7 +127,7 @@ display(Markdown(
     "that KD with the 10% teacher comes close to TAP and degrades with the 1% teacher, while AT "
     "and JT do not stop the student from learning the patches."))
 
-# %%
+# %% tags=["hide-input"]
 left = []
 if set(t.kd_fractions) != set(t.fractions):
     untrained = [plans.annotator(f) for f in t.fractions if f not in t.kd_fractions]
@@ -151,7 +144,7 @@ display(Markdown("Run `make book PROFILE=paper` for everything. This profile lea
 # %% [markdown]
 # ## Paper-profile results (committed, from a GPU)
 
-# %%
+# %% tags=["hide-input"]
 paper_profile = protocols.results_root("paper", root.parent) / "tables" / "mnist_kd.csv"
 if profile != "paper" and paper_profile.exists():
     meta = pd.read_json(paper_profile.with_suffix(".json"), typ="series")
@@ -160,3 +153,6 @@ if profile != "paper" and paper_profile.exists():
 else:
     display(Markdown("No paper-profile results are committed for this chapter yet: run "
                      "`make book PROFILE=paper` on a GPU with full MNIST and commit `results/paper/`."))
+
+# %% tags=["hide-input"]
+ch.finish();

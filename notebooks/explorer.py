@@ -46,11 +46,6 @@ n_images = 12          # kernel-free explorer: images stored in the page (at mos
 live = False           # True: recompute in the kernel as the controls move (needs Jupyter)
 
 # %% tags=["hide-input"]
-from tapkit.experiments.params import parse_params
-
-parse_params(globals())  # papermill passes strings ("[1]", "1e-3"): parsed and checked here
-
-import logging
 from typing import Sequence
 
 import numpy as np
@@ -59,16 +54,16 @@ import torch
 from IPython.display import Markdown, display
 
 from tapkit import widgets
-from tapkit.book import report
+from tapkit.book import chapter, report
 from tapkit.experiments import plans, protocols
 from tapkit.models import target_layers
 from tapkit.experiments.executors import LocalExecutor, run_many
-from tapkit.experiments.store import ResultStore, load_trained
+from tapkit.experiments.store import ResultStore
+from tapkit.experiments.store import load_trained
 from tapkit.fit import experiment_data
 
-logging.basicConfig(level=logging.WARNING)
-s = protocols.mnist(profile, seeds=seeds, epochs=epochs, source=source)
-root = protocols.results_root(profile, results or report.repo_root() / "results")
+ch = chapter.open_chapter(globals(), "explorer", "mnist")
+s, root = ch.settings, ch.root
 lams = plans.mnist_lambdas(root, lambdas)
 seed = s.seeds[0]
 LABELS = {"none": "No XS", "rrr": "RRR", "rbr": "RBR", "tap": "TAP", "base": "Base"}
@@ -176,3 +171,6 @@ display(summary.style.format({c: "{:.0%}" for c in summary.columns if c != "righ
 #
 # Leave out `live=True` for the kernel-free explorer of this page: it stores at most 24 images
 # (choose them with `indices=`), and works in any saved notebook or HTML page without a kernel.
+
+# %% tags=["hide-input"]
+ch.finish();

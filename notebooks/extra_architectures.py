@@ -37,26 +37,19 @@ source = None          # None: from the profile ("embedded": the digits stand-in
 device = "auto"
 results = None         # None: <repository>/results
 
-# %%
-from tapkit.experiments.params import parse_params
-
-parse_params(globals())  # papermill passes strings ("[1]", "1e-3"): parsed and checked here
-
-import logging
-
+# %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from tapkit.book import medical, report
+from tapkit.book import chapter, medical, report
 from tapkit.experiments import medical_plans
 
-logging.basicConfig(level=logging.WARNING)
-s, root = medical.chapter_setup(profile, datasets, results, show_overrides=False, seeds=seeds,
-                                epochs=epochs, source=source)
+ch = chapter.open_chapter(globals(), "extra_architectures", "medical", datasets, notes=False)
+s, root = ch.settings, ch.root
 display(Markdown(f"**Profile `{profile}`**: {s.as_dict()} · λ: "
                  f"{ {e: medical.paper_lambdas(e, models[0]) for e in datasets} }"))
 
-# %%
+# %% tags=["hide-input"]
 summaries = {}
 for experiment in datasets:
     medical.search_and_choose(s, experiment, models, methods, "tag", root, device)  # paper only
@@ -70,12 +63,9 @@ for experiment in datasets:
     report.write_table(summary, root, f"extra_{experiment}", {"label": label,
                                                               "settings": s.as_dict(), "data": on})
     metric = medical.METRICS[experiment]
-    fig = medical.plot_results(summary, metric, models, methods,
-                               f"{medical.DATASETS[experiment]}, extra architectures — {on}\n{label}",
-                               medical.untrained(s))
-    report.save_figure(fig, root, f"extra_{experiment}")
-    plt.show()
-    display(Markdown(medical.findings(summary, metric, models, methods, medical.untrained(s))))
+    chapter.medical_figure(ch, summary, experiment, models, methods,
+                           f"{medical.DATASETS[experiment]}, extra architectures — {on}\n{label}",
+                           f"extra_{experiment}")
     display(Markdown(f"*{metric.upper()}, mean (std) over seeds — {on}; {label}. "
                      "The paper has no table for these architectures.*"))
     table = summary.assign(value=[report.fmt(m, sd) for m, sd in zip(summary["mean"], summary["std"])])
@@ -92,7 +82,7 @@ if medical.is_standin(s):
 # %% [markdown]
 # ## Paper-profile results (committed, from a GPU)
 
-# %%
+# %% tags=["hide-input"]
 for experiment in datasets:
     committed = (medical.committed_paper_table(root, f"extra_{experiment}")
                  if profile != "paper" else None)
@@ -104,3 +94,6 @@ for experiment in datasets:
     committed_label, table = committed
     display(Markdown(f"*{committed_label}*"))
     display(table.pivot_table(index=["model", "case"], columns="split", values="mean"))
+
+# %% tags=["hide-input"]
+ch.finish();

@@ -36,23 +36,16 @@ source = None
 device = "auto"
 results = None        # None: <repository>/results
 
-# %%
-from tapkit.experiments.params import parse_params
-
-parse_params(globals())  # papermill passes strings ("[1]", "1e-3"): parsed and checked here
-
-import logging
-
+# %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from tapkit.book import report
+from tapkit.book import chapter, report
 from tapkit.experiments import plans, protocols
 from tapkit.experiments.executors import run_many
 
-logging.basicConfig(level=logging.WARNING)
-s = protocols.mnist(profile, seeds=seeds, epochs=epochs, source=source)
-root = protocols.results_root(profile, results or report.repo_root() / "results")
+ch = chapter.open_chapter(globals(), "lambda_search", "mnist")
+s, root = ch.settings, ch.root
 grids = grids or {m: list(lams) for m, lams in s.search.items()}  # the protocol's grids
 configs = plans.search_configs(s, grids)
 runs = run_many(configs, root / "runs", device)
@@ -61,7 +54,7 @@ search = runs[["method", "lam", "status", "val_loss", "contaminated", "permuted"
 display(Markdown(f"*{label}*"))
 display(search)
 
-# %%
+# %% tags=["hide-input"]
 choice = plans.choose_lambdas(search)
 report.write_table(choice, root, "lambda_choice", {"label": label, "grids": grids})
 report.write_table(search, root, "lambda_search", {"label": label})
@@ -70,7 +63,7 @@ shown = choice.merge(paper[["method", "mean"]].rename(columns={"mean": "paper λ
 display(Markdown("**Chosen λ (lowest loss on the permuted validation split) beside the paper's**"))
 display(shown)
 
-# %%
+# %% tags=["hide-input"]
 fig, ax = plt.subplots(figsize=(5, 3))
 for method, grp in search.groupby("method"):
     ax.plot(grp["lam"], grp["val_loss"], marker="o", label=method)
@@ -82,3 +75,6 @@ ax.set_title(f"λ search — {label}", fontsize=7)
 fig.tight_layout()
 report.save_figure(fig, root, "lambda_search")
 plt.show()
+
+# %% tags=["hide-input"]
+ch.finish();

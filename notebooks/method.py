@@ -54,13 +54,7 @@ device = "auto"
 results = None       # None: <repository>/results
 kernel_size = 3
 
-# %%
-from tapkit.experiments.params import parse_params
-
-parse_params(globals())  # papermill passes strings ("[1]", "1e-3"): parsed and checked here
-
-import logging
-
+# %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -68,6 +62,7 @@ import torch
 from IPython.display import Markdown, display
 
 from tapkit import contamination as sc
+from tapkit.book import chapter
 from tapkit import losses, models
 from tapkit.book import report
 from tapkit.experiments import plans, protocols
@@ -76,9 +71,8 @@ from tapkit.experiments.executors import run_many
 from tapkit.experiments.store import load_trained
 from tapkit.fit import experiment_data
 
-logging.basicConfig(level=logging.WARNING)
-s = protocols.mnist(profile, seeds=seeds, epochs=epochs, source=source)
-root = protocols.results_root(profile, results or report.repo_root() / "results")
+ch = chapter.open_chapter(globals(), "method", "mnist")
+s, root = ch.settings, ch.root
 lams = plans.mnist_lambdas(root, lambdas)
 
 # %% [markdown]
@@ -89,7 +83,7 @@ lams = plans.mnist_lambdas(root, lambdas)
 # mask on a 224-px image downscaled to ResNet-18's four residual stages. Grey levels are the
 # weights D(M, l) gives each activation.
 
-# %%
+# %% tags=["hide-input"]
 _, splits = experiment_data(plans.mnist_case_config(s, "tap", lams, s.seeds[0]))
 mnist_mask = splits["test_contaminated"].mask[:1]
 tag_img, tag_mask = sc.text_tag(np.zeros((1, 224, 224)), np.array([1]), np.random.default_rng(0))
@@ -133,7 +127,7 @@ plt.show()
 # (of the summed log-probabilities) that falls inside the mask, and the share of each targeted
 # activation map that falls inside D(M, l), on the contaminated test set.
 
-# %%
+# %% tags=["hide-input"]
 cases = ["none", "tap", "rrr"]
 configs = plans.mnist_configs(s, cases, lams)
 runs = run_many(configs, root / "runs", device)
@@ -156,7 +150,7 @@ display(Markdown(f"*Share of gradient/activation mass inside the (downscaled) ma
                  f"The mask covers {test.mask.mean().item():.1%} of the pixels.*"))
 display(theorem.style.format("{:.4f}"))
 
-# %%
+# %% tags=["hide-input"]
 fig, ax = plt.subplots(figsize=(6, 3))
 theorem.T.plot.bar(ax=ax)
 ax.set_ylabel("share inside the mask")
@@ -170,3 +164,6 @@ plt.show()
 # With No XS a large share of the input gradient sits on the 16 patch pixels; TAP, which never
 # touches an input gradient, removes it along with the activations, as RRR does by penalising
 # the input gradient directly.
+
+# %% tags=["hide-input"]
+ch.finish();

@@ -37,28 +37,21 @@ source = None          # "embedded", "mnist", "torchvision:/root" or a folder of
 device = "auto"
 results = None         # None: <repository>/results
 
-# %%
-from tapkit.experiments.params import parse_params
-
-parse_params(globals())  # papermill passes strings ("[1]", "1e-3"): parsed and checked here
-
-import logging
-
+# %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit.book import report
+from tapkit.book import chapter, report
 from tapkit.experiments import plans, protocols
 from tapkit.experiments.executors import run_many
 
-logging.basicConfig(level=logging.WARNING)
-s = protocols.mnist(profile, seeds=seeds, epochs=epochs, source=source)
-root = protocols.results_root(profile, results or report.repo_root() / "results")
+ch = chapter.open_chapter(globals(), "mnist", "mnist")
+s, root = ch.settings, ch.root
 lams = plans.mnist_lambdas(root, lambdas)
 display(Markdown(f"**Profile `{profile}`**: {s.as_dict()} · λ: {lams}"))
 
-# %%
+# %% tags=["hide-input"]
 configs = plans.mnist_configs(s, methods, lams)
 runs = run_many(configs, root / "runs", device)
 runs["case"] = [m for m in methods for _ in s.seeds]
@@ -70,7 +63,7 @@ display(Markdown(f"*Results: {label}*"))
 # %% [markdown]
 # ## Test accuracy and Δ-accuracy (the paper's MNIST figure)
 
-# %%
+# %% tags=["hide-input"]
 wide = summary.pivot(index="case", columns="split", values="mean").reindex(methods)
 fig = report.plot_metric_and_delta(wide, f"Decoy-MNIST, ground-truth masks — {label}")
 report.save_figure(fig, root, "mnist_gt")
@@ -81,7 +74,7 @@ plt.show()
 #
 # Paper values are the appendix's ground-truth MNIST table (five seeds, full MNIST, 50 SGD epochs).
 
-# %%
+# %% tags=["hide-input"]
 paper = report.paper_values("gt_results").query("dataset == 'MNIST'")
 paper = paper.rename(columns={"method": "case"})
 both = report.beside(summary, paper, ["case", "split"])
@@ -96,7 +89,7 @@ display(table)
 # %% [markdown]
 # ## Paper-profile results (committed, from a GPU)
 
-# %%
+# %% tags=["hide-input"]
 paper_profile = protocols.results_root("paper", root.parent) / "tables" / "mnist_gt.csv"
 if profile != "paper" and paper_profile.exists():
     meta = pd.read_json(paper_profile.with_suffix(".json"), typ="series")
@@ -105,3 +98,6 @@ if profile != "paper" and paper_profile.exists():
 else:
     display(Markdown("No paper-profile results are committed for this chapter yet: run "
                      "`make book PROFILE=paper` on a GPU with full MNIST and commit `results/paper/`."))
+
+# %% tags=["hide-input"]
+ch.finish();

@@ -31,7 +31,7 @@
 # precision, the share of the image covered by tags; the tables state that chance level, which
 # is much higher on the 32-px stand-in (whose tags are enlarged to stay legible) than on
 # 224-px images. The models are read from the results store; this chapter
-# builds exactly the configs of the PNEU and KNEE chapters (`tapkit.medical.medical_runs`), so
+# builds exactly the configs of the PNEU and KNEE chapters (`tapkit.experiments.medical_runs`), so
 # it trains nothing when those chapters have run.
 
 # %% tags=["parameters"]
@@ -47,27 +47,18 @@ max_images = None      # None: the whole contaminated test split
 device = "auto"
 results = None         # None: <repository>/results
 
-# %%
-from tapkit.experiments.params import parse_params
-
-parse_params(globals())  # papermill passes strings ("[1]", "1e-3"): parsed and checked here
-
-import logging
-
+# %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit.book import medical, report
+from tapkit.book import chapter, medical, report
 from tapkit.experiments import medical_plans
-from tapkit.results import resolve_device
 
-logging.basicConfig(level=logging.WARNING)
-s, root = medical.chapter_setup(profile, datasets, results, seeds=seeds, epochs=epochs, source=source)
-dev = resolve_device(device)
-display(Markdown(f"**Profile `{profile}`**: {s.as_dict()}"))
+ch = chapter.open_chapter(globals(), "overlap", "medical", datasets, show=True)
+s, root, dev = ch.settings, ch.root, ch.device
 
-# %%
+# %% tags=["hide-input"]
 frames, labels = [], {}
 for experiment in datasets:
     lams = medical_plans.searched_lambdas(root, experiment, "tag", lambdas)  # as the PNEU/KNEE chapters
@@ -89,7 +80,7 @@ display(Markdown(f"*Overlap on {data_names} — {label}*"))
 # towards zero in the deeper layers and, indirectly, at the input, while RRR and RBR keep the
 # tags in the deeper activations.
 
-# %%
+# %% tags=["hide-input"]
 recall = both[both.metric == "recall"]
 layers = ["ig", "act1", "act2", "act3", "act4"]
 fig, axes = plt.subplots(len(datasets), len(models), figsize=(3.4 * len(models), 2.8 * len(datasets)),
@@ -122,7 +113,7 @@ plt.show()
 # a handful of values (a 1×1 map is constant, and its "top quartile" is the first rows of the
 # image by tie order). Only the input gradients and the first layers carry information there.
 
-# %%
+# %% tags=["hide-input"]
 def overlap_table(metric: str, experiment: str) -> pd.DataFrame:
     sel = both[(both.metric == metric) & (both.dataset == medical.DATASETS[experiment])].copy()
     sel["cell"] = [f"{o:.2f} ({p:.2f})" if pd.notna(p) else f"{o:.2f} (–)"
@@ -150,7 +141,7 @@ display(chance.round(3))
 # %% [markdown]
 # ## TAP against No XS
 
-# %%
+# %% tags=["hide-input"]
 def mean_recall(case: str, layer_set: list[str]) -> pd.Series:
     sel = recall[(recall.case == case) & recall.layer.isin(layer_set)]
     return sel.groupby(["dataset", "model"])["ours"].mean()
@@ -174,7 +165,7 @@ display(Markdown(f"TAP's top-quartile activations in the first two penalised lay
 # %% [markdown]
 # ## Paper-profile results (committed, from a GPU)
 
-# %%
+# %% tags=["hide-input"]
 committed = medical.committed_paper_table(root, "overlap") if profile != "paper" else None
 if committed is None:
     display(Markdown("No paper-profile overlap results are committed yet: run "
@@ -185,3 +176,6 @@ else:
     display(Markdown(f"*{committed_label}*"))
     display(table.pivot_table(index=["dataset", "model", "case"], columns=["metric", "layer"],
                               values="ours"))
+
+# %% tags=["hide-input"]
+ch.finish();

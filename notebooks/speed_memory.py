@@ -52,29 +52,24 @@ rerun = False          # True: measure again even when the stored table has thes
 device = "auto"
 results = None         # None: <repository>/results
 
-# %%
-from tapkit.experiments.params import parse_params
-
-parse_params(globals())  # papermill passes strings ("[1]", "1e-3"): parsed and checked here
-
+# %% tags=["hide-input"]
 import json
-import logging
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit.book import medical, report
+from tapkit.book import chapter, medical, report
 from tapkit.benchmark import bench, model_spec
 from tapkit.experiments import protocols
 from tapkit.results import device_name, provenance, resolve_device
 
-logging.basicConfig(level=logging.WARNING)
+ch = chapter.open_chapter(globals(), "speed_memory", None)
+root = ch.root
 protocol = protocols.bench(profile, batch_size=batch_size, image_size=image_size, steps=steps,
                            warmup=warmup)
 b = protocol.as_dict()  # the settings, as stored beside the measurement
-root = protocols.results_root(profile, results or report.repo_root() / "results")
 dev = resolve_device(device)
 medical.set_threads(protocol)
 specs = [model_spec(m, b["batch_size"], b["image_size"]) for m in models]
@@ -82,7 +77,7 @@ names = [name for name, _, _ in specs]
 ARCH = {**medical.ARCH_LABELS, "two_layer_cnn": "Two-layer CNN"}
 display(Markdown(f"**Profile `{profile}`**: {b} on {device_name(dev)}"))
 
-# %%
+# %% tags=["hide-input"]
 def measured(path) -> list[dict] | None:
     """The stored measurement when it has these settings, models and methods on this device."""
     meta = path.with_suffix(".json")
@@ -123,7 +118,7 @@ display(Markdown(f"*{label}*"))
 # %% [markdown]
 # ## Ratios to No XS, beside the paper's
 
-# %%
+# %% tags=["hide-input"]
 rank = {m: i for i, m in enumerate(names + list(methods) + ["none_again"])}
 ratios = ratios.sort_values(["model", "method"], key=lambda col: col.map(rank)).reset_index(drop=True)
 show = ratios.assign(
@@ -137,7 +132,7 @@ display(Markdown(f"*Speed and memory as ratios to No XS, ours vs the paper's (RT
                  f"at 224 px) — {label}*"))
 display(show.round(2))
 
-# %%
+# %% tags=["hide-input"]
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
 xs = [m for m in methods if m != "none"]
 x = np.arange(len(names))
@@ -162,7 +157,7 @@ plt.show()
 # %% [markdown]
 # ## TAP's overhead and RBR on DenseNet-121
 
-# %%
+# %% tags=["hide-input"]
 tap = ratios[ratios.method == "tap"].set_index("model")
 again = ratios[ratios.method == "none_again"].set_index("model")
 checks = pd.DataFrame({"TAP it/s ÷ No XS": tap.speed_ratio, "≥ 0.95": tap.speed_ratio >= 0.95,
@@ -187,7 +182,7 @@ if not dense.empty:
 # peak resident memory includes the allocator's reuse. The paper-profile measurement (batch 16
 # of 224 px on a GPU) is the one to set beside the paper's Table 1.
 
-# %%
+# %% tags=["hide-input"]
 committed = medical.committed_paper_table(root, "speed_memory") if profile != "paper" else None
 if committed is None:
     display(Markdown("No paper-profile benchmark is committed yet: run this chapter with "
@@ -202,3 +197,6 @@ else:
     if not gpu_dense.empty:
         display(Markdown(f"RBR on DenseNet-121 in the committed run: **{gpu_dense.iloc[0].status}** "
                          f"(peak {gpu_dense.iloc[0].peak_mem_mb} MB)."))
+
+# %% tags=["hide-input"]
+ch.finish();

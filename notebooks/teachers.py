@@ -53,36 +53,30 @@ source = None          # "embedded", "mnist", "torchvision:/root" or a folder of
 device = "auto"
 results = None         # None: <repository>/results
 
-# %%
-from tapkit.experiments.params import parse_params
-
-parse_params(globals())  # papermill passes strings ("[1]", "1e-3"): parsed and checked here
-
-import logging
-
+# %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
 from tapkit import teachers
-from tapkit.book import report
+from tapkit.experiments.store import teacher_saliency
+from tapkit.book import chapter, report
 from tapkit.experiments import plans, protocols
 from tapkit.results import resolve_device
 from tapkit.experiments.executors import run_many
-from tapkit.experiments.store import teacher_saliency
+from tapkit.fit import experiment_data
 
-logging.basicConfig(level=logging.WARNING)
-s = protocols.mnist(profile, seeds=seeds, epochs=epochs, source=source)
+ch = chapter.open_chapter(globals(), "teachers", "mnist")
+s, root = ch.settings, ch.root
 t = protocols.mnist_teachers(profile, fractions=fractions, train_taus=train_taus,
                              xs_methods=xs_methods)
-root = protocols.results_root(profile, results or report.repo_root() / "results")
 device = resolve_device(device)
 lams = plans.teacher_lambdas(lambdas)
 gt_lams = plans.mnist_lambdas(root)  # the ground-truth reference is Setting 1's TAP run
 display(Markdown(f"**Profile `{profile}`**: {s.as_dict()} · {t.as_dict()} · student threshold: `{threshold}` · "
                  f"λ with teacher masks: {lams} · λ with ground truth: {gt_lams['tap']}"))
 
-# %%
+# %% tags=["hide-input"]
 annotator = plans.annotator  # the paper's names for the two teachers: teacher_10, teacher_1
 
 
@@ -97,7 +91,7 @@ def teacher(fraction: float, seed: int):
 # scored on the same three test splits as every student. A teacher that is right for the right
 # reasons scores the same on all three.
 
-# %%
+# %% tags=["hide-input"]
 teacher_rows = [(f, seed) for f in t.fractions for seed in s.seeds]
 teacher_runs = run_many([teacher(f, seed) for f, seed in teacher_rows], root / "runs", device)
 teacher_runs["teacher"] = [annotator(f) for f, _ in teacher_rows]
@@ -122,10 +116,15 @@ display(Markdown(f"*Results: {label}*"))
 display(side_by_side(report.beside(perf, paper_perf, ["teacher", "split"]), "teacher",
                      [annotator(f) for f in t.fractions]))
 
-# %% [markdown]
-# The paper's teachers learn from 6,000 and 600 clean digits (10% and 1% of 60,000). In the quick
-# profile the 5,000 embedded digits leave 360 and 36, so the quick teachers, the 1% one above
-# all, are much weaker than the paper's.
+# %% tags=["hide-input"]
+held = {f: len(experiment_data(teacher(f, s.seeds[0]))[1]["clean_holdout"].y) for f in t.fractions}
+paper_held = {0.1: 6000, 0.01: 600}  # 10% and 1% of the paper's 60,000 training digits
+display(Markdown(
+    "The paper's teachers learn from " + " and ".join(f"{paper_held[f]:,}" for f in held if f in paper_held)
+    + " clean digits; here (source `" + str(s.source) + "`) their clean holdouts hold "
+    + " and ".join(f"{n:,}" for n in held.values()) + " digits"
+    + ("" if all(held[f] >= paper_held.get(f, 0) for f in held)
+       else ", so these teachers are weaker than the paper's, the smallest one most") + "."))
 
 # %% [markdown]
 # ## Annotation quality (the paper's annotation-precision/recall figure)
@@ -137,7 +136,7 @@ display(side_by_side(report.beside(perf, paper_perf, ["teacher", "split"]), "tea
 # then both equal that coverage, the paper's "circa 1.9%"), and masks of coverage τ (what the
 # released code's random explanations give under its quantile rule).
 
-# %%
+# %% tags=["hide-input"]
 sal = {(f, seed): teacher_saliency(teacher(f, seed), root / "runs", device)
        for f in t.fractions for seed in s.seeds}  # (E, contaminated training split)
 
@@ -172,7 +171,7 @@ display(Markdown(f"*Results: {label}* — mean over seeds {list(s.seeds)}"))
 display(quality_mean.pivot(index=["rule", "tau"], columns="annotator",
                            values=["precision", "recall", "coverage", "lift"]).round(3))
 
-# %%
+# %% tags=["hide-input"]
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.2), sharey=True)
 for ax, rule in zip(axes, teachers.THRESHOLD_RULES):
     for name, group in quality_mean.groupby("annotator", sort=False):
@@ -190,7 +189,7 @@ fig.tight_layout()
 report.save_figure(fig, root, "annotation_quality")
 plt.show()
 
-# %%
+# %% tags=["hide-input"]
 taught = quality_mean[quality_mean.annotator.str.startswith("teacher")]
 lo, hi = taught["lift"].min(), taught["lift"].max()
 verdict = ("better than random at every rule and τ" if lo > 1 else
@@ -210,7 +209,7 @@ display(Markdown(
 # ground-truth patch, the 10% teacher's E, and the masks of both rules at the smallest and
 # largest τ.
 
-# %%
+# %% tags=["hide-input"]
 e, data = sal[(t.fractions[0], s.seeds[0])]
 pick = [len(data) // 6, len(data) // 2, 5 * len(data) // 6]  # the split is sorted by class
 e, data = e[pick], data.subset(pick)
@@ -239,7 +238,7 @@ plt.show()
 # its random baseline under every τ; tapkit's random masks have the ground truth's coverage,
 # whatever τ, so one random run per seed stands under every τ below.
 
-# %%
+# %% tags=["hide-input"]
 cases = plans.teacher_cases(t)
 configs, labels = plans.student_configs(s, t, "tap", cases, lams, gt_lams, threshold)
 tap_runs = run_many(configs, root / "runs", device).assign(**pd.DataFrame(labels))
@@ -250,7 +249,7 @@ report.write_table(tap_summary, root, "mnist_teacher",
                     "gt_lambda": gt_lams["tap"], "threshold": threshold})
 display(Markdown(f"*Results: {label}*"))
 
-# %%
+# %% tags=["hide-input"]
 def bar_labels(summary: pd.DataFrame) -> pd.DataFrame:
     """Mean per (case, tau) and split, in the order of `cases`, labelled for the x axis."""
     wide = summary.pivot(index=["case", "tau"], columns="split", values="mean")
@@ -268,7 +267,7 @@ plt.show()
 # The table beside the paper's (five seeds, full MNIST, 50 SGD epochs; teacher and random rows
 # from its MNIST teacher table, the ground-truth and No-XS rows from its Setting-1 table).
 
-# %%
+# %% tags=["hide-input"]
 def paper_rows(method: str) -> pd.DataFrame:
     teacher_paper = report.paper_values("teacher_results").query("dataset == 'MNIST'")
     teacher_paper = teacher_paper.query("method == @method").rename(columns={"annotation": "case"})
@@ -306,7 +305,7 @@ display(ours_with_paper(tap_summary, "tap"))
 # derivative (`rbr_variant="full"`), with the paper's teacher-annotation λ; a run whose loss
 # diverges is reported as DNC.
 
-# %%
+# %% tags=["hide-input"]
 extra = [m for m in t.xs_methods if m != "tap"]
 if extra:
     configs, labels = plans.teacher_xs_configs(s, t, lams, gt_lams, threshold)
@@ -327,7 +326,7 @@ else:
 # %% [markdown]
 # ## What the quick profile leaves out
 
-# %%
+# %% tags=["hide-input"]
 left = []
 if len(s.seeds) < 5:
     left.append(f"{len(s.seeds)} seed(s) instead of the paper's five (no standard deviations)")
@@ -347,7 +346,7 @@ display(Markdown("Run `make book PROFILE=paper` for everything. This profile lea
 # %% [markdown]
 # ## Paper-profile results (committed, from a GPU)
 
-# %%
+# %% tags=["hide-input"]
 paper_root = protocols.results_root("paper", root.parent) / "tables"
 shown = False
 for name in ("teacher_performance", "annotation_quality", "mnist_teacher", "mnist_teacher_xs"):
@@ -360,3 +359,6 @@ for name in ("teacher_performance", "annotation_quality", "mnist_teacher", "mnis
 if not shown:
     display(Markdown("No paper-profile results are committed for this chapter yet: run "
                      "`make book PROFILE=paper` on a GPU with full MNIST and commit `results/paper/`."))
+
+# %% tags=["hide-input"]
+ch.finish();

@@ -21,7 +21,7 @@
 # activations; TAP suppresses it there, and indirectly in the input gradients too.
 #
 # The models are read from the results store: the configs are those of the PNEU and KNEE
-# chapters (`tapkit.medical.medical_runs`), so nothing is trained when those chapters have run.
+# chapters (`tapkit.experiments.medical_runs`), so nothing is trained when those chapters have run.
 
 # %% tags=["parameters"]
 profile = "quick"      # "quick" (CPU, digits stand-in) or "paper" (GPU, 224 px, ImageNet weights)
@@ -38,29 +38,21 @@ source = None          # None: from the profile ("embedded": the digits stand-in
 device = "auto"
 results = None         # None: <repository>/results
 
-# %%
-from tapkit.experiments.params import parse_params
-
-parse_params(globals())  # papermill passes strings ("[1]", "1e-3"): parsed and checked here
-
-import logging
-
+# %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
 
-from tapkit import maps, models
-from tapkit.book import medical, report
+from tapkit import maps
+from tapkit.book import chapter, medical, report
+from tapkit.models import target_sigma  # `models` is the parameter (a list of architectures)
 from tapkit.experiments import medical_plans
-from tapkit.results import resolve_device
 
-logging.basicConfig(level=logging.WARNING)
-s, root = medical.chapter_setup(profile, datasets, results, seeds=seeds, epochs=epochs, source=source)
-dev = resolve_device(device)
-display(Markdown(f"**Profile `{profile}`**: {s.as_dict()}"))
+ch = chapter.open_chapter(globals(), "visual", "medical", datasets, show=True)
+s, root, dev = ch.settings, ch.root, ch.device
 
 
-# %%
+# %% tags=["hide-input"]
 def explained(experiment: str, model: str, cases: list[str], count: int):
     """``count`` randomly chosen contaminated test images, their tag masks, and the maps of each
     case's model (first seed) on them, with the runs' provenance label."""
@@ -78,7 +70,7 @@ def explained(experiment: str, model: str, cases: list[str], count: int):
         idx = np.sort(np.random.default_rng(image_seed).choice(len(test), count, replace=False))
         x, mask = test.x[idx], test.mask[idx]
         maps_ = maps.explain(net, x.to(dev), medical.overlap_layers(model),
-                             models.target_sigma(model))
+                             target_sigma(model))
         found[medical.CASE_LABELS[run.case]] = maps.Maps(
             maps_.input_grad.cpu(), {k: a.cpu() for k, a in maps_.activations.items()},
             maps_.probs.cpu())
@@ -102,7 +94,7 @@ def show(experiment: str, model: str, cases: list[str], count: int, name: str,
 #
 # One PNEU test image under RRR, RBR and TAP.
 
-# %%
+# %% tags=["hide-input"]
 if "pneu" in datasets:
     show("pneu", figure1_model, ["rrr", "rbr", "tap"], 1, "visual_figure1", "Figure 1")
 
@@ -115,8 +107,11 @@ if "pneu" in datasets:
 # or 1×1 and only the first layers can show where the tag is, and VGG-16 is untrained there (see
 # the note above), so its rows are the same random network.
 
-# %%
+# %% tags=["hide-input"]
 for experiment in datasets:
     for model in models:
         show(experiment, model, methods, n_images, f"visual_{experiment}_{model}",
              f"{medical.DATASETS[experiment]} appendix figure")
+
+# %% tags=["hide-input"]
+ch.finish();

@@ -1,35 +1,114 @@
-"""Copy the executed notebooks of a profile into book/notebooks/ and build the book strictly."""
+"""Copy the executed notebooks of a profile into book/notebooks/, write the intro's table of what
+was reproduced, and build the book strictly.
+
+    python scripts/build_book.py --profile quick
+    python scripts/build_book.py --profile smoke --executed /tmp/b/executed \\
+        --results /tmp/b/results --into /tmp/b/book       # a book in another folder
+
+The intro's table (``book/_generated/status.md``, included by ``book/intro.md``) is made from the
+status records the chapters write when they run to their end
+(``results/<profile>/tables/status_<chapter>.json``, :meth:`tapkit.book.chapter.Chapter.finish`): a
+chapter without a record is listed as not run. With ``--into`` the book's sources (``_config.yml``,
+``_toc.yml``, ``book/``) are copied there and the book is built in that folder
+(``<into>/_build/html``), leaving the repository's own book alone.
+"""
+
+from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import yaml
+
 ROOT = Path(__file__).resolve().parents[1]
+SKIP = (".failed.ipynb", ".tmp.ipynb", ".src.ipynb")
+
+
+def chapters(toc: Path) -> list[str]:
+    """The notebook chapters of ``_toc.yml`` in their order (names without folder)."""
+    docs: list[str] = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            if str(node.get("file", "")).startswith("book/notebooks/"):
+                docs.append(Path(node["file"]).name)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for child in node:
+                walk(child)
+
+    walk(yaml.safe_load(toc.read_text()))
+    return docs
+
+
+def status_table(names: list[str], tables: Path, profile: str) -> str:
+    """The intro's Markdown table: one row per chapter, from its status record (or "not run")."""
+    rows = ["| chapter | profile | data | seeds | status |", "|---|---|---|---|---|"]
+    for name in names:
+        path = tables / f"status_{name}.json"
+        link = f"{{doc}}`notebooks/{name}`"
+        if not path.exists():
+            rows.append(f"| {link} | {profile} | — | — | **not run** |")
+            continue
+        r = json.loads(path.read_text())
+        kind = {True: " (stand-in)", False: " (real)"}.get(r["standin"], "")
+        data = f"{r['data']}{kind}"
+        seeds = ", ".join(map(str, r["seeds"])) or "—"
+        status = r["status"] + (f": {r['note']}" if r.get("note") else "")
+        rows.append(f"| {link} | {r['profile']} | {data} | {seeds} | {status} |")
+    return "\n".join(rows) + "\n"
+
+
+def prepare(book: Path, executed: Path, results: Path, profile: str) -> None:
+    """Executed notebooks into ``book/book/notebooks``, the status table into ``book/_generated``."""
+    target = book / "book" / "notebooks"
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    for nb in sorted(executed.glob("*.ipynb")):
+        if not nb.name.endswith(SKIP):
+            shutil.copy2(nb, target / nb.name)
+    generated = book / "book" / "_generated"
+    generated.mkdir(exist_ok=True)
+    table = status_table(chapters(book / "_toc.yml"), results / profile / "tables", profile)
+    (generated / "status.md").write_text(table)
+
+
+def copy_sources(into: Path) -> None:
+    """The book's sources (config, table of contents, prose) into another folder."""
+    into.mkdir(parents=True, exist_ok=True)
+    for name in ("_config.yml", "_toc.yml"):
+        shutil.copy2(ROOT / name, into / name)
+    if (into / "book").exists():
+        shutil.rmtree(into / "book")
+    shutil.copytree(ROOT / "book", into / "book",
+                    ignore=shutil.ignore_patterns("notebooks", "_generated"))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--profile", default="quick")
+    parser.add_argument("--executed", type=Path, help="default: build/executed/<profile>")
+    parser.add_argument("--results", type=Path, default=ROOT / "results")
+    parser.add_argument("--into", type=Path, help="build the book in this folder instead")
     args = parser.parse_args()
-    executed = ROOT / "build" / "executed" / args.profile
-    target = ROOT / "book" / "notebooks"
-    if target.exists():
-        shutil.rmtree(target)
-    target.mkdir(parents=True)
-    for nb in sorted(executed.glob("*.ipynb")):
-        if nb.name.endswith((".failed.ipynb", ".tmp.ipynb", ".src.ipynb")):
-            continue
-        shutil.copy2(nb, target / nb.name)
-    static = ROOT / "book" / "_static"
-    static.mkdir(exist_ok=True)
+    executed = args.executed or ROOT / "build" / "executed" / args.profile
+    book = args.into.resolve() if args.into else ROOT
     vendor = ROOT / "scripts" / "vendor_widgets.py"
-    if vendor.exists():
+    if vendor.exists():  # into the repository's book/_static, copied with the sources
+        (ROOT / "book" / "_static").mkdir(exist_ok=True)
         subprocess.run([sys.executable, str(vendor)], check=True, cwd=ROOT)
-    cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(ROOT), "-W", "-n",
+    if args.into:
+        copy_sources(book)
+    prepare(book, executed, args.results, args.profile)
+    cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(book), "-W", "-n",
            "--keep-going"]
-    return subprocess.run(cmd, cwd=ROOT).returncode
+    return subprocess.run(cmd, cwd=book).returncode
 
 
 if __name__ == "__main__":

@@ -3,6 +3,13 @@
 papermill leaves a partial notebook (with the traceback) when a cell fails; that file is moved
 aside as ``<out>.failed.ipynb`` and the script exits non-zero, so a failing notebook fails the
 build and is never published as if it were fine.
+
+    python scripts/run_notebook.py notebooks/medical_gt.py build/executed/quick/knee.ipynb \
+        --profile quick -p experiment knee
+
+``-p NAME VALUE`` passes more papermill parameters (as strings; the notebooks parse them). The
+kernel runs with ``TQDM_DISABLE=1``: progress bars stay in terminals and live notebooks and never
+reach a page of the book.
 """
 
 import argparse
@@ -19,11 +26,30 @@ import papermill as pm
 from tapkit.allocator import reusing_env
 
 
+def promote_title(nb) -> bool:
+    """A chapter whose title depends on a parameter (``notebooks/medical_gt.py``, one notebook
+    for PNEU and KNEE) displays its title and introduction as Markdown starting with ``# ``. That
+    output becomes the executed notebook's first cell, a Markdown cell, so that the page opens with
+    it and Jupyter Book finds the page's title. Returns whether a title was promoted."""
+    if any(c.cell_type == "markdown" and c.source.lstrip().startswith("# ") for c in nb.cells):
+        return False
+    for cell in nb.cells:
+        for i, out in enumerate(cell.get("outputs", [])):
+            text = out.get("data", {}).get("text/markdown", "")
+            if out.get("output_type") == "display_data" and text.lstrip().startswith("# "):
+                del cell.outputs[i]
+                nb.cells.insert(0, nbformat.v4.new_markdown_cell(text))
+                return True
+    return False
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("source", type=Path)
     parser.add_argument("out", type=Path)
     parser.add_argument("--profile", default="quick")
+    parser.add_argument("-p", "--parameter", nargs=2, action="append", default=[],
+                        metavar=("NAME", "VALUE"), help="another papermill parameter")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     log = logging.getLogger("run_notebook")
@@ -37,10 +63,12 @@ def main() -> int:
     # the kernel's allocator reuses freed memory (tapkit.allocator): CPU training steps would
     # otherwise spend a large share of their time faulting in fresh pages
     os.environ.update(reusing_env())
+    os.environ["TQDM_DISABLE"] = "1"  # no progress bars on the book's pages (tapkit.progress)
+    parameters = {"profile": args.profile, **dict(args.parameter)}
     start = time.time()
-    log.info("executing %s (profile %s)", args.source, args.profile)
+    log.info("executing %s (%s)", args.source, ", ".join(f"{k}={v}" for k, v in parameters.items()))
     try:
-        pm.execute_notebook(str(src), str(tmp), parameters={"profile": args.profile},
+        pm.execute_notebook(str(src), str(tmp), parameters=parameters,
                             cwd=str(args.source.parent), kernel_name="python3",
                             progress_bar=True, log_output=False)
     except Exception:
@@ -51,6 +79,9 @@ def main() -> int:
         return 1
     finally:
         src.unlink(missing_ok=True)
+    executed = nbformat.read(tmp, as_version=4)
+    if promote_title(executed):
+        nbformat.write(executed, tmp)
     tmp.replace(args.out)
     log.info("done %s in %.0f s", args.source, time.time() - start)
     return 0

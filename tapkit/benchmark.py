@@ -39,6 +39,7 @@ from .models import build_model, get_spec
 from .results import device_name, resolve_device
 from .config import TrainConfig
 from .fit import make_optimizer, step_losses
+from .progress import disabled as progress_disabled
 
 log = logging.getLogger(__name__)
 
@@ -262,10 +263,11 @@ def bench(models: list[str], methods: list[str], batch_size: int = 16, image_siz
     for name, _, side in specs:  # before any process starts: a mistake is one clear error
         check_pair(name, side)
     per_model = []
-    for name, bs, side in tqdm(specs, desc="bench speed"):
+    for name, bs, side in tqdm(specs, desc="bench speed", disable=progress_disabled()):
         per_model.append(model_speed(name, methods, bs, side, steps, device, warmup))
         gc.collect()
-    for (name, bs, side), own in zip(tqdm(specs, desc="bench memory"), per_model):
+    bar = tqdm(specs, desc="bench memory", disable=progress_disabled())
+    for (name, bs, side), own in zip(bar, per_model):
         ok = [row["method"] for row in own if row["status"] == "ok"]
         peaks = model_memory_mb(name, ok, bs, side, device, warmup) if ok else {}
         for row in own:

@@ -26,6 +26,7 @@ from .config import TrainConfig
 from .data import Split, Task, load_experiment
 from .methods import Teacher, XSBatch, get_method
 from .models import capture, list_models, target_sigma
+from .progress import disabled as progress_disabled
 from .results import save_torch
 
 log = logging.getLogger(__name__)
@@ -155,7 +156,7 @@ def _epoch(model: nn.Module, opt: torch.optim.Optimizer, step: Callable, data: t
     bar = tqdm(batches.epoch_batches(data, cfg.batch_size, gen, device),
                total=batches.num_batches(len(data[0]), cfg.batch_size),
                desc=f"{cfg.method} epoch {result.epochs_done + 1}/{cfg.epochs}",
-               leave=False, disable=not progress, mininterval=2.0)
+               leave=False, disable=progress_disabled(progress), mininterval=2.0)
     for x, y, mask in bar:
         task, xs = step(x, y, mask)
         loss = task + cfg.lam * xs

@@ -6,13 +6,21 @@ request that is not to the local test server blocked.
 (b) on the explorer chapter, moving a control changes the displayed image, with no console errors
     beyond those every page of the theme logs.
 
-The book is built first with ``make book`` (incremental: fast when it is up to date). Select these
-tests with ``-m browser``, skip them with ``-m "not browser"``. Environment:
+(c) no page carries progress-bar residue (``it/s]``, ``%|``), and on every chapter each code
+    cell's input is folded (``hide-input``) except the parameters cells; screenshots of a medical
+    chapter and of the report are kept in ``test-artifacts/pneu.png`` and ``report.png``.
+
+By default the tests build a small book of their own first: every chapter executed by papermill
+with the ``smoke`` profile (the quick protocols trimmed to seconds) and built with jupyter-book in
+a temporary folder (``scripts/smoke_book.py``; its log is ``test-artifacts/smoke-book.log``). The
+full book stays in ``make book``. Select these tests with ``-m browser``, skip them with
+``-m "not browser"``. Environment:
 
 * ``TAPKIT_CHROMIUM``: the browser (default ``/usr/bin/chromium``; the tests skip without it);
 * ``TAPKIT_BOOK_DIR``: test another built book (its ``_toc.yml`` and ``_build/html``), without
   building it;
-* ``TAPKIT_NO_BUILD=1``: test the existing ``_build/html`` without running ``make book``.
+* ``TAPKIT_NO_BUILD=1``: test the repository's existing ``_build/html`` (``make book``) without
+  building anything.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ import http.server
 import os
 import re
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -34,6 +43,8 @@ yaml = pytest.importorskip("yaml", reason="PyYAML (a jupyter-book dependency) re
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = Path(os.environ.get("TAPKIT_BOOK_DIR", ROOT)).resolve()
+BUILD = "TAPKIT_BOOK_DIR" not in os.environ and os.environ.get("TAPKIT_NO_BUILD") != "1"
+SHOWN_INPUTS = ("tag_parameters", "tag_injected-parameters", "tag_show-input")  # not folded
 CHROMIUM = Path(os.environ.get("TAPKIT_CHROMIUM", "/usr/bin/chromium"))
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -64,6 +75,7 @@ def toc_docs(book: Path = BOOK) -> list[str]:
 
 DOCS = toc_docs()
 MNIST = next((d for d in DOCS if d.endswith("notebooks/mnist")), None)
+CHAPTERS = [d for d in DOCS if "/notebooks/" in f"/{d}"]
 EXPLORER = next((d for d in DOCS if d.endswith("notebooks/explorer")), None)
 
 
@@ -79,18 +91,23 @@ def chromium():
 
 
 @pytest.fixture(scope="session")
-def html(chromium) -> Path:
-    """The built book's HTML folder, built (incrementally) with ``make book`` first."""
-    if BOOK == ROOT and os.environ.get("TAPKIT_NO_BUILD") != "1":
+def html(chromium, tmp_path_factory) -> Path:
+    """The built book's HTML folder: a smoke-profile book built in a temporary folder, or the
+    book that ``TAPKIT_BOOK_DIR`` / ``TAPKIT_NO_BUILD`` name."""
+    book = BOOK
+    if BUILD:
         ARTIFACTS.mkdir(exist_ok=True)
-        log = ARTIFACTS / "make-book.log"
+        folder = tmp_path_factory.mktemp("smoke-book")
+        log = ARTIFACTS / "smoke-book.log"
         start = time.time()
         with open(log, "w") as fh:
-            proc = subprocess.run(["make", "book"], cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT)
+            proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "smoke_book.py"),
+                                   str(folder)], cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT)
         if proc.returncode != 0:
-            pytest.fail(f"`make book` failed ({time.time() - start:.0f} s); end of {log}:\n"
+            pytest.fail(f"the smoke book failed ({time.time() - start:.0f} s); end of {log}:\n"
                         + log.read_text()[-4000:])
-    out = BOOK / "_build" / "html"
+        book = folder / "book"
+    out = book / "_build" / "html"
     if not (out / "index.html").exists():
         pytest.fail(f"no built book at {out}")
     return out
@@ -260,3 +277,48 @@ def test_explorer_controls_work_offline(open_page):
         f"the explorer page tried the network: {v.blocked}"
     assert any("_static/widgets/embed.js" in s for s in page.evaluate(
         "[...document.scripts].map(s => s.src)")), "the widget bundle is not the vendored one"
+
+
+# --------------------------------------------------------------------------- (c) readable pages
+
+PROGRESS_RESIDUE = ("it/s]", "%|")
+# a folded input sits in a closed <details> (myst-nb's hide-input) and shows no rendered text
+FOLDING = """() => [...document.querySelectorAll('div.cell')].filter(c =>
+    c.querySelector('.cell_input')).map(c => ({
+        classes: c.className,
+        folded: !!c.querySelector('details:not([open]) .cell_input')
+                && c.querySelector('.cell_input').innerText.trim() === '',
+        code: c.querySelector('.cell_input').textContent.trim().slice(0, 60)}))"""
+
+
+@pytest.mark.parametrize("doc", DOCS)
+def test_no_progress_bar_residue(open_page, doc):
+    page = open_page(doc).page
+    text = page.inner_text("body")
+    residue = [r for r in PROGRESS_RESIDUE if r in text]
+    assert not residue, f"{doc}: progress-bar residue {residue} on the page"
+    assert page.locator(".jupyter-widgets .progress, .widget-hprogress").count() == 0, \
+        f"{doc}: a progress-bar widget on the page"
+
+
+@pytest.mark.parametrize("doc", CHAPTERS)
+def test_code_cells_are_folded(open_page, doc):
+    cells = open_page(doc).page.evaluate(FOLDING)
+    assert cells, f"{doc}: no code cells found"
+    unfolded = [c["code"] for c in cells
+                if not any(s in c["classes"].split() for s in SHOWN_INPUTS)
+                and not c["folded"]]
+    assert not unfolded, f"{doc}: code cells shown unfolded: {unfolded}"
+
+
+@pytest.mark.parametrize("name", ["pneu", "report"])
+def test_chapter_screenshots(open_page, name):
+    doc = next((d for d in CHAPTERS if d.endswith(f"notebooks/{name}")), None)
+    if doc is None:
+        pytest.skip(f"no {name} chapter in _toc.yml")
+    v = open_page(doc)
+    assert v.response.status == 200
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    v.page.screenshot(path=str(path), full_page=True)
+    assert path.stat().st_size > 10_000

@@ -4,7 +4,7 @@ parameters, on generated data: a broken paper code path fails here, not on a len
 * Decoy-MNIST: the ``mnist`` source pointed at a folder of a few hundred generated IDX digits
   (the cache's layout), one epoch, one seed, the paper's SGD at batch 256, the paper's λ with the
   loss normalisations they were tuned on.
-* PNEU: a generated ``chest_xray`` folder, ResNet-18 with ImageNet weights supplied as a saved
+* PNEU (the Setting-1 medical chapter, ``-p experiment pneu``): a generated ``chest_xray`` folder, ResNet-18 with ImageNet weights supplied as a saved
   state dict in a temporary ``TORCH_HOME`` (the paper profile never falls back to random weights).
 """
 
@@ -119,8 +119,8 @@ def test_paper_profile_medical_chapter_runs_with_supplied_weights(tmp_path, monk
     data = _pneu_folder(tmp_path / "data")
     home = _torch_home_with_resnet18(tmp_path / "torch")
     results = tmp_path / "results"
-    _execute("pneu", tmp_path, {
-        "profile": "paper", "source": data, "models": "['resnet18']", "epochs": "1",
+    _execute("medical_gt", tmp_path, {
+        "experiment": "pneu", "profile": "paper", "source": data, "models": "['resnet18']", "epochs": "1",
         "seeds": "[0]", "image_size": "64", "grids": "{'tap': [1e-6, 1e-3]}",
         "stripe_models": "[]", "results": results, "device": "cpu"},
         env={"TORCH_HOME": str(home)}, monkeypatch=monkeypatch)
@@ -141,8 +141,8 @@ def test_paper_profile_medical_chapter_without_weights_fails_with_instructions(t
                                                                               monkeypatch):
     data = _pneu_folder(tmp_path / "data", per_class=4, test=2)
     with pytest.raises(pm.PapermillExecutionError, match="TORCH_HOME"):
-        _execute("pneu", tmp_path, {
-            "profile": "paper", "source": data, "models": "['resnet18']", "epochs": "1",
+        _execute("medical_gt", tmp_path, {
+            "experiment": "pneu", "profile": "paper", "source": data, "models": "['resnet18']", "epochs": "1",
             "seeds": "[0]", "image_size": "64", "grids": "{'tap': [1e-3]}", "methods": "['none']",
             "stripe_models": "[]", "results": tmp_path / "results", "device": "cpu"},
             env={"TORCH_HOME": str(tmp_path / "empty")}, monkeypatch=monkeypatch)

@@ -21,6 +21,7 @@ from tqdm import tqdm
 
 from ..allocator import reusing_cpu_allocator
 from ..config import TrainConfig
+from ..progress import disabled as progress_disabled
 from .planner import waves
 from .store import ResultStore
 
@@ -36,7 +37,7 @@ class LocalExecutor:
         self.progress = progress
 
     def map(self, fn: Callable, items: Sequence) -> list:
-        return [fn(item) for item in tqdm(items, desc="runs", disable=not self.progress)]
+        return [fn(item) for item in tqdm(items, desc="runs", disable=progress_disabled(self.progress))]
 
 
 def _worker_init(threads: int) -> None:
@@ -66,7 +67,7 @@ class ProcessExecutor:
             results = []
             try:
                 for future in tqdm(futures, desc=f"runs ({self.workers} workers)",
-                                   disable=not self.progress):
+                                   disable=progress_disabled(self.progress)):
                     results.append(future.result())
             except BaseException:
                 pool.shutdown(wait=True, cancel_futures=True)  # runs under way finish, no more

@@ -128,6 +128,7 @@ PARAMETERS: dict[str, tuple[Callable[[Any], Any], str]] = {
     "source": (_optional(_string), "'embedded', 'mnist', 'torchvision:/root' or a folder, or None"),
     "results": (_optional(_string), "a folder, or None (<repository>/results)"),
     "device": (_string, "'auto', 'cpu' or 'cuda'"),
+    "experiment": (_string, "'pneu' or 'knee'"),
     "split": (_string, "a split name, e.g. 'test_permuted'"),
     "threshold": (_string, "'absolute' or 'quantile'"),
     "figure1_model": (_string, "an architecture, e.g. 'resnet18'"),
@@ -135,7 +136,7 @@ PARAMETERS: dict[str, tuple[Callable[[Any], Any], str]] = {
     "rerun": (_bool, "True or False"),
 }
 
-_KEEP_TEXT = {"profile", "source", "results", "device", "split", "threshold", "figure1_model"}
+_KEEP_TEXT = {"profile", "experiment", "source", "results", "device", "split", "threshold", "figure1_model"}
 
 
 def parse_param(name: str, value: Any) -> Any:

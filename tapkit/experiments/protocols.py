@@ -29,7 +29,7 @@ from typing import Any, Mapping
 from ..sources import SOURCE_TYPES, Source, parse_source
 from ..config import TrainConfig
 
-PROFILES = ("quick", "paper")
+PROFILES = ("quick", "paper", "smoke")  # smoke: see SMOKE below
 
 # Paper lambdas for the two-layer CNN (appendix, hyperparameter tables).
 MNIST_LAMBDAS = {"tap": 1e-3, "rrr": 1e-3, "rbr": 1e4}
@@ -243,6 +243,21 @@ BENCH = {
                            model_steps={"vgg16": 3}),
     "paper": BenchProtocol(batch_size=16, image_size=224, steps=10, warmup=2, threads=None),
 }
+
+
+# smoke: the quick protocols trimmed to seconds, so that the browser tests build a whole (small)
+# book within minutes (tests/test_browser.py); its numbers test the pages, not the paper.
+def _smoke() -> None:
+    rep = dataclasses.replace
+    MNIST["smoke"] = rep(MNIST["quick"], name="smoke", epochs=1, search={"tap": (1e-3,)})
+    MNIST_TEACHERS["smoke"] = MNIST_TEACHERS["quick"]
+    MEDICAL["smoke"] = rep(MEDICAL["quick"], name="smoke", epochs=1, image_size=32,
+                           per_class={"pneu": 6, "knee": 3})
+    BENCH["smoke"] = rep(BENCH["quick"], batch_size=2, image_size=32, steps=1, warmup=0,
+                         model_steps={})
+
+
+_smoke()
 
 
 def _pick(table: Mapping[str, Any], profile: str):

@@ -1,0 +1,176 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% tags=["parameters"]
+experiment = "pneu"    # "pneu" or "knee": the book runs this chapter once for each
+profile = "quick"      # "quick" (CPU, digits stand-in), "paper" (GPU, 224 px, ImageNet weights), "smoke"
+seeds = None           # e.g. [0, 1, 2, 3, 4]; None: from the profile
+epochs = None          # None: from the profile (an explicit value applies to every architecture)
+batch_size = None      # None: from the profile (an explicit value applies to every architecture)
+image_size = None      # None: from the profile (paper: 224 px)
+grids = None           # λ-search grids, e.g. {"tap": [1e-3]}; None: from the profile
+models = ["vgg16", "resnet18", "densenet121"]
+methods = ["base", "none", "rrr", "rbr", "tap"]
+lambdas = None         # None: from the paper; e.g. {"tap": 1e-3} or {"resnet18": {"tap": 1e-3}}
+source = None          # None: from the profile ("embedded": the digits stand-in); or the data folder
+stripe_models = None   # architectures of the stripe appendix; None: from the profile
+device = "auto"
+results = None         # None: <repository>/results
+
+# %% tags=["hide-input"]
+from IPython.display import Markdown, display
+
+from tapkit.book import chapter, medical, report
+from tapkit.experiments import medical_plans
+from tapkit.experiments.params import ParameterError
+
+if experiment not in medical.DATASETS:
+    raise ParameterError(f"parameter experiment={experiment!r}: expected one of "
+                         f"{sorted(medical.DATASETS)}")
+NAME = medical.DATASETS[experiment]
+TEXT = {  # what differs between the two data sets: the page's title, metric and tags
+    "pneu": dict(
+        metric="F-score", task="binary (normal vs pneumonia), so the metric is the F-score of the "
+        "pneumonia class: **higher is better**", tags='"ABC" for normal and "XYZ" for pneumonia; '
+        "the permuted test split swaps them", folder="chest_xray", swap="swapped",
+        stripe="255 − label·127; the permuted split swaps the brightness"),
+    "knee": dict(
+        metric="MAE", task="graded on the ordinal Kellgren-Lawrence scale 0–4, so the metric is "
+        "the mean absolute error between predicted and true grades: **lower is better**, and a "
+        "model that uses the tag gets a *larger* MAE when the tags are permuted",
+        tags='"ABC", "DEF", "GHI", "JKL" or "MNO" for grades 0 to 4; the permuted test split '
+        "assigns the tags at random", folder="kneeKL224", swap="permuted",
+        stripe="255 − label·51; the permuted split assigns the brightness at random"),
+}[experiment]
+display(Markdown(f"""# Setting 1 on {NAME}
+
+The paper's {NAME} figure ({TEXT['metric']} on the contaminated test split and
+Δ-{TEXT['metric']} when the tags are {TEXT['swap']}) and its appendix table (contaminated /
+permuted / clean, mean and std over seeds) for VGG-16, ResNet-18 and DenseNet-121. {NAME} is
+{TEXT['task']}. Every training image carries a text tag in a random corner, {TEXT['tags']}.
+Base trains on clean images; No XS on tagged images without explanatory supervision; RRR, RBR and
+TAP on tagged images with the ground-truth tag masks and the paper's λ (its hyperparameter table
+for ground-truth annotations).
+
+Re-run this chapter on the real data (the folder holding `{TEXT['folder']}/`), for example:
+
+```bash
+papermill notebooks/medical_gt.ipynb out.ipynb -p experiment {experiment} -p profile paper -p source /data/{experiment}
+```"""))
+
+# %% tags=["hide-input"]
+ch = chapter.open_chapter(globals(), experiment, "medical", [experiment])
+s, root = ch.settings, ch.root
+on = medical.data_name(s, experiment)
+ch.show_settings()
+
+# %% [markdown]
+# ## How the runs are trained
+#
+# One config per (architecture, method, seed), trained through the results store (a rerun reads
+# the cache). The λ of each XS method comes from the paper's table for this dataset and
+# architecture; the paper profile first runs the paper's λ search for every architecture and
+# method (log steps, lowest loss on the permuted validation split) and trains with its choice,
+# with the loss normalisations the paper's λ were tuned on (the released code's). RBR is the
+# full-derivative penalty of Shao et al. (its influence term differentiated through the forward
+# pass, so training needs third derivatives). PyTorch cannot take a third derivative of
+# training-mode BatchNorm, so on ResNet-18 and DenseNet-121 (which have BatchNorm) the RBR term is
+# computed with **BatchNorm in eval mode** (running statistics; `xs_batchnorm="eval"`), as the
+# authors' released code does for its extra forward pass, while the task loss keeps its normal
+# training-mode forward. VGG-16 has no BatchNorm and needs no such switch. The table under the
+# figure lists λ, `xs_batchnorm`, epochs and status per run.
+
+# %% tags=["hide-input"]
+medical.search_and_choose(s, experiment, models, methods, "tag", root, device)  # quick: none
+tag_lambdas = medical_plans.searched_lambdas(root, experiment, "tag", lambdas)
+runs = medical.medical_runs(s, experiment, models, methods, "tag", tag_lambdas)
+frame = medical.run_frame(runs, root, device)
+label = report.provenance_label(frame, profile)
+summary = medical.summarise(frame)
+report.write_table(summary, root, f"{experiment}_gt", {"label": label, "settings": s.as_dict(), "data": on})
+display(Markdown(f"*Results on the {on}: {label}*"))
+display(Markdown(f"## {TEXT['metric']} and Δ-{TEXT['metric']} (the paper's {NAME} figure)"))
+
+# %% tags=["hide-input"]
+chapter.medical_figure(ch, summary, experiment, models, methods,
+                       f"{NAME} setting 1, ground-truth masks — {on}\n{label}", f"{experiment}_gt",
+                       caveat=True)
+
+# %% [markdown]
+# ## The table, beside the paper's
+#
+# Paper values: the appendix's ground-truth table for this data set (five seeds, the real images
+# at 224 px, ImageNet weights, 50 SGD epochs). Ours are on the data named in the caption; with the
+# stand-in, only the *pattern* (does No XS do worse when the tags are permuted, does an XS method
+# prevent it) is comparable, not the values.
+
+# %% tags=["hide-input"]
+both = medical.beside_paper(summary, experiment, "tag")
+report.write_comparison(both, root, f"{experiment}_gt", f"{label} · {on}", ["model", "case"])
+display(Markdown(f"*{TEXT['metric']}, mean (std) over seeds — ours on the {on}; {label}*"))
+display(medical.wide_table(both, models, methods))
+
+# %% tags=["hide-input"]
+details = frame[["model", "case", "lam", "xs_batchnorm", "epochs", "batch_size", "status",
+                 "weights", "task_loss_first", "task_loss_last", "seconds"]]
+display(Markdown(f"*Runs — {on}; {label}*"))
+display(details.round({"seconds": 1}))
+
+# %% tags=["hide-input"]
+display(Markdown(f"""## Appendix: the stripe artifact
+
+The appendix's second contamination: a vertical stripe (6 px wide at 224 px, up to 15 px from
+the left or right edge, scaled with the image) whose brightness is {TEXT['stripe']}. λ from the
+paper's stripe table. This profile runs the architectures in `stripe_models`:
+{list(medical.per_experiment(s.stripe_models, experiment) or []) or 'none'} (the quick profile
+spends its CPU budget on the main setting; the paper profile runs all three)."""))
+
+# %% tags=["hide-input"]
+stripe_models = medical.per_experiment(s.stripe_models, experiment)
+if stripe_models:
+    medical.search_and_choose(s, experiment, stripe_models, methods, "stripe", root, device)
+    stripe_lambdas = medical_plans.searched_lambdas(root, experiment, "stripe", lambdas)
+    stripe_runs = medical.medical_runs(s, experiment, stripe_models, methods, "stripe",
+                                       stripe_lambdas)
+    stripe = medical.run_frame(stripe_runs, root, device)
+    stripe_label = report.provenance_label(stripe, profile)
+    stripe_summary = medical.summarise(stripe)
+    report.write_table(stripe_summary, root, f"{experiment}_stripe",
+                       {"label": stripe_label, "settings": s.as_dict(), "data": on})
+    chapter.medical_figure(ch, stripe_summary, experiment, stripe_models, methods,
+                           f"{NAME} with stripes, ground-truth masks — {on}\n{stripe_label}",
+                           f"{experiment}_stripe")
+    stripe_both = medical.beside_paper(stripe_summary, experiment, "stripe")
+    report.write_comparison(stripe_both, root, f"{experiment}_stripe", f"{stripe_label} · {on}",
+                            ["model", "case"])
+    display(Markdown(f"*{TEXT['metric']} with stripes, mean (std) — ours on the {on}; "
+                     f"{stripe_label}*"))
+    display(medical.wide_table(stripe_both, stripe_models, methods))
+else:
+    display(Markdown(f"**Not run in the `{profile}` profile** (CPU budget): the stripe appendix "
+                     f"on {NAME} runs in the paper profile, or here with "
+                     f"`-p stripe_models '{{\"{experiment}\": [\"resnet18\"]}}'`. The paper's values:"))
+    display(report.paper_values("gt_results").query(
+        f"dataset == '{NAME}' and artifact == 'stripe'")
+        .pivot_table(index=["architecture", "method"], columns="split", values="mean",
+                     aggfunc="first"))
+
+# %% [markdown]
+# ## Paper-profile results (committed, from a GPU)
+
+# %% tags=["hide-input"]
+chapter.show_committed(
+    ch, [f"{experiment}_gt", f"{experiment}_stripe"],
+    f"run `make book PROFILE=paper` on a GPU with the {NAME} folder as `source` and commit "
+    "`results/paper/`.",
+    shape=lambda t: t.pivot_table(index=["model", "case"], columns="split", values="mean"))
+ch.finish();

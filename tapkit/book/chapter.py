@@ -1,0 +1,178 @@
+"""The book layer shared by the chapter notebooks: their opening, their status record, and the
+committed paper-profile results shown beside the quick ones.
+
+Every chapter starts the same way: parse papermill's string parameters, quiet the logs, build the
+profile's protocol with the notebook's overrides, find the results root and say which settings
+ran. ``open_chapter(globals(), "mnist", "mnist")`` does that and returns a :class:`Chapter`;
+``chapter.finish(...)`` writes ``results/<profile>/tables/status_<name>.json``, which
+``scripts/build_book.py`` turns into the intro's table of what was reproduced.
+"""
+
+from __future__ import annotations
+
+import logging
+import types
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, MutableMapping
+
+import pandas as pd
+
+from . import report
+from ..experiments import protocols
+from ..experiments.params import PARAMETERS, parse_params
+
+PROTOCOLS = ("mnist", "medical", None)
+MEDICAL_KEYS = ("seeds", "epochs", "batch_size", "image_size", "source", "stripe_models")
+
+
+@dataclass
+class Chapter:
+    """One executed chapter: its name, profile, protocol settings and results root."""
+
+    name: str
+    profile: str
+    settings: Any
+    root: Path
+    device: str = "cpu"
+    datasets: tuple[str, ...] = ()
+
+    def show_settings(self, *extra: str) -> None:
+        """The profile and its settings (and ``extra`` notes) as one line on the page."""
+        from IPython.display import Markdown, display
+
+        settings = self.settings.as_dict() if self.settings is not None else {}
+        display(Markdown(" · ".join([f"**Profile `{self.profile}`**: {settings}", *extra])))
+
+    def data(self) -> tuple[str, bool | None]:
+        """What this chapter ran on, and whether that is a stand-in for the paper's data (None:
+        no data set, e.g. timed steps)."""
+        from . import medical
+        from ..experiments.protocols import MedicalProtocol, MnistProtocol
+
+        if isinstance(self.settings, MedicalProtocol):
+            return ("; ".join(medical.data_name(self.settings, e) for e in self.datasets),
+                    medical.is_standin(self.settings))
+        if isinstance(self.settings, MnistProtocol):
+            return f"MNIST digits (source `{self.settings.source}`)", False
+        return "none: timed steps on random tensors", None
+
+    def finish(self, data: str | None = None, standin: bool | None = None,  # None: from data()
+               seeds: Iterable[int] | None = None, status: str = "ran", note: str = "") -> Path:
+        """Record that this chapter ran to its end: ``status_<name>.csv/.json`` in the tables
+        (``data`` and ``standin`` default to what :meth:`data` says)."""
+        if seeds is None:
+            seeds = getattr(self.settings, "seeds", ())
+        described, is_standin = self.data()
+        data = described if data is None else data
+        standin = is_standin if standin is None else standin
+        record = {"chapter": self.name, "profile": self.profile, "data": data,
+                  "standin": standin, "seeds": [int(s) for s in seeds], "status": status,
+                  "note": note}
+        row = pd.DataFrame([{**record, "seeds": ", ".join(map(str, record["seeds"]))}])
+        return report.write_table(row, self.root, f"status_{self.name}", record)
+
+
+def open_chapter(namespace: MutableMapping[str, Any], name: str, protocol: str | None = "mnist",
+                 datasets: Iterable[str] = (), notes: bool = True, show: bool = False) -> Chapter:
+    """The opening of a chapter notebook, from its ``globals()``: parameters parsed in place,
+    logging at WARNING, the ``protocol`` ("mnist", "medical" or None) of ``profile`` with the
+    notebook's non-None overrides, the results root (``results`` or ``<repository>/results``),
+    the device (``device``, resolved), for medical chapters the CPU threads and the stand-in notes
+    of ``datasets``, and with ``show`` the settings line (:meth:`Chapter.show_settings`)."""
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {protocol!r}; expected one of {list(PROTOCOLS)}")
+    # a notebook's imports may shadow a parameter's name (``from tapkit import models``)
+    params = {k: v for k, v in namespace.items()
+              if k in PARAMETERS and not isinstance(v, types.ModuleType)}
+    parse_params(params)
+    namespace.update(params)
+    logging.basicConfig(level=logging.WARNING)
+    profile = namespace.get("profile")
+    if profile is None:
+        raise ValueError("the notebook has no `profile` parameter")
+    settings = None
+    if protocol == "mnist":
+        settings = protocols.mnist(profile, **{k: namespace.get(k)
+                                               for k in ("seeds", "epochs", "source")})
+    elif protocol == "medical":
+        grids = namespace.get("grids")
+        settings = protocols.medical(profile, **{k: namespace.get(k) for k in MEDICAL_KEYS},
+                                     search=grids and {m: tuple(g) for m, g in grids.items()})
+        _medical_notes(settings, datasets, notes)
+    root = protocols.results_root(profile, namespace.get("results")
+                                  or report.repo_root() / "results")
+    from ..results import resolve_device
+
+    ch = Chapter(name, profile, settings, root, resolve_device(namespace.get("device", "auto")),
+                 tuple(datasets))
+    if show:
+        ch.show_settings()
+    return ch
+
+
+def _medical_notes(settings, datasets: Iterable[str], notes: bool) -> None:
+    from IPython.display import HTML, display
+
+    from . import medical
+
+    medical.set_threads(settings)
+    for experiment in datasets:
+        display(HTML(medical.standin_note(settings, experiment)))
+    if notes:
+        display(HTML(medical.override_note(settings)))
+
+
+def committed_tables(root: str | Path, pattern: str) -> list[tuple[str, str, pd.DataFrame]]:
+    """``(name, label, table)`` of every committed paper-profile table matching ``pattern``
+    (``<results>/paper/tables/<pattern>.csv``) beside this profile's ``root``; the label (profile,
+    hardware, tapkit commit) comes from the table's provenance file."""
+    found = []
+    for path in sorted((Path(root).parent / "paper" / "tables").glob(f"{pattern}.csv")):
+        meta = path.with_suffix(".json")
+        label = pd.read_json(meta, typ="series").get("label", "") if meta.exists() else ""
+        found.append((path.stem, str(label) or "profile paper · hardware not recorded",
+                      pd.read_csv(path)))
+    return found
+
+
+def show_committed(chapter: Chapter, patterns: Iterable[str], how_to: str,
+                   shape=None) -> int:
+    """Display the committed paper-profile tables matching ``patterns`` beside this chapter's,
+    each labelled with its profile and hardware, or say none is committed and ``how_to`` make
+    them. ``shape`` turns a table into what is shown (e.g. a pivot). Returns how many were shown."""
+    from IPython.display import Markdown, display
+
+    if chapter.profile == "paper":
+        display(Markdown("This page *is* the paper profile: its tables above are the ones that "
+                         "get committed under `results/paper/`."))
+        return 0
+    shown = 0
+    for pattern in patterns:
+        for name, label, table in committed_tables(chapter.root, pattern):
+            display(Markdown(f"*{name} — committed paper-profile result: {label}*"))
+            display(shape(table) if shape is not None else table)
+            shown += 1
+    if not shown:
+        display(Markdown(f"No paper-profile results for this page are committed yet "
+                         f"(`results/paper/tables/`): {how_to}"))
+    return shown
+
+
+def medical_figure(ch: Chapter, summary: pd.DataFrame, experiment: str, models, methods,
+                   title: str, name: str, caveat: bool = False) -> None:
+    """The paper's medical figure for ``summary`` (saved as ``figures/<name>.png`` and shown),
+    followed by the findings computed from it (and, with ``caveat``, the stand-in's caveat)."""
+    import matplotlib.pyplot as plt
+    from IPython.display import Markdown, display
+
+    from . import medical
+
+    untrained = medical.untrained(ch.settings)
+    metric = medical.METRICS[experiment]
+    fig = medical.plot_results(summary, metric, models, methods, title, untrained)
+    report.save_figure(fig, ch.root, name)
+    plt.show()
+    display(Markdown(medical.findings(summary, metric, models, methods, untrained)))
+    if caveat and medical.is_standin(ch.settings):
+        display(Markdown(medical.STANDIN_CAVEAT))

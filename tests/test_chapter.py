@@ -1,0 +1,127 @@
+"""The book layer: the chapters' shared opening, status records, committed paper-profile tables,
+the intro's generated table, and progress bars switched off for the book."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from tqdm import tqdm
+
+from tapkit import progress
+from tapkit.book import chapter, report
+from tapkit.experiments import protocols
+from tapkit.experiments.params import ParameterError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _script(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_open_chapter_parses_papermill_strings_and_builds_the_profile(tmp_path):
+    ns = {"profile": "smoke", "seeds": "[3]", "epochs": "2", "source": "embedded",
+          "results": str(tmp_path), "device": "cpu", "other": "[1]"}
+    ch = chapter.open_chapter(ns, "mnist", "mnist")
+    assert ns["seeds"] == [3] and ns["epochs"] == 2 and ns["other"] == "[1]"
+    assert ch.settings.seeds == (3,) and ch.settings.epochs == 2
+    assert ch.root == tmp_path / "smoke" and ch.device == "cpu"
+    assert ch.settings.search == {"tap": (1e-3,)}  # the smoke profile's one-value search
+
+
+def test_open_chapter_medical_takes_grids_as_its_search(tmp_path):
+    ns = {"profile": "quick", "grids": "{'tap': [1e-4, 1e-3]}", "image_size": "48",
+          "results": str(tmp_path)}
+    ch = chapter.open_chapter(ns, "pneu", "medical", ["pneu"], notes=False)
+    assert ch.settings.search == {"tap": (1e-4, 1e-3)} and ch.settings.image_size == 48
+    assert ch.data() == (ch.data()[0], True) and "stand-in" in ch.data()[0]
+
+
+def test_open_chapter_rejects_bad_parameters_and_protocols(tmp_path):
+    with pytest.raises(ParameterError, match="profile"):
+        chapter.open_chapter({"profile": "fast"}, "mnist")
+    with pytest.raises(ValueError, match="unknown protocol 'cifar'"):
+        chapter.open_chapter({"profile": "quick"}, "mnist", "cifar")
+
+
+def test_finish_writes_a_status_record_and_the_intro_table_reads_it(tmp_path):
+    ch = chapter.open_chapter({"profile": "smoke", "results": str(tmp_path)}, "mnist", "mnist")
+    ch.finish()
+    record = json.loads((tmp_path / "smoke" / "tables" / "status_mnist.json").read_text())
+    assert record == {"chapter": "mnist", "profile": "smoke", "standin": False, "seeds": [0],
+                      "status": "ran", "note": "",
+                      "data": "MNIST digits (source `embedded`)"}
+    table = _script("build_book").status_table(["mnist", "pneu"], tmp_path / "smoke" / "tables",
+                                                "smoke")
+    lines = table.strip().splitlines()
+    assert lines[2] == ("| {doc}`notebooks/mnist` | smoke | MNIST digits (source `embedded`) "
+                        "(real) | 0 | ran |")
+    assert lines[3] == "| {doc}`notebooks/pneu` | smoke | — | — | **not run** |"
+
+
+def test_toc_chapters_are_the_notebook_pages_in_order():
+    names = _script("build_book").chapters(ROOT / "_toc.yml")
+    assert names[:2] == ["method", "data"] and names[-1] == "report"
+    assert "pneu" in names and "knee" in names and len(names) == len(set(names)) == 14
+
+
+def test_committed_tables_are_labelled_and_shown_beside_this_profile(tmp_path):
+    quick = tmp_path / "quick"
+    ch = chapter.Chapter("report", "quick", None, quick)
+    assert chapter.committed_tables(quick, "compare_*") == []
+    assert chapter.show_committed(ch, ["compare_*"], "run it on a GPU.") == 0
+    df = pd.DataFrame({"model": ["resnet18"], "mean": [0.91]})
+    report.write_table(df, tmp_path / "paper", "compare_pneu_gt",
+                       {"label": "profile paper · NVIDIA H100 · tapkit 0.1 (abc1234)"})
+    report.write_table(df, tmp_path / "paper", "compare_knee_gt")  # no provenance file
+    found = chapter.committed_tables(quick, "compare_*")
+    assert [(name, label) for name, label, _ in found] == [
+        ("compare_knee_gt", "profile paper · hardware not recorded"),
+        ("compare_pneu_gt", "profile paper · NVIDIA H100 · tapkit 0.1 (abc1234)")]
+    assert found[1][2]["mean"].tolist() == [0.91]
+    assert chapter.show_committed(ch, ["compare_pneu_*", "compare_knee_*"], "") == 2
+    paper = chapter.Chapter("report", "paper", None, tmp_path / "paper")
+    assert chapter.show_committed(paper, ["compare_*"], "") == 0
+
+
+def test_progress_bars_follow_tqdm_disable(monkeypatch, capsys):
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    assert progress.disabled(True) is False and progress.disabled(False) is True
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    assert progress.disabled(True) is True
+    for _ in tqdm(range(3), disable=progress.disabled(True)):
+        pass
+    assert "it/s" not in capsys.readouterr().err
+    monkeypatch.setenv("TQDM_DISABLE", "0")
+    assert progress.disabled(True) is False
+
+
+def test_smoke_profile_trims_every_protocol():
+    assert "smoke" in protocols.PROFILES
+    quick, smoke = protocols.medical("quick"), protocols.medical("smoke")
+    assert smoke.epochs == 1 < quick.epochs and smoke.source == "embedded"
+    assert smoke.per_class["pneu"] < quick.per_class["pneu"]
+    assert protocols.mnist("smoke").epochs == 1 and protocols.bench("smoke").steps == 1
+
+
+def test_a_displayed_title_becomes_the_executed_notebooks_first_cell():
+    nbformat = pytest.importorskip("nbformat")
+    v4 = nbformat.v4
+    title = "# Setting 1 on KNEE\n\nThe paper's KNEE figure."
+    cell = v4.new_code_cell("display(Markdown(...))", outputs=[
+        v4.new_output("display_data", {"text/markdown": title, "text/plain": "<Markdown>"}),
+        v4.new_output("display_data", {"text/markdown": "*a caption*"})])
+    nb = v4.new_notebook(cells=[v4.new_code_cell("experiment = 'knee'"), cell])
+    promote = _script("run_notebook").promote_title
+    assert promote(nb) is True
+    assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source == title
+    assert [o["data"]["text/markdown"] for o in nb.cells[2].outputs] == ["*a caption*"]
+    assert promote(nb) is False and len(nb.cells) == 3  # a notebook with a title is left alone
+    nbformat.validate(nb)
