@@ -16,7 +16,7 @@ JOBS    ?= 2
 # oversubscribe the two cores (measured: a two-thread MNIST notebook ran 4x slower).
 THREADS ?= $(if $(filter 1,$(JOBS)),,1)
 # Chapter order (the book's _toc.yml); execution order follows the dependencies below.
-NOTEBOOKS := data method lambda_search mnist teachers distillation pneu knee overlap visual \
+NOTEBOOKS := data method lambda_search mnist teachers distillation pneu knee normalisation overlap visual \
              extra_architectures speed_memory explorer report
 X         := build/executed/$(PROFILE)
 EXECUTED  := $(patsubst %,$(X)/%.ipynb,$(NOTEBOOKS))

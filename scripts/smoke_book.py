@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))  # this checkout's tapkit, also when another one i
 STAGES = [["data", "method", "pneu", "knee"],
           ["lambda_search", "overlap", "visual", "extra_architectures"],
           ["mnist", "teachers"],
-          ["distillation", "explorer"],
+          ["distillation", "explorer", "normalisation"],
           ["speed_memory"],
           ["report"]]
 SOURCES = {"pneu": "medical_gt", "knee": "medical_gt"}
@@ -39,7 +39,7 @@ PARAMETERS = {"pneu": {"experiment": "pneu"}, "knee": {"experiment": "knee"},
               "explorer": {"n_images": "4"}, "teachers": {"taus": "[0.01]"},
               "speed_memory": {"models": "['resnet18', 'two_layer_cnn@32x28']"}}
 MNIST_CHAPTERS = ("data", "method", "lambda_search", "mnist", "teachers", "distillation",
-                  "explorer", "report")
+                  "explorer", "normalisation", "report")
 log = logging.getLogger("smoke_book")
 
 

@@ -56,7 +56,8 @@ def _train(args: argparse.Namespace) -> int:
     cfg = TrainConfig(experiment=args.experiment, model=args.model, method=args.method,
                       lam=args.lam, epochs=args.epochs, seed=args.seed, source=args.source,
                       batch_size=args.batch_size, lr=args.lr, optimizer=args.optimizer,
-                      data=args.data, tap_norm=args.tap_norm)
+                      data=args.data, tap_norm=args.tap_norm, tap_pooling=args.tap_pooling,
+                      rrr_scale=args.rrr_scale, rbr_variant=args.rbr_variant)
     if cfg.method != "none" and cfg.lam == 0:
         log.warning("--lam is 0: the %s term has no effect", cfg.method)
     record = train_run(cfg, Path(args.out), device=args.device)
@@ -128,7 +129,14 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--lr", type=float, default=TrainConfig.lr)
     t.add_argument("--optimizer", default=TrainConfig.optimizer, choices=["adam", "sgd"])
     t.add_argument("--data", default="contaminated", choices=["contaminated", "clean"])
-    t.add_argument("--tap-norm", default="l1", choices=["l1", "l2sq"])
+    t.add_argument("--tap-norm", default="l1", choices=["l1", "l2sq"],
+                   help="l1: Definition 2; l2sq: the released code's squared Frobenius norm")
+    t.add_argument("--tap-pooling", default="independent", choices=["independent", "cumulative"],
+                   help="cumulative: each layer's mask re-pooled from the previous (released code)")
+    t.add_argument("--rrr-scale", default="none", choices=["none", "released"],
+                   help="released: mask scaled by H*W/|M| before squaring (released code)")
+    t.add_argument("--rbr-variant", default="full", choices=["full", "released"],
+                   help="full: Shao et al.'s derivative; released: the authors' code")
     t.add_argument("--source", default="embedded",
                    help="embedded (default, offline: 5,000 digits), mnist (full MNIST from the "
                         "cache `tapkit data mnist` fills; fetched on first use), "

@@ -3,6 +3,7 @@ their provenance, and the label that says which profile and hardware made a resu
 
 from __future__ import annotations
 
+import json
 from importlib import resources
 from pathlib import Path
 from typing import Sequence
@@ -128,3 +129,27 @@ def plot_metric_and_delta(wide: pd.DataFrame, title: str, metric: str = "accurac
     fig.suptitle(title, fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def read_label(table: str | Path) -> str:
+    """The provenance label written beside a table (``<name>.json``), or a note that it has none."""
+    meta = Path(table).with_suffix(".json")
+    if not meta.exists():
+        return f"{Path(table).name}: no provenance recorded"
+    return json.loads(meta.read_text()).get("label", f"{Path(table).name}: no label recorded")
+
+
+def normalisation_findings(table: pd.DataFrame) -> str:
+    """One sentence per (method, λ) of the normalisation ablation: the permuted-decoy accuracy of
+    the equations as written beside the released code's form at the same λ."""
+    def acc(row: pd.DataFrame) -> str:
+        if row.empty or row.iloc[0]["status"] != "ok":
+            return "did not converge"
+        return f"{row.iloc[0]['permuted']:.3f}"
+
+    lines = []
+    for (method, lam), grp in table.groupby(["method", "lam"], sort=False):
+        eq, rel = grp[grp.form == "equations"], grp[grp.form == "released"]
+        lines.append(f"- {method.upper()} at λ = {lam:g}: permuted-decoy accuracy {acc(eq)} with "
+                     f"the equations as written, {acc(rel)} with the released code's form.")
+    return "\n".join(lines)

@@ -18,8 +18,8 @@ import pandas as pd
 
 from .. import teachers
 from ..config import TrainConfig
-from .protocols import (MNIST_KD_LAMBDAS, MNIST_LAMBDAS, MNIST_TEACHER_LAMBDAS, MnistProtocol,
-                        TeachersProtocol)
+from .protocols import (EQUATIONS, MNIST_KD_LAMBDAS, MNIST_LAMBDAS, MNIST_TEACHER_LAMBDAS,
+                        RELEASED, MnistProtocol, TeachersProtocol)
 
 MNIST_CASES = ("base", "none", "rrr", "rbr", "tap")
 ANNOTATOR = {0.1: "teacher_10", 0.01: "teacher_1"}  # the paper's names for the two teachers
@@ -33,6 +33,15 @@ def search_configs(p: MnistProtocol, grids: Mapping[str, Iterable[float]] | None
     grids = p.search if grids is None else grids
     return [p.config(method=m, lam=float(lam), seed=p.seeds[0])
             for m, lams in grids.items() for lam in lams]
+
+
+def normalisation_configs(p: MnistProtocol) -> list[tuple[str, TrainConfig]]:
+    """The report's ablation of the loss normalisations: every (method, λ) of ``p.ablation``
+    trained with the equations as written and with the released code's normalisations (the
+    same λ grid for both), on the first seed; ``(norms name, config)`` pairs."""
+    return [(name, p.config(method=m, lam=float(lam), seed=p.seeds[0], **norms.fields()))
+            for m, lams in p.ablation.items() for lam in lams
+            for name, norms in (("equations", EQUATIONS), ("released", RELEASED))]
 
 
 def choose_lambdas(search: pd.DataFrame, keys: Sequence[str] = ("method",)) -> pd.DataFrame:

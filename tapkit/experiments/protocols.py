@@ -100,6 +100,8 @@ class MnistProtocol(_Protocol):
     lr: float
     norms: LossNorms = EQUATIONS
     search: Mapping[str, tuple[float, ...]] = field(default_factory=dict)  # λ grid per method
+    # the report's ablation: each method at every λ of its grid, equations vs released norms
+    ablation: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "source", parse_source(self.source, "decoy-mnist"))
@@ -200,9 +202,12 @@ class BenchProtocol(_Protocol):
 # the small data set leaves No XS underfit and it never learns the decoy; see the report).
 MNIST = {
     "quick": MnistProtocol("quick", "embedded", (0,), epochs=5, batch_size=64, optimizer="adam",
-                           lr=1e-3, norms=EQUATIONS, search={"tap": (1e-4, 1e-3, 1e-2)}),
+                           lr=1e-3, norms=EQUATIONS, search={"tap": (1e-4, 1e-3, 1e-2)},
+                           ablation={"tap": (1e-4, 1e-3, 1e-2), "rrr": (1e-3, 1e-1),
+                                     "rbr": (1e4,)}),  # RBR: ~4 CPU-minutes a run, one λ
     "paper": MnistProtocol("paper", "mnist", (0, 1, 2, 3, 4), epochs=50, batch_size=256,
-                           optimizer="sgd", lr=1e-3, norms=RELEASED, search=PAPER_GRIDS),
+                           optimizer="sgd", lr=1e-3, norms=RELEASED, search=PAPER_GRIDS,
+                           ablation=PAPER_GRIDS),
 }
 
 MNIST_TEACHERS = {
@@ -249,7 +254,8 @@ BENCH = {
 # book within minutes (tests/test_browser.py); its numbers test the pages, not the paper.
 def _smoke() -> None:
     rep = dataclasses.replace
-    MNIST["smoke"] = rep(MNIST["quick"], name="smoke", epochs=1, search={"tap": (1e-3,)})
+    MNIST["smoke"] = rep(MNIST["quick"], name="smoke", epochs=1, search={"tap": (1e-3,)},
+                         ablation={"tap": (1e-3,)})
     MNIST_TEACHERS["smoke"] = MNIST_TEACHERS["quick"]
     MEDICAL["smoke"] = rep(MEDICAL["quick"], name="smoke", epochs=1, image_size=32,
                            per_class={"pneu": 6, "knee": 3})
