@@ -27,9 +27,9 @@
 
 # %% tags=["parameters"]
 profile = "quick"
-seeds = None          # the ablation uses the first seed
-epochs = None
-source = None
+seeds = None          # the ablation trains on the first seed
+epochs = None         # None: the profile's (the MNIST chapter's protocol)
+source = None         # None: the profile's MNIST source
 device = "auto"
 results = None        # None: <repository>/results
 
@@ -42,8 +42,8 @@ from tapkit.experiments import plans
 from tapkit.experiments.executors import run_many
 
 ch = chapter.open_chapter(globals(), "normalisation", "mnist")
+pairs = plans.normalisation_configs(ch.settings)
 s, root = ch.settings, ch.root
-pairs = plans.normalisation_configs(s)
 runs = run_many([cfg for _, cfg in pairs], root / "runs", device)
 runs.insert(0, "form", [name for name, _ in pairs])
 runs["Δ-accuracy"] = runs["permuted"] - runs["contaminated"]

