@@ -83,17 +83,11 @@ if medical.is_standin(s):
 # ## Paper-profile results (committed, from a GPU)
 
 # %% tags=["hide-input"]
-for experiment in datasets:
-    committed = (medical.committed_paper_table(root, f"extra_{experiment}")
-                 if profile != "paper" else None)
-    if committed is None:
-        display(Markdown(f"No paper-profile `extra_{experiment}` results are committed yet: run "
-                         "`make book PROFILE=paper` on a GPU with the data folders and commit "
-                         "`results/paper/`."))
-        continue
-    committed_label, table = committed
-    display(Markdown(f"*{committed_label}*"))
-    display(table.pivot_table(index=["model", "case"], columns="split", values="mean"))
+chapter.show_committed(ch, [f"extra_{experiment}" for experiment in datasets],
+                       "run `make book PROFILE=paper` on a GPU with the data folders and commit "
+                       "`results/paper/`.",
+                       lambda t: t.pivot_table(index=["model", "case"], columns="split",
+                                               values="mean"))
 
 # %% tags=["hide-input"]
 ch.finish();

@@ -166,16 +166,10 @@ display(Markdown(f"TAP's top-quartile activations in the first two penalised lay
 # ## Paper-profile results (committed, from a GPU)
 
 # %% tags=["hide-input"]
-committed = medical.committed_paper_table(root, "overlap") if profile != "paper" else None
-if committed is None:
-    display(Markdown("No paper-profile overlap results are committed yet: run "
-                     "`make book PROFILE=paper` on a GPU with the PNEU and KNEE folders and "
-                     "commit `results/paper/`."))
-else:
-    committed_label, table = committed
-    display(Markdown(f"*{committed_label}*"))
-    display(table.pivot_table(index=["dataset", "model", "case"], columns=["metric", "layer"],
-                              values="ours"))
+chapter.show_committed(ch, ["overlap"], "run `make book PROFILE=paper` on a GPU with the PNEU "
+                       "and KNEE folders and commit `results/paper/`.",
+                       lambda t: t.pivot_table(index=["dataset", "model", "case"],
+                                               columns=["metric", "layer"], values="ours"))
 
 # %% tags=["hide-input"]
 ch.finish();

@@ -183,16 +183,11 @@ if not dense.empty:
 # of 224 px on a GPU) is the one to set beside the paper's Table 1.
 
 # %% tags=["hide-input"]
-committed = medical.committed_paper_table(root, "speed_memory") if profile != "paper" else None
-if committed is None:
-    display(Markdown("No paper-profile benchmark is committed yet: run this chapter with "
-                     "`-p profile paper` on a GPU and commit `results/paper/tables/"
-                     "speed_memory.*`. Whether RBR fits DenseNet-121 at batch 16 of 224 px on "
-                     "that GPU is then stated here."))
-else:
-    committed_label, table = committed
-    display(Markdown(f"*{committed_label}*"))
-    display(table.set_index(["model", "method"]).round(2))
+chapter.show_committed(ch, ["speed_memory"], "run this chapter with `-p profile paper` on a GPU "
+                       "and commit `results/paper/tables/speed_memory.*`. Whether RBR fits "
+                       "DenseNet-121 at batch 16 of 224 px on that GPU is then stated here.",
+                       lambda t: t.set_index(["model", "method"]).round(2))
+for _, _, table in chapter.committed_tables(root, "speed_memory") if profile != "paper" else []:
     gpu_dense = table[(table.model == "densenet121") & (table.method == "rbr")]
     if not gpu_dense.empty:
         display(Markdown(f"RBR on DenseNet-121 in the committed run: **{gpu_dense.iloc[0].status}** "

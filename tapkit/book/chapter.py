@@ -129,9 +129,7 @@ def committed_tables(root: str | Path, pattern: str) -> list[tuple[str, str, pd.
     hardware, tapkit commit) comes from the table's provenance file."""
     found = []
     for path in sorted((Path(root).parent / "paper" / "tables").glob(f"{pattern}.csv")):
-        meta = path.with_suffix(".json")
-        label = pd.read_json(meta, typ="series").get("label", "") if meta.exists() else ""
-        found.append((path.stem, str(label) or "profile paper · hardware not recorded",
+        found.append((path.stem, report.read_label(path, "profile paper · hardware not recorded"),
                       pd.read_csv(path)))
     return found
 

@@ -127,17 +127,6 @@ def plot_results(summary: pd.DataFrame, metric: str, models: Sequence[str], case
     return fig
 
 
-def committed_paper_table(root: str | Path, name: str) -> tuple[str, pd.DataFrame] | None:
-    """``(label, table)`` of the committed paper-profile table ``<results>/paper/tables/<name>.csv``
-    beside this profile's ``root`` (``<results>/<profile>``), or None when there is none."""
-    path = Path(root).parent / "paper" / "tables" / f"{name}.csv"
-    if not path.exists():
-        return None
-    meta = path.with_suffix(".json")
-    label = pd.read_json(meta, typ="series").get("label", "") if meta.exists() else ""
-    return str(label), pd.read_csv(path)
-
-
 def findings(summary: pd.DataFrame, metric: str, models: Sequence[str], cases: Sequence[str],
              skip: Sequence[str] = ()) -> str:
     """Plain statements of what the numbers show: per architecture, the Δ-metric of No XS (did the

@@ -131,12 +131,12 @@ def plot_metric_and_delta(wide: pd.DataFrame, title: str, metric: str = "accurac
     return fig
 
 
-def read_label(table: str | Path) -> str:
-    """The provenance label written beside a table (``<name>.json``), or a note that it has none."""
+def read_label(table: str | Path, missing: str | None = None) -> str:
+    """The provenance label written beside a table (``<name>.json``), else ``missing`` (default: a
+    note that the table has none)."""
     meta = Path(table).with_suffix(".json")
-    if not meta.exists():
-        return f"{Path(table).name}: no provenance recorded"
-    return json.loads(meta.read_text()).get("label", f"{Path(table).name}: no label recorded")
+    label = json.loads(meta.read_text()).get("label", "") if meta.exists() else ""
+    return label or missing or f"{Path(table).name}: no provenance recorded"
 
 
 def normalisation_findings(table: pd.DataFrame) -> str:
