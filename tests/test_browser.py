@@ -29,6 +29,7 @@ import functools
 import http.server
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -107,6 +108,9 @@ def html(chromium, tmp_path_factory) -> Path:
             pytest.fail(f"the smoke book failed ({time.time() - start:.0f} s); end of {log}:\n"
                         + log.read_text()[-4000:])
         book = folder / "book"
+        # Only the HTML is read from here on: the trained models (VGG-16 checkpoints are 0.5 GB
+        # each) would otherwise hold gigabytes of a small CI disk until pytest prunes its folders.
+        shutil.rmtree(folder / "results", ignore_errors=True)
     out = book / "_build" / "html"
     if not (out / "index.html").exists():
         pytest.fail(f"no built book at {out}")
