@@ -17,7 +17,7 @@ JOBS    ?= 2
 THREADS ?= $(if $(filter 1,$(JOBS)),,1)
 # Chapter order (the book's _toc.yml); execution order follows the dependencies below.
 NOTEBOOKS := data method lambda_search mnist teachers distillation pneu knee normalisation overlap visual \
-             extra_architectures speed_memory explorer report
+             extra_architectures speed_memory explorer report comparisons
 X         := build/executed/$(PROFILE)
 EXECUTED  := $(patsubst %,$(X)/%.ipynb,$(NOTEBOOKS))
 LIBRARY   := $(wildcard tapkit/*.py tapkit/experiments/*.py tapkit/book/*.py)
@@ -31,8 +31,8 @@ $(X)/mnist.ipynb $(X)/teachers.ipynb: $(X)/lambda_search.ipynb
 $(X)/explorer.ipynb: $(X)/mnist.ipynb
 $(X)/distillation.ipynb: $(X)/teachers.ipynb
 $(X)/overlap.ipynb $(X)/visual.ipynb: $(X)/pneu.ipynb $(X)/knee.ipynb
-$(X)/speed_memory.ipynb: $(filter-out $(X)/speed_memory.ipynb $(X)/report.ipynb,$(EXECUTED))
-$(X)/report.ipynb: $(X)/speed_memory.ipynb
+$(X)/speed_memory.ipynb: $(filter-out $(X)/speed_memory.ipynb $(X)/report.ipynb $(X)/comparisons.ipynb,$(EXECUTED))
+$(X)/report.ipynb $(X)/comparisons.ipynb: $(X)/speed_memory.ipynb
 # speed_memory and report run alone, so they may use every core
 $(X)/speed_memory.ipynb $(X)/report.ipynb: THREADS :=
 

@@ -63,6 +63,7 @@ from tapkit.experiments.executors import run_many
 ch = chapter.open_chapter(globals(), "distillation", "mnist")
 s, root = ch.settings, ch.root
 t = protocols.mnist_teachers(profile, kd_fractions=kd_fractions)
+s = t.on_seeds(s, seeds)  # Setting 2 runs on the teachers' seeds
 device = resolve_device(device)
 lams = plans.kd_lambdas(lambdas)
 extra = {} if kd_temperature is None else {"kd_temperature": kd_temperature}
@@ -155,4 +156,4 @@ else:
                      "`make book PROFILE=paper` on a GPU with full MNIST and commit `results/paper/`."))
 
 # %% tags=["hide-input"]
-ch.finish();
+ch.finish(seeds=s.seeds);

@@ -70,6 +70,7 @@ ch = chapter.open_chapter(globals(), "teachers", "mnist")
 s, root = ch.settings, ch.root
 t = protocols.mnist_teachers(profile, fractions=fractions, train_taus=train_taus,
                              xs_methods=xs_methods)
+s = t.on_seeds(s, seeds)  # Setting 2 runs on the teachers' seeds
 device = resolve_device(device)
 lams = plans.teacher_lambdas(lambdas)
 gt_lams = plans.mnist_lambdas(root)  # the ground-truth reference is Setting 1's TAP run
@@ -361,4 +362,4 @@ if not shown:
                      "`make book PROFILE=paper` on a GPU with full MNIST and commit `results/paper/`."))
 
 # %% tags=["hide-input"]
-ch.finish();
+ch.finish(seeds=s.seeds);

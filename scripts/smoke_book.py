@@ -31,7 +31,7 @@ STAGES = [["data", "method", "pneu", "knee"],
           ["mnist", "teachers"],
           ["distillation", "explorer", "normalisation"],
           ["speed_memory"],
-          ["report"]]
+          ["report", "comparisons"]]
 SOURCES = {"pneu": "medical_gt", "knee": "medical_gt"}
 # beyond the smoke profile, chapter parameters that trim what a page shows (the page lists them)
 PARAMETERS = {"pneu": {"experiment": "pneu"}, "knee": {"experiment": "knee"},

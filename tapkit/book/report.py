@@ -50,6 +50,18 @@ def summarise(runs: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     return out
 
 
+def interval_table(runs: pd.DataFrame, cases: Sequence[str]) -> pd.DataFrame:
+    """Per case (rows, in ``cases`` order) and split: the mean over converged seeds with its 95%
+    Student-t interval (:func:`tapkit.seedstats.mean_ci`); ``DNC`` where no run converged."""
+    from ..seedstats import mean_ci
+
+    ok = runs[runs["status"] == "ok"]
+    cells = {case: {split: (mean_ci(ok.loc[ok["case"] == case, split]).text()
+                            if (ok["case"] == case).any() else "DNC") for split in SPLITS}
+             for case in cases}
+    return pd.DataFrame.from_dict(cells, orient="index")
+
+
 def fmt(mean: float, std: float | None = None, digits: int = 3) -> str:
     """``0.988 (0.001)`` as in the paper; ``DNC`` for a missing mean."""
     if mean is None or pd.isna(mean):
@@ -105,6 +117,21 @@ def write_comparison(both: pd.DataFrame, root: str | Path, name: str, label: str
         "produced_by": label,
     })
     return write_table(out, root, f"compare_{name}")
+
+
+def paper_data_comparisons(root: str | Path) -> tuple[dict[str, pd.DataFrame], list[str]]:
+    """The paper-vs-ours tables under ``root/tables/compare_*.csv`` (:func:`write_comparison`)
+    split by their data: ``({name: table}`` measured on the paper's data sets, ``[names]``
+    measured on a stand-in``)``, told apart by the provenance label (a stand-in says so)."""
+    kept, skipped = {}, []
+    for path in sorted((Path(root) / "tables").glob("compare_*.csv")):
+        table = pd.read_csv(path)
+        name = path.stem.removeprefix("compare_")
+        if table["produced_by"].astype(str).str.contains("stand-in").any():
+            skipped.append(name)
+        else:
+            kept[name] = table
+    return kept, skipped
 
 
 def plot_metric_and_delta(wide: pd.DataFrame, title: str, metric: str = "accuracy",

@@ -44,7 +44,8 @@ def _mnist(profile: str, root: Path, run: Runner, **overrides: Any) -> list[Trai
 
 
 def _teachers(profile: str, root: Path, run: Runner, **overrides: Any) -> list[TrainConfig]:
-    s, t = protocols.mnist(profile, **overrides), protocols.mnist_teachers(profile)
+    t = protocols.mnist_teachers(profile)
+    s = t.on_seeds(protocols.mnist(profile, **overrides), overrides.get("seeds"))
     tl, gt = plans.teacher_lambdas(), plans.mnist_lambdas(root)
     return ([plans.teacher(s, f, seed) for f in t.fractions for seed in s.seeds]
             + plans.student_configs(s, t, "tap", plans.teacher_cases(t), tl, gt)[0]
@@ -52,7 +53,8 @@ def _teachers(profile: str, root: Path, run: Runner, **overrides: Any) -> list[T
 
 
 def _distillation(profile: str, root: Path, run: Runner, **overrides: Any) -> list[TrainConfig]:
-    s, t = protocols.mnist(profile, **overrides), protocols.mnist_teachers(profile)
+    t = protocols.mnist_teachers(profile)
+    s = t.on_seeds(protocols.mnist(profile, **overrides), overrides.get("seeds"))
     return plans.kd_configs(s, t, ["kd", "at", "jt"], plans.kd_lambdas())
 
 

@@ -1,0 +1,141 @@
+"""The reproduction report's claim verdicts, on hand-made tables with hand-computed intervals
+(t_{0.975,2} = 4.3027: three seeds of spread s give a half-width of 4.3027 · s / √3 = 2.484 s)."""
+
+import pandas as pd
+import pytest
+
+from tapkit.book import claims
+from tapkit.book.report import write_table
+
+
+def runs_table(rows: dict[str, list[tuple[float, float]]], status: dict | None = None) -> pd.DataFrame:
+    """case -> [(contaminated, permuted) per seed]."""
+    out = []
+    for case, values in rows.items():
+        for seed, (c, p) in enumerate(values):
+            out.append({"case": case, "seed": seed, "contaminated": c, "permuted": p, "clean": p,
+                        "status": (status or {}).get((case, seed), "ok")})
+    return pd.DataFrame(out)
+
+
+def test_decoy_is_learned_when_the_delta_interval_lies_below_zero():
+    runs = runs_table({"none": [(0.98, 0.93), (0.98, 0.92), (0.98, 0.91)]})
+    c = claims.decoy_claim(runs, "MNIST")
+    assert c.verdict == claims.REPRODUCED and c.seeds == "3 seeds"
+    # Δ = -0.05, -0.06, -0.07: mean -0.060, half-width 2.484 * 0.01 = 0.0248
+    assert "-0.060 [-0.085, -0.035] (3 seeds)" in c.evidence
+
+
+def test_one_seed_gets_no_verdict_and_a_failed_run_is_not_a_seed():
+    runs = runs_table({"none": [(0.98, 0.90), (0.98, float("nan"))]}, status={("none", 1): "diverged"})
+    c = claims.decoy_claim(runs, "MNIST")
+    assert c.verdict == claims.NOT_RUN and c.seeds == "1 seed"
+    assert "1 seed, no interval" in c.evidence
+
+
+def test_decoy_not_learned_when_the_interval_reaches_zero():
+    runs = runs_table({"none": [(0.98, 0.98), (0.98, 0.90), (0.98, 0.99)]})
+    assert claims.decoy_claim(runs, "MNIST").verdict == claims.NOT_REPRODUCED
+
+
+def test_matches_uses_the_paired_difference_against_the_margin():
+    base = [(0.97, 0.96)] * 3
+    close = runs_table({"tap": [(0.97, 0.955), (0.97, 0.96), (0.97, 0.965)], "rrr": base})
+    # differences -0.005, 0, +0.005: half-width 2.484 * 0.005 = 0.0124 > -0.02 -> reproduced
+    c = claims.matches_claim(close, "MNIST", "rrr")
+    assert c.verdict == claims.REPRODUCED and "0.000 [-0.012, 0.012]" in c.evidence
+    # differences -0.01, 0, +0.01: the interval reaches -0.0248, below the margin
+    loose = runs_table({"tap": [(0.97, 0.95), (0.97, 0.96), (0.97, 0.97)], "rrr": base})
+    assert claims.matches_claim(loose, "MNIST", "rrr").verdict == claims.NOT_REPRODUCED
+
+
+def test_paired_difference_uses_only_seeds_both_methods_trained():
+    runs = runs_table({"tap": [(0.97, 0.95), (0.97, 0.96), (0.97, 0.97)],
+                       "none": [(0.98, 0.90), (0.98, 0.91)]})
+    c = claims.removes_claim(runs, "MNIST")
+    assert c.seeds == "2 seeds" and "0.050" in c.evidence  # mean of 0.05 and 0.05
+
+
+def test_speed_claim_needs_every_architecture():
+    ratios = pd.DataFrame({"model": ["vgg16", "vgg16", "resnet18", "resnet18"],
+                           "method": ["tap", "rrr", "tap", "rrr"],
+                           "speed_ratio": [0.97, 0.40, 0.96, 0.35],
+                           "mem_ratio": [1.01, 1.9, 1.02, 2.0]})
+    assert claims.speed_claim(ratios, "cpu").verdict == claims.REPRODUCED
+    assert claims.cost_claim(ratios, "cpu").verdict == claims.REPRODUCED
+    slow = ratios.assign(speed_ratio=[0.97, 0.40, 0.90, 0.35])
+    c = claims.speed_claim(slow, "cpu")
+    assert c.verdict == claims.NOT_REPRODUCED and "resnet18: speed ×0.90" in c.evidence
+
+
+def summary(model_deltas: dict[str, float], n: int, std: float = 0.01) -> pd.DataFrame:
+    rows = []
+    for case, d in model_deltas.items():
+        rows += [{"model": "resnet18", "case": case, "split": "contaminated", "mean": 0.9,
+                  "std": std, "count": n},
+                 {"model": "resnet18", "case": case, "split": "permuted", "mean": 0.9 + d,
+                  "std": std, "count": n}]
+    return pd.DataFrame(rows)
+
+
+def test_deep_claim_is_not_judged_on_the_stand_in_but_shows_its_numbers():
+    c = claims.deep_claim({"pneu": summary({"none": -0.6, "tap": -0.1}, 1)},
+                          {"pneu": "stand-in built from embedded MNIST digits, not PNEU"})
+    assert c.verdict == claims.NOT_RUN
+    assert "PNEU resnet18: No XS -0.600, TAP -0.100" in c.evidence and "stand-in" in c.evidence
+
+
+def test_deep_claim_on_real_data_with_seeds():
+    real = {"pneu": "PNEU (/data)"}
+    good = claims.deep_claim({"pneu": summary({"none": -0.5, "rrr": -0.3, "tap": 0.0}, 5)}, real)
+    assert good.verdict == claims.REPRODUCED
+    bad = claims.deep_claim({"pneu": summary({"none": -0.5, "rrr": 0.0, "tap": -0.3}, 5)}, real)
+    assert bad.verdict == claims.NOT_REPRODUCED
+    # KNEE's MAE: a rise when permuted is the worse direction
+    knee = summary({"rrr": +0.3, "tap": 0.0}, 5)
+    assert claims.deep_claim({"knee": knee}, {"knee": "KNEE (/data)"}).verdict == claims.REPRODUCED
+
+
+def test_claims_table_lists_every_claim_even_when_chapters_did_not_run(tmp_path):
+    runs = runs_table({c: [(0.98, 0.90 + 0.01 * s) for s in range(3)] for c in ("none", "tap")})
+    write_table(runs, tmp_path, "mnist_gt_runs", {"data": "MNIST digits (embedded)"})
+    table = claims.claims_table(tmp_path)
+    assert list(table.columns) == ["claim", "where", "evidence", "seeds", "data", "verdict"]
+    verdicts = dict(zip(table.claim, table.verdict))
+    assert verdicts["No XS learns the decoy on MNIST"] == claims.REPRODUCED
+    missing = table[table.evidence.str.contains("did not run")]
+    assert len(missing) == 3 and set(missing.verdict) == {claims.NOT_RUN}
+
+
+@pytest.mark.parametrize("count,verdict", [(1, claims.NOT_RUN), (3, claims.REPRODUCED)])
+def test_teacher_claim(count, verdict):
+    rows = pd.DataFrame([
+        {"method": "tap", "case": "teacher_1", "tau": "0.01", "split": "permuted", "mean": 0.95,
+         "std": 0.01, "count": count},
+        {"method": "none", "case": "none", "tau": "any", "split": "permuted", "mean": 0.90,
+         "std": 0.01, "count": count}])
+    assert claims.teacher_claim(rows, "MNIST").verdict == verdict
+
+
+def test_interval_table_gives_the_t_interval_per_case_and_split():
+    from tapkit.book.report import interval_table
+
+    runs = runs_table({"none": [(0.90, 0.5), (0.92, 0.5), (0.94, 0.5)], "tap": [(0.9, 0.9)]})
+    table = interval_table(runs.assign(status=["ok", "ok", "ok", "diverged"]), ["none", "tap"])
+    # sd 0.02 over three seeds: half-width 2.484 * 0.02 = 0.0497
+    assert table.loc["none", "contaminated"] == "0.920 [0.870, 0.970] (3 seeds)"
+    assert table.loc["tap", "permuted"] == "DNC"
+
+
+def test_only_tables_on_the_papers_data_go_to_the_comparison_appendix(tmp_path):
+    from tapkit.book.report import paper_data_comparisons
+
+    row = {"table": "t", "row": "none", "split": "clean", "ours": 0.9, "paper": 0.95,
+           "difference": -0.05}
+    write_table(pd.DataFrame([{**row, "produced_by": "profile quick · cpu"}]), tmp_path,
+                "compare_mnist_gt")
+    write_table(pd.DataFrame([{**row, "produced_by": "profile quick · stand-in built from "
+                                                      "embedded MNIST digits, not PNEU"}]),
+                tmp_path, "compare_pneu_gt")
+    kept, skipped = paper_data_comparisons(tmp_path)
+    assert list(kept) == ["mnist_gt"] and skipped == ["pneu_gt"]
