@@ -298,9 +298,13 @@ def test_quick_profile_leaves_cells_out_with_a_reason_and_searches_per_architect
     assert {r.model: r.cfg.epochs for r in runs} == {"vgg16": 4, "resnet18": 3, "densenet121": 4}
     left = medical.left_out(s, "knee", medical.ARCHITECTURES, medical.CASES)
     assert sorted(left) == sorted([("vgg16", "rrr"), ("vgg16", "rbr"), ("vgg16", "tap"),
-                                   ("resnet18", "rrr"), ("resnet18", "rbr"),
-                                   ("densenet121", "rrr"), ("densenet121", "rbr")])
+                                   ("resnet18", "rbr"), ("densenet121", "rrr"),
+                                   ("densenet121", "rbr")])
     assert "CPU-s" in left["vgg16", "tap"]
+    # not_run may be keyed by experiment first
+    by_exp = dataclasses.replace(s, not_run={"knee": {"resnet18": {"tap": "why"}}})
+    assert medical.left_out(by_exp, "knee", ["resnet18"], ["tap"]) == {("resnet18", "tap"): "why"}
+    assert medical.left_out(by_exp, "pneu", ["resnet18"], ["tap"]) == {}
     assert s.grid("rrr", "resnet18") == (10.0, 100.0, 1000.0) and s.grid("rrr", "vgg16") == ()
     # one grid for every architecture still works (the paper's, or a -p grids override)
     assert dataclasses.replace(s, search={"tap": (1e-3,)}).grid("tap", "vgg16") == (1e-3,)

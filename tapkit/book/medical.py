@@ -58,9 +58,17 @@ def standin_note(s: MedicalProtocol, experiment: str) -> str:
             f"<b>stand-in built from the embedded MNIST digits</b> ({task}; "
             f"{s.image_size}×{s.image_size} px, 3 channels, ImageNet normalisation, "
             f"{per_experiment(s.per_class, experiment)} images per class for training and "
-            f"validation, tags at least {MIN_TAG_PX} px tall so that their letters stay legible). Every number and figure below is "
+            f"validation, {_test_size(s, experiment)} "
+            f"per class for testing, tags at least {MIN_TAG_PX} px tall so that their letters "
+            f"stay legible). Every number and figure below is "
             f"about the stand-in, not about {name}. Point the <code>source</code> parameter at "
             f"the {name} folder to run on the real data.</p></div>")
+
+
+def _test_size(s: MedicalProtocol, experiment: str) -> int:
+    """Test digits per class of the stand-in (as :func:`tapkit.data.digits_standin` takes them)."""
+    per_class = per_experiment(s.per_class, experiment)
+    return per_experiment(s.test_per_class, experiment) or max(per_class // 4, 10)
 
 
 # ----------------------------------------------------------------------------- tables and figures
@@ -154,7 +162,8 @@ def findings(summary: pd.DataFrame, metric: str, models: Sequence[str], cases: S
             if case in ("base", "none") or (model, case) not in wide.index:
                 continue
             r = wide.loc[(model, case)]
-            parts.append(f"{CASE_LABELS[case]} {r['permuted'] - r['contaminated']:+.3f}")
+            parts.append(f"{CASE_LABELS[case]} {r['permuted'] - r['contaminated']:+.3f} (clean "
+                         f"{r['clean']:.3f})")
         base = (f" Base (clean training) scores {wide.loc[(model, 'base'), 'clean']:.3f} on clean "
                 f"test images." if (model, "base") in wide.index else "")
         gone = [CASE_LABELS[c] for c in cases if (model, c) in (left or {})]

@@ -86,8 +86,10 @@ def run_settings(p: MedicalProtocol, experiment: str, model: str) -> MedicalProt
 
 
 def why_not_run(p: MedicalProtocol, experiment: str, model: str, case: str) -> str | None:
-    """Why the protocol leaves the cell (model, case) out (its ``not_run``), or None."""
-    return per_experiment(p.not_run, experiment).get(model, {}).get(case) if p.not_run else None
+    """Why the protocol leaves the cell (model, case) out (its ``not_run``, which may be keyed
+    by experiment first), or None."""
+    table = p.not_run.get(experiment, p.not_run)
+    return table.get(model, {}).get(case)
 
 
 def case_config(p: MedicalProtocol, experiment: str, model: str, case: str, lam: float | None,

@@ -189,11 +189,11 @@ _EXTRA = {"per_class": {"pneu": 28, "knee": 12}, "batch_size": 8}  # EfficientNe
 _COST = {"vgg16": "a VGG-16 XS run costs ~100 (TAP), ~220 (RRR), ~500 (RBR) CPU-s, x3 with a λ "
                   "search: over the quick budget",
          "rbr": "RBR costs ~70-225 CPU-s a run (8.6-10.5x No XS), x3 with a λ search: over budget",
-         "rrr": "RRR costs ~3.6x No XS, x3 with a λ search: quick runs it on ResNet-18 PNEU only"}
-_QUICK_NOT_RUN = {e: {"vgg16": dict.fromkeys(("rrr", "rbr", "tap"), _COST["vgg16"]),
-                      "densenet121": {"rbr": _COST["rbr"], "rrr": _COST["rrr"]},
-                      "resnet18": {"rbr": _COST["rbr"], **({"rrr": _COST["rrr"]} if e == "knee" else {})}}
-                  for e in ("pneu", "knee")}
+         "rrr": "RRR costs ~3.6x No XS (~80 CPU-s a DenseNet-121 run), x3 with a λ search: run "
+                "on ResNet-18 only"}
+_QUICK_NOT_RUN = {"vgg16": dict.fromkeys(("rrr", "rbr", "tap"), _COST["vgg16"]),
+                  "densenet121": {"rbr": _COST["rbr"], "rrr": _COST["rrr"]},
+                  "resnet18": {"rbr": _COST["rbr"]}}
 MEDICAL = {
     "quick": MedicalProtocol(
         "quick", "embedded", (0,), epochs=3, batch_size=16, optimizer="adam", lr=1e-3,
