@@ -22,8 +22,8 @@ from ..experiments.medical_runs import (chapter_settings, left_out, overlap_fram
                                         search_frame, set_threads, trained, untrained)
 from ..experiments.protocols import MedicalProtocol, results_root
 from . import report
-from .medical_notes import (ARCH_LABELS, CASE_LABELS, budget_note, left_out_note,  # noqa: F401
-                            mark_left_out, override_note, search_findings, search_table,
+from .medical_notes import (ARCH_LABELS, CASE_LABELS, budget_note, constant_score,  # noqa: F401
+                            left_out_note, mark_left_out, override_note, search_findings, search_table,
                             standin_caveat)
 
 METRICS = {"pneu": "f1", "knee": "mae"}

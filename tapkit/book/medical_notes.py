@@ -95,24 +95,41 @@ def search_table(search: pd.DataFrame, choice: pd.DataFrame) -> pd.DataFrame:
     return out[cols].round(3)
 
 
+def constant_score(experiment: str) -> float:
+    """The clean-test score of the best constant prediction on the balanced stand-in: F1 of
+    always predicting the positive class (2/3) for PNEU, the MAE of always predicting the median
+    grade for KNEE."""
+    classes = CLASSES[experiment]
+    if classes == 2:
+        return 2 / 3
+    return sum(abs(k - (classes - 1) / 2) for k in range(classes)) / classes
+
+
 def search_findings(search: pd.DataFrame, choice: pd.DataFrame, experiment: str,
                     metric: str) -> str:
-    """What the search chose and whether the choice is a near-chance model: a validation loss
-    within 5% of ln(classes), what a constant prediction scores. The paper's criterion prefers
-    such models when every λ that keeps a network off the tag also keeps it from learning (or,
-    with BatchNorm on running statistics, collapses its eval-mode predictions while the training
-    loss falls); this says so where it happens."""
-    chance = math.log(CLASSES[experiment])
+    """What the search chose, and whether the choice is a near-chance model: a validation loss
+    within 5% of ln(classes) (what a constant prediction scores), or a clean-test score no better
+    than the best constant prediction's (:func:`constant_score`; read after the choice, never
+    used for it). The paper's criterion prefers such models when every λ that keeps a network
+    off the tag also keeps it from learning (or, with BatchNorm on running statistics, collapses
+    its eval-mode predictions while the training loss falls); this says so where it happens."""
+    chance, const = math.log(CLASSES[experiment]), constant_score(experiment)
+    lower = metric == "mae"
     lines = []
     for r in choice.itertuples():
         row = search[(search.model == r.model) & (search.method == r.method)
                      & (search.lam == r.lam)].iloc[0]
         name = f"{ARCH_LABELS.get(r.model, r.model)} {CASE_LABELS.get(r.method, r.method)}"
-        near = abs(row.val_loss - chance) < 0.05 * chance
-        note = (f" — **a near-chance model**: its validation loss is within 5% of ln "
-                f"{CLASSES[experiment]} = {chance:.3f}, what a constant prediction scores (its "
-                f"last training loss: {row.task_loss_last:.3f}), so the paper's criterion picked "
-                f"a model that predicts little better than chance" if near else "")
+        why = []
+        if abs(row.val_loss - chance) < 0.05 * chance:
+            why.append(f"its validation loss is within 5% of ln {CLASSES[experiment]} = "
+                       f"{chance:.3f}, what a constant prediction scores (last training loss "
+                       f"{row.task_loss_last:.3f})")
+        if (row.clean >= const) if lower else (row.clean <= const):
+            why.append(f"its clean {metric.upper()} ({row.clean:.3f}) is no better than a "
+                       f"constant prediction's ({const:.3f})")
+        note = (" — **a near-chance model**: " + "; ".join(why) + ", so the paper's criterion "
+                "chose a λ at which the network learned little" if why else "")
         lines.append(f"- {name}: λ = {r.lam:g} (val_loss {row.val_loss:.3f}; {metric.upper()} "
                      f"{row.contaminated:.3f} contaminated / {row.permuted:.3f} permuted / "
                      f"{row.clean:.3f} clean){note}.")
