@@ -44,6 +44,10 @@ def test_open_chapter_medical_takes_grids_as_its_search(tmp_path):
     ch = chapter.open_chapter(ns, "pneu", "medical", ["pneu"], notes=False)
     assert ch.settings.search == {"tap": (1e-4, 1e-3)} and ch.settings.image_size == 48
     assert ch.data() == (ch.data()[0], True) and "stand-in" in ch.data()[0]
+    ns = {"profile": "quick", "grids": "{'tap': {'resnet18': [1e-2]}}", "results": str(tmp_path)}
+    s = chapter.open_chapter(ns, "pneu", "medical", ["pneu"], notes=False).settings
+    assert s.search == {"tap": {"resnet18": (1e-2,)}}  # grids per architecture
+    assert s.grid("tap", "resnet18") == (1e-2,) and s.grid("tap", "densenet121") == ()
 
 
 def test_open_chapter_rejects_bad_parameters_and_protocols(tmp_path):
