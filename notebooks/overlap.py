@@ -76,7 +76,8 @@ display(Markdown(f"*Overlap on {data_names} — {label}*"))
 # ## Recall per layer
 #
 # One panel per dataset and architecture: the recall of the top quartile at the input (IG) and at
-# the four penalised layers, per method. The paper's finding is that with TAP the recall falls
+# the four penalised layers, per method (cells the profile does not run have no line; the PNEU
+# and KNEE chapters say why). The paper's finding is that with TAP the recall falls
 # towards zero in the deeper layers and, indirectly, at the input, while RRR and RBR keep the
 # tags in the deeper activations.
 
@@ -122,7 +123,10 @@ def overlap_table(metric: str, experiment: str) -> pd.DataFrame:
     sel["method"] = sel.case.map(medical.CASE_LABELS)
     table = sel.pivot(index=["architecture", "method"], columns="layer", values="cell")
     order = [(medical.ARCH_LABELS[m], medical.CASE_LABELS[c]) for m in models for c in methods]
-    return table.reindex(order)[layers]
+    table = table.reindex(order)[layers]
+    for model, case in medical.left_out(s, experiment, models, methods):  # the profile's not_run
+        table.loc[(medical.ARCH_LABELS[model], medical.CASE_LABELS[case])] = "not run"
+    return table
 
 
 for experiment in datasets:
@@ -152,13 +156,13 @@ recall = recall[~recall.model.isin(skip)]
 compare = pd.DataFrame({"No XS: IG": mean_recall("none", ["ig"]),
                         "TAP: IG": mean_recall("tap", ["ig"]),
                         "No XS: Act 1-2": mean_recall("none", ["act1", "act2"]),
-                        "TAP: Act 1-2": mean_recall("tap", ["act1", "act2"])})
+                        "TAP: Act 1-2": mean_recall("tap", ["act1", "act2"])}).dropna()
 display(Markdown(f"*Mean recall of the tags, TAP vs No XS — {data_names}; {label}*"))
 display(compare.round(3))
 lower = (compare["TAP: Act 1-2"] < compare["No XS: Act 1-2"]).sum()
 display(Markdown(f"TAP's top-quartile activations in the first two penalised layers overlap the "
                  f"tags less than No XS's in **{lower} of {len(compare)}** dataset/architecture "
-                 f"pairs here (recall at chance is 0.25"
+                 f"pairs with a TAP run here (recall at chance is 0.25"
                  + (f"; untrained in this profile and left out: "
                     f"{', '.join(medical.ARCH_LABELS[m] for m in skip)}" if skip else "") + ")."))
 

@@ -104,8 +104,9 @@ if "pneu" in datasets:
 # Rows: for each image, one row per method; columns: the image, |input gradient|, and the
 # activation maps of the four penalised layers (each map drawn over the whole image, so a 2×2 map
 # shows as four blocks). In the quick profile the images are 32 px, so the deepest maps are 2×2
-# or 1×1 and only the first layers can show where the tag is, and VGG-16 is untrained there (see
-# the note above), so its rows are the same random network.
+# or 1×1 and only the first layers can show where the tag is. Cells the profile does not run (in
+# the quick profile: XS on VGG-16, RBR, RRR beyond ResNet-18 on PNEU; the PNEU and KNEE chapters
+# say why) have no rows.
 
 # %% tags=["hide-input"]
 for experiment in datasets:

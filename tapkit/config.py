@@ -39,6 +39,7 @@ class TrainConfig:
     image_size: int | None = None
     artifact: str = "tag"
     per_class: int | None = None
+    test_per_class: int | None = None   # stand-in test digits per class (None: per_class // 4)
     pretrained: bool = False
     weights_fallback: bool = True       # pretrained weights missing: random start (recorded) or error
     tap_norm: str = "l1"                # "l1" (Definition 2) or "l2sq" (released code)
@@ -79,9 +80,12 @@ class TrainConfig:
 
     def to_dict(self) -> dict:
         """Plain JSON-able fields; the source as its string (``str(source)``), which is what it
-        was before sources had types, so configs keep their hash."""
+        was before sources had types, so configs keep their hash (and for the same reason no
+        ``test_per_class`` when it is None)."""
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d["source"] = str(self.source)
+        if d["test_per_class"] is None:  # added later: absent when unset, so old keys hold
+            del d["test_per_class"]
         d["teacher"] = self.teacher.to_dict() if self.teacher is not None else None
         return d
 

@@ -246,11 +246,13 @@ def knee(path: str | Path, **kwargs) -> tuple[Task, dict[str, Split]]:
 
 
 def digits_standin(task: str, seed: int = 0, size: int = 64, artifact: str = "tag",
-                   clean_fraction: float = 0.0, per_class: int | None = None) -> tuple[Task, dict[str, Split]]:
+                   clean_fraction: float = 0.0, per_class: int | None = None,
+                   test_per_class: int | None = None) -> tuple[Task, dict[str, Split]]:
     """A stand-in for PNEU (``task="pneu"``: digits 0-4 vs 5-9) or KNEE (``task="knee"``: digits
     0-4 as grades) built from the embedded real digits, resized to ``size`` and run through the
     medical protocol (3 channels, text tags or stripes, ImageNet normalisation). It is what the
-    medical chapters run when the PNEU/KNEE folders are absent; the book labels it as such."""
+    medical chapters run when the PNEU/KNEE folders are absent; the book labels it as such; test
+    digits per class: ``test_per_class``, else ``max(per_class // 4, 10)`` (noisy for F1)."""
     from PIL import Image
 
     x_train, y_train, x_test, y_test = mnist_embedded()
@@ -274,7 +276,7 @@ def digits_standin(task: str, seed: int = 0, size: int = 64, artifact: str = "ta
             (size, size), Image.BILINEAR), dtype=np.float32) for img in x[idx]])
         return resized, conv(y[idx])
 
-    n_test = None if per_class is None else max(per_class // 4, 10)
+    n_test = test_per_class or (None if per_class is None else max(per_class // 4, 10))
     xtr, ytr = take(x_train, y_train, keep_tr, per_class)
     xte, yte = take(x_test, y_test, keep_te, n_test)
     contaminate, permute = medical_contamination(artifact, classes, size)
@@ -286,14 +288,13 @@ def digits_standin(task: str, seed: int = 0, size: int = 64, artifact: str = "ta
 def load_experiment(experiment: str, *, source: "Source | str" = "embedded", seed: int = 0,
                     clean_fraction: float = 0.0, image_size: int | None = None,
                     artifact: str = "tag", per_class: int | None = None,
-                    root: str | None = None) -> tuple[Task, dict[str, Split]]:
+                    root: str | None = None, test_per_class: int | None = None) -> tuple[Task, dict[str, Split]]:
     """One entry point for every experiment name used by configs and the CLI."""
     if experiment == "decoy-mnist":
         return decoy_mnist(source, seed, clean_fraction, root)
     if experiment in ("pneu", "knee"):
-        size = image_size or 224
-        src = parse_source(source, experiment)
+        size, src = image_size or 224, parse_source(source, experiment)
         if isinstance(src, Embedded):
-            return digits_standin(experiment, seed, size, artifact, clean_fraction, per_class)
+            return digits_standin(experiment, seed, size, artifact, clean_fraction, per_class, test_per_class)
         return medical_folder(experiment, src.path, seed, size, artifact, clean_fraction, per_class)
     raise ValueError(f"unknown experiment {experiment!r}; expected 'decoy-mnist', 'pneu' or 'knee'")

@@ -33,15 +33,17 @@ log = logging.getLogger(__name__)
 
 
 @lru_cache(maxsize=8)
-def _cached_experiment(experiment, source, seed, clean_fraction, image_size, artifact, per_class):
+def _cached_experiment(experiment, source, seed, clean_fraction, image_size, artifact, per_class,
+                       test_per_class=None):
     return load_experiment(experiment, source=source, seed=seed, clean_fraction=clean_fraction,
-                           image_size=image_size, artifact=artifact, per_class=per_class)
+                           image_size=image_size, artifact=artifact, per_class=per_class,
+                           test_per_class=test_per_class)
 
 
 def experiment_data(cfg: TrainConfig) -> tuple[Task, dict[str, Split]]:
     """The run's task and splits (cached in-process: sweeps reuse them)."""
     return _cached_experiment(cfg.experiment, cfg.source, cfg.seed, cfg.clean_fraction,
-                              cfg.image_size, cfg.artifact, cfg.per_class)
+                              cfg.image_size, cfg.artifact, cfg.per_class, cfg.test_per_class)
 
 
 def training_split(cfg: TrainConfig, splits: dict[str, Split]) -> Split:

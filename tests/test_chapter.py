@@ -44,6 +44,10 @@ def test_open_chapter_medical_takes_grids_as_its_search(tmp_path):
     ch = chapter.open_chapter(ns, "pneu", "medical", ["pneu"], notes=False)
     assert ch.settings.search == {"tap": (1e-4, 1e-3)} and ch.settings.image_size == 48
     assert ch.data() == (ch.data()[0], True) and "stand-in" in ch.data()[0]
+    ns = {"profile": "quick", "grids": "{'tap': {'resnet18': [1e-2]}}", "results": str(tmp_path)}
+    s = chapter.open_chapter(ns, "pneu", "medical", ["pneu"], notes=False).settings
+    assert s.search == {"tap": {"resnet18": (1e-2,)}}  # grids per architecture
+    assert s.grid("tap", "resnet18") == (1e-2,) and s.grid("tap", "densenet121") == ()
 
 
 def test_open_chapter_rejects_bad_parameters_and_protocols(tmp_path):
@@ -114,6 +118,16 @@ def test_smoke_profile_trims_every_protocol():
     quick, smoke = protocols.medical("quick"), protocols.medical("smoke")
     assert smoke.epochs == 1 < quick.epochs and smoke.source == "embedded"
     assert smoke.per_class["pneu"] < quick.per_class["pneu"]
+    # every smoke run is one epoch (VGG-16 too, as the authors' 40M-parameter head), and its λ
+    # search one value per grid
+    from tapkit.experiments import medical_plans
+
+    runs = medical_plans.medical_runs(smoke, "knee", medical_plans.ARCHITECTURES,
+                                      medical_plans.CASES, lambdas={"tap": 1.0, "rrr": 1.0})
+    assert {r.cfg.epochs for r in runs} == {1} and {r.cfg.per_class for r in runs} == {3}
+    assert {r.cfg.model for r in runs if r.model == "vgg16"} == {"vgg16_authors"}
+    grids = [smoke.grid(m, a) for m in ("tap", "rrr", "rbr") for a in medical_plans.ARCHITECTURES]
+    assert max(map(len, grids)) == 1
     assert protocols.mnist("smoke").epochs == 1 and protocols.bench("smoke").steps == 1
 
 

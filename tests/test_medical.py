@@ -191,6 +191,21 @@ def test_standin_masks_lie_exactly_on_the_tags(standin, task):
     assert splits["test_clean"].mask.sum() == 0
 
 
+def test_standin_test_size_is_a_setting_of_its_own(standin):
+    # default: max(per_class // 4, 10) test digits per class, as before
+    assert len(standin["pneu"][1]["test_clean"]) == 2 * 10
+    _, splits = data.digits_standin("knee", seed=0, size=32, per_class=20, test_per_class=30)
+    assert len(splits["test_clean"]) == len(splits["test_permuted"]) == 5 * 30
+    assert np.bincount(splits["test_clean"].y.numpy()).tolist() == [30] * 5
+    # through the protocol: the quick profile's 100 (PNEU) / 60 (KNEE) test digits per class
+    s = protocols.medical("quick")
+    cfg = medical.case_config(s, "knee", "resnet18", "none", None, 0)
+    assert (cfg.per_class, cfg.test_per_class) == (100, 60)
+    # unset, it leaves the config's hash as it was before the setting existed
+    assert "test_per_class" not in cfg.replace(test_per_class=None).to_dict()
+    assert cfg.key() != cfg.replace(test_per_class=None).key()
+
+
 def test_standin_rejects_an_unknown_task():
     with pytest.raises(ValueError, match="unknown stand-in task"):
         data.digits_standin("chest", size=32, per_class=2)
@@ -199,7 +214,7 @@ def test_standin_rejects_an_unknown_task():
 # ----------------------------------------------------------------------------- run lists
 
 def test_medical_runs_use_the_paper_lambdas_and_batchnorm_eval_for_rbr():
-    s = medical.chapter_settings("quick")
+    s = medical.chapter_settings("quick", not_run={})  # every cell, at the paper's λ
     runs = medical.medical_runs(s, "pneu", ["vgg16", "resnet18"], medical.CASES)
     by = {(r.model, r.case): r.cfg for r in runs}
     assert len(runs) == 2 * len(medical.CASES) * len(s.seeds)
@@ -210,6 +225,7 @@ def test_medical_runs_use_the_paper_lambdas_and_batchnorm_eval_for_rbr():
     assert by["resnet18", "none"].data == "contaminated"
     vgg = s.model_overrides["vgg16"]
     assert by["vgg16", "none"].epochs == vgg["epochs"] and by["resnet18", "none"].epochs == s.epochs
+    assert by["vgg16", "none"].model == "vgg16_authors" and by["vgg16", "none"].lr == 1e-4
     stripe = medical.medical_runs(s, "knee", ["resnet18"], ["tap"], "stripe")
     assert stripe[0].cfg.artifact == "stripe" and stripe[0].cfg.lam == 1e-3
 
@@ -268,3 +284,60 @@ def test_trained_reads_a_stored_model_without_initialising_it(tmp_path):
     frame = medical.overlap_frame([run], tmp_path, max_images=4)
     assert set(frame.layer) == {"ig", "act1", "act2", "act3", "act4"}
     assert frame.value.between(0, 1).all()
+
+
+# ----------------------------------------------------------------------------- quick profile cells
+
+def test_quick_profile_leaves_cells_out_with_a_reason_and_searches_per_architecture():
+    s = protocols.medical("quick")
+    runs = medical.medical_runs(s, "pneu", medical.ARCHITECTURES, medical.CASES, lambdas={"tap": 1.0, "rrr": 1.0})
+    assert [(r.model, r.case) for r in runs] == [
+        ("vgg16", "base"), ("vgg16", "none"), ("resnet18", "base"), ("resnet18", "none"),
+        ("resnet18", "rrr"), ("resnet18", "tap"), ("densenet121", "base"),
+        ("densenet121", "none"), ("densenet121", "tap")]
+    assert {r.model: r.cfg.epochs for r in runs} == {"vgg16": 4, "resnet18": 3, "densenet121": 4}
+    left = medical.left_out(s, "knee", medical.ARCHITECTURES, medical.CASES)
+    assert sorted(left) == sorted([("vgg16", "rrr"), ("vgg16", "rbr"), ("vgg16", "tap"),
+                                   ("resnet18", "rbr"), ("densenet121", "rrr"),
+                                   ("densenet121", "rbr")])
+    assert "CPU-s" in left["vgg16", "tap"]
+    # not_run may be keyed by experiment first
+    by_exp = dataclasses.replace(s, not_run={"knee": {"resnet18": {"tap": "why"}}})
+    assert medical.left_out(by_exp, "knee", ["resnet18"], ["tap"]) == {("resnet18", "tap"): "why"}
+    assert medical.left_out(by_exp, "pneu", ["resnet18"], ["tap"]) == {}
+    assert s.grid("rrr", "resnet18") == (10.0, 100.0, 1000.0) and s.grid("rrr", "vgg16") == ()
+    # one grid for every architecture still works (the paper's, or a -p grids override)
+    assert dataclasses.replace(s, search={"tap": (1e-3,)}).grid("tap", "vgg16") == (1e-3,)
+
+
+def test_search_findings_flag_a_near_chance_choice():
+    import pandas as pd
+    from tapkit.experiments import plans
+
+    # ResNet-18 TAP on the PNEU stand-in, measured (docs/standin-research.md): λ = 1 has the
+    # lowest val_loss but its training loss stayed at ln 2
+    search = pd.DataFrame({"model": ["resnet18"] * 3, "method": ["tap"] * 3,
+                           "lam": [1e-2, 1e-1, 1.0], "val_loss": [1.119, 0.846, 0.682],
+                           "task_loss_last": [0.21, 0.55, 0.69], "contaminated": [0.922, 0.581, 0.681],
+                           "permuted": [0.566, 0.522, 0.676], "clean": [0.783, 0.578, 0.685],
+                           "status": ["ok"] * 3})
+    choice = plans.choose_lambdas(search, ["model", "method"])
+    text = medical.search_findings(search, choice, "pneu", "f1")
+    assert "λ = 1 " in text and "near-chance" in text
+    assert medical.search_table(search, choice).chosen.tolist() == ["", "", "✓"]
+    assert "within 5% of ln 2" in text and "no better than a constant" not in text  # 0.685 > 2/3
+    # the clean-score criterion alone: KNEE DenseNet-121 TAP λ 0.1, measured (clean MAE 1.283)
+    knee = pd.DataFrame({"model": ["densenet121"], "method": ["tap"], "lam": [0.1],
+                         "val_loss": [1.363], "task_loss_last": [1.222], "contaminated": [1.277],
+                         "permuted": [1.343], "clean": [1.283], "status": ["ok"]})
+    text = medical.search_findings(knee, plans.choose_lambdas(knee, ["model", "method"]), "knee", "mae")
+    assert "clean MAE (1.283) is no better than a constant prediction's (1.200)" in text
+    assert "ln 5" not in text
+    # λ 1e-3 / 1e-2, measured: 1e-2 is chosen and learned the digits (clean F1 0.783)
+    good = pd.DataFrame({"model": ["resnet18"] * 2, "method": ["tap"] * 2, "lam": [1e-3, 1e-2],
+                         "val_loss": [4.627, 1.119], "task_loss_last": [0.04, 0.21],
+                         "contaminated": [0.995, 0.922], "permuted": [0.021, 0.566],
+                         "clean": [0.710, 0.783], "status": ["ok"] * 2})
+    fine = medical.search_findings(good, plans.choose_lambdas(good, ["model", "method"]), "pneu", "f1")
+    assert "λ = 0.01 " in fine and "near-chance" not in fine
+    assert medical.constant_score("knee") == pytest.approx(1.2)  # always grade 2 on grades 0-4

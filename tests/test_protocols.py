@@ -91,8 +91,17 @@ def test_quick_profile_keeps_the_equations_and_its_trimmed_search(tmp_path):
     assert [(c.method, c.lam) for c in configs["lambda_search"]] == [
         ("tap", 1e-4), ("tap", 1e-3), ("tap", 1e-2)]
     assert {c.source for c in configs["mnist"]} == {sources.Embedded()}
-    # the quick profile does not search the medical stand-in: its lists are the chapters' runs
-    assert medical_plans.search_runs(protocols.medical("quick"), "pneu", ["resnet18"], XS) == []
+    # the medical stand-in: three λ per architecture it runs XS on, none for VGG-16 (not run)
+    quick = protocols.medical("quick")
+    found = {(r.model, r.case): [] for r in medical_plans.search_runs(quick, "pneu", medical.ARCHITECTURES, XS)}
+    for r in medical_plans.search_runs(quick, "pneu", medical.ARCHITECTURES, XS):
+        found[r.model, r.case].append(r.lam)
+    assert found == {("resnet18", "rrr"): [1e1, 1e2, 1e3], ("resnet18", "tap"): [1e-3, 1e-2, 1e-1],
+                     ("densenet121", "tap"): [1e-3, 1e-2, 1e-1]}
+    knee = medical_plans.search_runs(quick, "knee", medical.ARCHITECTURES, XS)
+    assert {(r.model, r.case) for r in knee} == {("resnet18", "rrr"), ("resnet18", "tap"),
+                                                 ("densenet121", "tap")}
+    assert medical_plans.search_runs(quick, "pneu", medical.EXTRA_ARCHITECTURES, XS) == []
 
 
 def test_paper_search_follows_the_paper_grid(tmp_path):

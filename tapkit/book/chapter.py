@@ -98,7 +98,7 @@ def open_chapter(namespace: MutableMapping[str, Any], name: str, protocol: str |
     elif protocol == "medical":
         grids = namespace.get("grids")
         settings = protocols.medical(profile, **{k: namespace.get(k) for k in MEDICAL_KEYS},
-                                     search=grids and {m: tuple(g) for m, g in grids.items()})
+                                     search=grids and {m: _grid(g) for m, g in grids.items()})
         _medical_notes(settings, datasets, notes)
     root = protocols.results_root(profile, namespace.get("results")
                                   or report.repo_root() / "results")
@@ -109,6 +109,13 @@ def open_chapter(namespace: MutableMapping[str, Any], name: str, protocol: str |
     if show:
         ch.show_settings()
     return ch
+
+
+def _grid(grid):
+    """A ``grids`` parameter's value: one λ list, or lists per architecture."""
+    if isinstance(grid, dict):
+        return {model: tuple(lams) for model, lams in grid.items()}
+    return tuple(grid)
 
 
 def _medical_notes(settings, datasets: Iterable[str], notes: bool) -> None:
@@ -160,7 +167,8 @@ def show_committed(chapter: Chapter, patterns: Iterable[str], how_to: str,
 def medical_figure(ch: Chapter, summary: pd.DataFrame, experiment: str, models, methods,
                    title: str, name: str, caveat: bool = False) -> None:
     """The paper's medical figure for ``summary`` (saved as ``figures/<name>.png`` and shown),
-    followed by the findings computed from it (and, with ``caveat``, the stand-in's caveat)."""
+    followed by the findings computed from it, the cells the profile leaves out and why (and,
+    with ``caveat``, the stand-in's caveat)."""
     import matplotlib.pyplot as plt
     from IPython.display import Markdown, display
 
@@ -168,9 +176,12 @@ def medical_figure(ch: Chapter, summary: pd.DataFrame, experiment: str, models, 
 
     untrained = medical.untrained(ch.settings)
     metric = medical.METRICS[experiment]
+    left = medical.left_out(ch.settings, experiment, models, methods)
     fig = medical.plot_results(summary, metric, models, methods, title, untrained)
     report.save_figure(fig, ch.root, name)
     plt.show()
-    display(Markdown(medical.findings(summary, metric, models, methods, untrained)))
+    display(Markdown(medical.findings(summary, metric, models, methods, untrained, left)))
+    if left:
+        display(Markdown(medical.left_out_note(left)))
     if caveat and medical.is_standin(ch.settings):
         display(Markdown(medical.STANDIN_CAVEAT))

@@ -8,7 +8,7 @@ module to import.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
@@ -17,17 +17,15 @@ from ..experiments.medical_plans import (ARCHITECTURES, CASES, DATASETS,  # noqa
                                          EXTRA_ARCHITECTURES, EXTRA_LAMBDAS, LAMBDA_SETTINGS, Run,
                                          case_config, has_batchnorm, medical_runs, paper_lambdas,
                                          per_experiment, run_settings)
-from ..experiments.medical_runs import (chapter_settings, overlap_frame,  # noqa: F401
+from ..experiments.medical_runs import (chapter_settings, left_out, overlap_frame,  # noqa: F401
                                         overlap_layers, run_frame, search_and_choose,
-                                        set_threads, trained, untrained)
+                                        search_frame, set_threads, trained, untrained)
 from ..experiments.protocols import MedicalProtocol, results_root
 from . import report
+from .medical_notes import (ARCH_LABELS, CASE_LABELS, budget_note, constant_score,  # noqa: F401
+                            left_out_note, mark_left_out, override_note, search_findings, search_table,
+                            standin_caveat)
 
-
-CASE_LABELS = {"base": "Base", "none": "No XS", "rrr": "RRR", "rbr": "RBR", "tap": "TAP",
-               "none_again": "No XS, again"}
-ARCH_LABELS = {"vgg16": "VGG-16", "resnet18": "ResNet-18", "densenet121": "DenseNet-121",
-               "efficientnet_b0": "EfficientNet-B0", "mobilenet_v2": "MobileNet-v2"}
 METRICS = {"pneu": "f1", "knee": "mae"}
 
 
@@ -60,9 +58,17 @@ def standin_note(s: MedicalProtocol, experiment: str) -> str:
             f"<b>stand-in built from the embedded MNIST digits</b> ({task}; "
             f"{s.image_size}×{s.image_size} px, 3 channels, ImageNet normalisation, "
             f"{per_experiment(s.per_class, experiment)} images per class for training and "
-            f"validation, tags at least {MIN_TAG_PX} px tall so that their letters stay legible). Every number and figure below is "
+            f"validation, {_test_size(s, experiment)} "
+            f"per class for testing, tags at least {MIN_TAG_PX} px tall so that their letters "
+            f"stay legible). Every number and figure below is "
             f"about the stand-in, not about {name}. Point the <code>source</code> parameter at "
             f"the {name} folder to run on the real data.</p></div>")
+
+
+def _test_size(s: MedicalProtocol, experiment: str) -> int:
+    """Test digits per class of the stand-in (as :func:`tapkit.data.digits_standin` takes them)."""
+    per_class = per_experiment(s.per_class, experiment)
+    return per_experiment(s.test_per_class, experiment) or max(per_class // 4, 10)
 
 
 # ----------------------------------------------------------------------------- tables and figures
@@ -80,9 +86,11 @@ def beside_paper(summary: pd.DataFrame, experiment: str, artifact: str = "tag") 
     return report.beside(summary, paper, ["model", "case", "split"])
 
 
-def wide_table(both: pd.DataFrame, models: Sequence[str], cases: Sequence[str]) -> pd.DataFrame:
+def wide_table(both: pd.DataFrame, models: Sequence[str], cases: Sequence[str],
+               left: Mapping[tuple[str, str], str] | None = None) -> pd.DataFrame:
     """One row per (architecture, case): ``contaminated (ours)``, ``contaminated (paper)``, ...
-    formatted as the paper prints them (mean (std))."""
+    formatted as the paper prints them (mean (std)); with ``left`` (cells the profile does not
+    run), those say *not run* and why."""
     fmt = both.assign(ours=[report.fmt(m, s) for m, s in zip(both.ours, both.ours_std)],
                       paper=[report.fmt(m, s) for m, s in zip(both.paper, both.paper_std)])
     fmt["architecture"] = fmt.model.map(ARCH_LABELS)
@@ -91,7 +99,8 @@ def wide_table(both: pd.DataFrame, models: Sequence[str], cases: Sequence[str]) 
     table.columns = [f"{split} ({who})" for who, split in table.columns]
     order = [(ARCH_LABELS[m], CASE_LABELS[c]) for m in models for c in cases]
     cols = [f"{sp} ({w})" for sp in report.SPLITS for w in ("ours", "paper")]
-    return table.reindex(order)[cols]
+    table = table.reindex(order)[cols]
+    return mark_left_out(table, left, models, cases) if left else table
 
 
 def plot_results(summary: pd.DataFrame, metric: str, models: Sequence[str], cases: Sequence[str],
@@ -128,10 +137,11 @@ def plot_results(summary: pd.DataFrame, metric: str, models: Sequence[str], case
 
 
 def findings(summary: pd.DataFrame, metric: str, models: Sequence[str], cases: Sequence[str],
-             skip: Sequence[str] = ()) -> str:
+             skip: Sequence[str] = (), left: Mapping[tuple[str, str], str] | None = None) -> str:
     """Plain statements of what the numbers show: per architecture, the Δ-metric of No XS (did the
-    model learn the tag?) and of each XS method, in the metric's direction. Architectures in
-    ``skip`` (untrained ones) are named as such."""
+    model learn the tag?) and of each XS method, in the metric's direction, and the clean score
+    of Base. Architectures in ``skip`` (untrained ones) are named as such; cells in ``left`` (the
+    profile's ``not_run``) are named as not run."""
     wide = summary.pivot_table(index=["model", "case"], columns="split", values="mean")
     sign = 1.0 if metric != "mae" else -1.0  # positive "loss" = worse when the tag is permuted
     lines = []
@@ -152,11 +162,16 @@ def findings(summary: pd.DataFrame, metric: str, models: Sequence[str], cases: S
             if case in ("base", "none") or (model, case) not in wide.index:
                 continue
             r = wide.loc[(model, case)]
-            parts.append(f"{CASE_LABELS[case]} {r['permuted'] - r['contaminated']:+.3f}")
+            parts.append(f"{CASE_LABELS[case]} {r['permuted'] - r['contaminated']:+.3f} (clean "
+                         f"{r['clean']:.3f})")
+        base = (f" Base (clean training) scores {wide.loc[(model, 'base'), 'clean']:.3f} on clean "
+                f"test images." if (model, "base") in wide.index else "")
+        gone = [CASE_LABELS[c] for c in cases if (model, c) in (left or {})]
         lines.append(f"- **{name}**: No XS {row['contaminated']:.3f} → {row['permuted']:.3f} when "
                      f"the tags are permuted (Δ {row['permuted'] - row['contaminated']:+.3f}): it "
                      f"{verdict}. Δ under XS: {', '.join(parts) if parts else '—'}; clean "
-                     f"{metric.upper()} of No XS {row['clean']:.3f}.")
+                     f"{metric.upper()} of No XS {row['clean']:.3f}.{base}"
+                     + (f" Not run here: {', '.join(gone)}." if gone else ""))
     return "\n".join(lines)
 
 
@@ -208,40 +223,7 @@ def _ratio(value, base) -> float | None:
     return float(value) / float(base)
 
 
-def override_note(s: MedicalProtocol) -> str:
-    """A visible note (HTML admonition) when the profile trains some architectures differently
-    from the others (the quick profile's untrained VGG-16), or an empty string."""
-    notes = []
-    for model, change in s.model_overrides.items():
-        name = ARCH_LABELS.get(model, model)
-        if change.get("epochs") == 0:
-            notes.append(f"<b>{name} is not trained in this profile</b> (0 epochs): its rows are "
-                         f"the randomly initialised network, identical for every method, and say "
-                         f"nothing about the methods. From random initialisation {name} learned "
-                         f"nothing in a CPU budget, and its full-derivative RBR step alone takes "
-                         f"~16 s on this CPU; its training step for every method is run and timed "
-                         f"in the speed-and-memory chapter. The paper profile trains it like the "
-                         f"others.")
-        else:
-            notes.append(f"{name} is trained with {dict(change)} in this profile.")
-    if not notes:
-        return ""
-    items = "".join(f"<p>{n}</p>" for n in notes)
-    return (f'<div class="admonition warning"><p class="admonition-title">Per-architecture '
-            f"settings</p>{items}</div>")
-
-
-STANDIN_CAVEAT = (
-    "**Reading the stand-in's numbers.** Each cell is one seed on a few dozen test images, so "
-    "differences of a few hundredths are noise. The stand-in's networks start from random "
-    "weights and train for a few dozen steps at 32 px: enough to pick up the large, "
-    "label-coding tag (No XS's drop above), rarely enough to learn the digits themselves "
-    "(compare Base). A model kept off the tag therefore often has nothing better to use, and "
-    "the paper's λ were tuned for ImageNet-initialised networks at 224 px with SGD at lr 1e-5, "
-    "where the penalties have other magnitudes: with those λ an XS method may leave the tag "
-    "untouched here (Δ like No XS) or suppress everything (a constant prediction). None of "
-    "this says how the methods compare on PNEU or KNEE; the paper profile on the real folders "
-    "does.")
+STANDIN_CAVEAT = standin_caveat()
 
 
 def chapter_setup(profile: str, datasets: Sequence[str], results: str | Path | None = None,

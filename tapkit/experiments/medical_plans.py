@@ -7,8 +7,8 @@ hit the same cached runs in the results store.
 Cases follow the paper's Results section: ``base`` (No XS trained on clean images), ``none``
 ("No XS", trained on contaminated images), and ``rrr``, ``rbr``, ``tap`` (Eq. 3 with the XS
 loss of Eq. 4, RBR, or Definition 2) with ground-truth masks. λ: the paper's tables, replaced by
-this profile's λ search (:func:`search_and_choose`, paper profile) where it ran, then by the
-notebook's ``lambdas``.
+this profile's λ search (:func:`search_and_choose`: the paper profile's grids, the quick
+profile's per-architecture grids) where it ran, then by the notebook's ``lambdas``.
 """
 
 from __future__ import annotations
@@ -77,11 +77,19 @@ def per_experiment(value: Any, experiment: str) -> Any:
 
 
 def run_settings(p: MedicalProtocol, experiment: str, model: str) -> MedicalProtocol:
-    """The protocol for one experiment and architecture: per-experiment values resolved (the
-    quick profile's ``per_class``) and the per-architecture overrides applied (the quick profile
-    does not train VGG-16, see :data:`~tapkit.experiments.protocols.MEDICAL`)."""
-    return dataclasses.replace(p, per_class=per_experiment(p.per_class, experiment),
-                               **dict(p.model_overrides.get(model, {})))
+    """The protocol for one experiment and architecture: the per-architecture overrides applied
+    (quick: VGG-16's learning rate, the appendix architectures' smaller data), then every value
+    keyed by experiment resolved (``per_class``, ``test_per_class``, ``epochs``...)."""
+    ms = dataclasses.replace(p, **dict(p.model_overrides.get(model, {})))
+    keyed = ("per_class", "test_per_class", "epochs", "lr", "batch_size")
+    return dataclasses.replace(ms, **{k: per_experiment(getattr(ms, k), experiment) for k in keyed})
+
+
+def why_not_run(p: MedicalProtocol, experiment: str, model: str, case: str) -> str | None:
+    """Why the protocol leaves the cell (model, case) out (its ``not_run``, which may be keyed
+    by experiment first), or None."""
+    table = p.not_run.get(experiment, p.not_run)
+    return table.get(model, {}).get(case)
 
 
 def case_config(p: MedicalProtocol, experiment: str, model: str, case: str, lam: float | None,
@@ -89,13 +97,15 @@ def case_config(p: MedicalProtocol, experiment: str, model: str, case: str, lam:
     """The run of one case. RRR and RBR take their input gradients per image, with BatchNorm on
     running statistics for the XS term (the config's default ``xs_batchnorm="eval"``, as the
     authors' extra forward pass; PyTorch has no third derivative of training-mode batch_norm
-    either); the task loss keeps its normal forward. A ``method_batch_size`` entry of the protocol sets that case's batch (paper: DenseNet-121 RBR
-    at 8)."""
+    either); the task loss keeps its normal forward. A ``method_batch_size`` entry of the
+    protocol sets that case's batch (paper: DenseNet-121 RBR at 8); ``variants`` the registry
+    entry that trains (:class:`Run` keeps the chapter's name)."""
     if case not in CASES:
         raise ValueError(f"unknown case {case!r}; expected one of {CASES}")
     ms = run_settings(p, experiment, model)
     batch = dict(ms.method_batch_size.get(model, {}))
     extra = {"batch_size": batch[case]} if case in batch else {}
+    model = p.variants.get(model, model)  # the registry entry it trains as (quick: VGG-16's head)
     if case == "base":
         return ms.config(experiment, model, method="none", data="clean", seed=seed,
                          artifact=artifact, **extra)
@@ -123,14 +133,15 @@ class Run:
 def medical_runs(p: MedicalProtocol, experiment: str, models: Sequence[str],
                  cases: Sequence[str] = CASES, artifact: str = "tag",
                  lambdas: Mapping[str, Any] | None = None) -> list[Run]:
-    """Every (model, case, seed) run of a medical chapter. ``lambdas`` overrides the paper's λ,
-    per model and method (``{"resnet18": {"tap": 1e-3}}``), then per method (``{"tap": 1e-3}``)."""
+    """Every (model, case, seed) run of a medical chapter but the protocol's ``not_run`` cells.
+    ``lambdas`` overrides the paper's λ, per model and method (``{"resnet18": {"tap": 1e-3}}``),
+    then per method (``{"tap": 1e-3}``)."""
     out = []
     for model in models:
         lams = paper_lambdas(experiment, model, artifact)
         lams.update((lambdas or {}).get(model, {}))
         lams.update({k: float(v) for k, v in (lambdas or {}).items() if not isinstance(v, Mapping)})
-        for case in cases:
+        for case in [c for c in cases if not why_not_run(p, experiment, model, c)]:
             lam = lams.get(case) if case in ("rrr", "rbr", "tap") else 0.0
             for seed in p.seeds:
                 cfg = case_config(p, experiment, model, case, lam, seed, artifact)
@@ -141,13 +152,14 @@ def medical_runs(p: MedicalProtocol, experiment: str, models: Sequence[str],
 # ----------------------------------------------------------------------------- λ search
 
 def search_runs(p: MedicalProtocol, experiment: str, models: Sequence[str],
-                methods: Sequence[str], artifact: str = "tag") -> list[Run]:
-    """The λ search of a medical chapter: every grid λ of the protocol for every architecture and
-    XS method it trains, on the first seed (none when the protocol has no grids: quick)."""
+                 methods: Sequence[str], artifact: str = "tag") -> list[Run]:
+    """The λ search of a medical chapter: every λ of the protocol's grid for each architecture
+    and XS method it trains (:meth:`MedicalProtocol.grid`; none without a grid or for a
+    ``not_run`` cell), on the first seed."""
     return [Run(experiment, artifact, model, method, p.seeds[0], float(lam),
                 case_config(p, experiment, model, method, float(lam), p.seeds[0], artifact))
-            for model in models for method in methods if method in p.search
-            for lam in p.search[method]]
+            for model in models for method in methods
+            if not why_not_run(p, experiment, model, method) for lam in p.grid(method, model)]
 
 
 def choice_name(experiment: str, artifact: str = "tag") -> str:

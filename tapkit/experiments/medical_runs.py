@@ -17,7 +17,7 @@ from ..maps import explain, overlap_by_layer
 from ..models import build_model, target_layers, target_sigma
 from .executors import run_many
 from ..results import write_table
-from .medical_plans import DATASETS, Run, choice_name, search_runs
+from .medical_plans import DATASETS, Run, choice_name, search_runs, why_not_run
 from .plans import choose_lambdas
 from .protocols import MedicalProtocol, medical
 from .store import ResultStore
@@ -41,20 +41,31 @@ def run_frame(runs: Sequence[Run], root: str | Path, device: str = "auto",
     return frame
 
 
+def search_frame(p: MedicalProtocol, experiment: str, models: Sequence[str],
+                 methods: Sequence[str], artifact: str, root: str | Path, device: str = "auto",
+                 run: Callable | None = None) -> pd.DataFrame:
+    """The λ search's runs (trained, or read from the cache), one row each with its ``method``;
+    empty when the protocol has no grid for these architectures and methods."""
+    runs = search_runs(p, experiment, models, [m for m in methods if m in ("rrr", "rbr", "tap")],
+                       artifact)
+    if not runs:
+        return pd.DataFrame()
+    frame = run_frame(runs, root, device, run)
+    frame["method"] = [r.case for r in runs]
+    return frame
+
+
 def search_and_choose(p: MedicalProtocol, experiment: str, models: Sequence[str],
                       methods: Sequence[str], artifact: str, root: str | Path,
                       device: str = "auto", run: Callable | None = None) -> int:
-    """Run (or read from the cache) the λ search and write its choice table; the number of
-    search runs (0 when the protocol does not search). ``run`` runs a list of configs into the
-    store (default: :func:`.executors.run_many`, one after another)."""
-    runs = search_runs(p, experiment, models, [m for m in methods if m in ("rrr", "rbr", "tap")],
-                       artifact)
-    if runs:
-        frame = run_frame(runs, root, device, run)
-        frame["method"] = [r.case for r in runs]
+    """Run (or read from the cache) the λ search and write its choice table (lowest val_loss,
+    the paper's criterion); the number of search runs (0 when the protocol does not search).
+    ``run`` runs a list of configs into the store (default: :func:`.executors.run_many`)."""
+    frame = search_frame(p, experiment, models, methods, artifact, root, device, run)
+    if len(frame):
         write_table(choose_lambdas(frame, ["model", "method"]), root,
-                           choice_name(experiment, artifact), {"protocol": p.as_dict()})
-    return len(runs)
+                    choice_name(experiment, artifact), {"protocol": p.as_dict()})
+    return len(frame)
 
 
 def chapter_settings(profile: str, **overrides: Any) -> MedicalProtocol:
@@ -66,6 +77,13 @@ def chapter_settings(profile: str, **overrides: Any) -> MedicalProtocol:
 def untrained(s: MedicalProtocol) -> list[str]:
     """Architectures the profile does not train (``epochs`` 0 in ``model_overrides``)."""
     return [m for m, o in s.model_overrides.items() if o.get("epochs") == 0]
+
+
+def left_out(s: MedicalProtocol, experiment: str, models: Sequence[str],
+             cases: Sequence[str]) -> dict[tuple[str, str], str]:
+    """``{(model, case): why}`` of the cells the protocol does not run (``not_run``)."""
+    found = {(m, c): why_not_run(s, experiment, m, c) for m in models for c in cases}
+    return {k: why for k, why in found.items() if why}
 
 
 def set_threads(s: Any) -> int:

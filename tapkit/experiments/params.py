@@ -78,9 +78,12 @@ def _lambdas(v: Any) -> dict:
 
 
 def _grids(v: Any) -> dict:
+    """λ grids per method: one list, or (medical chapters) one list per architecture."""
     if not isinstance(v, dict):
         raise TypeError
-    return {_string(k): _list_of(float)(val) for k, val in v.items()}
+    return {_string(k): ({_string(m): _list_of(float)(g) for m, g in val.items()}
+                         if isinstance(val, dict) else _list_of(float)(val))
+            for k, val in v.items()}
 
 
 def _models_by_experiment(v: Any) -> Any:
@@ -124,7 +127,8 @@ PARAMETERS: dict[str, tuple[Callable[[Any], Any], str]] = {
                       "lists keyed by experiment), or None (the profile's)"),
     "lambdas": (_optional(_lambdas), "a dict such as {'tap': 1e-3} or {'resnet18': {'tap': "
                                      "1e-3}}, or None"),
-    "grids": (_optional(_grids), "a dict such as {'tap': [1e-4, 1e-3]}, or None"),
+    "grids": (_optional(_grids), "a dict such as {'tap': [1e-4, 1e-3]} or {'tap': {'resnet18': "
+                                 "[1e-3]}}, or None"),
     "source": (_optional(_string), "'embedded', 'mnist', 'torchvision:/root' or a folder, or None"),
     "results": (_optional(_string), "a folder, or None (<repository>/results)"),
     "device": (_string, "'auto', 'cpu' or 'cuda'"),

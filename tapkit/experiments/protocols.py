@@ -15,8 +15,8 @@ own search.
 **λ search** (the paper's Experimental Design): log steps from 1e-9 to 1 for TAP and RRR and
 from 1 to 1e9 for RBR; the λ with the lowest loss on the validation split SC(X*, permute(y))
 wins. The paper profile searches every dataset × architecture × method it trains. The quick
-profile trims it to TAP on MNIST at 1e-4, 1e-3, 1e-2 (around the paper's 1e-3; RRR and RBR keep
-the paper's λ) and does not search the medical stand-in.
+profile trims it to TAP on MNIST at 1e-4, 1e-3, 1e-2 (RRR and RBR keep the paper's λ) and, on
+the medical stand-in, to three values per architecture (:data:`MEDICAL`).
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..sources import SOURCE_TYPES, Source, parse_source
+from ..sources import Source, parse_source
 from ..config import TrainConfig
+from .protocol_base import EQUATIONS, RELEASED, LossNorms, _Protocol  # noqa: F401 (re-exported)
 
 PROFILES = ("quick", "paper", "smoke")  # smoke: see SMOKE below
 
@@ -39,52 +40,6 @@ MNIST_KD_LAMBDAS = {"at": 1.0, "jt": 1e-7, "kd": 1.0}
 PAPER_GRIDS = {"tap": tuple(10.0 ** k for k in range(-9, 1)),
                "rrr": tuple(10.0 ** k for k in range(-9, 1)),
                "rbr": tuple(10.0 ** k for k in range(0, 10))}
-
-
-@dataclass(frozen=True)
-class LossNorms:
-    """Which form of each XS loss a run trains with (TrainConfig fields of the same names)."""
-
-    tap_norm: str = "l1"              # Definition 2; "l2sq" = released code
-    tap_pooling: str = "independent"  # D(M,l) from M per layer; "cumulative" = released code
-    rrr_scale: str = "none"           # Eq. 4; "released" = mask x H*W/|M| before squaring
-    rbr_variant: str = "full"         # Shao et al.'s derivative; "released" = authors' code
-
-    def fields(self) -> dict[str, str]:
-        return dataclasses.asdict(self)
-
-
-EQUATIONS = LossNorms()
-RELEASED = LossNorms("l2sq", "cumulative", "released", "released")
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, SOURCE_TYPES):
-        return str(value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    return value
-
-
-class _Protocol:
-    """Shared by the protocol dataclasses: overrides and a JSON form for the tables' metadata."""
-
-    def with_overrides(self, **overrides: Any):
-        """A copy with every non-``None`` override applied (lists become tuples)."""
-        known = {f.name for f in dataclasses.fields(self)}  # type: ignore[arg-type]
-        unknown = set(overrides) - known
-        if unknown:
-            raise ValueError(f"unknown setting(s) {sorted(unknown)}; expected some of {sorted(known)}")
-        changes = {k: tuple(v) if isinstance(v, list) else v
-                   for k, v in overrides.items() if v is not None}
-        return dataclasses.replace(self, **changes)  # type: ignore[type-var]
-
-    def as_dict(self) -> dict[str, Any]:
-        return _jsonable(self)
 
 
 @dataclass(frozen=True)
@@ -136,11 +91,13 @@ class TeachersProtocol(_Protocol):
 @dataclass(frozen=True)
 class MedicalProtocol(_Protocol):
     """PNEU/KNEE (or their digits stand-in). ``source``: ``"embedded"`` (the stand-in), a folder,
-    or ``None`` = the folder under tapkit's data folder (``$TAPKIT_DATA``), checked when a config
-    is built. ``per_class`` may be keyed by experiment; ``model_overrides`` change settings per
-    architecture; ``method_batch_size[model][method]`` sets a smaller batch (the paper's footnote:
-    DenseNet-121 with RBR at batch 8). ``weights_fallback=False``: with ``pretrained`` the run must
-    get ImageNet weights, never silently random ones."""
+    or ``None`` = ``$TAPKIT_DATA``'s folder. ``per_class``, ``test_per_class`` (stand-in test
+    digits per class; None: ``max(per_class // 4, 10)``), ``not_run`` and every
+    ``model_overrides`` value may be keyed by experiment. ``variants[model]``: the registry entry
+    an architecture trains as (recorded in its configs). ``search[method]``: one λ grid, or one
+    per architecture (XS terms differ by orders of magnitude between networks trained from
+    scratch). ``not_run[model][case]``: why a cell is left out. ``method_batch_size``: the
+    paper's DenseNet-121 RBR at batch 8. ``weights_fallback=False``: never silently random."""
 
     name: str
     source: str | None
@@ -158,7 +115,15 @@ class MedicalProtocol(_Protocol):
     method_batch_size: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     stripe_models: tuple[str, ...] = ()
     norms: LossNorms = EQUATIONS
-    search: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    search: Mapping[str, Any] = field(default_factory=dict)
+    test_per_class: Any = None
+    variants: Mapping[str, str] = field(default_factory=dict)
+    not_run: Mapping[str, Any] = field(default_factory=dict)
+
+    def grid(self, method: str, model: str) -> tuple[float, ...]:
+        """The λ grid of ``method`` on ``model`` (empty: not searched)."""
+        grid = self.search.get(method, ())
+        return tuple(grid.get(model, ()) if isinstance(grid, Mapping) else grid)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "seeds", tuple(int(s) for s in self.seeds))
@@ -186,7 +151,7 @@ class MedicalProtocol(_Protocol):
                     epochs=self.epochs, batch_size=self.batch_size, optimizer=self.optimizer,
                     lr=self.lr, image_size=self.image_size, per_class=self.per_class,
                     pretrained=self.pretrained, weights_fallback=self.weights_fallback,
-                    **self.norms.fields())
+                    test_per_class=self.test_per_class, **self.norms.fields())
         return TrainConfig(**{**base, **fields})
 
 
@@ -217,21 +182,28 @@ MNIST_TEACHERS = {  # seeds, teachers' clean fractions, training τ, XS methods,
                               (0.1, 0.01)),
 }
 
-# Medical protocol: 224 px, batch 16, ImageNet weights, SGD lr 1e-5, five seeds (paper). The quick
-# profile runs the digits stand-in at 32 px (the smallest size VGG-16's five max-pools accept)
-# from random initialisation (no weights offline) with Adam, batch 8, three epochs, on one CPU
-# thread (measured: two threads on these small steps were slower, up to 4x under load). Measured
-# on the 2-core CPU, ResNet-18 and DenseNet-121 No XS learn the stand-in's tags in that time
-# (KNEE's five tags less reliably). VGG-16 (no BatchNorm) learned nothing from random
-# initialisation in 24 steps at three learning rates, and a quick PNEU+KNEE sweep of it costs
-# ~4 minutes even at one epoch (its full-derivative RBR step takes ~16 s), so the quick profile
-# evaluates VGG-16 untrained (epochs 0) and says so; its training steps run in the
-# speed-and-memory chapter. The stripe appendix is paper-profile only.
+# Paper: 224 px, batch 16, ImageNet weights, SGD lr 1e-5, five seeds. Quick: the stand-in at
+# 32 px from random init, Adam, one thread and seed, as measured in docs/standin-research.md
+# (VGG-16 has no BatchNorm: lr 1e-4 to leave its ln 2 plateau); PNEU+KNEE ~15 CPU-minutes.
+_EXTRA = {"per_class": {"pneu": 28, "knee": 12}, "batch_size": 8}  # EfficientNet/MobileNet
+_COST = {"vgg16": "a VGG-16 XS run costs ~100 (TAP), ~220 (RRR), ~500 (RBR) CPU-s, x3 with a λ "
+                  "search: over the quick budget",
+         "rbr": "RBR costs ~70-225 CPU-s a run (8.6-10.5x No XS), x3 with a λ search: over budget",
+         "rrr": "RRR costs ~3.6x No XS (~80 CPU-s a DenseNet-121 run), x3 with a λ search: run "
+                "on ResNet-18 only"}
+_QUICK_NOT_RUN = {"vgg16": dict.fromkeys(("rrr", "rbr", "tap"), _COST["vgg16"]),
+                  "densenet121": {"rbr": _COST["rbr"], "rrr": _COST["rrr"]},
+                  "resnet18": {"rbr": _COST["rbr"]}}
 MEDICAL = {
-    "quick": MedicalProtocol("quick", "embedded", (0,), epochs=3, batch_size=8, optimizer="adam",
-                             lr=1e-3, image_size=32, per_class={"pneu": 28, "knee": 12},
-                             pretrained=False, weights_fallback=True, threads=1,
-                             model_overrides={"vgg16": {"epochs": 0}}),
+    "quick": MedicalProtocol(
+        "quick", "embedded", (0,), epochs=3, batch_size=16, optimizer="adam", lr=1e-3,
+        image_size=32, per_class={"pneu": 300, "knee": 100}, pretrained=False,
+        weights_fallback=True, threads=1, test_per_class={"pneu": 100, "knee": 60},
+        model_overrides={"vgg16": {"lr": 1e-4, "epochs": 4}, "densenet121": {"epochs": {
+            "pneu": 4, "knee": 3}}, "efficientnet_b0": _EXTRA, "mobilenet_v2": _EXTRA},
+        variants={"vgg16": "vgg16_authors"}, not_run=_QUICK_NOT_RUN,
+        search={"tap": {"resnet18": (1e-3, 1e-2, 1e-1), "densenet121": (1e-3, 1e-2, 1e-1)},
+                "rrr": {"resnet18": (1e1, 1e2, 1e3)}}),
     "paper": MedicalProtocol("paper", None, (0, 1, 2, 3, 4), epochs=50, batch_size=16,
                              optimizer="sgd", lr=1e-5, image_size=224, per_class=None,
                              pretrained=True, weights_fallback=False, threads=None,
@@ -257,8 +229,12 @@ def _smoke() -> None:
     MNIST["smoke"] = rep(MNIST["quick"], name="smoke", seeds=(0,), epochs=1, search={"tap": (1e-3,)},
                          ablation={"tap": (1e-3,)})
     MNIST_TEACHERS["smoke"] = MNIST_TEACHERS["quick"]
-    MEDICAL["smoke"] = rep(MEDICAL["quick"], name="smoke", epochs=1, image_size=32,
-                           per_class={"pneu": 6, "knee": 3})
+    tiny = {"per_class": {"pneu": 6, "knee": 3}, "batch_size": 8}
+    MEDICAL["smoke"] = rep(MEDICAL["quick"], name="smoke", epochs=1, per_class=tiny["per_class"],
+                           test_per_class=None, model_overrides={
+                               "vgg16": {"lr": 1e-4}, "efficientnet_b0": tiny, "mobilenet_v2": tiny},
+                           search={"tap": {"resnet18": (1e-2,), "densenet121": (1e-2,)},
+                                   "rrr": {"resnet18": (1e2,)}})
     BENCH["smoke"] = rep(BENCH["quick"], batch_size=2, image_size=32, steps=1, warmup=0,
                          model_steps={})
 

@@ -1,0 +1,150 @@
+"""The medical chapters' prose that depends on the protocol and the numbers: which settings differ
+per architecture, which cells are left out and why, what the budget was, and what the λ search
+chose. Every statement is computed from the protocol or the tables, so it changes with them;
+:mod:`tapkit.book.medical` re-exports these for the chapters.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+from ..experiments.medical_plans import per_experiment
+from ..experiments.protocols import MedicalProtocol
+
+ARCH_LABELS = {"vgg16": "VGG-16", "resnet18": "ResNet-18", "densenet121": "DenseNet-121",
+               "efficientnet_b0": "EfficientNet-B0", "mobilenet_v2": "MobileNet-v2"}
+CASE_LABELS = {"base": "Base", "none": "No XS", "rrr": "RRR", "rbr": "RBR", "tap": "TAP",
+               "none_again": "No XS, again"}
+CLASSES = {"pneu": 2, "knee": 5}
+VARIANTS = {"vgg16_authors": "the authors' classifier head (25088→1024→ReLU→Dropout→classes, "
+                             "40 M parameters instead of torchvision's 138 M)"}
+
+
+def override_note(s: MedicalProtocol) -> str:
+    """A visible note (HTML admonition) when the profile trains some architectures differently
+    from the others (another registry entry, other settings, none at all), or an empty string."""
+    notes = []
+    for model, variant in s.variants.items():
+        notes.append(f"<b>{ARCH_LABELS.get(model, model)} is <code>{variant}</code></b> in this "
+                     f"profile: {VARIANTS.get(variant, variant)}; every run's config records it.")
+    for model, change in s.model_overrides.items():
+        name = ARCH_LABELS.get(model, model)
+        if change.get("epochs") == 0:
+            notes.append(f"<b>{name} is not trained in this profile</b> (0 epochs): its rows are "
+                         f"the randomly initialised network, identical for every method.")
+        else:
+            notes.append(f"{name} is trained with {dict(change)} in this profile.")
+    if not notes:
+        return ""
+    items = "".join(f"<p>{n}</p>" for n in notes)
+    return (f'<div class="admonition warning"><p class="admonition-title">Per-architecture '
+            f"settings</p>{items}</div>")
+
+
+def left_out_note(left: Mapping[tuple[str, str], str]) -> str:
+    """Markdown: the cells this profile does not run, each with why (empty when none)."""
+    if not left:
+        return ""
+    by_why: dict[str, list[str]] = {}
+    for (model, case), why in left.items():
+        by_why.setdefault(why, []).append(f"{ARCH_LABELS.get(model, model)} "
+                                          f"{CASE_LABELS.get(case, case)}")
+    lines = [f"- **Not run**: {', '.join(cells)} — {why}." for why, cells in by_why.items()]
+    return "\n".join(["Cells left out of this profile (marked *not run* in the table):", *lines])
+
+
+def budget_note(s: MedicalProtocol, experiment: str, seconds: float) -> str:
+    """One sentence naming the stand-in's budget: seeds, digits per class, epochs, batch, and
+    the training time the runs recorded (``seconds``, their sum, λ search included)."""
+    epochs = sorted({per_experiment(o.get("epochs", s.epochs), experiment)
+                     for m, o in s.model_overrides.items() if m in ARCH_LABELS} | {s.epochs})
+    seeds = len(s.seeds)
+    return (f"**Budget of this page**: {seeds} seed{'s' * (seeds > 1)}, "
+            f"{per_experiment(s.per_class, experiment)} training digits per class (10% of them "
+            f"the validation split), {per_experiment(s.test_per_class, experiment)} test digits "
+            f"per class, {'–'.join(map(str, epochs))} epochs at batch {s.batch_size} "
+            f"({s.optimizer}, {s.image_size} px, one CPU thread): ~{seconds / 60:.0f} minutes of "
+            f"training recorded by its runs, λ search included.")
+
+
+def standin_caveat() -> str:
+    """How to read the stand-in's numbers (one seed, random init, small data); what the runs
+    did learn is in the findings computed from the table."""
+    return ("**Reading the stand-in's numbers.** Each cell is one seed; the last-epoch score of "
+            "these short Adam runs from random weights at 32 px moves by about ±0.04 between seeds "
+            "(measured on ResNet-18, DenseNet-121 and VGG-16), so smaller differences are noise. "
+            "Whether Base learned the digits and No XS the tag is in the findings above: Base's "
+            "clean score and No XS's drop when the tags are permuted. A penalty strong enough to "
+            "keep a model off the tag can also keep it from learning the digits in so few steps. "
+            "None of this says how the methods compare on PNEU or KNEE; the paper profile on the "
+            "real folders does.")
+
+
+def search_table(search: pd.DataFrame, choice: pd.DataFrame) -> pd.DataFrame:
+    """The λ search, one row per run: λ, validation loss (the paper's criterion), last training
+    loss, the three test scores, and which λ was chosen."""
+    chosen = {(r.model, r.method, r.lam) for r in choice.itertuples()}
+    out = search.assign(
+        architecture=search.model.map(lambda m: ARCH_LABELS.get(m, m)),
+        chosen=[("✓" if (r.model, r.method, r.lam) in chosen else "") for r in search.itertuples()])
+    cols = ["architecture", "method", "lam", "val_loss", "task_loss_last", "contaminated",
+            "permuted", "clean", "chosen"]
+    return out[cols].round(3)
+
+
+def constant_score(experiment: str) -> float:
+    """The clean-test score of the best constant prediction on the balanced stand-in: F1 of
+    always predicting the positive class (2/3) for PNEU, the MAE of always predicting the median
+    grade for KNEE."""
+    classes = CLASSES[experiment]
+    if classes == 2:
+        return 2 / 3
+    return sum(abs(k - (classes - 1) / 2) for k in range(classes)) / classes
+
+
+def search_findings(search: pd.DataFrame, choice: pd.DataFrame, experiment: str,
+                    metric: str) -> str:
+    """What the search chose, and whether the choice is a near-chance model: a validation loss
+    within 5% of ln(classes) (what a constant prediction scores), or a clean-test score no better
+    than the best constant prediction's (:func:`constant_score`; read after the choice, never
+    used for it). The paper's criterion prefers such models when every λ that keeps a network
+    off the tag also keeps it from learning (or, with BatchNorm on running statistics, collapses
+    its eval-mode predictions while the training loss falls); this says so where it happens."""
+    chance, const = math.log(CLASSES[experiment]), constant_score(experiment)
+    lower = metric == "mae"
+    lines = []
+    for r in choice.itertuples():
+        row = search[(search.model == r.model) & (search.method == r.method)
+                     & (search.lam == r.lam)].iloc[0]
+        name = f"{ARCH_LABELS.get(r.model, r.model)} {CASE_LABELS.get(r.method, r.method)}"
+        why = []
+        if abs(row.val_loss - chance) < 0.05 * chance:
+            why.append(f"its validation loss is within 5% of ln {CLASSES[experiment]} = "
+                       f"{chance:.3f}, what a constant prediction scores (last training loss "
+                       f"{row.task_loss_last:.3f})")
+        if (row.clean >= const) if lower else (row.clean <= const):
+            why.append(f"its clean {metric.upper()} ({row.clean:.3f}) is no better than a "
+                       f"constant prediction's ({const:.3f})")
+        note = (" — **a near-chance model**: " + "; ".join(why) + ", so the paper's criterion "
+                "chose a λ at which the network learned little" if why else "")
+        lines.append(f"- {name}: λ = {r.lam:g} (val_loss {row.val_loss:.3f}; {metric.upper()} "
+                     f"{row.contaminated:.3f} contaminated / {row.permuted:.3f} permuted / "
+                     f"{row.clean:.3f} clean){note}.")
+    return "\n".join(lines)
+
+
+def mark_left_out(table: pd.DataFrame, left: Mapping[tuple[str, str], str],
+                  models: Sequence[str], cases: Sequence[str]) -> pd.DataFrame:
+    """``table`` (indexed by architecture and method labels) with *not run* in the rows of the
+    cells left out, and a ``why not run`` column."""
+    out = table.copy()
+    out["why not run"] = ""
+    for (model, case), why in left.items():
+        if model in models and case in cases:
+            key = (ARCH_LABELS.get(model, model), CASE_LABELS.get(case, case))
+            out.loc[key, [c for c in out.columns if "(ours)" in c]] = "not run"
+            out.loc[key, "why not run"] = why
+    return out
