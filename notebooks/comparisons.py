@@ -47,4 +47,4 @@ chapter.show_committed(ch, ["compare_*"], "run `make book PROFILE=paper` on a GP
                        "`results/paper/`.")
 
 # %% tags=["hide-input"]
-ch.finish();
+ch.finish(data="the tables the other chapters wrote");
