@@ -34,17 +34,16 @@ kept, skipped = report.paper_data_comparisons(ch.root)
 display(Markdown(f"{len(kept)} table(s) on the paper's data for profile `{profile}`"
                  + (f"; left out, measured on a stand-in: {', '.join(skipped)}." if skipped else ".")))
 for name, grp in kept.items():
-    display(Markdown(f"### {name}\n*ours: {grp['produced_by'].iloc[0]}; paper: AAAI-24, five "
-                     "seeds, RTX 3080*"))
-    display(grp.drop(columns=["table", "produced_by"]).style.format(
-        {"ours": "{:.3f}", "paper": "{:.3f}", "difference": "{:+.3f}"}, na_rep="—").hide(axis="index"))
+    display(Markdown(f"### Table `{name}`\nEach cell: ours / paper (ours − paper). *Ours: "
+                     f"{grp['produced_by'].iloc[0]}; paper: AAAI-24, five seeds, RTX 3080.*"))
+    display(report.ours_and_paper(grp))
 
 # %% [markdown]
 # ## Paper-profile results (committed, from a GPU)
 
 # %% tags=["hide-input"]
 chapter.show_committed(ch, ["compare_*"], "run `make book PROFILE=paper` on a GPU and commit "
-                       "`results/paper/`.")
+                       "`results/paper/`.");
 
 # %% tags=["hide-input"]
 ch.finish(data="the tables the other chapters wrote");

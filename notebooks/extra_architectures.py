@@ -87,7 +87,7 @@ chapter.show_committed(ch, [f"extra_{experiment}" for experiment in datasets],
                        "run `make book PROFILE=paper` on a GPU with the data folders and commit "
                        "`results/paper/`.",
                        lambda t: t.pivot_table(index=["model", "case"], columns="split",
-                                               values="mean"))
+                                               values="mean"));
 
 # %% tags=["hide-input"]
 ch.finish();

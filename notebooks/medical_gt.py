@@ -199,5 +199,5 @@ chapter.show_committed(
     ch, [f"{experiment}_gt", f"{experiment}_stripe"],
     f"run `make book PROFILE=paper` on a GPU with the {NAME} folder as `source` and commit "
     "`results/paper/`.",
-    shape=lambda t: t.pivot_table(index=["model", "case"], columns="split", values="mean"))
+    shape=lambda t: t.pivot_table(index=["model", "case"], columns="split", values="mean"));
 ch.finish();

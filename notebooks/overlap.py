@@ -173,7 +173,7 @@ display(Markdown(f"TAP's top-quartile activations in the first two penalised lay
 chapter.show_committed(ch, ["overlap"], "run `make book PROFILE=paper` on a GPU with the PNEU "
                        "and KNEE folders and commit `results/paper/`.",
                        lambda t: t.pivot_table(index=["dataset", "model", "case"],
-                                               columns=["metric", "layer"], values="ours"))
+                                               columns=["metric", "layer"], values="ours"));
 
 # %% tags=["hide-input"]
 ch.finish();

@@ -30,7 +30,7 @@ results = None       # None: <repository>/results
 
 # %% tags=["hide-input"]
 import pandas as pd
-from IPython.display import Markdown, display
+from IPython.display import HTML, Markdown, display
 
 from tapkit.book import chapter, claims, report
 from tapkit.experiments import plans, protocols
@@ -49,21 +49,11 @@ s, root = ch.settings, ch.root
 # XS's speed and memory" when every benchmarked architecture does. One seed gets no verdict.
 
 # %% tags=["hide-input"]
-VERDICT_COLOURS = {claims.REPRODUCED: "background-color: #d9f2d9",
-                   claims.NOT_REPRODUCED: "background-color: #f8d7d7",
-                   claims.NOT_RUN: "background-color: #eeeeee"}
-
-
-def show_claims(table: pd.DataFrame) -> None:
-    display(table.style.map(lambda v: VERDICT_COLOURS.get(v, ""), subset=["verdict"])
-            .hide(axis="index"))
-
-
 table = claims.claims_table(root)
 report.write_table(table, root, "claims", {"profile": profile})
 display(Markdown(f"**Profile `{profile}`** — {len(table)} claims: " + ", ".join(
     f"{n} {v}" for v, n in table["verdict"].value_counts().items()) + "."))
-show_claims(table)
+display(HTML(claims.to_html(table)))
 
 # %% [markdown]
 # ### The same claims on the paper profile (committed results)
@@ -73,7 +63,7 @@ paper_root = protocols.results_root("paper", root.parent)
 if profile == "paper":
     display(Markdown("This page *is* the paper profile: the table above is the one committed."))
 elif (paper_root / "tables").is_dir():
-    show_claims(claims.claims_table(paper_root))
+    display(HTML(claims.to_html(claims.claims_table(paper_root))))
 else:
     display(Markdown("No paper-profile results are committed yet: run `make book PROFILE=paper` "
                      "on a GPU with the full data and commit `results/paper/`."))

@@ -186,7 +186,7 @@ if not dense.empty:
 chapter.show_committed(ch, ["speed_memory"], "run this chapter with `-p profile paper` on a GPU "
                        "and commit `results/paper/tables/speed_memory.*`. Whether RBR fits "
                        "DenseNet-121 at batch 16 of 224 px on that GPU is then stated here.",
-                       lambda t: t.set_index(["model", "method"]).round(2))
+                       lambda t: t.set_index(["model", "method"]).round(2));
 for _, _, table in chapter.committed_tables(root, "speed_memory") if profile != "paper" else []:
     gpu_dense = table[(table.model == "densenet121") & (table.method == "rbr")]
     if not gpu_dense.empty:

@@ -139,3 +139,23 @@ def test_only_tables_on_the_papers_data_go_to_the_comparison_appendix(tmp_path):
                 tmp_path, "compare_pneu_gt")
     kept, skipped = paper_data_comparisons(tmp_path)
     assert list(kept) == ["mnist_gt"] and skipped == ["pneu_gt"]
+
+
+def test_the_html_table_escapes_text_and_colours_the_verdict():
+    table = pd.DataFrame([claims.Claim("A < B", "Table 1", "x & y", "3 seeds", "MNIST",
+                                       claims.NOT_REPRODUCED).__dict__])
+    html = claims.to_html(table)
+    assert "A &lt; B" in html and "x &amp; y" in html and "3 seeds · MNIST" in html
+    assert f'background-color: {claims.VERDICT_COLOURS[claims.NOT_REPRODUCED]}">not reproduced' in html
+
+
+def test_ours_and_paper_puts_one_split_per_column():
+    from tapkit.book.report import ours_and_paper
+
+    compare = pd.DataFrame({"row": ["tap", "none", "tap"], "split": ["clean", "clean", "permuted"],
+                            "ours": [0.9, 0.8, 0.7], "paper": [0.95, float("nan"), 0.5],
+                            "difference": [-0.05, float("nan"), 0.2]})
+    wide = ours_and_paper(compare)
+    assert list(wide.index) == ["tap", "none"] and list(wide.columns) == ["clean", "permuted"]
+    assert wide.loc["tap", "clean"] == "0.900 / 0.950 (-0.050)"
+    assert wide.loc["none", "clean"] == "0.800 / —" and wide.loc["tap", "permuted"] == "0.700 / 0.500 (+0.200)"

@@ -134,6 +134,22 @@ def paper_data_comparisons(root: str | Path) -> tuple[dict[str, pd.DataFrame], l
     return kept, skipped
 
 
+def ours_and_paper(compare: pd.DataFrame) -> pd.DataFrame:
+    """A :func:`write_comparison` table as one row per ``row`` and one column per split, each cell
+    ``ours / paper (ours − paper)`` (``—`` where the paper gives no value)."""
+    def cell(r) -> str:
+        if pd.isna(r.paper):
+            return f"{r.ours:.3f} / —"
+        return f"{r.ours:.3f} / {r.paper:.3f} ({r.difference:+.3f})"
+
+    out = compare.assign(cell=[cell(r) for r in compare.itertuples()])
+    wide = out.pivot(index="row", columns="split", values="cell")
+    wide = wide.reindex(index=list(dict.fromkeys(out["row"])),
+                        columns=list(dict.fromkeys(out["split"])))
+    wide.index.name, wide.columns.name = None, None
+    return wide
+
+
 def plot_metric_and_delta(wide: pd.DataFrame, title: str, metric: str = "accuracy",
                           higher_is_better: bool = True):
     """The paper's two-panel results figure: the metric on SC(X*, y)_test (left) and the
