@@ -67,8 +67,8 @@ s = t.on_seeds(s, seeds)  # Setting 2 runs on the teachers' seeds
 device = resolve_device(device)
 lams = plans.kd_lambdas(lambdas)
 extra = {} if kd_temperature is None else {"kd_temperature": kd_temperature}
-display(Markdown(f"**Profile `{profile}`**: {s.as_dict()} · teachers for KD/AT/JT: {list(t.kd_fractions)} · "
-                 f"λ: {lams}"))
+chapter.show_profile(profile, {"settings": s.as_dict(), "teachers for KD/AT/JT": list(t.kd_fractions),
+                               "λ": lams})
 
 # %% tags=["hide-input"]
 # TAP with each teacher's masks at tau = 0.01 (the Setting-2 chapter's runs, read from the cache),

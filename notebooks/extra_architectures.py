@@ -46,8 +46,8 @@ from tapkit.experiments import medical_plans
 
 ch = chapter.open_chapter(globals(), "extra_architectures", "medical", datasets, notes=False)
 s, root = ch.settings, ch.root
-display(Markdown(f"**Profile `{profile}`**: {s.as_dict()} · λ: "
-                 f"{ {e: medical.paper_lambdas(e, models[0]) for e in datasets} }"))
+chapter.show_profile(profile, {"settings": s.as_dict(),
+                               "λ": {e: medical.paper_lambdas(e, models[0]) for e in datasets}})
 
 # %% tags=["hide-input"]
 summaries = {}

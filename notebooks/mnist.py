@@ -49,7 +49,7 @@ from tapkit.experiments.executors import run_many
 ch = chapter.open_chapter(globals(), "mnist", "mnist")
 s, root = ch.settings, ch.root
 lams = plans.mnist_lambdas(root, lambdas)
-display(Markdown(f"**Profile `{profile}`**: {s.as_dict()} · λ: {lams}"))
+chapter.show_profile(profile, {"settings": s.as_dict(), "λ": lams})
 
 # %% tags=["hide-input"]
 configs = plans.mnist_configs(s, methods, lams)

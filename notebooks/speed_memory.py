@@ -75,7 +75,7 @@ medical.set_threads(protocol)
 specs = [model_spec(m, b["batch_size"], b["image_size"]) for m in models]
 names = [name for name, _, _ in specs]
 ARCH = {**medical.ARCH_LABELS, "two_layer_cnn": "Two-layer CNN"}
-display(Markdown(f"**Profile `{profile}`**: {b} on {device_name(dev)}"))
+chapter.show_profile(profile, {"settings": b, "device": device_name(dev)})
 
 # %% tags=["hide-input"]
 def measured(path) -> list[dict] | None:

@@ -74,8 +74,9 @@ s = t.on_seeds(s, seeds)  # Setting 2 runs on the teachers' seeds
 device = resolve_device(device)
 lams = plans.teacher_lambdas(lambdas)
 gt_lams = plans.mnist_lambdas(root)  # the ground-truth reference is Setting 1's TAP run
-display(Markdown(f"**Profile `{profile}`**: {s.as_dict()} · {t.as_dict()} · student threshold: `{threshold}` · "
-                 f"λ with teacher masks: {lams} · λ with ground truth: {gt_lams['tap']}"))
+chapter.show_profile(profile, {"settings": s.as_dict(), "teachers": t.as_dict(),
+                               "student threshold": threshold, "λ with teacher masks": lams,
+                               "λ with ground truth": gt_lams["tap"]})
 
 # %% tags=["hide-input"]
 annotator = plans.annotator  # the paper's names for the two teachers: teacher_10, teacher_1

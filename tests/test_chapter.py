@@ -145,3 +145,13 @@ def test_a_displayed_title_becomes_the_executed_notebooks_first_cell():
     assert [o["data"]["text/markdown"] for o in nb.cells[2].outputs] == ["*a caption*"]
     assert promote(nb) is False and len(nb.cells) == 3  # a notebook with a title is left alone
     nbformat.validate(nb)
+
+
+def test_settings_are_folded_under_one_line_naming_the_profile(monkeypatch):
+    shown = []
+    monkeypatch.setattr("IPython.display.display", shown.append)
+    chapter.show_profile("quick", {"settings": {"seeds": (0, 1, 2), "note": "a < b"}, "λ": 1e-3})
+    html = shown[0].data
+    assert html.startswith("<details><summary><b>Profile <code>quick</code></b>")
+    assert "<td>seeds</td><td><code>[0, 1, 2]</code></td>" in html
+    assert "a &lt; b" in html and "<b>λ</b></p><p><code>0.001</code>" in html

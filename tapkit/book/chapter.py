@@ -10,11 +10,12 @@ ran. ``open_chapter(globals(), "mnist", "mnist")`` does that and returns a :clas
 
 from __future__ import annotations
 
+import json
 import logging
 import types
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, MutableMapping
+from typing import Any, Iterable, Mapping, MutableMapping
 
 import pandas as pd
 
@@ -37,12 +38,10 @@ class Chapter:
     device: str = "cpu"
     datasets: tuple[str, ...] = ()
 
-    def show_settings(self, *extra: str) -> None:
-        """The profile and its settings (and ``extra`` notes) as one line on the page."""
-        from IPython.display import Markdown, display
-
-        settings = self.settings.as_dict() if self.settings is not None else {}
-        display(Markdown(" · ".join([f"**Profile `{self.profile}`**: {settings}", *extra])))
+    def show_settings(self, **extra: Any) -> None:
+        """The profile's settings (and ``extra`` named sections), folded: :func:`show_profile`."""
+        show_profile(self.profile, {"settings": self.settings.as_dict() if self.settings else {},
+                                    **extra})
 
     def data(self) -> tuple[str, bool | None]:
         """What this chapter ran on, and whether that is a stand-in for the paper's data (None:
@@ -116,6 +115,28 @@ def _grid(grid):
     if isinstance(grid, dict):
         return {model: tuple(lams) for model, lams in grid.items()}
     return tuple(grid)
+
+
+def show_profile(profile: str, sections: Mapping[str, Any]) -> None:
+    """A page's settings, folded under one line that names the profile: a reader who re-runs the
+    chapter needs every setting, one who reads it does not need a paragraph of them."""
+    from html import escape
+
+    from IPython.display import HTML, display
+
+    def code(value: Any) -> str:
+        return f"<code>{escape(json.dumps(value, ensure_ascii=False, default=str))}</code>"
+
+    def block(value: Any) -> str:
+        if not isinstance(value, Mapping):
+            return f"<p>{code(value)}</p>"
+        return "<table>" + "".join(f"<tr><td>{escape(str(k))}</td><td>{code(v)}</td></tr>"
+                                   for k, v in value.items()) + "</table>"
+
+    body = "".join(f"<p><b>{escape(str(name))}</b></p>{block(value)}"
+                   for name, value in sections.items())
+    display(HTML(f"<details><summary><b>Profile <code>{escape(profile)}</code></b>: the settings "
+                 f"of this page</summary>{body}</details>"))
 
 
 def _medical_notes(settings, datasets: Iterable[str], notes: bool) -> None:
