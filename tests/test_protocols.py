@@ -59,8 +59,7 @@ def test_every_config_of_every_chapter_builds(profile, tmp_path):
             d = json.loads(json.dumps(cfg.to_dict()))  # JSON round trip, same hash
             assert TrainConfig.from_dict(d) == cfg and TrainConfig.from_dict(d).key() == cfg.key()
     s = protocols.mnist(profile)
-    seeds = len(s.seeds)
-    assert len(configs["mnist"]) == len(plans.MNIST_CASES) * seeds
+    assert len(configs["mnist"]) == sum(len(s.seeds_for(c)) for c in plans.MNIST_CASES)
     assert len({c.key() for c in configs["mnist"]}) == len(configs["mnist"])
 
 
@@ -217,3 +216,13 @@ def test_papermill_string_parameter_runs_the_data_chapter(tmp_path):
         pm.execute_notebook(str(src), str(tmp_path / "bad.ipynb"), parameters={"seeds": "[1,"},
                             cwd=str(ROOT / "notebooks"), kernel_name="python3",
                             progress_bar=False)
+
+
+def test_a_case_may_train_on_the_first_seeds_only():
+    s = protocols.mnist("quick")
+    assert s.seeds == (0, 1, 2) and s.seeds_for("rbr") == (0,) and s.seeds_for("tap") == (0, 1, 2)
+    configs = plans.mnist_configs(s, ["tap", "rbr"], {"tap": 1e-3, "rbr": 1e4})
+    assert [(c.method, c.seed) for c in configs] == [("tap", 0), ("tap", 1), ("tap", 2), ("rbr", 0)]
+    # a notebook's seeds override: RBR keeps the first of them
+    assert protocols.mnist("quick", seeds=[5, 6]).seeds_for("rbr") == (5,)
+    assert protocols.mnist("paper").seeds_for("rbr") == (0, 1, 2, 3, 4)

@@ -73,8 +73,8 @@ def mnist_case_config(p: MnistProtocol, case: str, lams: Mapping[str, float], se
 
 
 def mnist_configs(p: MnistProtocol, cases: Sequence[str], lams: Mapping[str, float]) -> list[TrainConfig]:
-    """Setting 1: every case for every seed, case-major."""
-    return [mnist_case_config(p, c, lams, seed) for c in cases for seed in p.seeds]
+    """Setting 1: every case for each of its seeds (:meth:`MnistProtocol.seeds_for`), case-major."""
+    return [mnist_case_config(p, c, lams, seed) for c in cases for seed in p.seeds_for(c)]
 
 
 # ----------------------------------------------------------------------------- Setting 2
