@@ -166,7 +166,9 @@ def deep_claim(summaries: Mapping[str, pd.DataFrame], data: Mapping[str, str]) -
 
 def _deep_verdict(summaries: Mapping[str, pd.DataFrame]) -> tuple[bool, bool]:
     """(TAP's Δ interval reaches within MARGIN of 0 everywhere, RRR or RBR has a Δ interval wholly
-    below −MARGIN somewhere)."""
+    below −MARGIN somewhere). The summary tables hold each split's std, not Δ's: Δ's std is taken
+    as √(σ_permuted² + σ_contaminated²), which ignores their covariance over seeds (wider than
+    the paired interval when, as usual, the two splits rise and fall together)."""
     tap_ok, other_bad = True, False
     for exp, frame in summaries.items():
         sign = -1.0 if exp == "knee" else 1.0
