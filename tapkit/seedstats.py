@@ -38,10 +38,17 @@ def mean_ci(values: Sequence[float], level: float = 0.95) -> Estimate:
     if not xs:
         raise ValueError("no finite values: every run failed or none were given")
     n, mean = len(xs), sum(xs) / len(xs)
-    if n == 1:
-        return Estimate(mean, math.nan, math.nan, 1)
-    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
-    half = stats.t.ppf((1 + level) / 2, n - 1) * sd / math.sqrt(n)
+    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1)) if n > 1 else math.nan
+    return from_summary(mean, sd, n, level)
+
+
+def from_summary(mean: float, sd: float, n: int, level: float = 0.95) -> Estimate:
+    """The Student-t interval of a mean given as (mean, sample std, count), as summary tables
+    hold it; no interval for one value or a missing std."""
+    mean, n = float(mean), int(n)
+    if n < 2 or math.isnan(float(sd)):
+        return Estimate(mean, math.nan, math.nan, n)
+    half = stats.t.ppf((1 + level) / 2, n - 1) * float(sd) / math.sqrt(n)
     return Estimate(mean, mean - half, mean + half, n)
 
 

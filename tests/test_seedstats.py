@@ -32,3 +32,12 @@ def test_paired_difference_uses_common_seeds_and_cancels_seed_effects():
     assert est.excludes(0.0)  # unpaired, the spread of a (0.1) would swamp the 0.05
     with pytest.raises(ValueError, match="no seed in common"):
         paired_difference({0: 1.0}, {1: 1.0})
+
+
+def test_an_interval_from_a_summary_table_matches_the_one_from_its_values():
+    from tapkit.seedstats import from_summary, mean_ci
+
+    a, b = mean_ci([0.90, 0.92, 0.94]), from_summary(0.92, 0.02, 3)
+    assert abs(a.lo - b.lo) < 1e-12 and abs(a.hi - b.hi) < 1e-12 and a.n == b.n == 3
+    assert abs(b.hi - 0.92 - 4.302652729911275 * 0.02 / 3 ** 0.5) < 1e-9
+    assert from_summary(0.5, float("nan"), 3).n == 3 and from_summary(0.5, 0.1, 1).text() == "0.500 (1 seed, no interval)"

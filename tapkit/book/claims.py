@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 import pandas as pd
-from scipy import stats
 
-from ..seedstats import Estimate, mean_ci, paired_difference
+from ..seedstats import Estimate, from_summary, mean_ci, paired_difference
 
 REPRODUCED, NOT_REPRODUCED, NOT_RUN = "reproduced", "not reproduced", "not run here"
 MARGIN = 0.02   # "matches": the paired difference's interval lies above -MARGIN (2 points)
@@ -118,12 +117,19 @@ def cost_claim(ratios: pd.DataFrame, label: str) -> Claim:
                  "; ".join(parts), "—", label, REPRODUCED if slower else NOT_REPRODUCED)
 
 
-def _summary_ci(mean: float, std: float, n: int) -> Estimate:
-    """The t-interval of a mean from a summary table (mean, std, count)."""
-    if n < 2 or pd.isna(std):
-        return Estimate(float(mean), float("nan"), float("nan"), int(n))
-    half = stats.t.ppf(0.975, n - 1) * float(std) / n ** 0.5
-    return Estimate(float(mean), float(mean) - half, float(mean) + half, int(n))
+def _deltas(frame: pd.DataFrame, experiment: str) -> list[tuple[str, str, Estimate]]:
+    """``(model, case, Δ)`` of a medical summary table, in its order: Δ = swapped − contaminated,
+    signed so that < 0 is worse (KNEE's MAE: lower is better), with the t-interval of
+    :func:`_deep_verdict`'s docstring."""
+    sign = -1.0 if experiment == "knee" else 1.0
+    out = []
+    for (model, case), grp in frame.groupby(["model", "case"], sort=False):
+        rows = grp.set_index("split")
+        if {"contaminated", "permuted"} <= set(rows.index):
+            d = sign * (rows.loc["permuted", "mean"] - rows.loc["contaminated", "mean"])
+            sd = (rows.loc["permuted", "std"] ** 2 + rows.loc["contaminated", "std"] ** 2) ** 0.5
+            out.append((model, case, from_summary(d, sd, int(rows["count"].min()))))
+    return out
 
 
 def deep_claim(summaries: Mapping[str, pd.DataFrame], data: Mapping[str, str]) -> Claim:
@@ -133,18 +139,13 @@ def deep_claim(summaries: Mapping[str, pd.DataFrame], data: Mapping[str, str]) -
     claim = "On deep CNNs RRR/RBR let the tag re-emerge, TAP does not"
     parts, n_min, real = [], None, True
     for exp, frame in summaries.items():
-        sign = -1.0 if exp == "knee" else 1.0  # KNEE's MAE: lower is better
-        for model, grp in frame.groupby("model", sort=False):
-            cells = []
-            for case in ("none", "rrr", "rbr", "tap"):
-                rows = grp[grp["case"] == case].set_index("split")
-                if {"contaminated", "permuted"} <= set(rows.index) and rows["mean"].notna().all():
-                    d = sign * (rows.loc["permuted", "mean"] - rows.loc["contaminated", "mean"])
-                    n = int(rows["count"].min())
-                    n_min = n if n_min is None else min(n_min, n)
-                    cells.append(f"{'No XS' if case == 'none' else case.upper()} {d:+.3f}")
-            if cells:
-                parts.append(f"{exp.upper()} {model}: " + ", ".join(cells))
+        cells: dict[str, list[str]] = {}
+        for model, case, d in _deltas(frame, exp):
+            if case in ("none", "rrr", "rbr", "tap") and not pd.isna(d.mean):
+                n_min = d.n if n_min is None else min(n_min, d.n)
+                cells.setdefault(model, []).append(
+                    f"{'No XS' if case == 'none' else case.upper()} {d.mean:+.3f}")
+        parts += [f"{exp.upper()} {model}: " + ", ".join(c) for model, c in cells.items()]
         real = real and "stand-in" not in data.get(exp, "stand-in")
     evidence = ("Δ (tag swapped − contaminated, signed so that < 0 is worse) — "
                 + ("; ".join(parts) if parts else "no medical table in this build"))
@@ -171,14 +172,7 @@ def _deep_verdict(summaries: Mapping[str, pd.DataFrame]) -> tuple[bool, bool]:
     the paired interval when, as usual, the two splits rise and fall together)."""
     tap_ok, other_bad = True, False
     for exp, frame in summaries.items():
-        sign = -1.0 if exp == "knee" else 1.0
-        for (model, case), grp in frame.groupby(["model", "case"]):
-            rows = grp.set_index("split")
-            if not {"contaminated", "permuted"} <= set(rows.index):
-                continue
-            d = sign * (rows.loc["permuted", "mean"] - rows.loc["contaminated", "mean"])
-            sd = (rows.loc["permuted", "std"] ** 2 + rows.loc["contaminated", "std"] ** 2) ** 0.5
-            e = _summary_ci(d, sd, int(rows["count"].min()))
+        for _, case, e in _deltas(frame, exp):
             if case == "tap":
                 tap_ok = tap_ok and e.hi > -MARGIN
             elif case in ("rrr", "rbr"):
@@ -202,7 +196,7 @@ def teacher_claim(summary: pd.DataFrame, data: str) -> Claim:
     if count < 2:
         return Claim(claim, "Setting 2, Fig. ts", evidence + " (one seed: not judged; the paper's "
                      "finding is on PNEU/KNEE)", f"{count} seed", data, NOT_RUN)
-    e = _summary_ci(t["mean"] - n["mean"], (t["std"] ** 2 + n["std"] ** 2) ** 0.5, count)
+    e = from_summary(t["mean"] - n["mean"], (t["std"] ** 2 + n["std"] ** 2) ** 0.5, count)
     return Claim(claim, "Setting 2, Fig. ts", evidence + f"; difference {e.text()} (unpaired)",
                  f"{count} seeds", data, REPRODUCED if e.lo > 0 else NOT_REPRODUCED)
 
