@@ -32,7 +32,7 @@ results = None       # None: <repository>/results
 import pandas as pd
 from IPython.display import HTML, Markdown, display
 
-from tapkit.book import chapter, claims, report
+from tapkit.book import chapter, claim_table, report
 from tapkit.experiments import plans, protocols
 from tapkit.experiments.executors import run_many
 
@@ -49,11 +49,11 @@ s, root = ch.settings, ch.root
 # XS's speed and memory" when every benchmarked architecture does. One seed gets no verdict.
 
 # %% tags=["hide-input"]
-table = claims.claims_table(root)
+table = claim_table.claims_table(root)
 report.write_table(table, root, "claims", {"profile": profile})
 display(Markdown(f"**Profile `{profile}`** — {len(table)} claims: " + ", ".join(
     f"{n} {v}" for v, n in table["verdict"].value_counts().items()) + "."))
-display(HTML(claims.to_html(table)))
+display(HTML(claim_table.to_html(table)))
 
 # %% [markdown]
 # ### The same claims on the paper profile (committed results)
@@ -63,7 +63,7 @@ paper_root = protocols.results_root("paper", root.parent)
 if profile == "paper":
     display(Markdown("This page *is* the paper profile: the table above is the one committed."))
 elif (paper_root / "tables").is_dir():
-    display(HTML(claims.to_html(claims.claims_table(paper_root))))
+    display(HTML(claim_table.to_html(claim_table.claims_table(paper_root))))
 else:
     display(Markdown("No paper-profile results are committed yet: run `make book PROFILE=paper` "
                      "on a GPU with the full data and commit `results/paper/`."))

@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # this checkout's tapkit, also when another one is installed
 # Stages in dependency order (the Makefile's); the chapters of one stage run side by side.
 STAGES = [["data", "method", "pneu", "knee"],
-          ["lambda_search", "overlap", "visual", "extra_architectures"],
-          ["mnist", "teachers"],
+          ["lambda_search", "overlap", "visual", "extra_architectures", "medical_teachers"],
+          ["mnist", "teachers", "medical_distillation"],
           ["distillation", "explorer", "normalisation"],
           ["speed_memory"],
           ["report", "comparisons"]]

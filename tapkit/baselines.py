@@ -4,6 +4,7 @@ input gradients. Pure functions of tensors, like :mod:`tapkit.losses`."""
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import torch.nn.functional as F
@@ -24,21 +25,50 @@ def attention_map(act: Tensor, p: int = 2) -> Tensor:
     return F.normalize(q, dim=1)
 
 
+def pair_by_resolution(student_sizes: Sequence[int], teacher_sizes: Sequence[int]) -> list[tuple[int, int]]:
+    """Which student layer AT compares with which teacher layer, ``(student, teacher)`` index
+    pairs, from the layers' spatial sizes (heights), both listed shallow to deep.
+
+    Equally many layers pair in order. Otherwise every layer of the shorter list takes the
+    not-yet-paired layer of the longer list whose size is nearest (in log scale; the shallower
+    on a tie), and the longer list's other layers go unpaired. A VGG-16 student (five pooling
+    layers: 112, 56, 28, 14, 7 px at 224) with a ResNet-18 teacher (four stages: 56, 28, 14, 7)
+    pairs the last four pools with the four stages and leaves the first pool out.
+    """
+    if not student_sizes or not teacher_sizes:
+        raise ValueError("AT needs at least one student and one teacher layer")
+    if len(student_sizes) == len(teacher_sizes):
+        return [(i, i) for i in range(len(student_sizes))]
+    flip = len(student_sizes) > len(teacher_sizes)
+    short, long = (teacher_sizes, student_sizes) if flip else (student_sizes, teacher_sizes)
+    free, pairs = list(range(len(long))), []
+    for i, size in enumerate(short):
+        j = min(free, key=lambda k: (abs(math.log(long[k] / size)), k))
+        free.remove(j)
+        pairs.append((j, i) if flip else (i, j))
+    return sorted(pairs)
+
+
 def at(student_acts: Sequence[Tensor], teacher_acts: Sequence[Tensor], p: int = 2) -> Tensor:
     """Attention transfer: mean over layer pairs of ``||Q_s - Q_t||_2``, batch mean.
 
-    A student map whose size differs from the teacher's is resized bilinearly to the teacher's.
+    Layers pair by resolution (:func:`pair_by_resolution`), so student and teacher may have
+    different numbers of targets; a student map whose size still differs from its teacher
+    partner's is resized bilinearly to the teacher's.
     """
-    if len(student_acts) != len(teacher_acts) or not student_acts:
-        raise ValueError(f"need equally many (>0) student and teacher activations, got "
-                         f"{len(student_acts)} and {len(teacher_acts)}")
+    if not student_acts or not teacher_acts:
+        raise ValueError(f"need student and teacher activations, got {len(student_acts)} and "
+                         f"{len(teacher_acts)}")
+    pairs = pair_by_resolution([a.shape[-2] for a in student_acts],
+                               [a.shape[-2] for a in teacher_acts])
     total = student_acts[0].new_zeros(())
-    for s, t in zip(student_acts, teacher_acts):
+    for i, j in pairs:
+        s, t = student_acts[i], teacher_acts[j]
         if s.shape[-2:] != t.shape[-2:]:
             s = F.interpolate(s, size=t.shape[-2:], mode="bilinear", align_corners=False)
         diff = attention_map(s, p) - attention_map(t.detach(), p)
         total = total + diff.norm(dim=1).mean()
-    return total / len(student_acts)
+    return total / len(pairs)
 
 
 def jt(student_grad: Tensor, teacher_grad: Tensor) -> Tensor:

@@ -23,6 +23,7 @@ class TrainConfig:
     lam: float = 0.0
     data: str = "contaminated"          # train on "contaminated", "clean" (Base) or "holdout" (teacher)
     annotation: str = "ground_truth"    # masks: "ground_truth", "teacher" or "random"
+    random_coverage: float | None = None  # random masks' coverage (None: the ground truth's)
     teacher: "TrainConfig | None" = None  # for teacher annotations and KD/AT/JT
     tau: float = 0.01                   # teacher-annotation threshold
     threshold: str = "absolute"         # "absolute" (paper, E < tau) or "quantile" (released code)
@@ -56,6 +57,8 @@ class TrainConfig:
             raise ValueError(f"unknown data {self.data!r}; expected contaminated, clean or holdout")
         if self.annotation not in ("ground_truth", "teacher", "random"):
             raise ValueError(f"unknown annotation {self.annotation!r}")
+        if self.random_coverage is not None and not 0.0 <= self.random_coverage <= 1.0:
+            raise ValueError(f"random_coverage must lie in [0, 1], got {self.random_coverage}")
         if method.needs_teacher and self.teacher is None:
             raise ValueError(f"method {self.method!r} needs a teacher config")
         if self.annotation == "teacher" and self.teacher is None:
@@ -81,11 +84,12 @@ class TrainConfig:
     def to_dict(self) -> dict:
         """Plain JSON-able fields; the source as its string (``str(source)``), which is what it
         was before sources had types, so configs keep their hash (and for the same reason no
-        ``test_per_class`` when it is None)."""
+        ``test_per_class`` or ``random_coverage`` when it is None)."""
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d["source"] = str(self.source)
-        if d["test_per_class"] is None:  # added later: absent when unset, so old keys hold
-            del d["test_per_class"]
+        for late in ("test_per_class", "random_coverage"):  # added later: absent when unset,
+            if d[late] is None:                           # so that old keys hold
+                del d[late]
         d["teacher"] = self.teacher.to_dict() if self.teacher is not None else None
         return d
 

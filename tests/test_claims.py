@@ -4,7 +4,7 @@
 import pandas as pd
 import pytest
 
-from tapkit.book import claims
+from tapkit.book import claim_table, claims, medical_claims
 from tapkit.book.report import write_table
 
 
@@ -79,7 +79,7 @@ def summary(model_deltas: dict[str, float], n: int, std: float = 0.01) -> pd.Dat
 
 
 def test_deep_claim_is_not_judged_on_the_stand_in_but_shows_its_numbers():
-    c = claims.deep_claim({"pneu": summary({"none": -0.6, "tap": -0.1}, 1)},
+    c = medical_claims.deep_claim({"pneu": summary({"none": -0.6, "tap": -0.1}, 1)},
                           {"pneu": "stand-in built from embedded MNIST digits, not PNEU"})
     assert c.verdict == claims.NOT_RUN
     assert "PNEU resnet18: No XS -0.600, TAP -0.100" in c.evidence and "stand-in" in c.evidence
@@ -87,24 +87,24 @@ def test_deep_claim_is_not_judged_on_the_stand_in_but_shows_its_numbers():
 
 def test_deep_claim_on_real_data_with_seeds():
     real = {"pneu": "PNEU (/data)"}
-    good = claims.deep_claim({"pneu": summary({"none": -0.5, "rrr": -0.3, "tap": 0.0}, 5)}, real)
+    good = medical_claims.deep_claim({"pneu": summary({"none": -0.5, "rrr": -0.3, "tap": 0.0}, 5)}, real)
     assert good.verdict == claims.REPRODUCED
-    bad = claims.deep_claim({"pneu": summary({"none": -0.5, "rrr": 0.0, "tap": -0.3}, 5)}, real)
+    bad = medical_claims.deep_claim({"pneu": summary({"none": -0.5, "rrr": 0.0, "tap": -0.3}, 5)}, real)
     assert bad.verdict == claims.NOT_REPRODUCED
     # KNEE's MAE: a rise when permuted is the worse direction
     knee = summary({"rrr": +0.3, "tap": 0.0}, 5)
-    assert claims.deep_claim({"knee": knee}, {"knee": "KNEE (/data)"}).verdict == claims.REPRODUCED
+    assert medical_claims.deep_claim({"knee": knee}, {"knee": "KNEE (/data)"}).verdict == claims.REPRODUCED
 
 
 def test_claims_table_lists_every_claim_even_when_chapters_did_not_run(tmp_path):
     runs = runs_table({c: [(0.98, 0.90 + 0.01 * s) for s in range(3)] for c in ("none", "tap")})
     write_table(runs, tmp_path, "mnist_gt_runs", {"data": "MNIST digits (embedded)"})
-    table = claims.claims_table(tmp_path)
+    table = claim_table.claims_table(tmp_path)
     assert list(table.columns) == ["claim", "where", "evidence", "seeds", "data", "verdict"]
     verdicts = dict(zip(table.claim, table.verdict))
     assert verdicts["No XS learns the decoy on MNIST"] == claims.REPRODUCED
     missing = table[table.evidence.str.contains("did not run")]
-    assert len(missing) == 3 and set(missing.verdict) == {claims.NOT_RUN}
+    assert len(missing) == 5 and set(missing.verdict) == {claims.NOT_RUN}  # + two medical Setting 2
 
 
 @pytest.mark.parametrize("count,verdict", [(1, claims.NOT_RUN), (3, claims.REPRODUCED)])
@@ -144,9 +144,9 @@ def test_only_tables_on_the_papers_data_go_to_the_comparison_appendix(tmp_path):
 def test_the_html_table_escapes_text_and_colours_the_verdict():
     table = pd.DataFrame([claims.Claim("A < B", "Table 1", "x & y", "3 seeds", "MNIST",
                                        claims.NOT_REPRODUCED).__dict__])
-    html = claims.to_html(table)
+    html = claim_table.to_html(table)
     assert "A &lt; B" in html and "x &amp; y" in html and "3 seeds · MNIST" in html
-    assert f'background-color: {claims.VERDICT_COLOURS[claims.NOT_REPRODUCED]}">not reproduced' in html
+    assert f'background-color: {claim_table.VERDICT_COLOURS[claims.NOT_REPRODUCED]}">not reproduced' in html
 
 
 def test_ours_and_paper_puts_one_split_per_column():
@@ -159,3 +159,46 @@ def test_ours_and_paper_puts_one_split_per_column():
     assert list(wide.index) == ["tap", "none"] and list(wide.columns) == ["clean", "permuted"]
     assert wide.loc["tap", "clean"] == "0.900 / 0.950 (-0.050)"
     assert wide.loc["none", "clean"] == "0.800 / —" and wide.loc["tap", "permuted"] == "0.700 / 0.500 (+0.200)"
+
+
+REAL = {"data": {"pneu": "PNEU (/data)", "knee": "KNEE (/data)"}, "settings": {"seeds": [0, 1, 2]}}
+
+
+def test_teacher_annotations_beat_random_only_where_every_precision_is_above_the_tag_coverage():
+    quality = pd.DataFrame({"experiment": ["pneu", "pneu", "knee"], "annotator": ["teacher_10"] * 3,
+                            "tau": [0.01, 0.1, 0.01], "precision": [0.05, 0.03, 0.04],
+                            "recall": [0.2, 0.5, 0.3], "tag_coverage": [0.02, 0.02, 0.025]})
+    c = medical_claims.annotation_claim(quality, REAL)
+    assert c.verdict == claims.REPRODUCED and "lift 1.50–2.50× random" in c.evidence
+    worse = quality.assign(precision=[0.05, 0.01, 0.04])  # 0.01 < 0.02: lift 0.5
+    assert medical_claims.annotation_claim(worse, REAL).verdict == claims.NOT_REPRODUCED
+    standin = {**REAL, "data": {"pneu": "stand-in built from embedded MNIST digits, not PNEU"}}
+    c = medical_claims.annotation_claim(quality, standin)
+    assert c.verdict == claims.NOT_RUN and "stand-in" in c.evidence
+    one = {**REAL, "settings": {"seeds": [0]}}
+    assert medical_claims.annotation_claim(quality, one).verdict == claims.NOT_RUN
+
+
+def summary_rows(cells: dict[tuple[str, str], tuple[float, float, float]]) -> pd.DataFrame:
+    """(model, case) -> (contaminated, permuted, std of both) over three seeds, PNEU, tau 0.01."""
+    out = []
+    for (model, case), (c, p, sd) in cells.items():
+        for split, mean in (("contaminated", c), ("permuted", p)):
+            out.append({"experiment": "pneu", "model": model, "case": case,
+                        "method": "none" if case == "none" else "tap",
+                        "tau": "any" if case == "none" else "0.01", "split": split, "mean": mean,
+                        "std": sd, "count": 3})
+    return pd.DataFrame(out)
+
+
+def test_medical_teacher_claim_needs_teacher_students_near_zero_and_no_xs_below():
+    # Δ's std: √(2 · 0.01²) = 0.01414, half-width 2.484 · 0.01414 = 0.0351
+    good = summary_rows({("resnet18", "teacher_10"): (0.95, 0.94, 0.01),
+                         ("resnet18", "teacher_1"): (0.95, 0.93, 0.01),  # hi = -0.02 + 0.035 > -0.02
+                         ("resnet18", "none"): (1.00, 0.20, 0.01)})
+    c = medical_claims.medical_teacher_claim(good, REAL)
+    assert c.verdict == claims.REPRODUCED and "resnet18 teacher 1 -0.020" in c.evidence
+    bad = summary_rows({("resnet18", "teacher_10"): (0.95, 0.80, 0.01),  # hi = -0.115: on the tag
+                        ("resnet18", "none"): (1.00, 0.20, 0.01)})
+    assert medical_claims.medical_teacher_claim(bad, REAL).verdict == claims.NOT_REPRODUCED
+    assert medical_claims.medical_teacher_claim(good, {**REAL, "settings": {"seeds": [0]}}).verdict == claims.NOT_RUN

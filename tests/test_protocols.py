@@ -11,6 +11,7 @@ from tapkit import sources
 from tapkit.book import medical
 from tapkit.data import DataNotFoundError
 from tapkit.experiments import medical_plans, params, plans, protocols
+from tapkit.experiments import medical_teacher_plans as mtp
 from tapkit.config import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,7 +48,23 @@ def every_config(profile: str, tmp_path) -> dict[str, list[TrainConfig]]:
         runs += medical.medical_runs(m, e, medical.EXTRA_ARCHITECTURES, ["base", "none", "tap"])
         runs += medical_plans.search_runs(m, e, medical.ARCHITECTURES + medical.EXTRA_ARCHITECTURES, XS)
         out[e] = [r.cfg for r in runs]
+        out[f"{e}_setting2"] = setting2_configs(m, e, tmp_path)
     return out
+
+
+def setting2_configs(m, e: str, tmp_path) -> list[TrainConfig]:
+    """The medical Setting-2 and distillation chapters' configs (random masks at a made-up
+    coverage: the real one is read from the trained teachers)."""
+    t = protocols.medical_teachers(m.name)
+    p = mtp.on_seeds(m, t)
+    cfgs = [cfg for *_, cfg in mtp.teacher_configs(p, t, e)]
+    for model in t.models:
+        lams = mtp.student_lambdas(t, tmp_path, e, model)
+        cfgs += [st.cfg for st in mtp.xs_students(p, t, e, model, lams, dict.fromkeys(t.train_taus, 0.3))]
+        cfgs += [st.cfg for st in mtp.reference_students(p, t, e, model, mtp.setting1_lambdas(tmp_path, e, model))]
+    for model in t.kd_models:
+        cfgs += [st.cfg for st in mtp.kd_students(p, t, e, model, mtp.student_lambdas(t, tmp_path, e, model))]
+    return cfgs
 
 
 @pytest.mark.parametrize("profile", protocols.PROFILES)
@@ -226,3 +243,50 @@ def test_a_case_may_train_on_the_first_seeds_only():
     # a notebook's seeds override: RBR keeps the first of them
     assert protocols.mnist("quick", seeds=[5, 6]).seeds_for("rbr") == (5,)
     assert protocols.mnist("paper").seeds_for("rbr") == (0, 1, 2, 3, 4)
+
+
+@pytest.mark.parametrize("profile", protocols.PROFILES)
+def test_medical_setting2_students_share_their_teachers_data(profile, tmp_path):
+    m = protocols.medical(profile, source="embedded" if profile != "paper" else _medical_fixture(tmp_path))
+    t = protocols.medical_teachers(profile)
+    p = mtp.on_seeds(m, t)
+    teachers_ = {cfg.key(): cfg for *_, cfg in mtp.teacher_configs(p, t, "pneu")}
+    assert len(teachers_) == len(t.fractions) * len(p.seeds)
+    assert {c.model for c in teachers_.values()} == {"resnet18"}
+    assert all(c.data == "holdout" and c.method == "none" for c in teachers_.values())
+    model = t.models[0]
+    lams = mtp.student_lambdas(t, tmp_path, "pneu", model)
+    students = mtp.xs_students(p, t, "pneu", model, lams, {tau: 0.25 for tau in t.train_taus})
+    per_seed_tau = len(t.fractions) + 1  # each teacher's masks, and random masks
+    assert len(students) == len(t.xs_methods) * len(t.train_taus) * len(p.seeds) * per_seed_tau
+    for st in students:
+        if st.case == "random":
+            assert st.cfg.annotation == "random" and st.cfg.random_coverage == 0.25
+        else:  # taught by one of the teachers above, at the student's tau
+            assert st.cfg.teacher.key() in teachers_ and f"{st.cfg.tau:g}" == st.tau
+    kd = mtp.kd_students(p, t, "pneu", t.kd_models[0], mtp.student_lambdas(t, tmp_path, "pneu", t.kd_models[0]))
+    assert {st.method for st in kd} == set(t.kd_methods)
+    assert all(st.cfg.teacher.key() in teachers_ for st in kd)
+
+
+def test_medical_setting2_lambdas_come_from_setting1_on_the_standin(tmp_path):
+    t = protocols.medical_teachers("quick")
+    (tmp_path / "tables").mkdir()
+    (tmp_path / "tables" / "lambda_choice_pneu_tag.csv").write_text(
+        "model,method,lam,val_loss\nresnet18,tap,0.01,0.5\n")
+    lams = mtp.student_lambdas(t, tmp_path, "pneu", "resnet18")
+    assert lams["tap"] == 0.01 and lams["kd"] == lams["at"] == lams["jt"] == t.kd_lambda
+    assert lams["rrr"] == medical_plans.paper_lambdas("pneu", "resnet18")["rrr"]  # not searched
+    assert mtp.student_lambdas(t, tmp_path, "pneu", "resnet18", {"tap": 3.0})["tap"] == 3.0
+    paper = mtp.student_lambdas(protocols.medical_teachers("paper"), tmp_path, "pneu", "resnet18")
+    assert paper["tap"] == medical_plans.paper_table("teacher", "pneu", "resnet18")["tap"]
+    assert paper["at"] == medical_plans.paper_table("kd", "pneu", "resnet18")["at"]
+
+
+def test_at_pairs_a_vgg16_student_with_a_resnet18_teacher_by_resolution():
+    m, t = protocols.medical("paper", source="embedded"), protocols.medical_teachers("paper")
+    pairs = mtp.at_pairs(m, t, "pneu", "vgg16")
+    assert pairs["size"].tolist() == ["112 px", "56 px", "28 px", "14 px", "7 px"]
+    assert pairs["teacher layer"].tolist() == ["–", "layer1", "layer2", "layer3", "layer4"]
+    dense = mtp.at_pairs(m, t, "pneu", "densenet121")
+    assert dense["size"].tolist() == dense["teacher size"].tolist()  # four stages each: 1:1

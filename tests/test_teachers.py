@@ -3,11 +3,13 @@ checked against numbers worked out by hand."""
 
 import math
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
 
 from tapkit import baselines, losses, teachers
+from tapkit import data as data_module
 from tapkit.data import Split, Task
 from tapkit.config import TrainConfig
 from tapkit.experiments import run, store as store_module
@@ -180,6 +182,25 @@ def test_at_resizes_a_student_map_of_another_size():
     assert baselines.at([student], [teacher]).item() == pytest.approx(0.0, abs=1e-6)
 
 
+def test_at_pairs_layers_by_resolution_when_the_counts_differ():
+    # VGG-16's five pools against ResNet-18's four stages at 224 px: the first pool goes unpaired
+    assert baselines.pair_by_resolution([112, 56, 28, 14, 7], [56, 28, 14, 7]) == [
+        (1, 0), (2, 1), (3, 2), (4, 3)]
+    # the other way round; and the nearest size in log scale (|ln 8/10| < |ln 16/10|)
+    assert baselines.pair_by_resolution([56, 28], [112, 56, 28, 14]) == [(0, 1), (1, 2)]
+    assert baselines.pair_by_resolution([10], [16, 8]) == [(0, 1)]
+    assert baselines.pair_by_resolution([3, 2], [9, 1]) == [(0, 0), (1, 1)]  # same count: in order
+    with pytest.raises(ValueError, match="at least one"):
+        baselines.pair_by_resolution([], [4])
+    # an unpaired student layer adds nothing: a 4x4 student layer beside two 2x2 and 1x1 pairs
+    hot = torch.tensor([[[[1.0, 0.0], [0.0, 0.0]]]])
+    cold = torch.tensor([[[[0.0, 0.0], [0.0, 1.0]]]])  # attention maps e0 and e3: distance sqrt 2
+    extra = torch.rand(1, 2, 4, 4)
+    one = torch.ones(1, 1, 1, 1)
+    value = baselines.at([extra, hot, one], [cold, one]).item()
+    assert value == pytest.approx(math.sqrt(2) / 2, rel=1e-5)
+
+
 def test_jt_is_the_squared_distance_between_normalised_gradients():
     student = torch.tensor([[[[3.0, 4.0]]], [[[1.0, 0.0]]]])  # normalised: (0.6, 0.8), (1, 0)
     teacher = torch.tensor([[[[1.0, 0.0]]], [[[2.0, 0.0]]]])  # normalised: (1, 0), (1, 0)
@@ -231,3 +252,26 @@ def test_a_student_with_teacher_annotations_trains_its_teacher_first(tmp_path, m
     masks = run.annotation_masks(student, data, load_trained(teacher, tmp_path), "cpu")
     assert torch.equal(masks, teachers.threshold(e, 0.1, "quantile"))
     assert masks.flatten(1).mean(1).min().item() >= 0.1
+
+
+def test_random_masks_take_the_coverage_they_are_given():
+    _, splits = _tiny_experiment(0.0)
+    data = splits["train"]
+    base = TrainConfig(method="tap", lam=1e-3, annotation="random")
+    truth = data.mask.mean().item()
+    assert run.annotation_masks(base, data, None, "cpu").mean().item() == pytest.approx(truth, abs=0.02)
+    matched = run.annotation_masks(base.replace(random_coverage=0.6), data, None, "cpu")
+    assert matched.mean().item() == pytest.approx(0.6, abs=0.02)  # 160 x 144 pixels: std 0.003
+    # unset, the field leaves the config's hash as it was; set, it is part of it
+    assert "random_coverage" not in base.to_dict()
+    assert base.key() != base.replace(random_coverage=0.6).key()
+    with pytest.raises(ValueError, match="random_coverage"):
+        TrainConfig(annotation="random", random_coverage=1.5)
+
+
+def test_a_small_holdout_keeps_one_image_of_every_class():
+    y = np.repeat(np.arange(3), 5)  # 1% of five images per class rounds to 0
+    rest, held = data_module.stratified_split(y, 0.01, np.random.default_rng(0))
+    assert sorted(y[held].tolist()) == [0, 1, 2] and len(rest) == 12
+    rest, held = data_module.stratified_split(y, 0.0, np.random.default_rng(0))
+    assert len(held) == 0 and len(rest) == 15

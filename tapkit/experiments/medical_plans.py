@@ -41,20 +41,29 @@ EXTRA_LAMBDAS = {"pneu": {"tap": 1e-6}, "knee": {"tap": 1e-5, "rrr": 1e-6, "rbr"
 
 def paper_lambdas(experiment: str, model: str, artifact: str = "tag") -> dict[str, float]:
     """λ per XS method for one dataset and architecture from the paper's hyperparameter tables
-    (package data ``tapkit/book/paper_values/lambdas.csv``: ground-truth table for tags, stripe table for stripes);
-    for EfficientNet-B0 / MobileNet-v2, :data:`EXTRA_LAMBDAS`."""
-    if experiment not in DATASETS:
-        raise ValueError(f"unknown experiment {experiment!r}; expected one of {sorted(DATASETS)}")
+    (ground-truth table for tags, stripe table for stripes); for EfficientNet-B0 / MobileNet-v2,
+    :data:`EXTRA_LAMBDAS`."""
     if artifact not in LAMBDA_SETTINGS:
         raise ValueError(f"unknown artifact {artifact!r}; expected one of {sorted(LAMBDA_SETTINGS)}")
-    if model in EXTRA_ARCHITECTURES:
+    if model in EXTRA_ARCHITECTURES and experiment in DATASETS:
         return dict(EXTRA_LAMBDAS[experiment])
+    return paper_table(LAMBDA_SETTINGS[artifact], experiment, model)
+
+
+def paper_table(setting: str, experiment: str, model: str) -> dict[str, float]:
+    """λ per method of one of the paper's hyperparameter tables (package data
+    ``tapkit/book/paper_values/lambdas.csv``): ``setting`` "ground_truth", "stripe_ground_truth",
+    "teacher" (teacher annotations) or "kd" (the distillation comparison)."""
+    if experiment not in DATASETS:
+        raise ValueError(f"unknown experiment {experiment!r}; expected one of {sorted(DATASETS)}")
     with (resources.files("tapkit") / "book" / "paper_values" / "lambdas.csv").open() as fh:
         table = pd.read_csv(fh)  # the paper's tables are data beside the book's code
-    rows = table[(table.setting == LAMBDA_SETTINGS[artifact]) & (table.dataset == DATASETS[experiment])
+    rows = table[(table.setting == setting) & (table.dataset == DATASETS[experiment])
                  & (table.architecture == model)]
     if rows.empty:
-        raise ValueError(f"the paper gives no λ for {model} on {DATASETS[experiment]} ({artifact})")
+        known = sorted(table.setting.unique())
+        raise ValueError(f"the paper gives no {setting!r} λ for {model} on {DATASETS[experiment]} "
+                         f"(tables: {known})")
     return {row.method: float(row.mean) for row in rows.itertuples()}
 
 

@@ -123,6 +123,9 @@ PARAMETERS: dict[str, tuple[Callable[[Any], Any], str]] = {
     "models": (STR_LIST, "a list of architectures, e.g. ['resnet18']"),
     "datasets": (STR_LIST, "a list of datasets, e.g. ['pneu', 'knee']"),
     "xs_methods": (_optional(STR_LIST), "a list of XS methods, e.g. ['tap', 'rrr'], or None"),
+    "students": (_optional(STR_LIST), "a list of architectures, e.g. ['resnet18'], or None"),
+    "kd_models": (_optional(STR_LIST), "a list of architectures, e.g. ['resnet18'], or None"),
+    "quality_taus": (_optional(FLOAT_LIST), "a list of numbers, e.g. [0.01, 0.1], or None"),
     "stripe_models": (_optional(_models_by_experiment), "a list of architectures (or a dict of "
                       "lists keyed by experiment), or None (the profile's)"),
     "lambdas": (_optional(_lambdas), "a dict such as {'tap': 1e-3} or {'resnet18': {'tap': "

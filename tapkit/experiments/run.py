@@ -33,11 +33,14 @@ def needs_teacher_model(cfg: TrainConfig) -> bool:
 def annotation_masks(cfg: TrainConfig, split: Split, teacher: nn.Module | None,
                      device: str) -> Tensor:
     """The masks the config's ``annotation`` asks for on ``split``: its ground truth, random masks
-    of the same coverage, or the thresholded saliency of the trained ``teacher``."""
+    (of the ground truth's coverage, or of ``cfg.random_coverage``: the paper's random baseline
+    beside teacher masks at a threshold tau covers what those masks cover), or the thresholded
+    saliency of the trained ``teacher``."""
     if cfg.annotation == "ground_truth":
         return split.mask
     if cfg.annotation == "random":
-        coverage = split.mask.mean().item()
+        coverage = (split.mask.mean().item() if cfg.random_coverage is None
+                    else cfg.random_coverage)
         return teachers.random_masks(tuple(split.mask.shape), coverage, cfg.seed)
     if teacher is None:
         raise ValueError("annotation='teacher' needs the trained teacher model")

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..config import TrainConfig
-from ..results import write_table
+from ..results import resolve_device, write_table
 from . import medical_plans, plans, protocols
+from . import medical_teacher_plans as mtp
 from .executors import make_executor, run_many
 from .medical_runs import search_and_choose
 
@@ -84,6 +85,34 @@ def _extra(profile: str, root: Path, run: Runner, **overrides: Any) -> list[Trai
                                                                           **overrides)]
 
 
+def _medical_teachers(profile: str, root: Path, run: Runner, **overrides: Any) -> list[TrainConfig]:
+    """Teachers first (the random masks' coverage is read from their annotations), then the
+    students with teacher and random masks and Setting 1's references, as the notebook asks."""
+    p = protocols.medical(profile, **overrides)
+    t = protocols.medical_teachers(profile)
+    p = mtp.on_seeds(p, t, overrides.get("seeds"))
+    out = []
+    for e in medical_plans.DATASETS:
+        teacher_cfgs = [cfg for *_, cfg in mtp.teacher_configs(p, t, e)]
+        run(teacher_cfgs)
+        coverage = mtp.teacher_coverage(p, t, e, root / "runs", resolve_device("auto"))
+        out += teacher_cfgs
+        for m in t.models:
+            out += [st.cfg for st in mtp.xs_students(p, t, e, m, mtp.student_lambdas(t, root, e, m),
+                                                     coverage)]
+            out += [st.cfg for st in mtp.reference_students(p, t, e, m,
+                                                            mtp.setting1_lambdas(root, e, m))]
+    return out
+
+
+def _medical_distillation(profile: str, root: Path, run: Runner, **overrides: Any) -> list[TrainConfig]:
+    p = protocols.medical(profile, **overrides)
+    t = protocols.medical_teachers(profile)
+    p = mtp.on_seeds(p, t, overrides.get("seeds"))
+    return [st.cfg for e in medical_plans.DATASETS for m in t.kd_models
+            for st in mtp.kd_students(p, t, e, m, mtp.student_lambdas(t, root, e, m))]
+
+
 CHAPTERS: dict[str, Callable[..., list[TrainConfig]]] = {
     "lambda_search": _lambda_search,
     "mnist": _mnist,
@@ -92,8 +121,12 @@ CHAPTERS: dict[str, Callable[..., list[TrainConfig]]] = {
     "pneu": _medical("pneu", medical_plans.ARCHITECTURES, medical_plans.CASES, True),
     "knee": _medical("knee", medical_plans.ARCHITECTURES, medical_plans.CASES, True),
     "extra_architectures": _extra,
+    "medical_teachers": _medical_teachers,
+    "medical_distillation": _medical_distillation,
 }
-READS_CHOICE_OF = {"mnist": "lambda_search", "teachers": "lambda_search"}
+# the chapters whose λ choice (or runs) a chapter reads: they run first
+READS_CHOICE_OF = {"mnist": ("lambda_search",), "teachers": ("lambda_search",),
+                   "medical_teachers": ("pneu", "knee"), "medical_distillation": ("pneu", "knee")}
 
 
 def chapter_order(chapters: Sequence[str]) -> list[str]:
@@ -102,7 +135,7 @@ def chapter_order(chapters: Sequence[str]) -> list[str]:
     unknown = [c for c in chapters if c not in CHAPTERS]
     if unknown:
         raise ValueError(f"unknown chapter(s) {unknown}; expected some of {list(CHAPTERS)}")
-    wanted = set(chapters) | {READS_CHOICE_OF[c] for c in chapters if c in READS_CHOICE_OF}
+    wanted = set(chapters) | {r for c in chapters for r in READS_CHOICE_OF.get(c, ())}
     return [c for c in CHAPTERS if c in wanted]
 
 

@@ -1,0 +1,150 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Knowledge distillation on PNEU and KNEE
+#
+# The paper's appendix sets TAP with teacher annotations (τ = 0.01) beside three
+# knowledge-distillation methods that learn from the same ResNet-18 teachers: **KD** matches the
+# teacher's tempered softmax, **AT** its attention maps at the target layers, **JT** its input
+# gradients. TAP's teacher only points at what to ignore; these make the student imitate it. No
+# XS (Setting 1's run) is there for reference.
+#
+# **AT between different architectures.** AT compares attention maps layer by layer, so a
+# student and a teacher with different numbers of target layers need a pairing. tapkit pairs
+# them by resolution (`tapkit.baselines.pair_by_resolution`): every layer of the network with
+# fewer targets takes the unpaired layer of the other network whose spatial size is nearest,
+# and the rest go unpaired; a student map of another size is resized to its partner's. The
+# pairs for the paper's three students and their ResNet-18 teacher are listed below.
+#
+# ```bash
+# papermill notebooks/medical_distillation.ipynb out.ipynb -p profile paper -p source /data/medical
+# ```
+
+# %% tags=["parameters"]
+profile = "quick"      # "quick" (CPU, digits stand-in), "paper" (GPU, the real PNEU/KNEE)
+datasets = ["pneu", "knee"]
+seeds = None           # e.g. [0, 1, 2]; None: from the profile
+kd_models = None       # student architectures; None: from the profile
+kd_fractions = None    # teachers they learn from; None: from the profile
+methods = ["kd", "at", "jt"]
+kd_temperature = None  # None: the tapkit default (4)
+lambdas = None         # e.g. {"at": 1.0}; None: from the profile
+source = None          # None: from the profile ("embedded": the digits stand-in); or the data folder
+device = "auto"
+results = None         # None: <repository>/results
+
+# %% tags=["hide-input"]
+import matplotlib.pyplot as plt
+import pandas as pd
+from IPython.display import Markdown, display
+
+from tapkit.book import chapter, medical, report
+from tapkit.book import medical_setting2 as s2
+from tapkit.experiments import medical_teacher_plans as mtp
+from tapkit.experiments import protocols
+from tapkit.experiments.executors import run_many
+
+ch = chapter.open_chapter(globals(), "medical_distillation", "medical", datasets, notes=False)
+t = protocols.medical_teachers(profile, kd_models=kd_models, kd_fractions=kd_fractions,
+                               kd_methods=methods)
+s, root, device = mtp.on_seeds(ch.settings, t, seeds), ch.root, ch.device
+runs_root = root / "runs"
+on = {e: medical.data_name(s, e) for e in datasets}
+lams = {(e, m): mtp.student_lambdas(t, root, e, m, lambdas) for e in datasets for m in t.kd_models}
+extra = {} if kd_temperature is None else {"kd_temperature": kd_temperature}
+chapter.show_profile(profile, {"settings": s.as_dict(), "Setting 2": t.as_dict(),
+                               "λ": {f"{e} {m}": v for (e, m), v in lams.items()}, **extra})
+
+# %% [markdown]
+# ## AT's layer pairs
+#
+# Target layers, their size on this profile's images, and the ResNet-18 teacher layer each is
+# compared with (– : unpaired).
+
+# %% tags=["hide-input"]
+pairs = pd.concat([mtp.at_pairs(s, t, datasets[0], m) for m in
+                   dict.fromkeys([*t.kd_models, *protocols.medical_teachers("paper").kd_models])])
+display(pairs.assign(student=pairs.student.map(medical.ARCH_LABELS)).set_index(
+    ["student", "student layer"]))
+
+# %% [markdown]
+# ## TAP beside KD, AT and JT
+#
+# TAP's rows are the Setting-2 chapter's students with the teachers' masks at τ = 0.01 (read from
+# the cache, or trained here).
+
+# %% tags=["hide-input"]
+students_ = []
+tap_t = t.with_overrides(train_taus=(0.01,), xs_methods=("tap",))
+for e in datasets:
+    for m in t.kd_models:
+        tap = mtp.xs_students(s, tap_t, e, m, lams[(e, m)], None)
+        students_ += [st for st in tap if st.case in {mtp.annotator(f) for f in t.kd_fractions}]
+        students_ += mtp.kd_students(s, t, e, m, lams[(e, m)], **extra)
+        students_ += mtp.reference_students(s, t.with_overrides(xs_methods=()), e, m, {})  # No XS
+runs = run_many([st.cfg for st in students_], runs_root, device).assign(
+    **mtp.frame_columns(students_))
+runs["case"] = [st.method if st.case != "none" else "none" for st in students_]
+runs["teacher"] = [st.case if st.case != "none" else "no teacher" for st in students_]
+label = report.provenance_label(runs, profile)
+summary = report.summarise(runs, ["experiment", "model", "teacher", "case"])
+report.write_table(summary, root, "medical_kd",
+                   {"label": label, "settings": s.as_dict(), "teachers": t.as_dict(), "data": on,
+                    "lambdas": {f"{e} {m}": v for (e, m), v in lams.items()}, **extra});
+
+# %% tags=["hide-input"]
+for e in datasets:
+    wide = summary[summary.experiment == e].pivot_table(
+        index=["model", "teacher", "case"], columns="split", values="mean", sort=False)
+    wide.index = [f"{medical.ARCH_LABELS.get(m, m)}\n{s2.CASE_NAMES.get(c, c)}"
+                  + ("" if who == "no teacher" else f" ({s2.CASE_NAMES[who]})")
+                  for m, who, c in wide.index]
+    metric = s2.METRICS[e]
+    fig = report.plot_metric_and_delta(wide, f"{e.upper()}, TAP vs knowledge distillation — "
+                                       f"{on[e]}\n{label}", metric.upper(), metric != "mae")
+    report.save_figure(fig, root, f"medical_kd_{e}")
+    plt.show()
+    display(Markdown(s2.kd_findings(summary, e)))
+    display(Markdown(f"*{e.upper()}, mean (std) over seeds — {on[e]}; {label}*"))
+    display(s2.kd_table(summary, e))
+
+# %% [markdown]
+# The paper finds that JT and KD do not carry the teacher's insensitivity to the tag over to a
+# deep student, while AT sometimes does, on par with TAP for ResNet-18 and VGG-16 on PNEU, but
+# less reliably across architectures; TAP is the most successful at avoiding the tag on KNEE.
+
+# %% tags=["hide-input"]
+paper_t = protocols.medical_teachers("paper")
+left = []
+if medical.is_standin(s):
+    left.append("the real PNEU and KNEE images (this is the digits stand-in)")
+if set(t.kd_models) != set(paper_t.kd_models):
+    left.append("the students " + ", ".join(medical.ARCH_LABELS[m] for m in paper_t.kd_models
+                                            if m not in t.kd_models))
+if set(t.kd_fractions) != set(paper_t.kd_fractions):
+    left.append("KD, AT and JT with the 1% teacher")
+if len(s.seeds) < 5:
+    left.append(f"{len(s.seeds)} seed(s) instead of five")
+if t.lambda_source != "paper":
+    left.append(f"the paper's λ for KD, AT and JT (tuned at 224 px from ImageNet weights): here "
+                f"λ = {t.kd_lambda:g} for all three, without a search")
+display(Markdown("Run `make book PROFILE=paper` with the data for everything. This profile "
+                 "leaves out: " + ("; ".join(left) if left else "nothing") + "."))
+
+# %% [markdown]
+# ## Paper-profile results (committed, from a GPU)
+
+# %% tags=["hide-input"]
+chapter.show_committed(ch, ["medical_kd"], "run `make book PROFILE=paper` on a GPU with the "
+                       "PNEU and KNEE folders as `source` and commit `results/paper/`.");
+ch.finish(seeds=s.seeds);

@@ -1,0 +1,181 @@
+"""The medical Setting-2 and distillation chapters: their tables, the paper's annotation-quality
+figure (fig:overlap) and teacher-student figure (fig:ts), and the findings read from the tables."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import pandas as pd
+
+from . import report
+from .medical_notes import ARCH_LABELS, constant_score
+
+METRICS = {"pneu": "f1", "knee": "mae"}
+CASE_NAMES = {"teacher_10": "10% teacher", "teacher_1": "1% teacher", "random": "random",
+              "ground_truth": "ground truth", "none": "No XS", "kd": "KD", "at": "AT", "jt": "JT",
+              "tap": "TAP"}
+
+
+ORDER = ("teacher_10", "teacher_1", "random", "ground_truth", "none")
+
+
+def _rank(case: str) -> int:
+    return ORDER.index(case) if case in ORDER else len(ORDER)
+
+
+def quality_rows(experiment: str, teacher: str, seed: int, rows: Sequence[dict]) -> list[dict]:
+    """Annotation-quality rows of one teacher (:func:`tapkit.teachers.annotation_quality`),
+    labelled."""
+    return [{"experiment": experiment, "annotator": teacher, "seed": seed, **r} for r in rows]
+
+
+def plot_overlap(quality: pd.DataFrame, truth_coverage: dict[str, float], title: str):
+    """fig:overlap: precision (solid) and recall (dashed) of each teacher's annotations against
+    the tags at every τ, one panel per data set; random masks of any coverage have a precision
+    of the tags' coverage (dotted)."""
+    import matplotlib.pyplot as plt
+
+    experiments = list(dict.fromkeys(quality.experiment))
+    fig, axes = plt.subplots(1, len(experiments), figsize=(4.5 * len(experiments), 3.2),
+                             squeeze=False)
+    for ax, experiment in zip(axes[0], experiments):
+        part = quality[quality.experiment == experiment]
+        for name, group in part.groupby("annotator", sort=False):
+            line, = ax.plot(group.tau, group.precision, "-o", label=f"{CASE_NAMES[name]} precision")
+            ax.plot(group.tau, group.recall, "--s", color=line.get_color(),
+                    label=f"{CASE_NAMES[name]} recall")
+        ax.axhline(truth_coverage[experiment], ls=":", color="gray",
+                   label="random precision (tag coverage)")
+        ax.set_xscale("log")
+        ax.set_xlabel("τ")
+        ax.set_ylim(0, 1)
+        ax.set_title(experiment.upper(), fontsize=9)
+    axes[0][0].set_ylabel("pixel precision / recall")
+    axes[0][-1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1))
+    fig.suptitle(title, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def quality_findings(quality: pd.DataFrame, truth_coverage: dict[str, float]) -> str:
+    """Per data set: the teachers' precision in units of random's (lift), whether recall grows
+    with τ, and how close the 1% teacher comes to the 10% one (the paper's three observations)."""
+    lines = []
+    for experiment, part in quality.groupby("experiment", sort=False):
+        cov = truth_coverage[experiment]
+        lift = part.precision / cov
+        rising = all(g.sort_values("tau").recall.is_monotonic_increasing
+                     for _, g in part.groupby("annotator"))
+        by = part.groupby("annotator").precision.mean()
+        gap = (f"; mean precision of the 1% teacher {by['teacher_1']:.1%} against the 10% "
+               f"teacher's {by['teacher_10']:.1%}" if {"teacher_1", "teacher_10"} <= set(by.index)
+               else "")
+        lines.append(
+            f"- **{experiment.upper()}**: the tags cover {cov:.1%} of the training pixels, so "
+            f"random masks have a precision of {cov:.1%}. The teachers' precision is "
+            f"{part.precision.min():.1%}–{part.precision.max():.1%}, {lift.min():.2f}–"
+            f"{lift.max():.2f}× random's ("
+            + ("better than random everywhere" if lift.min() > 1 else
+               "no better than random anywhere" if lift.max() <= 1 else
+               "better than random only in places")
+            + f"); recall {'grows' if rising else 'does not always grow'} with τ{gap}.")
+    return "\n".join(lines)
+
+
+def ts_wide(summary: pd.DataFrame, experiment: str) -> pd.DataFrame:
+    """One row per (model, case, τ) of ``experiment`` (mean over seeds), labelled for fig:ts."""
+    part = summary[summary.experiment == experiment]
+    wide = part.pivot_table(index=["model", "case", "tau"], columns="split", values="mean",
+                            sort=False)
+    models = list(dict.fromkeys(part.model))
+    keys = sorted(wide.index, key=lambda k: (models.index(k[0]), _rank(k[1]), str(k[2])))
+    wide = wide.loc[keys]
+    wide.index = [f"{ARCH_LABELS.get(m, m)}\n{CASE_NAMES.get(c, c)}"
+                  + ("" if t == "any" else f" τ={t}") for m, c, t in keys]
+    return wide
+
+
+def plot_ts(summary: pd.DataFrame, experiment: str, title: str):
+    """fig:ts for one data set: the metric on the contaminated test split and its change when the
+    tags are permuted, per architecture and annotation."""
+    metric = METRICS[experiment]
+    return report.plot_metric_and_delta(ts_wide(summary, experiment), title, metric.upper(),
+                                        higher_is_better=metric != "mae")
+
+
+def ts_findings(summary: pd.DataFrame, experiment: str, method: str = "tap") -> str:
+    """Per architecture of ``experiment``: how much each annotation's student loses when the tags
+    are permuted, beside No XS and ground truth, in the metric's direction, and which students
+    are near chance (a clean score no better than a constant prediction's)."""
+    metric = METRICS[experiment]
+    sign = -1.0 if metric == "mae" else 1.0
+    const = constant_score(experiment)
+    part = summary[summary.experiment == experiment]
+    wide = part.pivot_table(index=["model", "case", "tau", "method"], columns="split",
+                            values="mean", sort=False)
+    lines = []
+    for model in dict.fromkeys(part.model):
+        rows = wide.loc[model]
+        cells, chance = [], []
+        for (case, tau, m), r in rows.iterrows():
+            if m not in (method, "none"):
+                continue
+            drop = sign * (r["contaminated"] - r["permuted"])
+            name = CASE_NAMES.get(case, case) + ("" if tau == "any" else f" τ={tau}")
+            cells.append(f"{name} {drop:+.3f}")
+            if (r["clean"] >= const) if metric == "mae" else (r["clean"] <= const):
+                chance.append(name)
+        note = (f" Near chance (clean {metric.upper()} no better than a constant prediction's "
+                f"{const:.3f}): {', '.join(chance)}." if chance else "")
+        lines.append(f"- **{ARCH_LABELS.get(model, model)}**, loss of {metric.upper()} when the "
+                     f"tags are permuted (higher = more reliance on the tag): "
+                     f"{', '.join(cells)}.{note}")
+    return "\n".join(lines)
+
+
+def results_table(summary: pd.DataFrame, experiment: str) -> pd.DataFrame:
+    """Mean (std) per (architecture, method, annotation, τ) and split, as the appendix tables."""
+    part = summary[summary.experiment == experiment]
+    cells = part.assign(value=[report.fmt(m, s) for m, s in zip(part["mean"], part["std"])])
+    table = cells.pivot_table(index=["model", "method", "case", "tau"], columns="split",
+                              values="value", aggfunc="first", sort=False)
+    table.index = table.index.set_levels(
+        [[ARCH_LABELS.get(m, m) for m in table.index.levels[0]],
+         [CASE_NAMES.get(m, m) for m in table.index.levels[1]],
+         [CASE_NAMES.get(c, c) for c in table.index.levels[2]], table.index.levels[3]])
+    table.index.names = ["architecture", "method", "annotation", "τ"]
+    return table[[s for s in report.SPLITS if s in table.columns]]
+
+
+def kd_findings(summary: pd.DataFrame, experiment: str) -> str:
+    """Per architecture and teacher: each student's loss when the tags are permuted (in the
+    metric's direction), beside No XS's; which students lose clearly less than No XS."""
+    metric = METRICS[experiment]
+    sign = -1.0 if metric == "mae" else 1.0
+    part = summary[summary.experiment == experiment]
+    wide = part.pivot_table(index=["model", "teacher", "case"], columns="split", values="mean",
+                            sort=False)
+    drop = sign * (wide["contaminated"] - wide["permuted"])
+    lines = []
+    for model in dict.fromkeys(part.model):
+        ref = drop.get((model, "no teacher", "none"))
+        cells = [f"{CASE_NAMES.get(c, c)} ({CASE_NAMES.get(w, w)}) {d:+.3f}"
+                 for (m, w, c), d in drop.items() if m == model and c != "none"]
+        better = [c for c in cells if ref is not None and float(c.rsplit(" ", 1)[1]) < ref - 0.02]
+        lines.append(f"- **{ARCH_LABELS.get(model, model)}**: loss of {metric.upper()} when the "
+                     f"tags are permuted, No XS {ref:+.3f}; " + ", ".join(cells) + ". Clearly "
+                     "less reliant on the tag than No XS (by more than 0.02): "
+                     + (", ".join(c.rsplit(" ", 1)[0] for c in better) or "none") + ".")
+    return "\n".join(lines)
+
+
+def kd_table(summary: pd.DataFrame, experiment: str) -> pd.DataFrame:
+    """Mean (std) per (architecture, teacher, method) and split, as the appendix's tables."""
+    part = summary[summary.experiment == experiment]
+    cells = part.assign(value=[report.fmt(m, s) for m, s in zip(part["mean"], part["std"])],
+                        architecture=part.model.map(lambda m: ARCH_LABELS.get(m, m)),
+                        method=part.case.map(lambda c: CASE_NAMES.get(c, c)),
+                        annotator=part.teacher.map(lambda w: CASE_NAMES.get(w, w)))
+    table = cells.pivot_table(index=["architecture", "annotator", "method"], columns="split",
+                              values="value", aggfunc="first", sort=False)
+    return table[[s for s in report.SPLITS if s in table.columns]]

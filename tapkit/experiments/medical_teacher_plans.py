@@ -1,0 +1,200 @@
+"""Setting 2 and the distillation comparison on PNEU and KNEE (or their digits stand-in): the
+teachers, the students with teacher and random masks, and the KD/AT/JT students, as configs.
+
+Every student is a Setting-1 config of :mod:`.medical_plans` (same protocol, architecture
+settings and data) taught by a ResNet-18 teacher (:func:`teacher_config`) that trained on a clean
+10% or 1% of the training split held out before contamination. The paper's random baseline
+changes with τ: its masks cover what the teachers' masks cover at that τ
+(:func:`teacher_coverage`, read from the trained teachers), so random students are planned
+after the teachers have trained. Ground-truth and No-XS references are Setting 1's runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
+import torch
+
+from .. import teachers
+from ..baselines import pair_by_resolution
+from ..config import TrainConfig
+from ..data import Split
+from ..fit import experiment_data, training_split
+from ..models import build_model, capture, target_layers
+from .medical_plans import case_config, paper_lambdas, paper_table, searched_lambdas, why_not_run
+from .plans import annotator
+from .protocols import MedicalProtocol, MedicalTeachersProtocol
+from .store import teacher_saliency
+
+XS_METHODS = ("tap", "rrr", "rbr")
+
+
+@dataclass(frozen=True)
+class Student:
+    """One cell of a Setting-2 or distillation table and the config that trains it. ``case``: a
+    teacher's name (``teacher_10``, ``teacher_1``), ``random``, ``ground_truth`` or ``none``;
+    ``tau``: the threshold as text, "any" where none applies."""
+
+    experiment: str
+    model: str
+    method: str
+    case: str
+    tau: str
+    seed: int
+    lam: float
+    cfg: TrainConfig
+
+
+def on_seeds(p: MedicalProtocol, t: MedicalTeachersProtocol, seeds: Any = None) -> MedicalProtocol:
+    """The medical protocol on Setting 2's seeds, unless a notebook gives its own ``seeds``."""
+    return p if seeds is not None else p.with_overrides(seeds=t.seeds)
+
+
+def teacher_config(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str,
+                   fraction: float, seed: int) -> TrainConfig:
+    """The teacher of ``seed``: ``t.teacher_model`` with its Setting-1 settings, no XS, on the
+    clean ``fraction`` of the training split (``data="holdout"``), for ``t.teacher_epochs``."""
+    base = case_config(p, experiment, t.teacher_model, "none", 0.0, seed)
+    cfg = teachers.teacher_config(base, fraction)
+    return cfg if t.teacher_epochs is None else cfg.replace(epochs=t.teacher_epochs)
+
+
+def holdout(teacher: TrainConfig) -> Split:
+    """The clean images a teacher config trains on."""
+    return training_split(teacher, experiment_data(teacher)[1])
+
+
+def teacher_configs(p: MedicalProtocol, t: MedicalTeachersProtocol,
+                    experiment: str) -> list[tuple[str, int, TrainConfig]]:
+    """``(teacher name, seed, config)`` of every teacher of ``experiment``."""
+    return [(annotator(f), seed, teacher_config(p, t, experiment, f, seed))
+            for f in t.fractions for seed in p.seeds]
+
+
+def student_lambdas(t: MedicalTeachersProtocol, root: str | Path, experiment: str, model: str,
+                    lambdas: Mapping[str, Any] | None = None) -> dict[str, float]:
+    """λ per method of ``model``'s students. ``"paper"``: the paper's teacher-annotation and
+    distillation tables. ``"setting1"``: the Setting-1 λ this profile trains with (its search's
+    choice where it searched, else the paper's ground-truth table) and ``t.kd_lambda`` for
+    KD/AT/JT. Then ``lambdas`` (per method, or per model and method)."""
+    if t.lambda_source == "paper":
+        lams = {**paper_table("teacher", experiment, model), **paper_table("kd", experiment, model)}
+    else:
+        lams = {**setting1_lambdas(root, experiment, model),
+                **dict.fromkeys(t.kd_methods, t.kd_lambda)}
+    lams.update({k: float(v) for k, v in (lambdas or {}).items() if not isinstance(v, Mapping)})
+    lams.update((lambdas or {}).get(model, {}))
+    return lams
+
+
+def setting1_lambdas(root: str | Path, experiment: str, model: str) -> dict[str, float]:
+    """The λ Setting 1 trains ``model`` with (tags): the paper's ground-truth table, replaced by
+    this profile's search choice where it searched (as :func:`.medical_plans.medical_runs`)."""
+    return {**paper_lambdas(experiment, model), **searched_lambdas(root, experiment).get(model, {})}
+
+
+def teacher_coverage(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str,
+                     runs_root: str | Path, device: str = "cpu",
+                     threshold: str = "absolute") -> dict[float, float]:
+    """Per τ of ``t.train_taus``, the share of training pixels the teachers' masks annotate
+    (mean over teachers and seeds): the coverage of that τ's random masks. The teachers are
+    trained first if the store does not hold them."""
+    found: dict[float, list[float]] = {tau: [] for tau in t.train_taus}
+    for _, _, cfg in teacher_configs(p, t, experiment):
+        e, _ = teacher_saliency(cfg, runs_root, device)
+        for tau in t.train_taus:
+            found[tau].append(teachers.threshold(e, tau, threshold).mean().item())  # type: ignore[arg-type]
+    return {tau: sum(v) / len(v) for tau, v in found.items()}
+
+
+def xs_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str, model: str,
+                lams: Mapping[str, float], coverage: Mapping[float, float] | None,
+                threshold: str = "absolute") -> list[Student]:
+    """TAP/RRR/RBR (``t.xs_methods`` but the protocol's ``not_run`` cells) of ``model`` with each
+    teacher's masks and (unless ``coverage`` is None) with random masks of ``coverage[tau]``, at
+    every τ of ``t.train_taus``."""
+    out = []
+    for method in [m for m in t.xs_methods if not why_not_run(p, experiment, model, m)]:
+        for tau in t.train_taus:
+            for seed in p.seeds:
+                cfg = case_config(p, experiment, model, method, lams[method], seed)
+                for fraction in t.fractions:
+                    taught = teachers.with_teacher(
+                        cfg, teacher_config(p, t, experiment, fraction, seed),
+                        annotation="teacher", tau=tau, threshold=threshold)
+                    out.append(Student(experiment, model, method, annotator(fraction),
+                                       f"{tau:g}", seed, lams[method], taught))
+                if coverage is None:
+                    continue
+                rnd = cfg.replace(annotation="random", random_coverage=round(coverage[tau], 6))
+                out.append(Student(experiment, model, method, "random", f"{tau:g}", seed,
+                                   lams[method], rnd))
+    return out
+
+
+def reference_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str,
+                       model: str, gt_lams: Mapping[str, float]) -> list[Student]:
+    """Setting 1's runs beside them: No XS and each XS method with ground-truth masks (at
+    Setting 1's λ ``gt_lams``), read from the cache when the Setting-1 chapter ran."""
+    out = []
+    for seed in p.seeds:
+        out.append(Student(experiment, model, "none", "none", "any", seed, 0.0,
+                           case_config(p, experiment, model, "none", 0.0, seed)))
+        for method in [m for m in t.xs_methods if not why_not_run(p, experiment, model, m)]:
+            out.append(Student(experiment, model, method, "ground_truth", "any", seed,
+                               gt_lams[method],
+                               case_config(p, experiment, model, method, gt_lams[method], seed)))
+    return out
+
+
+def kd_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str, model: str,
+                lams: Mapping[str, float], **extra: Any) -> list[Student]:
+    """KD/AT/JT students of ``model`` with each ``t.kd_fractions`` teacher; ``extra`` sets
+    further fields (e.g. ``kd_temperature``). AT pairs the student's and the teacher's target
+    layers by resolution (:func:`tapkit.baselines.pair_by_resolution`)."""
+    out = []
+    for fraction in t.kd_fractions:
+        for method in t.kd_methods:
+            for seed in p.seeds:
+                cfg = teachers.with_teacher(case_config(p, experiment, model, "none", 0.0, seed),
+                                            teacher_config(p, t, experiment, fraction, seed),
+                                            method=method, lam=lams[method], **extra)
+                out.append(Student(experiment, model, method, annotator(fraction), "any", seed,
+                                   lams[method], cfg))
+    return out
+
+
+def at_pairs(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str,
+             model: str) -> pd.DataFrame:
+    """AT's layer pairs of a ``model`` student and its ``t.teacher_model`` teacher at the
+    protocol's image size (:func:`tapkit.baselines.pair_by_resolution`): one row per student
+    target layer with its size and its teacher partner. The networks run on the meta device (no
+    weights, no memory)."""
+    student = case_config(p, experiment, model, "none", 0.0, p.seeds[0])
+    teacher = teacher_config(p, t, experiment, t.fractions[0], p.seeds[0])
+    size = student.image_size or 224
+    heights = {}
+    for role, cfg in (("student", student), ("teacher", teacher)):
+        with torch.device("meta"):
+            net = build_model(cfg.model, 2, 3, False, size).model.eval()
+            with capture(net, target_layers(cfg.model)) as acts, torch.no_grad():
+                net(torch.empty(1, 3, size, size))
+        heights[role] = {name: a.shape[-2] for name, a in acts.items()}
+    s_names, t_names = list(heights["student"]), list(heights["teacher"])
+    partner = dict(pair_by_resolution(list(heights["student"].values()),
+                                      list(heights["teacher"].values())))
+    return pd.DataFrame([{"student": model, "student layer": name,
+                          "size": f"{heights['student'][name]} px",
+                          "teacher layer": t_names[partner[i]] if i in partner else "–",
+                          "teacher size": (f"{heights['teacher'][t_names[partner[i]]]} px"
+                                           if i in partner else "–")}
+                         for i, name in enumerate(s_names)])
+
+
+def frame_columns(students: Sequence[Student]) -> dict[str, list]:
+    """The label columns of a run frame of ``students`` (they replace the configs' own)."""
+    return {name: [getattr(s, name) for s in students]
+            for name in ("experiment", "model", "method", "case", "tau", "lam")}
