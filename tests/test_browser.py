@@ -8,7 +8,7 @@ request that is not to the local test server blocked.
 
 (c) no page carries progress-bar residue (``it/s]``, ``%|``), and on every chapter each code
     cell's input is folded (``hide-input``) except the parameters cells; screenshots of a medical
-    chapter and of the report are kept in ``test-artifacts/pneu.png`` and ``report.png``.
+    chapter and of the report are kept in ``test-artifacts/pneu.png``, ``medical_teachers.png`` and ``report.png``.
 
 By default the tests build a small book of their own first: every chapter executed by papermill
 with the ``smoke`` profile (the quick protocols trimmed to seconds) and built with jupyter-book in
@@ -315,7 +315,7 @@ def test_code_cells_are_folded(open_page, doc):
     assert not unfolded, f"{doc}: code cells shown unfolded: {unfolded}"
 
 
-@pytest.mark.parametrize("name", ["pneu", "report"])
+@pytest.mark.parametrize("name", ["pneu", "medical_teachers", "report"])
 def test_chapter_screenshots(open_page, name):
     doc = next((d for d in CHAPTERS if d.endswith(f"notebooks/{name}")), None)
     if doc is None:

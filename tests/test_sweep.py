@@ -99,6 +99,9 @@ def test_waves_put_teachers_before_their_students_once():
 
 def test_chapter_order_adds_the_lambda_search_and_rejects_unknown_chapters():
     assert sweep_module.chapter_order(["mnist", "knee"]) == ["lambda_search", "mnist", "knee"]
+    # the medical Setting-2 chapters read Setting 1's PNEU/KNEE λ choice and runs
+    assert sweep_module.chapter_order(["medical_distillation"]) == [
+        "pneu", "knee", "medical_distillation"]
     with pytest.raises(ValueError, match="unknown chapter"):
         sweep_module.chapter_order(["mnsit"])
 
