@@ -7,8 +7,9 @@ request that is not to the local test server blocked.
     beyond those every page of the theme logs.
 
 (c) no page carries progress-bar residue (``it/s]``, ``%|``), and on every chapter each code
-    cell's input is folded (``hide-input``) except the parameters cells; screenshots of a medical
-    chapter and of the report are kept in ``test-artifacts/pneu.png``, ``medical_teachers.png`` and ``report.png``.
+    cell's input is folded (``hide-input``) except the parameters cells; screenshots of two medical
+    chapters and of the report are kept in ``test-artifacts/pneu.png``, ``medical_teachers.png``
+    and ``report.png``.
 
 By default the tests build a small book of their own first: every chapter executed by papermill
 with the ``smoke`` profile (the quick protocols trimmed to seconds) and built with jupyter-book in
