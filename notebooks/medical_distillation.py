@@ -104,14 +104,7 @@ report.write_table(summary, root, "medical_kd",
 
 # %% tags=["hide-input"]
 for e in datasets:
-    wide = summary[summary.experiment == e].pivot_table(
-        index=["model", "teacher", "case"], columns="split", values="mean", sort=False)
-    wide.index = [f"{medical.ARCH_LABELS.get(m, m)}\n{s2.CASE_NAMES.get(c, c)}"
-                  + ("" if who == "no teacher" else f" ({s2.CASE_NAMES[who]})")
-                  for m, who, c in wide.index]
-    metric = s2.METRICS[e]
-    fig = report.plot_metric_and_delta(wide, f"{e.upper()}, TAP vs knowledge distillation — "
-                                       f"{on[e]}\n{label}", metric.upper(), metric != "mae")
+    fig = s2.plot_kd(summary, e, f"{e.upper()}, TAP vs knowledge distillation — {on[e]}\n{label}")
     report.save_figure(fig, root, f"medical_kd_{e}")
     plt.show()
     display(Markdown(s2.kd_findings(summary, e)))

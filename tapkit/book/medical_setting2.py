@@ -3,7 +3,7 @@ figure (fig:overlap) and teacher-student figure (fig:ts), and the findings read 
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import pandas as pd
 
@@ -16,7 +16,7 @@ CASE_NAMES = {"teacher_10": "10% teacher", "teacher_1": "1% teacher", "random": 
               "tap": "TAP"}
 
 
-ORDER = ("teacher_10", "teacher_1", "random", "ground_truth", "none")
+ORDER = ("teacher_10", "teacher_1", "random", "ground_truth", "tap", "kd", "at", "jt", "none")
 
 
 def _rank(case: str) -> int:
@@ -48,7 +48,7 @@ def plot_overlap(quality: pd.DataFrame, truth_coverage: dict[str, float], title:
                    label="random precision (tag coverage)")
         ax.set_xscale("log")
         ax.set_xlabel("τ")
-        ax.set_ylim(0, 1)
+        ax.set_ylim(0, None)
         ax.set_title(experiment.upper(), fontsize=9)
     axes[0][0].set_ylabel("pixel precision / recall")
     axes[0][-1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1))
@@ -82,25 +82,51 @@ def quality_findings(quality: pd.DataFrame, truth_coverage: dict[str, float]) ->
     return "\n".join(lines)
 
 
-def ts_wide(summary: pd.DataFrame, experiment: str) -> pd.DataFrame:
-    """One row per (model, case, τ) of ``experiment`` (mean over seeds), labelled for fig:ts."""
-    part = summary[summary.experiment == experiment]
-    wide = part.pivot_table(index=["model", "case", "tau"], columns="split", values="mean",
-                            sort=False)
-    models = list(dict.fromkeys(part.model))
-    keys = sorted(wide.index, key=lambda k: (models.index(k[0]), _rank(k[1]), str(k[2])))
-    wide = wide.loc[keys]
-    wide.index = [f"{ARCH_LABELS.get(m, m)}\n{CASE_NAMES.get(c, c)}"
-                  + ("" if t == "any" else f" τ={t}") for m, c, t in keys]
-    return wide
-
-
 def plot_ts(summary: pd.DataFrame, experiment: str, title: str):
-    """fig:ts for one data set: the metric on the contaminated test split and its change when the
-    tags are permuted, per architecture and annotation."""
+    """fig:ts for one data set: one bar per annotation (and τ) for every architecture."""
+    return plot_grouped(summary, experiment, ("case", "tau"), lambda c, t: CASE_NAMES.get(c, c)
+                        + ("" if t == "any" else f" τ={t}"), title)
+
+
+def plot_kd(summary: pd.DataFrame, experiment: str, title: str):
+    """The distillation figure for one data set: one bar per (teacher, method)."""
+    return plot_grouped(summary, experiment, ("case", "teacher"), lambda c, w: CASE_NAMES.get(c, c)
+                        + ("" if w == "no teacher" else f" ({CASE_NAMES.get(w, w)})"), title)
+
+
+def plot_grouped(summary: pd.DataFrame, experiment: str, keys: tuple[str, str],
+                 label: Callable[[str, str], str], title: str):
+    """The metric on the contaminated test split (left) and its change when the tags are
+    permuted (right): bars per architecture, one colour per value of ``keys`` (the first ordered
+    teacher-first as :data:`ORDER`), named by ``label``."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
     metric = METRICS[experiment]
-    return report.plot_metric_and_delta(ts_wide(summary, experiment), title, metric.upper(),
-                                        higher_is_better=metric != "mae")
+    part = summary[summary.experiment == experiment]
+    wide = part.pivot_table(index=["model", *keys], columns="split", values="mean", sort=False)
+    models = list(dict.fromkeys(part.model))
+    bars = sorted({k[1:] for k in wide.index}, key=lambda k: (_rank(k[0]), str(k[1])))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+    width, x = 0.8 / len(bars), np.arange(len(models))
+    for i, bar in enumerate(bars):
+        cont = [wide["contaminated"].get((m, *bar), np.nan) for m in models]
+        perm = [wide["permuted"].get((m, *bar), np.nan) for m in models]
+        offset = x + (i - (len(bars) - 1) / 2) * width
+        axes[0].bar(offset, cont, width, label=label(*bar), color=f"C{i % 10}")
+        axes[1].bar(offset, np.subtract(perm, cont), width, color=f"C{i % 10}")
+    axes[0].set_title(f"{metric.upper()} on SC(X*, y) test")
+    axes[1].set_title(f"Δ-{metric.upper()} (permuted − contaminated)")
+    axes[1].axhline(0, color="black", lw=0.8)
+    for ax in axes:
+        ax.set_xticks(x, [ARCH_LABELS.get(m, m) for m in models])
+    fig.legend(*axes[0].get_legend_handles_labels(), fontsize=7, ncol=min(len(bars), 5),
+               loc="lower center")
+    better = "higher" if metric != "mae" else "lower"
+    fig.suptitle(f"{title}\n{better} is better; a student that uses the tag loses when it is "
+                 "permuted", fontsize=8)
+    fig.tight_layout(rect=(0, 0.06 * ((len(bars) + 4) // 5) + 0.02, 1, 1))
+    return fig
 
 
 def ts_findings(summary: pd.DataFrame, experiment: str, method: str = "tap") -> str:
