@@ -11,7 +11,7 @@
 # ---
 
 # %% [markdown]
-# # Comparison with knowledge distillation
+# # Knowledge distillation on MNIST
 #
 # TAP's teacher only points at pixels to ignore; knowledge-distillation methods instead make the
 # student *match* something of the teacher's. The paper's appendix compares TAP with teacher

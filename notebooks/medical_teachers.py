@@ -95,12 +95,15 @@ table = table.pivot(index=["experiment", "teacher"], columns="split", values="va
 table["clean training images"] = teacher_runs.groupby(["experiment", "teacher"])["images"].first()
 display(Markdown(f"*Teachers (F1 on PNEU, higher is better; MAE on KNEE, lower is better) — "
                  f"{'; '.join(on.values())}; {label}*"))
+table.index = table.index.map(lambda k: (k[0].upper(), s2.CASE_NAMES[k[1]])).set_names(
+    ["data", "teacher"])
 display(table[[*report.SPLITS, "clean training images"]])
-paper = report.paper_values("teacher_performance").query("dataset in ['PNEU', 'KNEE']")
-display(Markdown("The paper's teachers, on the real data at 224 px from ImageNet weights: "
-                 + "; ".join(f"{r.dataset} {r.teacher.replace('teacher_', '')}% teacher "
-                             f"{r.split} {r.mean:.3f}" for r in paper.itertuples()
-                             if r.split == "clean") + " (clean test split)."))
+paper = report.paper_values("teacher_performance").query(
+    "dataset in ['PNEU', 'KNEE'] and split == 'clean'")
+display(Markdown("The paper's teachers, on the real data at 224 px from ImageNet weights, on the "
+                 "clean test split: " + "; ".join(
+                     f"{r.dataset} {s2.CASE_NAMES[r.teacher]} {r.metric.upper()} {r.mean:.3f}"
+                     for r in paper.itertuples()) + "."))
 
 # %% [markdown]
 # ## How well the teachers find the tags (the paper's annotation-overlap figure)

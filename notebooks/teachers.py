@@ -11,7 +11,7 @@
 # ---
 
 # %% [markdown]
-# # Setting 2: teacher annotations
+# # Setting 2 on MNIST: teacher annotations
 #
 # Instead of a human who marks the spurious pixels, a *teacher* model marks them (the paper's
 # teacher-student framework, Eqs. 12–15). The teacher is a two-layer CNN pre-trained on a small
