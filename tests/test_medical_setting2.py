@@ -1,0 +1,50 @@
+"""The medical Setting-2 pages' findings, read from hand-made summary tables."""
+
+import matplotlib
+import pandas as pd
+
+from tapkit.book import medical_setting2 as s2
+
+matplotlib.use("Agg")
+
+
+def summary(experiment: str, cells: dict) -> pd.DataFrame:
+    """(model, method, case, tau) -> (contaminated, permuted, clean), one seed."""
+    rows = []
+    for (model, method, case, tau), values in cells.items():
+        for split, mean in zip(("contaminated", "permuted", "clean"), values):
+            rows.append({"experiment": experiment, "model": model, "method": method, "case": case,
+                         "tau": tau, "split": split, "mean": mean, "std": float("nan"), "count": 1})
+    return pd.DataFrame(rows)
+
+
+CELLS = {("resnet18", "tap", "teacher_10", "0.01"): (0.90, 0.80, 0.85),   # loses 0.10
+         ("resnet18", "tap", "teacher_1", "0.01"): (0.95, 0.40, 0.90),    # loses 0.55
+         ("resnet18", "tap", "random", "0.01"): (1.00, 0.50, 0.60),       # loses 0.50
+         ("resnet18", "none", "none", "any"): (1.00, 0.00, 0.70)}         # loses 1.00
+
+
+def test_ts_findings_compare_each_annotation_with_random_masks_of_the_same_tau():
+    text = s2.ts_findings(summary("pneu", CELLS), "pneu")
+    assert "10% teacher τ=0.01 +0.100, 1% teacher τ=0.01 +0.550, random τ=0.01 +0.500" in text
+    assert "No XS +1.000" in text
+    # clean F1 0.60 is below a constant prediction's 2/3: random is flagged, the teachers are not
+    assert "0.667): random τ=0.01." in text
+    assert "10% teacher's masks in 1 of 1 and with the 1% teacher's masks in 0 of 1" in text
+
+
+def test_ts_findings_turn_the_sign_for_an_error_metric():
+    knee = {k: tuple(2.0 - v for v in vals) for k, vals in CELLS.items()}  # MAE: lower is better
+    text = s2.ts_findings(summary("knee", knee), "knee")
+    assert "10% teacher τ=0.01 +0.100" in text and "No XS +1.000" in text
+
+
+def test_kd_findings_name_the_students_that_lean_less_on_the_tag():
+    rows = summary("pneu", {("resnet18", "kd", "kd", "any"): (0.9, 0.85, 0.9),
+                            ("resnet18", "at", "at", "any"): (1.0, 0.0, 0.7),
+                            ("resnet18", "none", "none", "any"): (1.0, 0.1, 0.7)})
+    rows["teacher"] = rows["case"].map({"kd": "teacher_10", "at": "teacher_10", "none": "no teacher"})
+    text = s2.kd_findings(rows, "pneu")
+    assert "No XS +0.900" in text and "KD (10% teacher) +0.050" in text
+    assert text.endswith("(by more than 0.02): KD (10% teacher).")
+    assert len(s2.plot_kd(rows, "pneu", "t").axes) == 2
