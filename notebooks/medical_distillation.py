@@ -84,17 +84,11 @@ display(pairs.assign(student=pairs.student.map(medical.ARCH_LABELS)).set_index(
 # the cache, or trained here).
 
 # %% tags=["hide-input"]
-students_ = []
-tap_t = t.with_overrides(train_taus=(0.01,), xs_methods=("tap",))
-for e in datasets:
-    for m in t.kd_models:
-        tap = mtp.xs_students(s, tap_t, e, m, lams[(e, m)], None)
-        students_ += [st for st in tap if st.case in {mtp.annotator(f) for f in t.kd_fractions}]
-        students_ += mtp.kd_students(s, t, e, m, lams[(e, m)], **extra)
-        students_ += mtp.reference_students(s, t.with_overrides(xs_methods=()), e, m, {})  # No XS
+students_ = [st for e in datasets
+             for st in mtp.distillation_students(s, t, e, root, lambdas, **extra)]
 runs = run_many([st.cfg for st in students_], runs_root, device).assign(
     **mtp.frame_columns(students_))
-runs["case"] = [st.method if st.case != "none" else "none" for st in students_]
+runs["case"] = [st.method for st in students_]  # TAP, KD, AT, JT or none (No XS)
 runs["teacher"] = [st.case if st.case != "none" else "no teacher" for st in students_]
 label = report.provenance_label(runs, profile)
 summary = report.summarise(runs, ["experiment", "model", "teacher", "case"])

@@ -142,10 +142,10 @@ display(Markdown("The paper finds the annotations better than random (precision 
 # Ground truth and No XS are Setting 1's runs, read from the cache.
 
 # %% tags=["hide-input"]
-coverage = {e: mtp.teacher_coverage(s, t, e, runs_root, device, threshold) for e in datasets}
-students_ = [st for e in datasets for m in t.models for st in
-             mtp.xs_students(s, t, e, m, lams[(e, m)], coverage[e], threshold)
-             + mtp.reference_students(s, t, e, m, mtp.setting1_lambdas(root, e, m))]
+coverage = {e: mtp.mask_coverage([sal_e for (e2, *_), (sal_e, _) in sal.items() if e2 == e],
+                                 t.train_taus, threshold) for e in datasets}
+students_ = [st for e in datasets
+             for st in mtp.setting2_students(s, t, e, root, coverage[e], threshold, lambdas)]
 runs = run_many([st.cfg for st in students_], runs_root, device).assign(
     **mtp.frame_columns(students_))
 label = report.provenance_label(runs, profile)

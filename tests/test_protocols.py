@@ -58,12 +58,8 @@ def setting2_configs(m, e: str, tmp_path) -> list[TrainConfig]:
     t = protocols.medical_teachers(m.name)
     p = mtp.on_seeds(m, t)
     cfgs = [cfg for *_, cfg in mtp.teacher_configs(p, t, e)]
-    for model in t.models:
-        lams = mtp.student_lambdas(t, tmp_path, e, model)
-        cfgs += [st.cfg for st in mtp.xs_students(p, t, e, model, lams, dict.fromkeys(t.train_taus, 0.3))]
-        cfgs += [st.cfg for st in mtp.reference_students(p, t, e, model, mtp.setting1_lambdas(tmp_path, e, model))]
-    for model in t.kd_models:
-        cfgs += [st.cfg for st in mtp.kd_students(p, t, e, model, mtp.student_lambdas(t, tmp_path, e, model))]
+    cfgs += [st.cfg for st in mtp.setting2_students(p, t, e, tmp_path, dict.fromkeys(t.train_taus, 0.3))]
+    cfgs += [st.cfg for st in mtp.distillation_students(p, t, e, tmp_path)]
     return cfgs
 
 
@@ -267,6 +263,10 @@ def test_medical_setting2_students_share_their_teachers_data(profile, tmp_path):
     kd = mtp.kd_students(p, t, "pneu", t.kd_models[0], mtp.student_lambdas(t, tmp_path, "pneu", t.kd_models[0]))
     assert {st.method for st in kd} == set(t.kd_methods)
     assert all(st.cfg.teacher.key() in teachers_ for st in kd)
+    # the distillation chapter's TAP and No-XS rows are the Setting-2 chapter's runs (cache hits)
+    setting2 = {st.cfg.key() for st in mtp.setting2_students(p, t, "pneu", tmp_path, {tau: 0.25 for tau in t.train_taus})}
+    shared = [st for st in mtp.distillation_students(p, t, "pneu", tmp_path) if st.method in ("tap", "none")]
+    assert shared and all(st.cfg.key() in setting2 for st in shared)
 
 
 def test_medical_setting2_lambdas_come_from_setting1_on_the_standin(tmp_path):

@@ -33,7 +33,7 @@ def deep_claim(summaries: Mapping[str, pd.DataFrame], data: Mapping[str, str]) -
     set and architecture is each method's Δ (swapped − contaminated). Judged only on the paper's
     data with several seeds; on the digits stand-in the numbers are shown, not judged."""
     claim = "On deep CNNs RRR/RBR let the tag re-emerge, TAP does not"
-    parts, n_min, real = [], None, True
+    parts, n_min = [], None
     for exp, frame in summaries.items():
         cells: dict[str, list[str]] = {}
         for model, case, d in _deltas(frame, exp):
@@ -42,23 +42,15 @@ def deep_claim(summaries: Mapping[str, pd.DataFrame], data: Mapping[str, str]) -
                 cells.setdefault(model, []).append(
                     f"{'No XS' if case == 'none' else case.upper()} {d.mean:+.3f}")
         parts += [f"{exp.upper()} {model}: " + ", ".join(c) for model, c in cells.items()]
-        real = real and "stand-in" not in data.get(exp, "stand-in")
     evidence = ("Δ (tag swapped − contaminated, signed so that < 0 is worse) — "
                 + ("; ".join(parts) if parts else "no medical table in this build"))
-    seeds = f"{n_min or 0} seed{'s' if (n_min or 0) != 1 else ''}"
-    why = []
-    if not real:
-        why.append("the digits stand-in is not PNEU/KNEE")
-    if (n_min or 0) < 2:
-        why.append("one seed")
-    if why or not parts:
-        return Claim(claim, "Results, Figs. PNEU/KNEE", evidence + f" (not judged: {', '.join(why)}; "
-                     "needs the paper profile on the real data)", seeds,
-                     "; ".join(f"{k.upper()}: {v}" for k, v in data.items()), NOT_RUN)
-    tap_ok, other_bad = _deep_verdict(summaries)
-    return Claim(claim, "Results, Figs. PNEU/KNEE", evidence, seeds,
-                 "; ".join(f"{k.upper()}: {v}" for k, v in data.items()),
-                 REPRODUCED if tap_ok and other_bad else NOT_REPRODUCED)
+
+    def holds() -> bool:
+        tap_ok, other_bad = _deep_verdict(summaries)
+        return tap_ok and other_bad
+
+    return _judged(claim, "Results, Figs. PNEU/KNEE", evidence,
+                   {e: data.get(e, "stand-in") for e in summaries}, n_min or 0, holds)
 
 
 def _deep_verdict(summaries: Mapping[str, pd.DataFrame]) -> tuple[bool, bool]:
@@ -111,9 +103,16 @@ def medical_teacher_claim(summary: pd.DataFrame, meta: Mapping) -> Claim:
 
 def _medical_verdict(claim: str, where: str, evidence: str, meta: Mapping,
                      holds: Callable[[], bool]) -> Claim:
-    data = meta.get("data", {})
+    """:func:`_judged` with the data and seeds a Setting-2 table's provenance records."""
+    return _judged(claim, where, evidence, meta.get("data", {}),
+                   len(meta.get("settings", {}).get("seeds", [])), holds)
+
+
+def _judged(claim: str, where: str, evidence: str, data: Mapping[str, str], seeds: int,
+            holds: Callable[[], bool]) -> Claim:
+    """A medical claim's row: ``not run here`` on the digits stand-in or with fewer than two
+    seeds (saying why), else reproduced when ``holds()``."""
     data_text = "; ".join(f"{k.upper()}: {v}" for k, v in data.items()) or "unknown"
-    seeds = len(meta.get("settings", {}).get("seeds", []))
     why = (["the digits stand-in is not PNEU/KNEE"] if "stand-in" in data_text else [])
     why += ["one seed"] if seeds < 2 else []
     seeds_text = f"{seeds} seed{'s' if seeds != 1 else ''}"

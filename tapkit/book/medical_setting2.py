@@ -3,7 +3,7 @@ figure (fig:overlap) and teacher-student figure (fig:ts), and the findings read 
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
@@ -135,26 +135,42 @@ def plot_grouped(summary: pd.DataFrame, experiment: str, keys: tuple[str, str],
     return fig
 
 
+def _loss(wide: pd.DataFrame, experiment: str) -> pd.Series:
+    """Per row of ``wide``, what the metric loses when the tags are permuted, signed so that
+    more is worse whatever the metric's direction (KNEE's MAE: lower is better)."""
+    sign = -1.0 if METRICS[experiment] == "mae" else 1.0
+    return sign * (wide["contaminated"] - wide["permuted"])
+
+
+def _mean_std_table(part: pd.DataFrame, index: Mapping[str, tuple[str, Mapping | None]]) -> pd.DataFrame:
+    """Mean (std) per split, one row per ``index`` entry: ``{name: (column, labels)}``, the
+    column's values shown through ``labels`` (None: as they are)."""
+    cells = part.assign(value=[report.fmt(m, s) for m, s in zip(part["mean"], part["std"])],
+                        **{name: part[col].map(lambda v, lab=labels: lab.get(v, v) if lab else v)
+                           for name, (col, labels) in index.items()})
+    table = cells.pivot_table(index=list(index), columns="split", values="value",
+                              aggfunc="first", sort=False)
+    return table[[s for s in report.SPLITS if s in table.columns]]
+
+
 def ts_findings(summary: pd.DataFrame, experiment: str, method: str = "tap") -> str:
     """Per architecture of ``experiment``: how much each annotation's student loses when the tags
     are permuted, beside No XS and ground truth, in the metric's direction, and which students
     are near chance (a clean score no better than a constant prediction's)."""
     metric = METRICS[experiment]
-    sign = -1.0 if metric == "mae" else 1.0
     const = constant_score(experiment)
     part = summary[summary.experiment == experiment]
     wide = part.pivot_table(index=["model", "case", "tau", "method"], columns="split",
                             values="mean", sort=False)
+    loss = _loss(wide, experiment)
     lines = []
     for model in dict.fromkeys(part.model):
-        rows = wide.loc[model]
         cells, chance = [], []
-        for (case, tau, m), r in rows.iterrows():
+        for (case, tau, m), r in wide.loc[model].iterrows():
             if m not in (method, "none"):
                 continue
-            drop = sign * (r["contaminated"] - r["permuted"])
             name = CASE_NAMES.get(case, case) + ("" if tau == "any" else f" τ={tau}")
-            cells.append(f"{name} {drop:+.3f}")
+            cells.append(f"{name} {loss[(model, case, tau, m)]:+.3f}")
             if (r["clean"] >= const) if metric == "mae" else (r["clean"] <= const):
                 chance.append(name)
         note = (f" Near chance (clean {metric.upper()} no better than a constant prediction's "
@@ -162,17 +178,16 @@ def ts_findings(summary: pd.DataFrame, experiment: str, method: str = "tap") -> 
         lines.append(f"- **{ARCH_LABELS.get(model, model)}**, loss of {metric.upper()} when the "
                      f"tags are permuted (higher = more reliance on the tag): "
                      f"{', '.join(cells)}.{note}")
-    return "\n".join(lines) + "\n\n" + _teacher_vs_random(wide, sign)
+    return "\n".join(lines) + "\n\n" + _teacher_vs_random(loss)
 
 
-def _teacher_vs_random(wide: pd.DataFrame, sign: float) -> str:
+def _teacher_vs_random(loss: pd.Series) -> str:
     """How often each teacher's students lean on the tag less than the random-mask students of
-    the same τ and architecture (by more than 0.02)."""
-    drop = sign * (wide["contaminated"] - wide["permuted"])
-    rnd = {(m, tau): d for (m, c, tau, _), d in drop.items() if c == "random"}
+    the same τ and architecture (by more than 0.02); ``loss`` is indexed (model, case, τ, method)."""
+    rnd = {(m, tau): d for (m, c, tau, _), d in loss.items() if c == "random"}
     out = []
     for teacher in ("teacher_10", "teacher_1"):
-        pairs = [(d, rnd[(m, tau)]) for (m, c, tau, _), d in drop.items()
+        pairs = [(d, rnd[(m, tau)]) for (m, c, tau, _), d in loss.items()
                  if c == teacher and (m, tau) in rnd]
         if pairs:
             better = sum(d < r - 0.02 for d, r in pairs)
@@ -184,47 +199,34 @@ def _teacher_vs_random(wide: pd.DataFrame, sign: float) -> str:
 
 def results_table(summary: pd.DataFrame, experiment: str) -> pd.DataFrame:
     """Mean (std) per (architecture, method, annotation, τ) and split, as the appendix tables."""
-    part = summary[summary.experiment == experiment]
-    cells = part.assign(value=[report.fmt(m, s) for m, s in zip(part["mean"], part["std"])])
-    table = cells.pivot_table(index=["model", "method", "case", "tau"], columns="split",
-                              values="value", aggfunc="first", sort=False)
-    table.index = table.index.set_levels(
-        [[ARCH_LABELS.get(m, m) for m in table.index.levels[0]],
-         [CASE_NAMES.get(m, m) for m in table.index.levels[1]],
-         [CASE_NAMES.get(c, c) for c in table.index.levels[2]], table.index.levels[3]])
-    table.index.names = ["architecture", "method", "annotation", "τ"]
-    return table[[s for s in report.SPLITS if s in table.columns]]
+    return _mean_std_table(summary[summary.experiment == experiment], {
+        "architecture": ("model", ARCH_LABELS), "method": ("method", CASE_NAMES),
+        "annotation": ("case", CASE_NAMES), "τ": ("tau", None)})
 
 
 def kd_findings(summary: pd.DataFrame, experiment: str) -> str:
     """Per architecture and teacher: each student's loss when the tags are permuted (in the
     metric's direction), beside No XS's; which students lose clearly less than No XS."""
     metric = METRICS[experiment]
-    sign = -1.0 if metric == "mae" else 1.0
     part = summary[summary.experiment == experiment]
-    wide = part.pivot_table(index=["model", "teacher", "case"], columns="split", values="mean",
-                            sort=False)
-    drop = sign * (wide["contaminated"] - wide["permuted"])
+    loss = _loss(part.pivot_table(index=["model", "teacher", "case"], columns="split",
+                                  values="mean", sort=False), experiment)
     lines = []
     for model in dict.fromkeys(part.model):
-        ref = drop.get((model, "no teacher", "none"))
-        cells = [f"{CASE_NAMES.get(c, c)} ({CASE_NAMES.get(w, w)}) {d:+.3f}"
-                 for (m, w, c), d in drop.items() if m == model and c != "none"]
-        better = [c for c in cells if ref is not None and float(c.rsplit(" ", 1)[1]) < ref - 0.02]
+        ref = loss.get((model, "no teacher", "none"))
+        rows = [(f"{CASE_NAMES.get(c, c)} ({CASE_NAMES.get(w, w)})", d)
+                for (m, w, c), d in loss.items() if m == model and c != "none"]
+        better = [name for name, d in rows if ref is not None and d < ref - 0.02]
         lines.append(f"- **{ARCH_LABELS.get(model, model)}**: loss of {metric.upper()} when the "
-                     f"tags are permuted, No XS {ref:+.3f}; " + ", ".join(cells) + ". Clearly "
+                     f"tags are permuted, No XS {ref:+.3f}; "
+                     + ", ".join(f"{name} {d:+.3f}" for name, d in rows) + ". Clearly "
                      "less reliant on the tag than No XS (by more than 0.02): "
-                     + (", ".join(c.rsplit(" ", 1)[0] for c in better) or "none") + ".")
+                     + (", ".join(better) or "none") + ".")
     return "\n".join(lines)
 
 
 def kd_table(summary: pd.DataFrame, experiment: str) -> pd.DataFrame:
     """Mean (std) per (architecture, teacher, method) and split, as the appendix's tables."""
-    part = summary[summary.experiment == experiment]
-    cells = part.assign(value=[report.fmt(m, s) for m, s in zip(part["mean"], part["std"])],
-                        architecture=part.model.map(lambda m: ARCH_LABELS.get(m, m)),
-                        method=part.case.map(lambda c: CASE_NAMES.get(c, c)),
-                        annotator=part.teacher.map(lambda w: CASE_NAMES.get(w, w)))
-    table = cells.pivot_table(index=["architecture", "annotator", "method"], columns="split",
-                              values="value", aggfunc="first", sort=False)
-    return table[[s for s in report.SPLITS if s in table.columns]]
+    return _mean_std_table(summary[summary.experiment == experiment], {
+        "architecture": ("model", ARCH_LABELS), "annotator": ("teacher", CASE_NAMES),
+        "method": ("case", CASE_NAMES)})

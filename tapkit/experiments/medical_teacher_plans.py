@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 import torch
+from torch import Tensor
 
 from .. import teachers
 from ..baselines import pair_by_resolution
@@ -96,18 +97,22 @@ def setting1_lambdas(root: str | Path, experiment: str, model: str) -> dict[str,
     return {**paper_lambdas(experiment, model), **searched_lambdas(root, experiment).get(model, {})}
 
 
+def mask_coverage(saliencies: Iterable[Tensor], taus: Iterable[float],
+                  threshold: str = "absolute") -> dict[float, float]:
+    """Per τ, the share of pixels the masks ``threshold(E, τ)`` annotate, the mean over the
+    teachers' saliency maps ``saliencies``: the coverage of that τ's random masks."""
+    maps, taus = list(saliencies), list(taus)
+    return {tau: sum(teachers.threshold(e, tau, threshold).mean().item()  # type: ignore[arg-type]
+                     for e in maps) / len(maps) for tau in taus}
+
+
 def teacher_coverage(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str,
                      runs_root: str | Path, device: str = "cpu",
                      threshold: str = "absolute") -> dict[float, float]:
-    """Per τ of ``t.train_taus``, the share of training pixels the teachers' masks annotate
-    (mean over teachers and seeds): the coverage of that τ's random masks. The teachers are
-    trained first if the store does not hold them."""
-    found: dict[float, list[float]] = {tau: [] for tau in t.train_taus}
-    for _, _, cfg in teacher_configs(p, t, experiment):
-        e, _ = teacher_saliency(cfg, runs_root, device)
-        for tau in t.train_taus:
-            found[tau].append(teachers.threshold(e, tau, threshold).mean().item())  # type: ignore[arg-type]
-    return {tau: sum(v) / len(v) for tau, v in found.items()}
+    """:func:`mask_coverage` at ``t.train_taus`` of the teachers of ``experiment`` in the store
+    (trained first if it does not hold them)."""
+    return mask_coverage((teacher_saliency(cfg, runs_root, device)[0]
+                          for *_, cfg in teacher_configs(p, t, experiment)), t.train_taus, threshold)
 
 
 def xs_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str, model: str,
@@ -164,6 +169,38 @@ def kd_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str,
                                             method=method, lam=lams[method], **extra)
                 out.append(Student(experiment, model, method, annotator(fraction), "any", seed,
                                    lams[method], cfg))
+    return out
+
+
+def setting2_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str,
+                      root: str | Path, coverage: Mapping[float, float],
+                      threshold: str = "absolute",
+                      lambdas: Mapping[str, Any] | None = None) -> list[Student]:
+    """The Setting-2 chapter's students of ``experiment``: for every architecture of
+    ``t.models``, :func:`xs_students` and Setting 1's :func:`reference_students`."""
+    out = []
+    for model in t.models:
+        out += xs_students(p, t, experiment, model,
+                           student_lambdas(t, root, experiment, model, lambdas), coverage, threshold)
+        out += reference_students(p, t, experiment, model, setting1_lambdas(root, experiment, model))
+    return out
+
+
+def distillation_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str,
+                          root: str | Path, lambdas: Mapping[str, Any] | None = None,
+                          **extra: Any) -> list[Student]:
+    """The distillation chapter's students of ``experiment``, for every ``t.kd_models``
+    architecture: TAP with the ``t.kd_fractions`` teachers' masks at τ = 0.01 (Setting 2's
+    runs), their KD/AT/JT students (:func:`kd_students`) and No XS (Setting 1's run)."""
+    tap_t = t.with_overrides(train_taus=(0.01,), xs_methods=("tap",))
+    kd_cases = {annotator(f) for f in t.kd_fractions}
+    out = []
+    for model in t.kd_models:
+        lams = student_lambdas(t, root, experiment, model, lambdas)
+        out += [st for st in xs_students(p, tap_t, experiment, model, lams, None)
+                if st.case in kd_cases]
+        out += kd_students(p, t, experiment, model, lams, **extra)
+        out += reference_students(p, t.with_overrides(xs_methods=()), experiment, model, {})
     return out
 
 

@@ -204,7 +204,7 @@ MEDICAL = {
 # Paper: the Setting-2 section and its appendices (all three students, both teachers, tau 0.01,
 # 0.05 and 0.1, RRR/RBR with teacher masks, KD/AT/JT for every architecture). Quick: the
 # stand-in's ResNet-18 and DenseNet-121 students with TAP at tau 0.01 (VGG-16's XS runs are over
-# the quick budget, see _COST), teachers trained 15 epochs on their small clean splits (54 and 5
+# the quick budget, see _COST), teachers trained 15 epochs on their small clean splits (54 and 6
 # images on the PNEU stand-in: cheap), KD/AT/JT on ResNet-18 with the 10% teacher.
 _TAUS = (0.01, 0.05, 0.1)
 MEDICAL_TEACHERS = {

@@ -96,12 +96,7 @@ def _medical_teachers(profile: str, root: Path, run: Runner, **overrides: Any) -
         teacher_cfgs = [cfg for *_, cfg in mtp.teacher_configs(p, t, e)]
         run(teacher_cfgs)
         coverage = mtp.teacher_coverage(p, t, e, root / "runs", resolve_device("auto"))
-        out += teacher_cfgs
-        for m in t.models:
-            out += [st.cfg for st in mtp.xs_students(p, t, e, m, mtp.student_lambdas(t, root, e, m),
-                                                     coverage)]
-            out += [st.cfg for st in mtp.reference_students(p, t, e, m,
-                                                            mtp.setting1_lambdas(root, e, m))]
+        out += teacher_cfgs + [st.cfg for st in mtp.setting2_students(p, t, e, root, coverage)]
     return out
 
 
@@ -109,8 +104,8 @@ def _medical_distillation(profile: str, root: Path, run: Runner, **overrides: An
     p = protocols.medical(profile, **overrides)
     t = protocols.medical_teachers(profile)
     p = mtp.on_seeds(p, t, overrides.get("seeds"))
-    return [st.cfg for e in medical_plans.DATASETS for m in t.kd_models
-            for st in mtp.kd_students(p, t, e, m, mtp.student_lambdas(t, root, e, m))]
+    return [st.cfg for e in medical_plans.DATASETS
+            for st in mtp.distillation_students(p, t, e, root)]
 
 
 CHAPTERS: dict[str, Callable[..., list[TrainConfig]]] = {
