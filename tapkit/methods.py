@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from . import baselines, losses
-from .models import capture
+from .models import capture, check_ran
 
 
 @dataclass
@@ -118,6 +118,7 @@ def _teacher_forward(b: XSBatch, with_grad: bool = False):
     bn = losses.batchnorm_running(t.model, with_grad and b.cfg.xs_batchnorm == "eval")
     with torch.set_grad_enabled(with_grad), bn, capture(t.model, t.targets, t.sigma) as t_acts:
         t_logits = t.model(tx)
+    check_ran(t_acts)
     grad = losses.input_gradients(t_logits, tx, create_graph=False) if with_grad else None
     return t_logits.detach(), [a.detach() for a in t_acts.values()], grad
 

@@ -280,3 +280,12 @@ def capture(model: nn.Module, layers: Sequence[str], sigma: Mapping[str, str] | 
     finally:
         for handle in handles:
             handle.remove()
+
+
+def check_ran(acts: Mapping[str, torch.Tensor | None]) -> None:
+    """Raise ValueError naming the layers :func:`capture` recorded nothing for (``None``): they
+    did not run in the forward pass, so no penalty can read them."""
+    silent = [name for name, act in acts.items() if act is None]
+    if silent:
+        raise ValueError(f"layer(s) {silent} did not run in the forward pass: target modules "
+                         "that the model's forward calls")

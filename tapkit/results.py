@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import platform
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from . import __version__
+
+log = logging.getLogger(__name__)
 
 
 def write_atomic(path: str | Path, data: bytes | str) -> None:
@@ -63,6 +67,17 @@ def save_torch(path: str | Path, obj: Any) -> None:
         raise
 
 
+def move_aside(path: Path, why: str) -> Path:
+    """Rename an unreadable file to ``<name>.corrupt-<time>-<pid>`` beside it (kept for a look,
+    never read again), with one warning line."""
+    path = Path(path)
+    target = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
+    path.replace(target)
+    log.warning("%s is unreadable (%s): moved aside to %s; the run is redone", path, why,
+                target.name)
+    return target
+
+
 def git_commit() -> str:
     here = Path(__file__).resolve().parent
     try:
@@ -86,8 +101,24 @@ def provenance(device: str | torch.device = "cpu") -> dict[str, str]:
 
 
 def resolve_device(device: str = "auto") -> str:
+    """``"auto"``: CUDA where torch sees a GPU, else the CPU. Any other name is checked:
+    ``ValueError`` for one torch does not know or this machine cannot run."""
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise ValueError(f"unknown device {device!r}; use auto, cpu, cuda, cuda:N or mps") from exc
+    available = {"cpu": True, "cuda": torch.cuda.is_available(),
+                 "mps": torch.backends.mps.is_available()}
+    if dev.type not in available:
+        raise ValueError(f"device {device!r} is not supported; use auto, cpu, cuda, cuda:N or mps")
+    if not available[dev.type]:
+        raise ValueError(f"device {device!r}: torch {torch.__version__} sees no {dev.type} device "
+                         "on this machine; use --device cpu (or auto)")
+    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise ValueError(f"device {device!r}: this machine has {torch.cuda.device_count()} CUDA "
+                         f"device(s), cuda:0 to cuda:{torch.cuda.device_count() - 1}")
     return device
 
 

@@ -106,8 +106,7 @@ def trained(run: Run, root: str | Path, device: str = "cpu"):
     with torch.device("meta"):
         net = build_model(run.cfg.model, task.num_classes, task.in_channels, False,
                           task.image_size).model
-    state = torch.load(store.path(run.cfg) / "model.pt", map_location=device, mmap=True,
-                       weights_only=True)
+    state = store.weights(run.cfg, device, mmap=True)
     net.load_state_dict(state, assign=True)
     return net.to(device).eval(), task, splits
 

@@ -14,8 +14,6 @@ import contextlib
 import fcntl
 import json
 import logging
-import os
-import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,8 +23,9 @@ from torch import Tensor, nn
 
 from ..config import TrainConfig
 from ..data import Split
-from ..fit import experiment_data
+from ..fit import UNREADABLE, experiment_data
 from ..models import build_model
+from ..results import move_aside
 from ..teachers import saliency
 from .run import needs_teacher_model, train_run
 
@@ -52,15 +51,6 @@ def run_lock(run_dir: Path):
             yield
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
-
-
-def move_aside(path: Path, why: str) -> Path:
-    """Rename a corrupt file to ``<name>.corrupt-<time>`` beside it, with a warning."""
-    target = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
-    path.replace(target)
-    log.warning("%s is unreadable (%s): moved aside to %s; the run is redone", path, why,
-                target.name)
-    return target
 
 
 def read_metrics(path: Path) -> dict | None:
@@ -145,6 +135,19 @@ class ResultStore:
     def model(self, cfg: TrainConfig, device: str = "cpu", train: bool = True) -> nn.Module:
         """The trained model of ``cfg`` in eval mode (trained first when ``train`` and it is not
         stored); ``RuntimeError`` when the run did not converge."""
+        state = self.weights(cfg, device, train)
+        task, _ = experiment_data(cfg)
+        built = build_model(cfg.model, task.num_classes, task.in_channels, cfg.pretrained,
+                            task.image_size, cfg.weights_fallback)
+        built.model.load_state_dict(state)
+        return built.model.to(device).eval()
+
+    def weights(self, cfg: TrainConfig, device: str = "cpu", train: bool = True,
+                mmap: bool = False) -> dict[str, Tensor]:
+        """The trained state dict of ``cfg`` (``model.pt``, trained first when ``train`` and it is
+        not stored), read as tensors only (``weights_only``: a copied store is data, never
+        code). An unreadable ``model.pt`` is moved aside with its ``metrics.json`` and the run
+        redone (when ``train``)."""
         record = self.load(cfg)
         if record is None and not train:
             raise TeacherNotTrainedError(
@@ -153,11 +156,18 @@ class ResultStore:
         record = record or self.run(cfg, device)
         if record["status"] != "ok":
             raise RuntimeError(f"run {cfg.key()} ended {record['status']}; it has no model")
-        task, _ = experiment_data(cfg)
-        built = build_model(cfg.model, task.num_classes, task.in_channels, cfg.pretrained,
-                            task.image_size, cfg.weights_fallback)
-        built.model.load_state_dict(torch.load(self.path(cfg) / "model.pt", map_location=device))
-        return built.model.to(device).eval()
+        path = self.path(cfg) / "model.pt"
+        try:
+            return torch.load(path, map_location=device, weights_only=True, mmap=mmap)
+        except UNREADABLE as exc:
+            if not train:
+                raise
+            with run_lock(path.parent):
+                if path.exists():
+                    move_aside(path, f"{type(exc).__name__}: {exc}"[:300])
+                move_aside(path.parent / "metrics.json", "its model.pt is unreadable")
+            self.run(cfg, device)
+            return self.weights(cfg, device, train=False, mmap=mmap)
 
 
 def load_trained(cfg: TrainConfig, store_root: str | Path, device: str = "cpu") -> nn.Module:
