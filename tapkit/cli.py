@@ -90,8 +90,11 @@ def _device(text: str) -> str:
 
 
 def _folder(text: str) -> str:
-    if Path(text).exists() and not Path(text).is_dir():
-        raise argparse.ArgumentTypeError(f"{text} is a file; name a folder (new or existing)")
+    """A folder that exists or can be made: neither it nor its nearest existing parent a file."""
+    path = Path(text).absolute()
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    if not existing.is_dir():
+        raise argparse.ArgumentTypeError(f"{existing} is a file; name a folder (new or existing)")
     return text
 
 

@@ -137,3 +137,30 @@ def test_bench_memory_is_reproducible_and_ranks_the_double_backward_higher():
     again = model_memory_mb("two_layer_cnn", ["none"], 16, 56, "cpu")
     assert first["none"] > 0 and abs(first["none"] - again["none"]) <= 0.02 * first["none"]
     assert first["rrr"] > 1.2 * first["none"]
+
+
+def test_version_prints_the_installed_version(capsys, monkeypatch):
+    import importlib.metadata
+
+    import tapkit
+
+    monkeypatch.setattr(importlib.metadata, "version", {"tapkit": "9.9.9"}.__getitem__)
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["--version"])
+    assert exit_.value.code == 0 and capsys.readouterr().out == "tapkit 9.9.9\n"
+
+    def not_installed(name):  # run from a checkout, not installed
+        raise importlib.metadata.PackageNotFoundError(name)
+    monkeypatch.setattr(importlib.metadata, "version", not_installed)
+    with pytest.raises(SystemExit):
+        cli.main(["--version"])
+    assert capsys.readouterr().out == f"tapkit {tapkit.__version__}\n" == "tapkit 0.1.0\n"
+
+
+@pytest.mark.parametrize("command", ["train", "data", "bench"])
+def test_every_option_has_help(command):
+    import argparse
+
+    sub = next(a for a in cli.parser()._actions if isinstance(a, argparse._SubParsersAction))
+    options = [a for a in sub.choices[command]._actions if not isinstance(a, argparse._HelpAction)]
+    assert options and [a.dest for a in options if not a.help] == []

@@ -69,6 +69,8 @@ def _failing_train(exc_factory):
      "unknown layer(s) ['layer9']"),
     (lambda: losses.tap([torch.ones(2, 3, 4, 4)], torch.ones(2, 4, 4)),
      "mask must be a N x 1 x H x W tensor"),
+    (lambda: losses.tap([torch.ones(1, 3, 4, 4)], torch.full((1, 1, 4, 4), float("nan"))),
+     "mask has NaN or infinite entries"),
 ])
 def test_library_checks_become_one_line(capsys, monkeypatch, tmp_path, mistake, expected):
     monkeypatch.setattr(cli, "_train", _failing_train(mistake))
@@ -98,3 +100,53 @@ def test_sweep_mistakes_are_one_line_before_anything_trains(capsys, tmp_path, ar
     line = _fails(capsys, ["sweep", "--results", str(tmp_path / "store")] + argv)
     assert expected in line
     assert not (tmp_path / "store" / "runs").exists()
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["train", "--lr", "nan"], "argument --lr: must be a finite number above 0, got nan"),
+    (["train", "--lr", "inf"], "argument --lr: must be a finite number above 0, got inf"),
+    (["train", "--lr", "-0.1"], "argument --lr: must be a finite number above 0, got -0.1"),
+    (["train", "--lr", "0"], "argument --lr: must be a finite number above 0, got 0"),
+    (["train", "--lr", "fast"], "argument --lr: invalid number value: 'fast'"),
+    (["train", "--lam", "nan"], "argument --lam: must be a finite number at least 0, got nan"),
+    (["train", "--lam", "-1"], "argument --lam: must be a finite number at least 0, got -1"),
+    (["train", "--seed", "-1"], "argument --seed: must be at least 0, got -1"),
+    (["train", "--epochs", "two"], "argument --epochs: invalid integer value: 'two'"),
+    (["train", "--device", "gpu"], "unknown device 'gpu'"),
+    (["train", "--device", "meta"], "device 'meta' is not supported"),
+    (["train", "--device", "cuda"], "device 'cuda': torch"),
+    (["train", "--device", "cuda:1"], "sees no cuda device on this machine; use --device cpu"),
+    (["bench", "--device", "cuda"], "sees no cuda device"),
+    (["bench", "--warmup", "-1"], "argument --warmup: must be at least 0, got -1"),
+])
+def test_bad_numbers_and_devices_are_one_line(capsys, monkeypatch, tmp_path, argv, expected):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # as on a machine without GPU
+    line = _fails(capsys, argv + ["--out", str(tmp_path / "run")])
+    assert expected in line
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_cuda_index_beyond_the_machines_gpus_is_one_line(capsys, monkeypatch, tmp_path):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    line = _fails(capsys, ["train", "--device", "cuda:2", "--out", str(tmp_path / "run")])
+    assert "this machine has 2 CUDA device(s), cuda:0 to cuda:1" in line
+
+
+def test_out_and_folder_must_be_what_they_name(capsys, tmp_path):
+    file = tmp_path / "notes.txt"
+    file.write_text("keep me")
+    for argv in (["train", "--out", str(file)], ["train", "--out", str(file / "run")],
+                 ["data", "mnist", "--folder", str(file)]):
+        assert f"{file} is a file; name a folder" in _fails(capsys, argv)
+    line = _fails(capsys, ["bench", "--out", str(tmp_path)])
+    assert f"argument --out: {tmp_path} is a folder; name a file to write" in line
+    assert file.read_text() == "keep me" and sorted(tmp_path.iterdir()) == [file]
+
+
+def test_a_file_the_machine_will_not_write_is_one_line(capsys, monkeypatch, tmp_path):
+    def denied():
+        raise PermissionError(13, "Permission denied", "/srv/results/run/metrics.json")
+    monkeypatch.setattr(cli, "_train", _failing_train(denied))
+    line = _fails(capsys, ["train", "--out", str(tmp_path / "run")])
+    assert line == "tapkit: error: /srv/results/run/metrics.json: Permission denied"

@@ -374,3 +374,53 @@ def test_training_step_xs_terms_are_the_public_losses(method, variant, bn):
         expected = losses.rbr(twin, x, y, mask, variant=variant, batchnorm=mode)
     assert xs.item() > 0 and xs.item() == pytest.approx(expected.item(), rel=1e-9)
     assert model.bn.training
+
+
+def test_a_boolean_mask_is_a_float_mask():
+    """TAP by hand: a 3 x 3 activation 0..8 with the mask on the top-left pixel only; the 3 x 3
+    max-pool grows the mask over pixels (0,0), (0,1), (1,0), (1,1), whose values 0 + 1 + 3 + 4 = 8.
+    RRR by hand: gradient [[1, 2], [3, 4]], mask on the diagonal: 1^2 + 4^2 = 17; scaled as the
+    released code does (H*W/|M| = 4/2): 2^2 + 8^2 = 68."""
+    act = torch.arange(9.0).reshape(1, 1, 3, 3)
+    on = torch.zeros(1, 1, 3, 3, dtype=torch.bool)
+    on[0, 0, 0, 0] = True
+    assert losses.tap([act], on).item() == 8.0 == losses.tap([act], on.float()).item()
+    assert losses.downscale_mask(on, 3).dtype == torch.float32
+    grad = torch.tensor([[1.0, 2.0], [3.0, 4.0]]).reshape(1, 1, 2, 2)
+    diagonal = torch.eye(2, dtype=torch.bool).reshape(1, 1, 2, 2)
+    assert losses.rrr_penalty(grad, diagonal).item() == 17.0
+    assert losses.rrr_penalty(grad, diagonal, scale="released").item() == 68.0
+    assert losses.rbr_penalty(grad, torch.ones_like(grad), diagonal).item() == 17.0
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_a_non_finite_mask_is_refused_not_returned_as_nan(bad):
+    mask = torch.zeros(2, 1, 4, 4)
+    mask[1, 0, 2, 3] = bad
+    x = torch.rand(2, 1, 4, 4)
+    model = nn.Sequential(nn.Flatten(), nn.Linear(16, 3))
+    for call in (lambda: losses.tap([torch.ones(2, 3, 4, 4)], mask),
+                 lambda: losses.downscale_mask(mask, 2),
+                 lambda: losses.rrr(model, x, mask),
+                 lambda: losses.rrr_penalty(x, mask),
+                 lambda: losses.rbr(model, x, torch.tensor([0, 1]), mask)):
+        with pytest.raises(ValueError, match="mask has NaN or infinite entries.*nan_to_num"):
+            call()
+
+
+def test_a_layer_that_never_ran_is_named():
+    class Skips(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv, self.unused = nn.Conv2d(1, 2, 3, padding=1), nn.Conv2d(2, 2, 3)
+
+        def forward(self, x):
+            return self.conv(x)
+
+    from tapkit.models import capture
+
+    model, x = Skips(), torch.rand(2, 1, 4, 4)
+    with capture(model, ["conv", "unused"]) as acts:
+        model(x)
+    with pytest.raises(ValueError, match="layer 'unused' is None: the layer did not run"):
+        losses.tap(acts, torch.ones(2, 1, 4, 4))

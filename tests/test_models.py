@@ -198,3 +198,25 @@ def test_pretrained_weights_load_from_torch_home_without_network(monkeypatch, tm
     built = models.build_model("mobilenet_v2", 2, 3, pretrained=True, weights_fallback=False)
     assert built.weights == str(weights)
     torch.testing.assert_close(built.model.features[0][0].weight, saved["features.0.0.weight"])
+
+
+class _WithSpare(torch.nn.Module):
+    """A network with a registered module its forward never calls (say, an auxiliary head)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.relu = torch.nn.Conv2d(1, 2, 3, padding=1), torch.nn.ReLU()
+        self.aux, self.fc = torch.nn.ReLU(), torch.nn.Linear(2 * 16, 2)
+
+    def forward(self, x):
+        return self.fc(self.relu(self.conv(x)).flatten(1))
+
+
+def test_a_target_that_never_ran_is_named_by_the_training_step():
+    torch.manual_seed(0)
+    x, y, mask = torch.rand(2, 1, 4, 4), torch.tensor([0, 1]), torch.ones(2, 1, 4, 4)
+    cfg = TrainConfig(method="tap", lam=1.0)
+    task, xs = step_losses(_WithSpare(), x, y, mask, cfg, ("relu",))
+    assert xs.item() > 0
+    with pytest.raises(ValueError, match=r"layer\(s\) \['aux'\] did not run in the forward pass"):
+        step_losses(_WithSpare(), x, y, mask, cfg, ("relu", "aux"))

@@ -1,4 +1,5 @@
 import json
+import logging
 
 import pytest
 import torch
@@ -90,6 +91,44 @@ def test_cpu_training_repeats_bit_for_bit_and_resumes(tmp_path):
     result = fit(d, split, cfg, ("relu1",), checkpoint=ckpt, progress=False)
     assert result.epochs_done == 2 and len(result.history) == 2
     assert all(torch.equal(p, q) for p, q in zip(weights(a), weights(d)))
+
+
+@pytest.mark.parametrize("spoil", ["truncated", "another_model", "bad_generator_state"])
+def test_an_unusable_checkpoint_is_moved_aside_and_the_run_starts_afresh(tmp_path, caplog, spoil):
+    """A checkpoint cut short, another model's, or one whose RNG state torch refuses: moved aside
+    with one warning, and the run repeats bit for bit the run that had no checkpoint (nothing of
+    the bad file, weights or optimiser state, leaks into it)."""
+    split, cfg = _decoy_fixture(n=128), TrainConfig(method="tap", lam=0.1, epochs=2, batch_size=32)
+    torch.manual_seed(123)
+    fresh = TinyCNN()
+    fit(fresh, split, cfg, ("relu1",), progress=False)
+    ckpt = tmp_path / "checkpoint.pt"
+    torch.manual_seed(7)
+    fit(TinyCNN(), split, cfg.replace(epochs=1, lr=0.5), ("relu1",), checkpoint=ckpt,
+        progress=False)
+    state = torch.load(ckpt, weights_only=True)
+    if spoil == "truncated":
+        ckpt.write_bytes(ckpt.read_bytes()[: ckpt.stat().st_size // 2])
+    elif spoil == "another_model":
+        torch.save({**state, "model": nn.Linear(3, 2).state_dict()}, ckpt)
+    else:
+        torch.save({**state, "generator": torch.zeros(3, dtype=torch.uint8)}, ckpt)
+    torch.manual_seed(123)
+    again = TinyCNN()
+    result = fit(again, split, cfg, ("relu1",), checkpoint=ckpt, progress=False)
+    assert result.status == "ok" and [h["epoch"] for h in result.history] == [1, 2]
+    assert all(torch.equal(p, q) for p, q in zip(fresh.parameters(), again.parameters()))
+    assert len([p for p in tmp_path.iterdir() if p.name.startswith("checkpoint.pt.corrupt-")]) == 1
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "checkpoint.pt is unreadable" in warnings[0].getMessage()
+
+
+def test_a_nan_mask_is_refused_before_training():
+    split = _decoy_fixture(n=64)
+    split.mask[3, 0, 0, 0] = float("nan")
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        fit(TinyCNN(), split, TrainConfig(method="tap", lam=1.0, epochs=1), ("relu1",),
+            progress=False)
 
 
 def test_non_finite_loss_ends_the_run_as_dnc(monkeypatch):
