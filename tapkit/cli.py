@@ -181,8 +181,8 @@ def parser() -> argparse.ArgumentParser:
 
     t = sub.add_parser("train", help="train and evaluate one run; writes OUT/metrics.json")
     t.add_argument("--experiment", default="decoy-mnist", choices=["decoy-mnist", "pneu", "knee"],
-                   help="decoy-mnist (Setting 1: digits with a decoy patch), pneu or knee "
-                        "(the medical tasks, read from the folder --source names)")
+                   help="decoy-mnist (digits with decoy patches), pneu or knee (the medical "
+                        "tasks: their folder as --source, or the embedded digits stand-in)")
     t.add_argument("--model", default="two_layer_cnn",
                    help="a registered model (tapkit.list_models()), e.g. two_layer_cnn, vgg16")
     t.add_argument("--method", default="none", choices=methods_where(teacher=False),
