@@ -28,7 +28,7 @@ from .data import Split, Task, load_experiment
 from .methods import Teacher, XSBatch, get_method
 from .models import capture, check_ran, list_models, target_sigma
 from .progress import disabled as progress_disabled
-from .masks import check_finite_mask
+from .masks import check_finite_mask, masks_checked
 from .results import move_aside, save_torch
 
 log = logging.getLogger(__name__)
@@ -111,14 +111,16 @@ def fit(model: nn.Module, train: Split, cfg: TrainConfig, targets: tuple[str, ..
     """Train ``model`` for ``cfg.epochs`` epochs on ``train`` (whose masks are the annotations).
 
     Seeded so that a CPU run repeats bit for bit; with ``checkpoint``, the state after every
-    epoch (model, optimiser, RNG, history) is written atomically and a rerun resumes from it.
+    epoch (model, optimiser, RNG, history) is written atomically and a rerun resumes from it; a
+    checkpoint that cannot be used (corrupt, another model's) is moved aside with a warning and
+    the run starts afresh. The masks are checked to be finite once, before the first step.
     The split is moved to ``device`` once (where it fits) and batched in the DataLoader's
     shuffled order (:mod:`tapkit.batches`). On a GPU the finite-loss check and the loss totals
     wait for the end of each epoch, so steps do not synchronise. ``compile_step`` (an execution
     option, not part of the config) compiles the step on a GPU
     (:func:`tapkit.compiled.compiled_step`).
     """
-    check_finite_mask(train.mask)  # once here: the steps (compiled ones too) need not
+    check_finite_mask(train.mask, always=True)  # once here, so the steps need not
     torch.manual_seed(cfg.seed)
     model.to(device)
     opt = make_optimizer(model, cfg)
@@ -126,7 +128,7 @@ def fit(model: nn.Module, train: Split, cfg: TrainConfig, targets: tuple[str, ..
     result = FitResult("ok", 0)
     if checkpoint is not None and checkpoint.exists():
         try:
-            result = _resume(checkpoint, model, opt, gen, device)
+            result = _resume(checkpoint, model, opt, gen)
         except UNREADABLE as exc:  # a file from outside: whatever is wrong, start afresh
             move_aside(checkpoint, " ".join(f"{type(exc).__name__}: {exc}".split())[:300])
             torch.manual_seed(cfg.seed)
@@ -136,7 +138,7 @@ def fit(model: nn.Module, train: Split, cfg: TrainConfig, targets: tuple[str, ..
     sync_each_step = torch.device(device).type == "cpu"
     compiled = (compiled_step(model, cfg, targets, teacher, device) if compile_step
                 else contextlib.nullcontext())
-    with compiled as step:
+    with compiled as step, masks_checked():
         step = step or functools.partial(step_losses, model, cfg=cfg, targets=targets,
                                          teacher=teacher)
         while result.status == "ok" and result.epochs_done < cfg.epochs:
@@ -155,13 +157,15 @@ UNREADABLE = (pickle.UnpicklingError, RuntimeError, EOFError, OSError, KeyError,
               ValueError, AttributeError, IndexError)
 
 
-def _resume(path: Path, model: nn.Module, opt: torch.optim.Optimizer, gen: torch.Generator,
-            device: str) -> FitResult:
+def _resume(path: Path, model: nn.Module, opt: torch.optim.Optimizer,
+            gen: torch.Generator) -> FitResult:
     """Load the checkpoint at ``path`` into ``model``, ``opt``, ``gen`` and torch's RNG. Only
     tensors and plain values are unpickled (``weights_only=True``): a checkpoint is data, never
     code. Everything is checked before the model changes, so a checkpoint that does not fit
-    (another model's, a broken one) raises and leaves the model's initial weights."""
-    state = torch.load(path, map_location=device, weights_only=True)
+    (another model's, a broken one) raises and leaves the model's initial weights. It is read
+    onto the CPU (torch's RNG states must be there); the model and optimiser copy their tensors
+    to their own devices."""
+    state = torch.load(path, map_location="cpu", weights_only=True)  # RNG states live there
     weights, ours = state["model"], model.state_dict()
     if list(weights) != list(ours) or any(weights[k].shape != v.shape for k, v in ours.items()):
         raise ValueError("its model's parameters are not this model's")

@@ -5,14 +5,33 @@ multiplies; a NaN is refused, since it would make the loss NaN without a word.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+from typing import Iterator
+
 import torch
 from torch import Tensor
 
+_CHECKED = contextvars.ContextVar("tapkit_masks_checked", default=False)
 
-def check_finite_mask(mask: Tensor) -> None:
-    """Raise ``ValueError`` when ``mask`` holds NaN or infinite entries. Skipped inside a compiled
-    step, where reading the values would break the graph (``fit`` checks its masks once)."""
-    if not torch.compiler.is_compiling() and not bool(torch.isfinite(mask).all()):
+
+@contextlib.contextmanager
+def masks_checked() -> Iterator[None]:
+    """Inside the block the losses skip their finite check: for a training loop that checked its
+    masks once (``fit``), since reading a GPU tensor's values waits for the device every step."""
+    token = _CHECKED.set(True)
+    try:
+        yield
+    finally:
+        _CHECKED.reset(token)
+
+
+def check_finite_mask(mask: Tensor, always: bool = False) -> None:
+    """Raise ``ValueError`` when ``mask`` holds NaN or infinite entries. Skipped (unless
+    ``always``) inside :func:`masks_checked` and inside a compiled step, where reading the
+    values would break the graph."""
+    skip = not always and (_CHECKED.get() or torch.compiler.is_compiling())
+    if not skip and not bool(torch.isfinite(mask).all()):
         raise ValueError("mask has NaN or infinite entries: an annotation mask holds 0/1 (or "
                          "weights in [0, 1]); replace them, e.g. torch.nan_to_num(mask, nan=0.0)")
 

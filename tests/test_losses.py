@@ -424,3 +424,13 @@ def test_a_layer_that_never_ran_is_named():
         model(x)
     with pytest.raises(ValueError, match="layer 'unused' is None: the layer did not run"):
         losses.tap(acts, torch.ones(2, 1, 4, 4))
+
+
+def test_a_loop_that_checked_its_masks_once_skips_the_check_per_step():
+    from tapkit.masks import masks_checked
+
+    nan = torch.full((1, 1, 4, 4), float("nan"))
+    with masks_checked():  # fit's loop: its masks were checked before the first step
+        assert torch.isnan(losses.tap([torch.ones(1, 3, 4, 4)], nan))
+    with pytest.raises(ValueError, match="NaN"):  # and only inside the block
+        losses.tap([torch.ones(1, 3, 4, 4)], nan)
