@@ -150,3 +150,9 @@ def test_a_file_the_machine_will_not_write_is_one_line(capsys, monkeypatch, tmp_
     monkeypatch.setattr(cli, "_train", _failing_train(denied))
     line = _fails(capsys, ["train", "--out", str(tmp_path / "run")])
     assert line == "tapkit: error: /srv/results/run/metrics.json: Permission denied"
+
+
+def test_a_model_too_deep_for_the_images_is_caught_before_training(capsys, tmp_path):
+    line = _fails(capsys, ["train", "--model", "vgg16", "--out", str(tmp_path / "run")])
+    assert "vgg16 cannot take 28x28 images" in line and "two_layer_cnn" in line
+    assert not (tmp_path / "run").exists()

@@ -30,6 +30,19 @@ def needs_teacher_model(cfg: TrainConfig) -> bool:
     return get_method(cfg.method).needs_teacher or cfg.annotation == "teacher"
 
 
+def check_image_size(name: str, in_channels: int, image_size: int) -> None:
+    """``ValueError`` when model ``name`` cannot take ``image_size``-pixel images (its pooling
+    would shrink them to nothing): built and run once on the meta device, shapes only."""
+    try:
+        with torch.device("meta"):
+            model = build_model(name, 2, in_channels, image_size=image_size).model
+            model(torch.empty(2, in_channels, image_size, image_size))
+    except RuntimeError as err:
+        raise ValueError(f"{name} cannot take {image_size}x{image_size} images "
+                         f"({str(err).splitlines()[0]}); choose a model made for them (e.g. "
+                         "two_layer_cnn for 28-pixel digits) or larger images") from err
+
+
 def annotation_masks(cfg: TrainConfig, split: Split, teacher: nn.Module | None,
                      device: str) -> Tensor:
     """The masks the config's ``annotation`` asks for on ``split``: its ground truth, random masks
@@ -69,6 +82,7 @@ def train_run(cfg: TrainConfig, run_dir: str | Path, teacher: nn.Module | None =
         reusing_cpu_allocator()  # steps reuse freed memory instead of faulting in fresh pages
     start = time.time()
     task, splits = experiment_data(cfg)
+    check_image_size(cfg.model, task.in_channels, task.image_size)
     train = training_split(cfg, splits)
     if teacher is not None:
         teacher = teacher.to(device).eval()
