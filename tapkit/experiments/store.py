@@ -159,15 +159,19 @@ class ResultStore:
         path = self.path(cfg) / "model.pt"
         try:
             return torch.load(path, map_location=device, weights_only=True, mmap=mmap)
-        except UNREADABLE as exc:
+        except UNREADABLE:
             if not train:
                 raise
-            with run_lock(path.parent):
-                if path.exists():
-                    move_aside(path, f"{type(exc).__name__}: {exc}"[:300])
-                move_aside(path.parent / "metrics.json", "its model.pt is unreadable")
-            self.run(cfg, device)
-            return self.weights(cfg, device, train=False, mmap=mmap)
+        with run_lock(path.parent):  # once: another worker may be redoing it already
+            try:
+                return torch.load(path, map_location=device, weights_only=True, mmap=mmap)
+            except UNREADABLE as exc:
+                why = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+                for bad, reason in ((path, why), (path.parent / "metrics.json", "its model.pt is not")):
+                    if bad.exists():
+                        move_aside(bad, reason)
+        self.run(cfg, device)
+        return self.weights(cfg, device, train=False, mmap=mmap)
 
 
 def load_trained(cfg: TrainConfig, store_root: str | Path, device: str = "cpu") -> nn.Module:
