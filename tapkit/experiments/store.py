@@ -167,7 +167,8 @@ class ResultStore:
                 return torch.load(path, map_location=device, weights_only=True, mmap=mmap)
             except UNREADABLE as exc:
                 why = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
-                for bad, reason in ((path, why), (path.parent / "metrics.json", "its model.pt is not")):
+                record_why = "its model.pt is not"
+                for bad, reason in ((path, why), (path.parent / "metrics.json", record_why)):
                     if bad.exists():
                         move_aside(bad, reason)
         self.run(cfg, device)
