@@ -29,7 +29,7 @@ from .methods import Teacher, XSBatch, get_method
 from .models import capture, check_ran, list_models, target_sigma
 from .progress import disabled as progress_disabled
 from .masks import check_finite_mask, masks_checked
-from .results import move_aside, save_torch
+from .results import move_aside, save_torch, unreadable_reason
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +130,7 @@ def fit(model: nn.Module, train: Split, cfg: TrainConfig, targets: tuple[str, ..
         try:
             result = _resume(checkpoint, model, opt, gen)
         except UNREADABLE as exc:  # a file from outside: whatever is wrong, start afresh
-            move_aside(checkpoint, " ".join(f"{type(exc).__name__}: {exc}".split())[:300])
+            move_aside(checkpoint, unreadable_reason(exc))
             torch.manual_seed(cfg.seed)
             opt = make_optimizer(model, cfg)
             gen = torch.Generator().manual_seed(cfg.seed)

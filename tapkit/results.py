@@ -6,6 +6,7 @@ import json
 import logging
 import math
 import os
+import pickle
 import platform
 import subprocess
 import tempfile
@@ -76,6 +77,13 @@ def move_aside(path: Path, why: str) -> Path:
     log.warning("%s is unreadable (%s): moved aside to %s; the run is redone", path, why,
                 target.name)
     return target
+
+
+def unreadable_reason(exc: BaseException) -> str:
+    """Why ``torch.load(..., weights_only=True)`` refused a file, in a few words on one line."""
+    if isinstance(exc, pickle.UnpicklingError):
+        return "it holds more than tensors and plain values, and unpickling it could run code"
+    return " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
 
 
 def git_commit() -> str:

@@ -51,6 +51,7 @@ def test_a_planted_checkpoint_runs_no_code_and_the_run_starts_afresh(tmp_path, c
     assert len(aside) == 1 and aside[0].read_bytes() == planted
     warnings = _warnings(caplog, "checkpoint.pt")
     assert len(warnings) == 1 and "\n" not in warnings[0] and "moved aside" in warnings[0]
+    assert "more than tensors and plain values" in warnings[0]
 
 
 CFG = TrainConfig(method="tap", lam=1e-3, epochs=1)

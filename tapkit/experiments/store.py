@@ -25,7 +25,7 @@ from ..config import TrainConfig
 from ..data import Split
 from ..fit import UNREADABLE, experiment_data
 from ..models import build_model
-from ..results import move_aside
+from ..results import move_aside, unreadable_reason
 from ..teachers import saliency
 from .run import needs_teacher_model, train_run
 
@@ -166,9 +166,9 @@ class ResultStore:
             try:
                 return torch.load(path, map_location=device, weights_only=True, mmap=mmap)
             except UNREADABLE as exc:
-                why = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
                 record_why = "its model.pt is not"
-                for bad, reason in ((path, why), (path.parent / "metrics.json", record_why)):
+                for bad, reason in ((path, unreadable_reason(exc)),
+                                    (path.parent / "metrics.json", record_why)):
                     if bad.exists():
                         move_aside(bad, reason)
         self.run(cfg, device)
