@@ -70,6 +70,10 @@ def test_submitit_time_limit_comes_from_the_runs_unless_given(tmp_path):
     given = SubmititExecutor(tmp_path / "b", cluster="debug", timeout_min=90)
     assert given.map(_Minutes(), [3, 700]) == [30, 7000]
     assert given.executor.parameters["timeout_min"] == 90
+    assert SubmititExecutor(tmp_path / "c", "debug", timeout_min=89.5).params["timeout_min"] == 90
+    for bad in (0, -5, "soon", float("nan")):
+        with pytest.raises(ValueError, match="timeout_min must be a positive number of minutes"):
+            SubmititExecutor(tmp_path / "d", "debug", timeout_min=bad)
 
 
 def test_a_submitit_job_that_dies_fails_alone(tmp_path):

@@ -8,6 +8,7 @@ expected time (:func:`.planner.expected_minutes`) unless given; a job that dies 
 from __future__ import annotations
 
 import logging
+import math
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -15,6 +16,14 @@ from . import planner
 from .failures import one_line
 
 log = logging.getLogger(__name__)
+
+
+def _minutes(value: Any) -> int:
+    """An explicit ``timeout_min`` as submitit takes it: whole minutes (rounded up), positive."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 \
+            or value == float("inf"):
+        raise ValueError(f"timeout_min must be a positive number of minutes, got {value!r}")
+    return math.ceil(value)
 
 
 class Requeueable:
@@ -58,7 +67,10 @@ class SubmititExecutor:
             import submitit  # noqa: F401  (checked here, before anything runs)
         except ImportError as exc:
             raise ImportError("the submitit executor needs submitit: pip install 'tapkit[slurm]'") from exc
-        self.folder, self.cluster, self.params = Path(folder), cluster, dict(params)
+        params = dict(params)
+        if "timeout_min" in params:
+            params["timeout_min"] = _minutes(params["timeout_min"])
+        self.folder, self.cluster, self.params = Path(folder), cluster, params
         self._executor: Any = None
 
     @property
