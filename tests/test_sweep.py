@@ -117,8 +117,8 @@ def test_one_failed_run_loses_no_other_and_a_rerun_trains_only_it(tmp_path, monk
     assert lines == [
         f"tapkit: error: 1 of 3 runs failed: lambda_search/decoy-mnist two_layer_cnn tap "
         f"lam=0.001 seed=0/{broken.key()} (RuntimeError: CUDA out of memory. Tried to allocate "
-        "2.00 GiB); not run, as they read those results: mnist. The others are stored: run the "
-        "same command again to train only these."]
+        "2.00 GiB); not run, as they read those results: mnist. The other runs are stored: "
+        "running again trains only these and the runs that wait on them."]
     assert sorted(calls) == sorted(c.key() for c in search)
     assert set(_entries(root)) == {c.key() for c in search} - {broken.key()}
     assert not (root / "tables" / "lambda_choice.csv").exists()  # no choice from a partial search
@@ -214,3 +214,41 @@ def test_a_student_whose_teacher_is_missing_raises_when_asked_not_to_train_it(tm
     with pytest.raises(RuntimeError, match="is not in"):
         ResultStore(tmp_path).run(student, "cpu", progress=False, train_teachers=False)
     assert not (tmp_path / student.key() / "metrics.json").exists()
+
+
+def test_students_of_a_failed_teacher_are_not_submitted(tmp_path, monkeypatch):
+    from tapkit.experiments.executors import run_many
+    from tapkit.experiments.failures import RunsFailedError
+
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    teacher = TrainConfig(data="holdout", clean_fraction=0.1, epochs=1)
+    student = TrainConfig(method="kd", lam=1.0, teacher=teacher, clean_fraction=0.1, epochs=1)
+    plain = TrainConfig(method="tap", lam=1e-3, epochs=1)
+    calls: list[str] = []
+    monkeypatch.setattr("tapkit.experiments.store.train_run", _fake_train_run(calls, {teacher.key()}))
+    with pytest.raises(RunsFailedError) as err:
+        run_many([student, plain], tmp_path, "cpu")
+    assert calls == [teacher.key(), plain.key()]  # the student never ran
+    assert [(f.key, f.error) for f in err.value.failures] == [
+        (teacher.key(), "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"),
+        (student.key(), f"not run: its teacher {teacher.key()} failed")]
+    assert str(err.value).startswith("2 of 3 runs failed: decoy-mnist two_layer_cnn none lam=0 "
+                                     f"seed=0 data=holdout@0.1/{teacher.key()} (RuntimeError")
+    assert ResultStore(tmp_path).load(plain)["status"] == "ok"
+
+
+def test_a_failure_summary_is_one_line_naming_the_first_five():
+    from tapkit.experiments.failures import RunFailed, RunsFailedError, one_line
+
+    trace = ("Job (task=0) failed during processing with trace:\n----\nTraceback (most recent "
+             "call last):\n  File \"x.py\", line 1, in f\n    g()\nValueError: bad mask\n\n----\n"
+             "You can check full logs at:\n  - /jobs/1_0_log.err")
+    assert one_line(RuntimeError(trace)) == "RuntimeError: ValueError: bad mask"
+    assert one_line(KeyError("k")) == "KeyError: 'k'"
+    assert one_line("Job 7 has not produced any output (state: TIMEOUT)\nstderr: ...") == (
+        "Job 7 has not produced any output (state: TIMEOUT)")
+    assert len(one_line("x" * 500)) == 200
+    failures = [RunFailed(f"k{i}", f"run {i}", "E: e", "mnist") for i in range(7)]
+    text = str(RunsFailedError(failures, 9))
+    assert "\n" not in text and text.startswith("7 of 9 runs failed: mnist/run 0/k0 (E: e); ")
+    assert "mnist/run 4/k4" in text and "k5" not in text and "; and 2 more (each is in the log)" in text

@@ -20,8 +20,8 @@ log = logging.getLogger(__name__)
 
 def _minutes(value: Any) -> int:
     """An explicit ``timeout_min`` as submitit takes it: whole minutes (rounded up), positive."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 \
-            or value == float("inf"):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value) or value <= 0:
         raise ValueError(f"timeout_min must be a positive number of minutes, got {value!r}")
     return math.ceil(value)
 
@@ -43,7 +43,8 @@ class Requeueable:
     def checkpoint(self, *args: Any) -> Any:
         from submitit.helpers import DelayedSubmission
 
-        log.warning("time limit or preemption: requeued; the run resumes from its last epoch")
+        log.warning("time limit or preemption: the job asks to be requeued; its run resumes "
+                    "from its last epoch")
         return DelayedSubmission(self, *args)
 
 

@@ -63,5 +63,5 @@ class RunsFailedError(RuntimeError):
             text += f"; and {more} more (each is in the log)"
         if self.skipped:
             text += f"; not run, as they read those results: {', '.join(self.skipped)}"
-        super().__init__(text + ". The others are stored: run the same command again to "
-                                "train only these.")
+        super().__init__(text + ". The other runs are stored: running again trains only these "
+                                "and the runs that wait on them.")
