@@ -71,6 +71,8 @@ def test_submitit_time_limit_comes_from_the_runs_unless_given(tmp_path):
     assert given.map(_Minutes(), [3, 700]) == [30, 7000]
     assert given.executor.parameters["timeout_min"] == 90
     assert SubmititExecutor(tmp_path / "c", "debug", timeout_min=89.5).params["timeout_min"] == 90
+    with pytest.raises(ValueError, match="submitit rejects the parameters.*gpus_per_nod"):
+        SubmititExecutor(tmp_path / "e", "debug", gpus_per_nod=1).map(_Minutes(), [1])
     for bad in (0, -5, "soon", float("nan")):
         with pytest.raises(ValueError, match="timeout_min must be a positive number of minutes"):
             SubmititExecutor(tmp_path / "d", "debug", timeout_min=bad)
@@ -83,7 +85,7 @@ def test_a_submitit_job_that_dies_fails_alone(tmp_path):
                                 "base 10: 'x'")
 
 
-# ---------------------------------------------------------------- a time limit on submitit's local cluster
+# ------------------------------------------------------- a time limit on submitit's local cluster
 
 def _slow_run(tmp_path: Path) -> TrainConfig:
     """A run of 4 epochs of ~1-2 s on one thread (the time limit's signal lands inside an epoch)

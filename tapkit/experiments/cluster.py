@@ -67,7 +67,8 @@ class SubmititExecutor:
         try:
             import submitit  # noqa: F401  (checked here, before anything runs)
         except ImportError as exc:
-            raise ImportError("the submitit executor needs submitit: pip install 'tapkit[slurm]'") from exc
+            raise ImportError("the submitit executor needs submitit: "
+                              "pip install 'tapkit[slurm]'") from exc
         params = dict(params)
         if "timeout_min" in params:
             params["timeout_min"] = _minutes(params["timeout_min"])
@@ -80,13 +81,18 @@ class SubmititExecutor:
         if self._executor is None:
             import submitit
 
-            self._executor = submitit.AutoExecutor(folder=self.folder, cluster=self.cluster)
-            if self.params:
-                self._executor.update_parameters(**self.params)
+            executor = submitit.AutoExecutor(folder=self.folder, cluster=self.cluster)
+            try:
+                executor.update_parameters(**self.params)
+            except (NameError, AssertionError, TypeError, ValueError) as exc:  # submitit's checks
+                raise ValueError(f"submitit rejects the parameters {self.params}: "
+                                 f"{one_line(exc)}") from exc
+            self._executor = executor
         return self._executor
 
     def gpus_requested(self) -> bool:
-        return bool(self.params.get("gpus_per_node")) or "gpu" in str(self.params.get("slurm_gres", ""))
+        gres = str(self.params.get("slurm_gres", ""))
+        return bool(self.params.get("gpus_per_node")) or "gpu" in gres
 
     def timeout_for(self, fn: Callable, items: Sequence) -> int | None:
         """The array's ``timeout_min``: ``None`` where ``params`` give one or ``fn`` cannot tell."""

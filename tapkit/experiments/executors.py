@@ -2,10 +2,10 @@
 spawned processes (``processes:N``, ``concurrent.futures``) or as a submitit job array
 (``submitit``, :mod:`.cluster`: Slurm where there is one, local processes elsewhere; ``pip
 install tapkit[slurm]``). They only need ``map(fn, items)``, so they replace each other without
-touching an experiment. :func:`run_many` runs configs wave by wave (:func:`.planner.waves`: teachers before their
-students) through the results store (:mod:`.store`), whose locks keep two workers from training
-one run: it submits only the runs the store lacks, and a failed run (:mod:`.failures`) does not
-lose the others.
+touching an experiment. :func:`run_many` runs configs wave by wave (:func:`.planner.waves`:
+teachers before their students) through the results store (:mod:`.store`), whose locks keep two
+workers from training one run: it submits only the runs the store lacks, and a failed run
+(:mod:`.failures`) does not lose the others.
 """
 
 from __future__ import annotations

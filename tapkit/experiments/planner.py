@@ -44,7 +44,8 @@ def label(cfg: TrainConfig) -> str:
     seed, and whatever sets it apart from a plain run (its data, annotation, teacher's key)."""
     parts = [cfg.experiment, cfg.model, cfg.method, f"lam={cfg.lam:g}", f"seed={cfg.seed}"]
     if cfg.data != "contaminated":
-        parts.append(f"data={cfg.data}" + (f"@{cfg.clean_fraction:g}" if cfg.clean_fraction else ""))
+        share = f"@{cfg.clean_fraction:g}" if cfg.clean_fraction else ""
+        parts.append(f"data={cfg.data}{share}")
     if cfg.annotation != "ground_truth":
         parts.append(f"annotation={cfg.annotation}" + (f"@tau={cfg.tau:g}"
                                                        if cfg.annotation == "teacher" else ""))

@@ -163,7 +163,8 @@ def sweep(profile: str, chapters: Sequence[str], results: str | Path | None = No
     for chapter in chapter_order(chapters):
         reads = [c for c in READS_CHOICE_OF.get(chapter, ()) if c in broken]
         if reads:
-            log.error("chapter %s not run: it reads %s, where runs failed", chapter, ", ".join(reads))
+            log.error("chapter %s not run: it reads %s, where runs failed", chapter,
+                      ", ".join(reads))
             broken.append(chapter)
             skipped.append(chapter)
             continue
@@ -218,7 +219,8 @@ def plan(profile: str, chapters: Sequence[str], results: str | Path | None = Non
     for chapter in chapter_order(chapters):
         reads = [c for c in READS_CHOICE_OF.get(chapter, ()) if c in waiting]
         if reads:
-            log.info("chapter %s: planned once the runs of %s are stored", chapter, ", ".join(reads))
+            log.info("chapter %s: planned once the runs of %s are stored", chapter,
+                     ", ".join(reads))
             waiting.append(chapter)
             continue
         missing: list[TrainConfig] = []
