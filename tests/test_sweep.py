@@ -2,6 +2,7 @@
 quick λ search (three TAP runs) at one epoch."""
 
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -15,6 +16,7 @@ from tapkit import cli
 from tapkit.config import TrainConfig
 from tapkit.experiments import planner, sweep as sweep_module
 from tapkit.experiments.store import ResultStore
+from tapkit.results import write_json
 
 ARGS = ["sweep", "--profile", "quick", "--chapters", "lambda_search", "--epochs", "1"]
 
@@ -43,18 +45,118 @@ def test_processes_fill_the_store_and_a_second_call_trains_nothing(filled, tmp_p
     assert _entries(filled) == entries
 
 
-def test_submitit_debug_executor_trains_only_what_is_missing(filled, tmp_path):
+def _spy_on_submitit(monkeypatch) -> list[list[str]]:
+    """The keys of every job array the submitit executor is asked to run."""
+    from tapkit.experiments import cluster
+
+    arrays, real = [], cluster.SubmititExecutor.map
+
+    def spy(self, fn, items):
+        arrays.append([cfg.key() for cfg in items])
+        return real(self, fn, items)
+
+    monkeypatch.setattr(cluster.SubmititExecutor, "map", spy)
+    return arrays
+
+
+def test_submitit_debug_executor_trains_only_what_is_missing(filled, tmp_path, monkeypatch):
     pytest.importorskip("submitit")
     root = tmp_path / "quick"
     shutil.copytree(filled, root)
     before = _entries(root)
     gone = sorted(before)[0]
     shutil.rmtree(root / "runs" / gone)
+    arrays = _spy_on_submitit(monkeypatch)
     executor = f"submitit:{tmp_path / 'jobs'}:debug"
     assert cli.main(ARGS + ["--executor", executor, "--results", str(root)]) == 0
+    assert arrays == [[gone]]  # the stored runs were dropped before submitting
     after = _entries(root)
     assert set(after) == set(before)
     assert {k: v for k, v in after.items() if k != gone} == {k: v for k, v in before.items() if k != gone}
+
+
+def test_a_resumed_submitit_sweep_with_every_run_stored_submits_no_job(filled, tmp_path,
+                                                                       monkeypatch):
+    pytest.importorskip("submitit")
+    root = tmp_path / "quick"
+    shutil.copytree(filled, root)
+    before = _entries(root)
+    arrays = _spy_on_submitit(monkeypatch)
+    jobs = tmp_path / "jobs"
+    assert cli.main(ARGS + ["--executor", f"submitit:{jobs}:local", "--results", str(root)]) == 0
+    assert arrays == [] and not jobs.exists()  # no job array, not even submitit's folder
+    assert _entries(root) == before
+
+
+def _fake_train_run(calls: list, failing: set):
+    """train_run replaced: a record whose validation loss is lowest at λ 1e-3, or, for a config
+    in ``failing``, the error a GPU job meets."""
+    def train_run(cfg, run_dir, teacher=None, masks=None, device="auto", progress=True,
+                  compile_step=False):
+        calls.append(cfg.key())
+        if cfg.key() in failing:
+            raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        record = {"metric": "accuracy", "contaminated": 0.9, "permuted": 0.5, "clean": 0.6,
+                  "val_loss": abs(math.log10(cfg.lam) + 3) + 0.5, "status": "ok",
+                  "epochs_done": cfg.epochs, "seconds": 1.0, "key": cfg.key(),
+                  "config": cfg.to_dict(), "provenance": {"device": "cpu"}}
+        write_json(Path(run_dir) / "metrics.json", record)
+        return record
+    return train_run
+
+
+def test_one_failed_run_loses_no_other_and_a_rerun_trains_only_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    root = tmp_path / "quick"
+    search = sweep_module.plans.search_configs(sweep_module.protocols.mnist("quick", epochs=1))
+    broken = search[1]  # λ = 1e-3
+    calls: list[str] = []
+    monkeypatch.setattr("tapkit.experiments.store.train_run", _fake_train_run(calls, {broken.key()}))
+    assert cli.main(ARGS[:4] + ["lambda_search,mnist", "--epochs", "1", "--results", str(root)]) == 1
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines == [
+        f"tapkit: error: 1 of 3 runs failed: lambda_search/decoy-mnist two_layer_cnn tap "
+        f"lam=0.001 seed=0/{broken.key()} (RuntimeError: CUDA out of memory. Tried to allocate "
+        "2.00 GiB); not run, as they read those results: mnist. The other runs are stored: "
+        "running again trains only these and the runs that wait on them."]
+    assert sorted(calls) == sorted(c.key() for c in search)
+    assert set(_entries(root)) == {c.key() for c in search} - {broken.key()}
+    assert not (root / "tables" / "lambda_choice.csv").exists()  # no choice from a partial search
+
+    calls.clear()
+    monkeypatch.setattr("tapkit.experiments.store.train_run", _fake_train_run(calls, set()))
+    assert cli.main(ARGS + ["--results", str(root)]) == 0
+    assert calls == [broken.key()]
+    assert "tap,0.001" in (root / "tables" / "lambda_choice.csv").read_text()
+
+
+def test_dry_run_lists_what_a_sweep_would_submit_and_trains_nothing(filled, tmp_path, capsys):
+    root = tmp_path / "quick"
+    shutil.copytree(filled, root)
+    before = _entries(root)
+    gone = sorted(before)[2]
+    cfg = TrainConfig.from_dict(json.loads((root / "runs" / gone / "metrics.json").read_text())["config"])
+    shutil.rmtree(root / "runs" / gone)
+    assert cli.main(ARGS + ["--results", str(root), "--dry-run"]) == 0
+    assert capsys.readouterr().out.splitlines() == [f"lambda_search/{planner.label(cfg)}/{gone}"]
+    assert set(_entries(root)) == set(before) - {gone}
+
+    # an empty store: the λ search's runs, then nothing of the chapter that reads its choice
+    empty = tmp_path / "empty"
+    assert cli.main(ARGS[:4] + ["mnist", "--epochs", "1", "--results", str(empty), "--dry-run"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert [line.rsplit("/", 1)[0] for line in listed] == [
+        f"lambda_search/decoy-mnist two_layer_cnn tap lam={lam} seed=0"
+        for lam in ("0.0001", "0.001", "0.01")]
+    assert not empty.exists()
+
+    # a stored λ search: the chapter is planned from its choice, as the sweep would
+    assert cli.main(ARGS[:4] + ["mnist", "--epochs", "1", "--results", str(filled), "--dry-run"]) == 0
+    mnist = planner.waves(sweep_module.CHAPTERS["mnist"]("quick", filled, None, epochs=1))[0]
+    stored = set(_entries(filled))
+    assert capsys.readouterr().out.splitlines() == [
+        f"mnist/{planner.label(c)}/{c.key()}" for c in mnist if c.key() not in stored]
+    assert len(stored & {c.key() for c in mnist}) == 1  # its chosen TAP run on seed 0: the search's
 
 
 def test_a_corrupted_entry_is_moved_aside_and_redone(filled, tmp_path):
@@ -112,3 +214,41 @@ def test_a_student_whose_teacher_is_missing_raises_when_asked_not_to_train_it(tm
     with pytest.raises(RuntimeError, match="is not in"):
         ResultStore(tmp_path).run(student, "cpu", progress=False, train_teachers=False)
     assert not (tmp_path / student.key() / "metrics.json").exists()
+
+
+def test_students_of_a_failed_teacher_are_not_submitted(tmp_path, monkeypatch):
+    from tapkit.experiments.executors import run_many
+    from tapkit.experiments.failures import RunsFailedError
+
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    teacher = TrainConfig(data="holdout", clean_fraction=0.1, epochs=1)
+    student = TrainConfig(method="kd", lam=1.0, teacher=teacher, clean_fraction=0.1, epochs=1)
+    plain = TrainConfig(method="tap", lam=1e-3, epochs=1)
+    calls: list[str] = []
+    monkeypatch.setattr("tapkit.experiments.store.train_run", _fake_train_run(calls, {teacher.key()}))
+    with pytest.raises(RunsFailedError) as err:
+        run_many([student, plain], tmp_path, "cpu")
+    assert calls == [teacher.key(), plain.key()]  # the student never ran
+    assert [(f.key, f.error) for f in err.value.failures] == [
+        (teacher.key(), "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"),
+        (student.key(), f"not run: its teacher {teacher.key()} failed")]
+    assert str(err.value).startswith("2 of 3 runs failed: decoy-mnist two_layer_cnn none lam=0 "
+                                     f"seed=0 data=holdout@0.1/{teacher.key()} (RuntimeError")
+    assert ResultStore(tmp_path).load(plain)["status"] == "ok"
+
+
+def test_a_failure_summary_is_one_line_naming_the_first_five():
+    from tapkit.experiments.failures import RunFailed, RunsFailedError, one_line
+
+    trace = ("Job (task=0) failed during processing with trace:\n----\nTraceback (most recent "
+             "call last):\n  File \"x.py\", line 1, in f\n    g()\nValueError: bad mask\n\n----\n"
+             "You can check full logs at:\n  - /jobs/1_0_log.err")
+    assert one_line(RuntimeError(trace)) == "RuntimeError: ValueError: bad mask"
+    assert one_line(KeyError("k")) == "KeyError: 'k'"
+    assert one_line("Job 7 has not produced any output (state: TIMEOUT)\nstderr: ...") == (
+        "Job 7 has not produced any output (state: TIMEOUT)")
+    assert len(one_line("x" * 500)) == 200
+    failures = [RunFailed(f"k{i}", f"run {i}", "E: e", "mnist") for i in range(7)]
+    text = str(RunsFailedError(failures, 9))
+    assert "\n" not in text and text.startswith("7 of 9 runs failed: mnist/run 0/k0 (E: e); ")
+    assert "mnist/run 4/k4" in text and "k5" not in text and "; and 2 more (each is in the log)" in text

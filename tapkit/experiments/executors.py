@@ -1,18 +1,20 @@
 """Executors: thin adapters that run a list of configs, one after another (``local``), in N
 spawned processes (``processes:N``, ``concurrent.futures``) or as a submitit job array
-(``submitit``: Slurm where there is one, local processes elsewhere; ``pip install
-tapkit[slurm]``). They only need ``map(fn, items)``, so they replace each other without touching
-an experiment. :func:`run_many` runs configs wave by wave (:func:`.planner.waves`: teachers
-before their students) through the results store (:mod:`.store`), whose locks keep two workers
-from training one run.
+(``submitit``, :mod:`.cluster`: Slurm where there is one, local processes elsewhere; ``pip
+install tapkit[slurm]``). They only need ``map(fn, items)``, so they replace each other without
+touching an experiment. :func:`run_many` runs configs wave by wave (:func:`.planner.waves`:
+teachers before their students) through the results store (:mod:`.store`), whose locks keep two
+workers from training one run: it submits only the runs the store lacks, and a failed run
+(:mod:`.failures`) does not lose the others.
 """
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
-from functools import partial
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol, Sequence
 
@@ -22,8 +24,13 @@ from tqdm import tqdm
 from ..allocator import reusing_cpu_allocator
 from ..config import TrainConfig
 from ..progress import disabled as progress_disabled
+from . import planner
+from .cluster import SubmititExecutor  # noqa: F401 (an executor by name, below)
+from .failures import RunFailed, RunsFailedError
 from .planner import waves
 from .store import ResultStore
+
+log = logging.getLogger(__name__)
 
 
 class Executor(Protocol):
@@ -75,30 +82,13 @@ class ProcessExecutor:
         return results
 
 
-class SubmititExecutor:
-    """``map(fn, items)`` as one submitit job array; ``params`` go to ``update_parameters``
-    (e.g. ``timeout_min=120, gpus_per_node=1, slurm_partition="gpu"``)."""
-
-    def __init__(self, folder: str | Path, cluster: str | None = None, **params: Any):
-        try:
-            import submitit
-        except ImportError as exc:
-            raise ImportError("the submitit executor needs submitit: pip install 'tapkit[slurm]'") from exc
-        self.executor = submitit.AutoExecutor(folder=folder, cluster=cluster)
-        if params:
-            self.executor.update_parameters(**params)
-
-    def map(self, fn: Callable, items: Sequence) -> list:
-        jobs = self.executor.map_array(fn, list(items))
-        return [job.result() for job in jobs]
-
-
 def make_executor(spec: str = "local", progress: bool = True,
                   folder: str | Path | None = None, **params: Any) -> Executor:
     """An executor by name: ``local``, ``processes:N``, or ``submitit[:FOLDER[:CLUSTER]]``
     (submitit's job folder, default ``folder``; ``CLUSTER`` one of submitit's: ``slurm``,
     ``local``, ``debug``; default: Slurm where there is one); ``params`` go to submitit's
-    ``update_parameters`` (e.g. ``gpus_per_node=1, timeout_min=600``)."""
+    ``update_parameters`` (e.g. ``gpus_per_node=1``; ``timeout_min`` overrides the limit
+    :class:`SubmititExecutor` derives from the runs' expected time)."""
     kind, _, arg = spec.partition(":")
     if kind == "local" and not arg:
         return LocalExecutor(progress)
@@ -111,23 +101,79 @@ def make_executor(spec: str = "local", progress: bool = True,
                      "'submitit[:FOLDER[:CLUSTER]]'")
 
 
-def _run_one(cfg: TrainConfig, root: str, device: str, compile_step: bool = False) -> dict:
-    return ResultStore(root).run(cfg, device, progress=False, compile_step=compile_step,
-                                 train_teachers=False)
+@dataclass(frozen=True)
+class RunJob:
+    """One run of the store at ``root`` as a picklable job: ``RunJob(root, device)(cfg)`` reads
+    or trains ``cfg`` and returns its record, or, where it raises, a :class:`.RunFailed` naming
+    it (logged with its traceback), so one failing run does not lose the others. Its teacher
+    must be stored already (:func:`run_many`'s waves train teachers first)."""
+
+    root: str
+    device: str = "auto"
+    compile_step: bool = False
+
+    def __call__(self, cfg: TrainConfig) -> dict | RunFailed:
+        try:
+            return ResultStore(self.root).run(cfg, self.device, progress=False,
+                                              compile_step=self.compile_step, train_teachers=False)
+        except Exception as exc:
+            log.exception("run %s (%s) failed", cfg.key(), planner.label(cfg))
+            return RunFailed.of(cfg, exc)
+
+    def expected_minutes(self, cfg: TrainConfig, gpus_requested: bool = False) -> float:
+        """:func:`.planner.expected_minutes` on a GPU where the device is one (``cuda``, or
+        ``auto`` on a job given GPUs), else on a CPU."""
+        gpu = self.device.startswith("cuda") or (self.device == "auto" and gpus_requested)
+        return planner.expected_minutes(cfg, gpu)
+
+
+def _teacher_failed(cfg: TrainConfig, failed: dict[str, RunFailed]) -> str | None:
+    teacher = cfg.teacher
+    return teacher.key() if teacher is not None and teacher.key() in failed else None
 
 
 def run_many(configs: Iterable[TrainConfig], root: str | Path, device: str = "auto",
              executor: Executor | str | None = None, compile_step: bool = False) -> pd.DataFrame:
-    """Run (or read from the cache) every config, teachers first (:func:`.planner.waves`); one
+    """Run (or read from the store) every config, teachers first (:func:`.planner.waves`); one
     row per config asked for, config fields flattened. ``executor`` is an executor or its name
-    (:func:`make_executor`); ``compile_step`` is an execution option (:mod:`tapkit.compiled`)."""
+    (:func:`make_executor`); ``compile_step`` is an execution option (:mod:`tapkit.compiled`).
+
+    The store is read here first: only runs it lacks go to the executor (a resumed sweep submits
+    no job for a stored run, and none at all when every run is stored). A run that fails does
+    not stop the others; its students are not submitted. After every wave,
+    :class:`.RunsFailedError` names the failed runs; the others are stored, so calling again
+    trains only those."""
     configs = list(configs)
-    if executor is None or isinstance(executor, str):
-        executor = make_executor(executor or "local", folder=Path(root).parent / "submitit")
-    fn = partial(_run_one, root=str(root), device=device, compile_step=compile_step)
+    store = ResultStore(root)
+    job = RunJob(str(root), device, compile_step)
     done: dict[str, dict] = {}
-    for wave in waves(configs):
-        done.update(zip((c.key() for c in wave), executor.map(fn, wave)))
+    failed: dict[str, RunFailed] = {}
+    plan = waves(configs)
+    for wave in plan:
+        pending = []
+        for cfg in wave:
+            teacher = _teacher_failed(cfg, failed)
+            record = None if teacher else store.load(cfg)
+            if teacher:
+                failed[cfg.key()] = RunFailed.of(cfg, f"not run: its teacher {teacher} failed")
+            elif record is not None:
+                done[cfg.key()] = record
+            else:
+                pending.append(cfg)
+        if not pending:
+            continue
+        log.info("%d run(s) to train, %d stored", len(pending), len(wave) - len(pending))
+        if executor is None or isinstance(executor, str):
+            executor = make_executor(executor or "local", folder=Path(root).parent / "submitit")
+        for cfg, out in zip(pending, executor.map(job, pending)):
+            if isinstance(out, dict):
+                done[cfg.key()] = out
+            else:
+                failed[cfg.key()] = out if isinstance(out, RunFailed) else RunFailed.of(cfg, out)
+    if failed:
+        for f in failed.values():
+            log.error("run failed: %s: %s", f.cell(), f.error)
+        raise RunsFailedError(list(failed.values()), sum(len(w) for w in plan))
     return records_frame([done[c.key()] for c in configs])
 
 

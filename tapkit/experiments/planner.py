@@ -1,13 +1,17 @@
-"""The order of runs: :func:`waves` turns configs into waves, teachers before their students (a
-teacher config nested in a student's is a dependency), so the runs of one wave can train in
-parallel and every student finds its teacher in the store. :mod:`.sweep` and
-:func:`.executors.run_many` run configs wave by wave."""
+"""The order and cost of runs: :func:`waves` turns configs into waves, teachers before their
+students (a teacher config nested in a student's is a dependency), so the runs of one wave can
+train in parallel and every student finds its teacher in the store. :mod:`.sweep` and
+:func:`.executors.run_many` run configs wave by wave. :func:`expected_minutes` estimates a run's
+wall-clock time from the paper's Table 1, for a cluster job's time limit
+(:func:`timeout_minutes`); :func:`label` names a run for people."""
 
 from __future__ import annotations
 
+import math
 from typing import Iterable
 
 from ..config import TrainConfig
+from ..sources import Embedded
 
 
 def _dependencies(cfg: TrainConfig) -> list[TrainConfig]:
@@ -33,3 +37,75 @@ def waves(configs: Iterable[TrainConfig]) -> list[list[TrainConfig]]:
     for key, cfg in order.items():
         out[depth[key]].append(cfg)
     return out
+
+
+def label(cfg: TrainConfig) -> str:
+    """A run as a person reads it (the key is the store's name): experiment, model, method, λ,
+    seed, and whatever sets it apart from a plain run (its data, annotation, teacher's key)."""
+    parts = [cfg.experiment, cfg.model, cfg.method, f"lam={cfg.lam:g}", f"seed={cfg.seed}"]
+    if cfg.data != "contaminated":
+        share = f"@{cfg.clean_fraction:g}" if cfg.clean_fraction else ""
+        parts.append(f"data={cfg.data}{share}")
+    if cfg.annotation != "ground_truth":
+        parts.append(f"annotation={cfg.annotation}" + (f"@tau={cfg.tau:g}"
+                                                       if cfg.annotation == "teacher" else ""))
+    if cfg.teacher is not None:
+        parts.append(f"teacher={cfg.teacher.key()}")
+    return " ".join(parts)
+
+
+# ---------------------------------------------------------------- expected run time (time limits)
+# Iterations per second for batches of 16 224x224 images on the paper's GPU (Table 1;
+# DenseNet-121 + RBR ran out of memory there: its rate is RRR's divided by VGG-16's RBR/RRR ratio).
+# A model not in the table (two_layer_cnn, EfficientNet-B0, MobileNet-v2) takes VGG-16's rates,
+# the slowest: a time limit is better too long than too short.
+TABLE1_ITS = {"vgg16": {"none": 12.1, "rrr": 2.6, "rbr": 1.7, "tap": 11.8},
+              "resnet18": {"none": 38.5, "rrr": 12.5, "rbr": 7.3, "tap": 36.7},
+              "densenet121": {"none": 11.6, "rrr": 3.0, "rbr": 2.0, "tap": 12.0}}
+# KD/AT/JT: the step of the method they resemble plus the frozen teacher's forward pass (x1.5)
+TEACHER_METHODS = {"kd": "none", "at": "none", "jt": "rrr"}
+CPU_SLOWDOWN = 200.0   # a 2-core CPU against the GPU: ~36x (two-layer CNN) to ~430x (VGG-16, 32 px)
+OVERHEAD_MIN = 2.0     # start-up, loading the data, evaluating the test splits
+TIMEOUT_MARGIN = 2.0   # the limit is twice the expected time ...
+TIMEOUT_FLOOR_MIN = 10  # ... and at least this (start-up on a busy node) ...
+TIMEOUT_CAP_MIN = 24 * 60  # ... and at most a day (a longer run is requeued from its last epoch)
+_CLASSES = {"decoy-mnist": 10, "pneu": 2, "knee": 5}
+_FULL_TRAIN = {"decoy-mnist": 60_000, "pneu": 5_232, "knee": 8_260}  # the paper's training sets
+
+
+def training_images(cfg: TrainConfig) -> int:
+    """An upper bound on the images one epoch of ``cfg`` trains on, without loading them: the
+    embedded digits' 4,000 training images, or the paper's full training set (MNIST 60,000, PNEU
+    5,232, KNEE 8,260), capped at ``per_class`` per class; a teacher's held-out clean share is
+    ``clean_fraction`` of that."""
+    n = 4_000 if isinstance(cfg.source, Embedded) else _FULL_TRAIN[cfg.experiment]
+    if cfg.per_class is not None and cfg.experiment != "decoy-mnist":  # MNIST ignores it
+        n = min(n, cfg.per_class * _CLASSES[cfg.experiment])
+    if cfg.data == "holdout":
+        n = max(1, round(n * cfg.clean_fraction))
+    return n
+
+
+def expected_minutes(cfg: TrainConfig, gpu: bool = True) -> float:
+    """Expected wall-clock minutes of one run, for a cluster's time limit: ``OVERHEAD_MIN`` plus
+    epochs x training images x seconds per image, where a 224-px image costs 1/(16 x Table 1's
+    it/s) on a GPU (scaled by pixels for other sizes: 28 px for Decoy-MNIST) and
+    ``CPU_SLOWDOWN`` times that on a CPU. A rough figure: the jobs are checkpointable, so a run
+    that outlives its limit is requeued and resumes from its last epoch."""
+    method, factor = cfg.method, 1.0
+    if method in TEACHER_METHODS:
+        method, factor = TEACHER_METHODS[method], 1.5
+    rates = next((r for name, r in TABLE1_ITS.items() if cfg.model.startswith(name)),
+                 TABLE1_ITS["vgg16"])
+    its = rates.get(method, min(rates.values()))
+    size = cfg.image_size or (28 if cfg.experiment == "decoy-mnist" else 224)
+    seconds_per_image = factor / (16 * its) * (size / 224) ** 2 * (1.0 if gpu else CPU_SLOWDOWN)
+    return OVERHEAD_MIN + cfg.epochs * training_images(cfg) * seconds_per_image / 60
+
+
+def timeout_minutes(minutes: Iterable[float]) -> int:
+    """A job array's time limit (submitit's ``timeout_min``, whole minutes) from its runs'
+    :func:`expected_minutes`: ``TIMEOUT_MARGIN`` times the longest, within ``TIMEOUT_FLOOR_MIN``
+    and ``TIMEOUT_CAP_MIN``."""
+    longest = max(minutes, default=0.0)
+    return int(min(TIMEOUT_CAP_MIN, max(TIMEOUT_FLOOR_MIN, math.ceil(TIMEOUT_MARGIN * longest))))

@@ -5,12 +5,15 @@ asks for, built by :mod:`.plans` and :mod:`.medical_plans` as the notebook build
 default parameters, so a sweep fills the store the book then reads. A chapter that trains with a
 λ search's choice runs that search first and writes its choice table as the notebook does.
 :func:`sweep` runs the chapters wave by wave (:func:`.planner.waves`) through an executor; the
-store keys every run, so a second call trains nothing and an interrupted one resumes.
+store keys every run, so a second call trains nothing and an interrupted one resumes; a failed
+run does not stop the others, and the sweep ends naming every failed one. :func:`plan` lists
+what a sweep would submit (``tapkit sweep --dry-run``).
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -18,8 +21,11 @@ from ..config import TrainConfig
 from ..results import resolve_device, write_table
 from . import medical_plans, plans, protocols
 from . import medical_teacher_plans as mtp
-from .executors import make_executor, run_many
+from .executors import make_executor, records_frame, run_many
+from .failures import RunFailed, RunsFailedError
 from .medical_runs import search_and_choose
+from .planner import label, waves
+from .store import ResultStore
 
 log = logging.getLogger(__name__)
 
@@ -140,18 +146,103 @@ def sweep(profile: str, chapters: Sequence[str], results: str | Path | None = No
     """Run every run the ``chapters`` need (in :func:`chapter_order`, each wave by wave through
     ``executor``) into the store ``<results>/runs`` (default ``results/<profile>``);
     ``overrides`` (e.g. ``epochs``) go to every chapter's protocol. Returns the number of
-    configs per chapter."""
-    root = Path(results) if results is not None else protocols.results_root(profile)
+    configs per chapter.
+
+    Stored runs are never submitted (:func:`.executors.run_many` reads the store first). A run
+    that fails does not stop the sweep: the chapters go on, except those that read a failed
+    chapter's results (:data:`READS_CHOICE_OF`), and :class:`.RunsFailedError` names every failed
+    run as ``chapter/label/key`` at the end; a rerun trains only those."""
+    root = _root(profile, results)
     if isinstance(executor, str):
         executor = make_executor(executor, folder=root / "submitit", **(executor_params or {}))
-
-    def run(configs: list) -> Any:
-        return run_many(configs, root / "runs", device, executor)
-
+    asked: set[str] = set()
+    failures: dict[str, RunFailed] = {}
+    broken: list[str] = []
+    skipped: list[str] = []
     counts = {}
     for chapter in chapter_order(chapters):
-        configs = CHAPTERS[chapter](profile, root, run, **overrides)
-        log.info("chapter %s: %d runs", chapter, len(configs))
-        run(configs)
+        reads = [c for c in READS_CHOICE_OF.get(chapter, ()) if c in broken]
+        if reads:
+            log.error("chapter %s not run: it reads %s, where runs failed", chapter,
+                      ", ".join(reads))
+            broken.append(chapter)
+            skipped.append(chapter)
+            continue
+
+        def run(configs: list) -> Any:
+            asked.update(cfg.key() for wave in waves(configs) for cfg in wave)
+            return run_many(configs, root / "runs", device, executor)
+
+        try:
+            configs = CHAPTERS[chapter](profile, root, run, **overrides)
+            log.info("chapter %s: %d runs", chapter, len(configs))
+            run(configs)
+        except RunsFailedError as err:
+            for f in err.failures:
+                failures.setdefault(f.key, f.in_chapter(chapter))
+            broken.append(chapter)
+            continue
         counts[chapter] = len(configs)
+    if failures or skipped:
+        raise RunsFailedError(list(failures.values()), len(asked), skipped)
     return counts
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """A run a sweep would submit, and the chapter that asks for it first."""
+
+    chapter: str
+    cfg: TrainConfig
+
+    def line(self) -> str:
+        """``chapter/label/key``, as ``tapkit sweep --dry-run`` lists it."""
+        return f"{self.chapter}/{label(self.cfg)}/{self.cfg.key()}"
+
+
+class _NotStored(Exception):
+    """A dry run met a step whose next runs follow from runs not stored yet."""
+
+
+def plan(profile: str, chapters: Sequence[str], results: str | Path | None = None,
+         **overrides: Any) -> list[PlannedRun]:
+    """The runs :func:`sweep` would submit (those the store lacks, teachers included), in its
+    order; nothing is trained or submitted. Where a chapter's later runs follow from earlier
+    results not stored yet (a λ search's choice, the teachers behind Setting 2's masks), the
+    plan stops at those earlier runs, as do the chapters that read it (logged); a chapter whose
+    earlier runs are stored is planned from them, as the sweep would (writing the same λ-choice
+    table)."""
+    root = _root(profile, results)
+    store = ResultStore(root / "runs")
+    listed: dict[str, PlannedRun] = {}
+    waiting: list[str] = []
+    for chapter in chapter_order(chapters):
+        reads = [c for c in READS_CHOICE_OF.get(chapter, ()) if c in waiting]
+        if reads:
+            log.info("chapter %s: planned once the runs of %s are stored", chapter,
+                     ", ".join(reads))
+            waiting.append(chapter)
+            continue
+        missing: list[TrainConfig] = []
+
+        def run(configs: list, last: bool = False) -> Any:
+            todo = [cfg for wave in waves(configs) for cfg in wave if store.load(cfg) is None]
+            for cfg in todo:
+                listed.setdefault(cfg.key(), PlannedRun(chapter, cfg))
+            missing.extend(todo)
+            if todo and not last:
+                raise _NotStored
+            return None if todo else records_frame([store.load(cfg) for cfg in configs])
+
+        try:
+            run(CHAPTERS[chapter](profile, root, run, **overrides), last=True)
+        except _NotStored:
+            log.info("chapter %s: the rest of its plan follows from the results of the runs "
+                     "listed for it; dry-run again once those are stored", chapter)
+        if missing:
+            waiting.append(chapter)
+    return list(listed.values())
+
+
+def _root(profile: str, results: str | Path | None) -> Path:
+    return Path(results) if results is not None else protocols.results_root(profile)
