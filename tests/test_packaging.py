@@ -5,8 +5,9 @@
 * the wheel carries the licence, ``py.typed`` and the paper's values, and its metadata names the
   project's addresses;
 * the built wheel, installed into a fresh virtual environment that already holds another torch
-  (2.13 here, with its torchvision), keeps that torch and computes ``tap`` (the slow test: a
-  fresh venv and a torch install, about a minute);
+  (2.13 here, with its torchvision), keeps that torch and computes ``tap`` (marked ``slow``: a
+  fresh venv, a torch install and tapkit's requirements, 3-6 minutes on the shared 2-core
+  machine; ``make test`` runs it, ``-m "not slow"`` leaves it out);
 * ``make book`` checks npm before anything else, and the check says what to install;
 * ``make notebooks`` writes ``.ipynb`` files paired with their tracked ``.py`` notebooks.
 """
@@ -190,8 +191,8 @@ print(json.dumps({"torch": torch.__version__, "tapkit": tapkit.__file__, "prefix
 
 
 def _pip(venv: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
-    """pip of the fresh environment; no bytecode compiled (torch's thousands of files would
-    double the install time, and the probe compiles what it imports)."""
+    """pip of the fresh environment, compiling no bytecode: torch's thousands of modules are
+    fewer files to write and to delete that way; the probe compiles what it imports."""
     return subprocess.run([str(venv / "bin" / "python"), "-m", "pip", *args], capture_output=True,
                           text=True, env=_clean_env(PIP_NO_COMPILE="1"), timeout=timeout)
 
