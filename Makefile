@@ -1,6 +1,7 @@
 # make test  - unit tests and the browser tests (on a small smoke-profile book they build in a
 #              temporary folder, scripts/smoke_book.py; TAPKIT_NO_BUILD=1 tests the built book)
 # make book  - execute the notebooks with papermill (PROFILE=quick by default) and build the book
+#              (needs npm once, for the widget bundle: checked first, by scripts/check_book_tools.py)
 # make gpu-pack - before a GPU lease: wheels the GPU image lacks and full MNIST (tapkit's cache,
 #              fetched with `tapkit data mnist` if missing) into the ignored folder gpu-carry/
 # make gpu   - ON the GPU machine (carry gpu-carry; OUT=$$OUT): Setting-1 MNIST table, then Table 1,
@@ -52,13 +53,14 @@ $(X)/report.ipynb $(X)/comparisons.ipynb: $(X)/speed_memory.ipynb
 # speed_memory and report run alone, so they may use every core
 $(X)/speed_memory.ipynb $(X)/report.ipynb: THREADS :=
 
-.PHONY: test book install clean notebooks executed gpu gpu-pack gpu-dry-run
+.PHONY: test book install clean notebooks executed gpu gpu-pack gpu-dry-run check-book-tools constraints
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+# pyproject.toml takes ranges; constraints.txt pins the versions tested (torch, torchvision, ...).
+$(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[book,test]"
+	$(PY) -m pip install -q -c constraints.txt -e ".[book,test]"
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $@
 
@@ -86,13 +88,25 @@ gpu-dry-run: $(STAMP)
 
 executed: $(EXECUTED)
 
-book: $(STAMP)
+# check-book-tools first (before the install, with the system python3): a missing npm fails in
+# seconds, not after the notebooks
+book: check-book-tools $(STAMP)
 	$(MAKE) -j$(JOBS) executed
 	$(PY) scripts/build_book.py --profile $(PROFILE)
 
-# paired .ipynb copies (git ignores them) for papermill or Jupyter: papermill notebooks/mnist.ipynb ...
+check-book-tools:
+	python3 scripts/check_book_tools.py
+
+# .ipynb copies (git ignores them) for papermill or Jupyter, paired with their tracked .py
+# (jupytext.formats in their metadata; notebooks/jupytext.toml pairs them too): Jupyter saves
+# both, `jupytext --sync notebooks/NAME.ipynb` brings edits back. The .py files are not rewritten.
 notebooks: $(STAMP)
-	$(VENV)/bin/jupytext --to ipynb --set-kernel python3 notebooks/*.py
+	$(VENV)/bin/jupytext --to ipynb --set-formats ipynb,py:percent --set-kernel python3 notebooks/*.py
+
+# after a tested upgrade of .venv: pin what it holds (tapkit itself aside)
+constraints: $(STAMP)
+	{ sed -n '/^#/p' constraints.txt; $(PY) -m pip freeze --exclude-editable | grep -v '^tapkit=='; } > constraints.txt.tmp
+	mv constraints.txt.tmp constraints.txt
 
 clean:
 	rm -rf build _build book/notebooks
