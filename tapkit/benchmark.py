@@ -31,7 +31,7 @@ A row of :func:`bench` (JSON; the speed chapter's CSV keeps the ratio columns): 
 ``peak_mem_mb_passes``, and against the model's first No XS row ``speed_ratio`` with
 ``speed_ratio_lo``/``speed_ratio_hi`` over ``speed_rounds`` paired rounds, and ``mem_ratio``
 with ``mem_ratio_lo``/``mem_ratio_hi`` over ``mem_passes`` passes (NaN bounds from one round or
-pass). A row of :func:`efficiency` is :meth:`tapkit.efficiency.Efficiency.as_row`.
+pass; ``null`` in JSON). A row of :func:`efficiency` is :meth:`tapkit.efficiency.Efficiency.as_row`.
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ class _Pair:
 
 
 def peak_memory_mb(model_name: str, method: str, batch_size: int, image_size: int, device: str,
-                   warmup: int = 1) -> float | None:
+                   warmup: int = 1, optimizer: str = "sgd") -> float | None:
     """Peak memory in MB of one training step of this pair (see the module docstring): model,
     optimiser state and the step's tensors, counted after ``warmup`` steps; ``None`` when the
     pair runs out of memory."""
@@ -123,7 +123,7 @@ def peak_memory_mb(model_name: str, method: str, batch_size: int, image_size: in
         release_cpu_memory()
         base = _status_kb("VmRSS") * 1024
     try:
-        pair = _Pair(model_name, method, batch_size, image_size, device)
+        pair = _Pair(model_name, method, batch_size, image_size, device, optimizer)
         for _ in range(warmup):
             pair.step()
         if cuda:
@@ -138,17 +138,18 @@ def peak_memory_mb(model_name: str, method: str, batch_size: int, image_size: in
 
 
 def _peaks(model_name: str, methods: list[str], batch_size: int, image_size: int, device: str,
-           warmup: int, passes: int = 1) -> dict[str, list[float | None]]:
+           warmup: int, passes: int = 1, optimizer: str = "sgd") -> dict[str, list[float | None]]:
     """Each method's peak once; the methods without input gradients (and No XS) ``passes``
     times, No XS first in every pass, so that pass ``p`` of each pairs with No XS's pass ``p``."""
     # discarded: first-use allocations (thread pools, kernel caches) are nobody's peak
-    peak_memory_mb(model_name, "none", batch_size, image_size, device, warmup=0)
+    peak_memory_mb(model_name, "none", batch_size, image_size, device, 0, optimizer)
     methods = list(dict.fromkeys(methods))
     peaks: dict[str, list[float | None]] = {m: [] for m in methods}
     for p in range(max(passes, 1)):
         again = [m for m in methods if p == 0 or _cheap(m)]
         for m in sorted(again, key=lambda m: m != "none"):
-            peaks[m].append(peak_memory_mb(model_name, m, batch_size, image_size, device, warmup))
+            peaks[m].append(peak_memory_mb(model_name, m, batch_size, image_size, device, warmup,
+                                           optimizer))
     return peaks
 
 
@@ -173,13 +174,13 @@ def _fresh_cpu_process(fn, allocator, args: tuple, device: str):
 
 
 def model_memory_passes(model_name: str, methods: list[str], batch_size: int, image_size: int,
-                        device: str, warmup: int = 1, passes: int = 1
+                        device: str, warmup: int = 1, passes: int = 1, optimizer: str = "sgd"
                         ) -> dict[str, list[float | None]]:
     """:func:`peak_memory_mb` of each method's pair, one after the other, ``passes`` times for
     the methods without input gradients (once for the others). On a CPU this runs in a fresh
     (spawned) process with glibc's mmap threshold fixed, so that the resident set follows each
     pair's live tensors and not what the speed pass left in the allocator."""
-    args = (model_name, list(methods), batch_size, image_size, device, warmup, passes)
+    args = (model_name, list(methods), batch_size, image_size, device, warmup, passes, optimizer)
     return _fresh_cpu_process(_peaks, steady_cpu_allocator, args, device)
 
 
@@ -355,7 +356,7 @@ def bench(models: list[str], methods: list[str], batch_size: int = 16, image_siz
     bar = tqdm(specs, desc="bench memory", disable=progress_disabled())
     for (name, bs, side), own in zip(bar, per_model):
         ok = [row["method"] for row in own if row["status"] == "ok"]
-        peaks = (model_memory_passes(name, ok, bs, side, device, warmup, memory_passes)
+        peaks = (model_memory_passes(name, ok, bs, side, device, warmup, memory_passes, optimizer)
                  if ok else {})
         for row in own:
             passes = peaks.get(row["method"]) or [None]

@@ -217,7 +217,9 @@ def bench_ratios(rows: Sequence[dict]) -> pd.DataFrame:
                 "paper_speed_ratio": _ratio(p["it_per_s"], p_base["it_per_s"]) if p is not None else None,
                 "paper_mem_ratio": _ratio(p["mem"], p_base["mem"]) if p is not None else None,
             })
-    return pd.DataFrame(out)
+    out = pd.DataFrame(out)
+    # JSON stores a missing bound as null: numbers (NaN) here
+    return out.astype({k: float for k in PAIRED_COLUMNS})
 
 
 def _ratio(value, base) -> float | None:
