@@ -221,7 +221,8 @@ if not dense.empty:
 # FLOPs per second of a real No XS training step (forward, backward and optimiser step; FLOPs
 # counted with PyTorch's `FlopCounterMode`: every matrix multiply and convolution, forward and
 # backward) over the FLOPs per second of a 2048×2048 float32 matrix multiply, measured in the same
-# process with the same threads (the fastest of a few, before and after the models). 1.0 would be
+# process with the same threads (the fastest of a few, before and after the models; one thread
+# on the quick profile, as its runs train). 1.0 would be
 # a step as fast as BLAS; the ratio, unlike seconds, compares machines. Each model at the batch,
 # image size and optimiser the book trains it with. Adam runs fused (`tapkit.fit.make_optimizer`):
 # its per-tensor loop cost a third of a ResNet-18 step at 32 px. The same from the command line:
@@ -232,7 +233,7 @@ eff_path = root / "tables" / "speed_efficiency.csv"
 eff_rows = measured(eff_path)
 if eff_rows is None:
     eff_rows = efficiency([tuple(e) for e in b["efficiency"]], steps=b["efficiency_steps"],
-                          warmup=max(b["warmup"], 1), device=dev)
+                          warmup=max(b["warmup"], 1), device=dev, threads=b["efficiency_threads"])
 eff = pd.DataFrame(eff_rows)
 report.write_table(eff, root, "speed_efficiency",
                    {"label": label, "settings": b, "models": models, "methods": methods,

@@ -164,13 +164,14 @@ def _in_child(threads: int, allocator, fn, *args):
     return fn(*args)
 
 
-def _fresh_cpu_process(fn, allocator, args: tuple, device: str):
-    """``fn(*args)``; on a CPU in a fresh (spawned) process with the parent's thread count and
-    ``allocator`` applied first, so that nothing the caller allocated skews the measurement."""
+def _fresh_cpu_process(fn, allocator, args: tuple, device: str, threads: int | None = None):
+    """``fn(*args)``; on a CPU in a fresh (spawned) process with ``threads`` (default: the
+    parent's thread count) and ``allocator`` applied first, so that nothing the caller allocated
+    skews the measurement."""
     if device.startswith("cuda"):
         return fn(*args)
     with multiprocessing.get_context("spawn").Pool(1) as pool:
-        return pool.apply(_in_child, (torch.get_num_threads(), allocator, fn, *args))
+        return pool.apply(_in_child, (threads or torch.get_num_threads(), allocator, fn, *args))
 
 
 def model_memory_passes(model_name: str, methods: list[str], batch_size: int, image_size: int,
@@ -394,13 +395,14 @@ def _efficiencies(specs: list[tuple[str, int, int, str]], steps: int, warmup: in
 
 
 def efficiency(models: list[tuple[str, str]], batch_size: int = 16, image_size: int = 224,
-               steps: int = 3, warmup: int = 1, device: str = "auto") -> list[dict]:
+               steps: int = 3, warmup: int = 1, device: str = "auto",
+               threads: int | None = None) -> list[dict]:
     """:class:`tapkit.efficiency.Efficiency` rows of No XS training steps, one per
     ``(model spec, optimizer)`` (``("resnet18@16x32", "adam")``; a plain name takes
     ``batch_size`` and ``image_size``): the step's counted FLOPs over its fastest of ``steps``
     timed steps, against the faster of two matrix-multiply measurements (before and after the
     models) in the same process with the same threads; on a CPU a fresh process with a reusing
-    allocator, as the speed pass."""
+    allocator, as the speed pass, and ``threads`` threads (default: this process's)."""
     device = resolve_device(device)
     specs = []
     for spec, optimizer in models:
@@ -410,7 +412,7 @@ def efficiency(models: list[tuple[str, str]], batch_size: int = 16, image_size: 
             raise ValueError(f"unknown optimizer {optimizer!r}; expected 'sgd' or 'adam'")
         specs.append((name, bs, side, optimizer))
     rows = _fresh_cpu_process(_efficiencies, reusing_cpu_allocator, (specs, steps, warmup, device),
-                              device)
+                              device, threads)
     for row in rows:
         log.info("%s@%dx%d %s: %.2f GFLOP a step in %.3f s = %.1f GFLOP/s, %.2f of a %d² matrix "
                  "multiply's %.1f GFLOP/s (%d threads)", row["model"], row["batch_size"],
