@@ -221,7 +221,7 @@ if not dense.empty:
 # FLOPs per second of a real No XS training step (forward, backward and optimiser step; FLOPs
 # counted with PyTorch's `FlopCounterMode`: every matrix multiply and convolution, forward and
 # backward) over the FLOPs per second of a 2048×2048 float32 matrix multiply, measured in the same
-# process with the same threads (the fastest of a few, before and after the models; one thread
+# process with the same threads (the fastest of a few, before each model and after the last; one thread
 # on the quick profile, as its runs train). 1.0 would be
 # a step as fast as BLAS; the ratio, unlike seconds, compares machines. Each model at the batch,
 # image size and optimiser the book trains it with. Adam runs fused (`tapkit.fit.make_optimizer`):

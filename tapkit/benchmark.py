@@ -377,9 +377,10 @@ def bench(models: list[str], methods: list[str], batch_size: int = 16, image_siz
 def _efficiencies(specs: list[tuple[str, int, int, str]], steps: int, warmup: int,
                   device: str) -> list[dict]:
     threads = torch.get_num_threads()
-    reference = eff.matmul_flops_per_s(device=device)
-    measured = []
+    reference, measured = 0.0, []
     for name, bs, side, optimizer in specs:
+        # the reference between models too: on a busy machine its best catches a quiet moment
+        reference = max(reference, eff.matmul_flops_per_s(device=device))
         pair = _Pair(name, "none", bs, side, device, optimizer)
         for _ in range(warmup):
             pair.step()
@@ -387,7 +388,6 @@ def _efficiencies(specs: list[tuple[str, int, int, str]], steps: int, warmup: in
         measured.append((name, bs, side, optimizer, flops, eff.fastest_seconds(pair.step, steps)))
         del pair
         gc.collect()
-    # the reference again after the models: the faster of the two is the machine's throughput
     reference = max(reference, eff.matmul_flops_per_s(device=device))
     return [eff.Efficiency(name, bs, side, optimizer, threads, flops, seconds,
                            reference).as_row()
@@ -400,8 +400,8 @@ def efficiency(models: list[tuple[str, str]], batch_size: int = 16, image_size: 
     """:class:`tapkit.efficiency.Efficiency` rows of No XS training steps, one per
     ``(model spec, optimizer)`` (``("resnet18@16x32", "adam")``; a plain name takes
     ``batch_size`` and ``image_size``): the step's counted FLOPs over its fastest of ``steps``
-    timed steps, against the faster of two matrix-multiply measurements (before and after the
-    models) in the same process with the same threads; on a CPU a fresh process with a reusing
+    timed steps, against the fastest matrix-multiply measurement (one before each model, one
+    after the last) in the same process with the same threads; on a CPU a fresh process with a reusing
     allocator, as the speed pass, and ``threads`` threads (default: this process's)."""
     device = resolve_device(device)
     specs = []
