@@ -114,8 +114,10 @@ def _combined(verdicts: list[str]) -> str:
 
 
 def _bounds(row, key: str) -> tuple[float, float]:
-    lo, hi = getattr(row, f"{key}_lo", float("nan")), getattr(row, f"{key}_hi", float("nan"))
-    return float(lo), float(hi)
+    """The interval's ends, NaN where the table has none (an older table, one round)."""
+    ends = (getattr(row, f"{key}_{end}", None) for end in ("lo", "hi"))
+    lo, hi = (float("nan") if v is None else float(v) for v in ends)
+    return lo, hi
 
 
 def speed_claim(ratios: pd.DataFrame, label: str) -> Claim:
@@ -146,10 +148,9 @@ def _interval(lo: float, hi: float) -> str:
 
 
 def _counts(frame: pd.DataFrame, column: str, unit: str) -> str:
-    if column not in frame:
-        return f"no {unit}s recorded"
-    n = sorted({int(v) for v in frame[column].dropna()})
-    span = f"{n[0]}" if len(n) == 1 else f"{n[0]}–{n[-1]}" if n else "0"
+    """``"20–30 paired rounds"``: the range of ``column`` over the architectures."""
+    n = sorted({int(v) for v in frame[column].dropna()}) if column in frame else []
+    span = "no" if not n else f"{n[0]}" if n[0] == n[-1] else f"{n[0]}–{n[-1]}"
     return f"{span} {unit}{'' if span == '1' else 'es' if unit.endswith('s') else 's'}"
 
 
