@@ -141,8 +141,8 @@ show = ratios.assign(
     architecture=ratios.model.map(ARCH),
     method=ratios.method.map(medical.CASE_LABELS),
     **{"it/s": ratios.it_per_s.round(2), "peak MB": ratios.peak_mem_mb.round(0),
-       "speed 95%": interval["speed_ratio"], "rounds": ratios.speed_rounds,
-       "memory 95%": interval["mem_ratio"], "passes": ratios.mem_passes})
+       "speed 95%": interval["speed_ratio"], "rounds": ratios.speed_rounds.astype("Int64"),
+       "memory 95%": interval["mem_ratio"], "passes": ratios.mem_passes.astype("Int64")})
 show = show.set_index(["architecture", "method"])[
     ["status", "it/s", "speed_ratio", "speed 95%", "rounds", "paper_speed_ratio", "peak MB",
      "mem_ratio", "memory 95%", "passes", "paper_mem_ratio"]]
@@ -242,7 +242,8 @@ report.write_table(eff, root, "speed_efficiency",
 if not eff.empty:
     display(Markdown(
         f"*No XS training steps against a 2048² matrix multiply "
-        f"({eff.matmul_flops_per_s.iloc[0] / 1e9:.1f} GFLOP/s, {eff.threads.iloc[0]} threads) — "
+        f"({eff.matmul_flops_per_s.iloc[0] / 1e9:.1f} GFLOP/s with {eff.threads.iloc[0]} "
+        f"thread{'s' if eff.threads.iloc[0] != 1 else ''}) — "
         f"{prov['device']}, fastest of {b['efficiency_steps']} steps*"))
     display(pd.DataFrame({
         "architecture": eff.model.map({**ARCH, "vgg16_authors": "VGG-16 (authors' head)"}),
