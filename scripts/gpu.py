@@ -164,13 +164,17 @@ def run_table1(args, out: Path) -> dict:
     # a dry run measures the two-layer CNN alone, at a tiny batch, on the CPU
     models = ["two_layer_cnn@8x28"] if args.dry_run else list(BENCH_MODELS)
     steps, device = (1, "cpu") if args.dry_run else (args.bench_steps, "cuda")
-    rows = bench(models, list(BENCH_METHODS), 16, 224, steps, device, 1 if args.dry_run else 2)
+    # No XS and TAP: 30 paired rounds and 3 memory passes, for the report's intervals
+    paired, passes = (None, 1) if args.dry_run else (30, 3)
+    rows = bench(models, list(BENCH_METHODS), 16, 224, steps, device, 1 if args.dry_run else 2,
+                 paired, passes)
     for name in {r["model"] for r in rows}:
         [r for r in rows if r["model"] == name][-1]["method"] = "none_again"
     prov = provenance(device)
     label = (f"profile paper · {prov['device']} · tapkit {prov['tapkit']} "
              f"({prov['git_commit'][:7]}) · torch {prov['torch']} · SGD · "
-             + ", ".join(models) + f" (default batch 16 of 224 px) · fastest of {steps} steps")
+             + ", ".join(models) + f" (default batch 16 of 224 px) · {steps} rounds of every method, "
+             f"{paired or steps} of No XS and TAP, {passes} memory passes")
     report.write_table(medical.bench_ratios(rows), out, "speed_memory",
                        {"label": label, "models": models, "methods": list(BENCH_METHODS),
                         "device": device_name(device), "provenance": prov, "rows": rows})

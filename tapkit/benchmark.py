@@ -1,30 +1,44 @@
-"""Training-step speed and peak memory per model and XS method (the paper's Table 1).
+"""Training-step speed and peak memory per model and XS method (the paper's Table 1), and the
+steps' efficiency against the machine's matrix-multiply throughput (:mod:`tapkit.efficiency`).
 
 Every model the paper trains, each at its own batch and image size (``two_layer_cnn@256x28``
-beside ``resnet18@16x224``), with the paper's optimiser (SGD, momentum 0.9).
+beside ``resnet18@16x224``), with the paper's optimiser (SGD, momentum 0.9) unless asked for Adam.
 
-Two passes. Speed: for each model, every method's pair
-alive at once and warmed up, then ``steps`` rounds of one full training step (forward, XS term,
-backward, optimiser step) per method in a rotating order, so that a noisy neighbour or a drifting
-clock slows every method alike instead of whichever happened to run then; speed is
-``1 / fastest step time``, as :mod:`timeit` advises: interference only ever slows a step down, so
-the fastest of ``steps`` estimates the step's own cost (on our VM, TAP / No XS from five steps
-stayed within 0.93-1.12 using the fastest step, 0.78-1.34 using the median; both are stored).
+Two passes. Speed: for each model, every method's pair alive at once and warmed up, then rounds
+of one full training step (forward, XS term, backward, optimiser step) per method, the order
+rotating from round to round, so that a noisy neighbour or a drifting clock slows every method
+of a round alike. Methods without input gradients (No XS, TAP: cheap) may run more rounds
+(``paired_steps``) than the double-backward ones (``steps``). Each method's speed relative to
+No XS is the geometric mean of the rounds' paired ratios ``t_none / t_method`` with a 95%
+interval (:mod:`tapkit.paired`): noise widens the interval instead of moving the estimate. The
+absolute speed is ``1 / fastest step``, as :mod:`timeit` advises (the median beside it).
 On a CPU this runs in a fresh process whose allocator keeps freed memory for reuse, so that a
 step does not spend its time faulting in fresh zeroed pages (on our 2-core VM that was a fifth of
 the CPU time and most of the spread). Memory: one pair at a time, so that each peak is its own:
 build, warm up, reset the peak counter, one step; the peak over what was allocated before the
-pair was built.
+pair was built; the methods without input gradients are measured ``memory_passes`` times, each
+pass against a No XS pass, for an interval of their ratio.
 That is CUDA's max-allocated on a GPU and, on a CPU, the process's peak resident set (VmHWM, reset
 through ``/proc/self/clear_refs``), measured in a fresh process per model with glibc's mmap
 threshold fixed, so that the same pair measured twice gives the same number (in the long-lived
 process of the speed pass it varied by 25% with the allocator's history).
+
+A row of :func:`bench` (JSON; the speed chapter's CSV keeps the ratio columns): ``model``,
+``method``, ``batch_size``, ``image_size``, ``device``, ``optimizer``, ``warmup``, ``steps``
+(this method's timed rounds), ``timing`` (``"interleaved"``), ``status`` (``ok`` or ``oom``),
+``it_per_s`` (1 / fastest step), ``it_per_s_median``, ``step_s_min``, ``step_s_max``, ``step_s``
+(every round's seconds, in order), ``xs_batchnorm``, ``peak_mem_mb`` (first pass),
+``peak_mem_mb_passes``, and against the model's first No XS row ``speed_ratio`` with
+``speed_ratio_lo``/``speed_ratio_hi`` over ``speed_rounds`` paired rounds, and ``mem_ratio``
+with ``mem_ratio_lo``/``mem_ratio_hi`` over ``mem_passes`` passes (NaN bounds from one round or
+pass; ``null`` in JSON). A row of :func:`efficiency` is :meth:`tapkit.efficiency.Efficiency.as_row`.
 """
 
 from __future__ import annotations
 
 import gc
 import logging
+import math
 import multiprocessing
 import statistics
 import time
@@ -33,9 +47,11 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
+from . import efficiency as eff
 from .allocator import release_cpu_memory, reusing_cpu_allocator, steady_cpu_allocator
 from .methods import get_method, methods_where
 from .models import build_model, get_spec
+from .paired import memory_ratio, speed_ratio
 from .results import device_name, resolve_device
 from .config import TrainConfig
 from .fit import make_optimizer, step_losses
@@ -64,16 +80,16 @@ class _Pair:
     """One (model, method) ready to train: ``step()`` runs one full training step."""
 
     def __init__(self, model_name: str, method: str, batch_size: int, image_size: int,
-                 device: str):
+                 device: str, optimizer: str = "sgd"):
         num_classes, in_channels = _shape(model_name)
         torch.manual_seed(0)
         built = build_model(model_name, num_classes, in_channels, image_size=image_size)
         self.model = built.model.to(device).train()
         self.targets = built.targets
-        # as in training: input gradients per image, on BatchNorm running statistics; the
-        # paper's optimiser, SGD with momentum 0.9 (Adam's state would add two buffers)
-        self.cfg = TrainConfig(model=model_name, method=method, lam=BENCH_LAMBDA, optimizer="sgd",
-                               lr=1e-3)
+        # as in training: input gradients per image, on BatchNorm running statistics; by default
+        # the paper's optimiser, SGD with momentum 0.9 (Adam's state would add two buffers)
+        self.cfg = TrainConfig(model=model_name, method=method, lam=BENCH_LAMBDA,
+                               optimizer=optimizer, lr=1e-3)
         self.xs_batchnorm = self.cfg.xs_batchnorm
         self.opt = make_optimizer(self.model, self.cfg)
         gen = torch.Generator().manual_seed(0)
@@ -94,7 +110,7 @@ class _Pair:
 
 
 def peak_memory_mb(model_name: str, method: str, batch_size: int, image_size: int, device: str,
-                   warmup: int = 1) -> float | None:
+                   warmup: int = 1, optimizer: str = "sgd") -> float | None:
     """Peak memory in MB of one training step of this pair (see the module docstring): model,
     optimiser state and the step's tensors, counted after ``warmup`` steps; ``None`` when the
     pair runs out of memory."""
@@ -107,7 +123,7 @@ def peak_memory_mb(model_name: str, method: str, batch_size: int, image_size: in
         release_cpu_memory()
         base = _status_kb("VmRSS") * 1024
     try:
-        pair = _Pair(model_name, method, batch_size, image_size, device)
+        pair = _Pair(model_name, method, batch_size, image_size, device, optimizer)
         for _ in range(warmup):
             pair.step()
         if cuda:
@@ -122,11 +138,24 @@ def peak_memory_mb(model_name: str, method: str, batch_size: int, image_size: in
 
 
 def _peaks(model_name: str, methods: list[str], batch_size: int, image_size: int, device: str,
-           warmup: int) -> dict[str, float | None]:
+           warmup: int, passes: int = 1, optimizer: str = "sgd") -> dict[str, list[float | None]]:
+    """Each method's peak once; the methods without input gradients (and No XS) ``passes``
+    times, No XS first in every pass, so that pass ``p`` of each pairs with No XS's pass ``p``."""
     # discarded: first-use allocations (thread pools, kernel caches) are nobody's peak
-    peak_memory_mb(model_name, "none", batch_size, image_size, device, warmup=0)
-    return {m: peak_memory_mb(model_name, m, batch_size, image_size, device, warmup)
-            for m in dict.fromkeys(methods)}
+    peak_memory_mb(model_name, "none", batch_size, image_size, device, 0, optimizer)
+    methods = list(dict.fromkeys(methods))
+    peaks: dict[str, list[float | None]] = {m: [] for m in methods}
+    for p in range(max(passes, 1)):
+        again = [m for m in methods if p == 0 or _cheap(m)]
+        for m in sorted(again, key=lambda m: m != "none"):
+            peaks[m].append(peak_memory_mb(model_name, m, batch_size, image_size, device, warmup,
+                                           optimizer))
+    return peaks
+
+
+def _cheap(method: str) -> bool:
+    """Methods without a double backward (No XS, TAP): cheap enough for many rounds."""
+    return not get_method(method).input_grad
 
 
 def _in_child(threads: int, allocator, fn, *args):
@@ -135,30 +164,44 @@ def _in_child(threads: int, allocator, fn, *args):
     return fn(*args)
 
 
-def _fresh_cpu_process(fn, allocator, args: tuple, device: str):
-    """``fn(*args)``; on a CPU in a fresh (spawned) process with the parent's thread count and
-    ``allocator`` applied first, so that nothing the caller allocated skews the measurement."""
+def _fresh_cpu_process(fn, allocator, args: tuple, device: str, threads: int | None = None):
+    """``fn(*args)``; on a CPU in a fresh (spawned) process with ``threads`` (default: the
+    parent's thread count) and ``allocator`` applied first, so that nothing the caller allocated
+    skews the measurement."""
     if device.startswith("cuda"):
         return fn(*args)
     with multiprocessing.get_context("spawn").Pool(1) as pool:
-        return pool.apply(_in_child, (torch.get_num_threads(), allocator, fn, *args))
+        return pool.apply(_in_child, (threads or torch.get_num_threads(), allocator, fn, *args))
+
+
+def model_memory_passes(model_name: str, methods: list[str], batch_size: int, image_size: int,
+                        device: str, warmup: int = 1, passes: int = 1, optimizer: str = "sgd"
+                        ) -> dict[str, list[float | None]]:
+    """:func:`peak_memory_mb` of each method's pair, one after the other, ``passes`` times for
+    the methods without input gradients (once for the others). On a CPU this runs in a fresh
+    (spawned) process with glibc's mmap threshold fixed, so that the resident set follows each
+    pair's live tensors and not what the speed pass left in the allocator."""
+    args = (model_name, list(methods), batch_size, image_size, device, warmup, passes, optimizer)
+    return _fresh_cpu_process(_peaks, steady_cpu_allocator, args, device)
 
 
 def model_memory_mb(model_name: str, methods: list[str], batch_size: int, image_size: int,
                     device: str, warmup: int = 1) -> dict[str, float | None]:
-    """:func:`peak_memory_mb` of each method's pair, one after the other. On a CPU this runs in a
-    fresh (spawned) process with glibc's mmap threshold fixed, so that the resident set follows
-    each pair's live tensors and not what the speed pass left in the allocator."""
-    args = (model_name, list(methods), batch_size, image_size, device, warmup)
-    return _fresh_cpu_process(_peaks, steady_cpu_allocator, args, device)
+    """Each method's peak memory in MB, one pass (:func:`model_memory_passes`)."""
+    peaks = model_memory_passes(model_name, methods, batch_size, image_size, device, warmup)
+    return {m: values[0] for m, values in peaks.items()}
 
 
-def step_seconds(pairs: list[_Pair], steps: int) -> list[list[float]]:
-    """Seconds of each of ``steps`` training steps per pair, interleaved in rotating order."""
+def step_seconds(pairs: list[_Pair], steps: int | list[int]) -> list[list[float]]:
+    """Seconds of each pair's training steps, interleaved: in round ``r`` one step of every pair
+    with more than ``r`` steps to run (``steps``: one count for all, or one per pair), the order
+    rotating by one from round to round (with two pairs, they alternate which goes first)."""
+    counts = steps if isinstance(steps, list) else [steps] * len(pairs)
     times: list[list[float]] = [[] for _ in pairs]
-    for r in range(steps):
-        for k in range(len(pairs)):
-            i = (r + k) % len(pairs)
+    for r in range(max(counts, default=0)):
+        live = [i for i, n in enumerate(counts) if n > r]
+        for k in range(len(live)):
+            i = live[(r + k) % len(live)]
             start = time.perf_counter()
             pairs[i].step()
             times[i].append(time.perf_counter() - start)
@@ -166,12 +209,12 @@ def step_seconds(pairs: list[_Pair], steps: int) -> list[list[float]]:
 
 
 def _warm_pairs(model_name: str, methods: list[str], batch_size: int, image_size: int,
-                device: str, warmup: int) -> list[_Pair | None]:
+                device: str, warmup: int, optimizer: str = "sgd") -> list[_Pair | None]:
     """Each method's pair, built and warmed up; ``None`` where it ran out of memory."""
     pairs: list[_Pair | None] = []
     for method in methods:
         try:
-            pair = _Pair(model_name, method, batch_size, image_size, device)
+            pair = _Pair(model_name, method, batch_size, image_size, device, optimizer)
             for _ in range(warmup):
                 pair.step()
             pairs.append(pair)
@@ -182,31 +225,71 @@ def _warm_pairs(model_name: str, methods: list[str], batch_size: int, image_size
 
 
 def bench_model(model_name: str, methods: list[str], batch_size: int, image_size: int,
-                steps: int, device: str, warmup: int = 1) -> list[dict]:
-    """Speed rows for one model (interleaved, see the module docstring), without memory. A pair
-    that runs out of memory is reported with ``status="oom"`` (the paper's DenseNet-121 + RBR)."""
-    pairs = _warm_pairs(model_name, methods, batch_size, image_size, device, warmup)
-    live = [p for p in pairs if p is not None]
-    times = iter(step_seconds(live, steps))
+                steps: int, device: str, warmup: int = 1, paired_steps: int | None = None,
+                optimizer: str = "sgd") -> list[dict]:
+    """Speed rows for one model (interleaved, see the module docstring), without memory or
+    ratios: ``steps`` rounds, ``paired_steps`` (default ``steps``) for the methods without input
+    gradients. A pair that runs out of memory is reported with ``status="oom"`` (the paper's
+    DenseNet-121 + RBR)."""
+    pairs = _warm_pairs(model_name, methods, batch_size, image_size, device, warmup, optimizer)
+    live = [(m, p) for m, p in zip(methods, pairs) if p is not None]
+    counts = [paired_steps or steps if _cheap(m) else steps for m, _ in live]
+    times = iter(step_seconds([p for _, p in live], counts))
     rows = []
     for method, pair in zip(methods, pairs):
         row = {"model": model_name, "method": method, "batch_size": batch_size,
-               "image_size": image_size, "device": device_name(device), "steps": steps,
-               "warmup": warmup, "timing": "interleaved", "status": "oom", "it_per_s": None}
+               "image_size": image_size, "device": device_name(device), "optimizer": optimizer,
+               "steps": steps, "warmup": warmup, "timing": "interleaved", "status": "oom",
+               "it_per_s": None}
         if pair is not None:
             t = next(times)
-            row.update(status="ok", it_per_s=1.0 / min(t),
+            row.update(status="ok", steps=len(t), it_per_s=1.0 / min(t),
                        it_per_s_median=1.0 / statistics.median(t), step_s_min=min(t),
-                       step_s_max=max(t), xs_batchnorm=pair.xs_batchnorm)
+                       step_s_max=max(t), step_s=t, xs_batchnorm=pair.xs_batchnorm)
         rows.append(row)
     return rows
 
 
 def model_speed(model_name: str, methods: list[str], batch_size: int, image_size: int,
-                steps: int, device: str, warmup: int = 1) -> list[dict]:
+                steps: int, device: str, warmup: int = 1, paired_steps: int | None = None,
+                optimizer: str = "sgd") -> list[dict]:
     """:func:`bench_model`, on a CPU in a fresh (spawned) process with a reusing allocator."""
-    args = (model_name, list(methods), batch_size, image_size, steps, device, warmup)
+    args = (model_name, list(methods), batch_size, image_size, steps, device, warmup,
+            paired_steps, optimizer)
     return _fresh_cpu_process(bench_model, reusing_cpu_allocator, args, device)
+
+
+def add_ratios(rows: list[dict]) -> list[dict]:
+    """``rows`` of one model (one batch and image size) with each method's speed and memory
+    ratios to the first No XS row and their 95% intervals (:mod:`tapkit.paired`): speed over the
+    rounds both ran, memory over the passes both have. No No XS row, or an out-of-memory row:
+    NaN ratios."""
+    base = next((r for r in rows if r["method"] == "none" and r["status"] == "ok"), None)
+    for row in rows:
+        ok = base is not None and row["status"] == "ok"
+        speed = speed_ratio(base["step_s"] if ok else [], row.get("step_s") or [])
+        mem = memory_ratio(base.get("peak_mem_mb_passes") or [] if ok else [],
+                           row.get("peak_mem_mb_passes") or [])
+        row.update(speed_ratio=speed.mean, speed_ratio_lo=speed.lo, speed_ratio_hi=speed.hi,
+                   speed_rounds=speed.n, mem_ratio=mem.mean, mem_ratio_lo=mem.lo,
+                   mem_ratio_hi=mem.hi, mem_passes=mem.n)
+    return rows
+
+
+def ratio_text(row: dict) -> str:
+    """One row's ratios as the CLI logs them: ``speed ×0.97 [0.93, 1.01] (30 rounds), memory
+    ×1.00 [1.00, 1.00] (3 passes)``."""
+    parts = []
+    for key, label, count, unit in (("speed", "speed", "speed_rounds", "round"),
+                                    ("mem", "memory", "mem_passes", "pass")):
+        mean, lo, hi = row.get(f"{key}_ratio"), row.get(f"{key}_ratio_lo"), row.get(f"{key}_ratio_hi")
+        n = row.get(count) or 0
+        if mean is None or math.isnan(mean):
+            parts.append(f"{label} –")
+            continue
+        interval = "" if lo is None or math.isnan(lo) else f" [{lo:.2f}, {hi:.2f}]"
+        parts.append(f"{label} ×{mean:.2f}{interval} ({n} {unit}{'' if n == 1 else 'es' if unit == 'pass' else 's'})")
+    return ", ".join(parts)
 
 
 def model_spec(spec: str, batch_size: int, image_size: int) -> tuple[str, int, int]:
@@ -250,13 +333,17 @@ def check_methods(methods: list[str]) -> None:
 
 
 def bench(models: list[str], methods: list[str], batch_size: int = 16, image_size: int = 224,
-          steps: int = 10, device: str = "auto", warmup: int = 2) -> list[dict]:
+          steps: int = 10, device: str = "auto", warmup: int = 2, paired_steps: int | None = None,
+          memory_passes: int = 1, optimizer: str = "sgd") -> list[dict]:
     """Every model x method pair, with progress bars: speed per model (:func:`model_speed`),
-    then peak memory pair by pair (:func:`model_memory_mb`). A model may carry its own batch and
-    image size (``name@BATCHxSIZE``, :func:`model_spec`); ``batch_size`` and ``image_size`` are
-    the defaults. ``methods`` may name a method twice: the two rows then share one memory figure
-    and differ in speed only by measurement noise. Steps use the paper's optimiser (SGD with
-    momentum 0.9)."""
+    then peak memory pair by pair (:func:`model_memory_passes`), then each method's ratios to
+    No XS with their intervals (:func:`add_ratios`). A model may carry its own batch and image
+    size (``name@BATCHxSIZE``, :func:`model_spec`); ``batch_size`` and ``image_size`` are the
+    defaults. ``steps`` rounds for every method, ``paired_steps`` (default ``steps``) for those
+    without input gradients, whose memory is measured ``memory_passes`` times. ``methods`` may
+    name a method twice: the two rows then share one memory figure and differ in speed only by
+    measurement noise. Steps use the paper's optimiser (SGD with momentum 0.9) unless
+    ``optimizer="adam"``."""
     device = resolve_device(device)
     specs = [model_spec(m, batch_size, image_size) for m in models]
     check_methods(methods)
@@ -264,17 +351,72 @@ def bench(models: list[str], methods: list[str], batch_size: int = 16, image_siz
         check_pair(name, side)
     per_model = []
     for name, bs, side in tqdm(specs, desc="bench speed", disable=progress_disabled()):
-        per_model.append(model_speed(name, methods, bs, side, steps, device, warmup))
+        per_model.append(model_speed(name, methods, bs, side, steps, device, warmup, paired_steps,
+                                     optimizer))
         gc.collect()
     bar = tqdm(specs, desc="bench memory", disable=progress_disabled())
     for (name, bs, side), own in zip(bar, per_model):
         ok = [row["method"] for row in own if row["status"] == "ok"]
-        peaks = model_memory_mb(name, ok, bs, side, device, warmup) if ok else {}
+        peaks = (model_memory_passes(name, ok, bs, side, device, warmup, memory_passes, optimizer)
+                 if ok else {})
         for row in own:
-            row["peak_mem_mb"] = peaks.get(row["method"])
+            passes = peaks.get(row["method"]) or [None]
+            row["peak_mem_mb"], row["peak_mem_mb_passes"] = passes[0], passes
             if row["status"] == "ok" and row["peak_mem_mb"] is None:
                 row["status"] = "oom"
+        add_ratios(own)
     rows = [row for own in per_model for row in own]
     for row in rows:
-        log.info("%s", row)
+        log.info("%s@%dx%d %s: %s", row["model"], row["batch_size"], row["image_size"],
+                 row["method"], ratio_text(row) if row["status"] == "ok" else row["status"])
+    return rows
+
+
+# ----------------------------------------------------------------------------- efficiency
+
+def _efficiencies(specs: list[tuple[str, int, int, str]], steps: int, warmup: int,
+                  device: str) -> list[dict]:
+    threads = torch.get_num_threads()
+    reference, measured = 0.0, []
+    for name, bs, side, optimizer in specs:
+        # the reference between models too: on a busy machine its best catches a quiet moment
+        reference = max(reference, eff.matmul_flops_per_s(device=device))
+        pair = _Pair(name, "none", bs, side, device, optimizer)
+        for _ in range(warmup):
+            pair.step()
+        flops = eff.count_flops(pair.step)
+        measured.append((name, bs, side, optimizer, flops, eff.fastest_seconds(pair.step, steps)))
+        del pair
+        gc.collect()
+    reference = max(reference, eff.matmul_flops_per_s(device=device))
+    return [eff.Efficiency(name, bs, side, optimizer, threads, flops, seconds,
+                           reference).as_row()
+            for name, bs, side, optimizer, flops, seconds in measured]
+
+
+def efficiency(models: list[tuple[str, str]], batch_size: int = 16, image_size: int = 224,
+               steps: int = 3, warmup: int = 1, device: str = "auto",
+               threads: int | None = None) -> list[dict]:
+    """:class:`tapkit.efficiency.Efficiency` rows of No XS training steps, one per
+    ``(model spec, optimizer)`` (``("resnet18@16x32", "adam")``; a plain name takes
+    ``batch_size`` and ``image_size``): the step's counted FLOPs over its fastest of ``steps``
+    timed steps, against the fastest matrix-multiply measurement (one before each model, one
+    after the last) in the same process with the same threads; on a CPU a fresh process with a reusing
+    allocator, as the speed pass, and ``threads`` threads (default: this process's)."""
+    device = resolve_device(device)
+    specs = []
+    for spec, optimizer in models:
+        name, bs, side = model_spec(spec, batch_size, image_size)
+        check_pair(name, side)
+        if optimizer not in ("sgd", "adam"):
+            raise ValueError(f"unknown optimizer {optimizer!r}; expected 'sgd' or 'adam'")
+        specs.append((name, bs, side, optimizer))
+    rows = _fresh_cpu_process(_efficiencies, reusing_cpu_allocator, (specs, steps, warmup, device),
+                              device, threads)
+    for row in rows:
+        log.info("%s@%dx%d %s: %.2f GFLOP a step in %.3f s = %.1f GFLOP/s, %.2f of a %d² matrix "
+                 "multiply's %.1f GFLOP/s (%d threads)", row["model"], row["batch_size"],
+                 row["image_size"], row["optimizer"], row["step_flops"] / 1e9, row["step_s"],
+                 row["flops_per_s"] / 1e9, row["efficiency"], eff.MATMUL_SIDE,
+                 row["matmul_flops_per_s"] / 1e9, row["threads"])
     return rows

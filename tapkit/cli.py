@@ -171,11 +171,16 @@ def _data(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from .benchmark import bench
+    from .benchmark import bench, efficiency
     from .results import provenance, write_json
 
-    rows = bench(args.models.split(","), args.methods.split(","), args.batch_size,
-                 args.image_size, args.steps, args.device, args.warmup)
+    if args.efficiency:
+        rows = efficiency([(m, args.optimizer) for m in args.models.split(",")], args.batch_size,
+                          args.image_size, args.steps, args.warmup, args.device)
+    else:
+        rows = bench(args.models.split(","), args.methods.split(","), args.batch_size,
+                     args.image_size, args.steps, args.device, args.warmup, args.paired_steps,
+                     args.memory_passes, args.optimizer)
     prov = provenance(args.device if args.device != "auto" else "cpu")
     for row in rows:
         row["provenance"] = prov
@@ -275,6 +280,18 @@ def parser() -> argparse.ArgumentParser:
                    help="untimed steps first (allocator, cuDNN autotuning)")
     b.add_argument("--device", type=_device, default="auto", help="auto, cpu, cuda, cuda:N or mps")
     b.add_argument("--out", type=_file, required=True, help="the JSON file of rows to write")
+    b.add_argument("--paired-steps", type=_positive, default=None,
+                   help="timed rounds of No XS and the methods without input gradients (TAP), "
+                        "whose speed ratio to No XS gets a 95%% interval over rounds (default: "
+                        "--steps)")
+    b.add_argument("--memory-passes", type=_positive, default=1,
+                   help="peak-memory passes of No XS and the methods without input gradients, "
+                        "for an interval of their memory ratio")
+    b.add_argument("--optimizer", default="sgd", choices=["sgd", "adam"],
+                   help="the timed steps' optimiser (sgd: the paper's, momentum 0.9)")
+    b.add_argument("--efficiency", action="store_true",
+                   help="instead of speed and memory: each model's No XS step in FLOPs/s as a "
+                        "share of a 2048² matrix multiply's, best of --steps steps")
     b.set_defaults(func=_bench)
     return p
 

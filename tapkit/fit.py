@@ -98,9 +98,20 @@ class FitResult:
     history: list[dict] = field(default_factory=list)
 
 
+FUSED_DEVICES = ("cpu", "cuda")  # where torch.optim.Adam has a fused kernel
+
+
 def make_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
+    """The run's optimiser. Adam runs fused (one kernel over all parameters) where PyTorch has
+    the kernel: on a CPU its per-tensor loop took a third of a ResNet-18 step at batch 16 of
+    32 px (32 of 92 ms; fused 6 of 66 ms); a run still repeats bit for bit (the kernel is
+    elementwise), though not bit for bit with the per-tensor loop. ``foreach`` did not help on a
+    CPU, nor did either for SGD, whose update is a negligible part of a step."""
     if cfg.optimizer == "adam":
-        return torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        params = list(model.parameters())
+        fused = all(p.device.type in FUSED_DEVICES and p.is_floating_point() for p in params)
+        return torch.optim.Adam(params, lr=cfg.lr, weight_decay=cfg.weight_decay,
+                                fused=fused or None)
     return torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=cfg.momentum,
                            weight_decay=cfg.weight_decay)
 

@@ -60,12 +60,32 @@ def test_speed_claim_needs_every_architecture():
     ratios = pd.DataFrame({"model": ["vgg16", "vgg16", "resnet18", "resnet18"],
                            "method": ["tap", "rrr", "tap", "rrr"],
                            "speed_ratio": [0.97, 0.40, 0.96, 0.35],
-                           "mem_ratio": [1.01, 1.9, 1.02, 2.0]})
-    assert claims.speed_claim(ratios, "cpu").verdict == claims.REPRODUCED
+                           "speed_ratio_lo": [0.96, 0.38, 0.955, 0.33],
+                           "speed_ratio_hi": [0.98, 0.42, 0.965, 0.37],
+                           "speed_rounds": [20, 3, 30, 3],
+                           "mem_ratio": [1.01, 1.9, 1.02, 2.0],
+                           "mem_ratio_lo": [1.0, 1.9, 1.01, 2.0],
+                           "mem_ratio_hi": [1.02, 1.9, 1.03, 2.0],
+                           "mem_passes": [3, 1, 3, 1]})
+    c = claims.speed_claim(ratios, "cpu")
+    assert c.verdict == claims.REPRODUCED and c.seeds == "20–30 paired rounds; 3 memory passes"
     assert claims.cost_claim(ratios, "cpu").verdict == claims.REPRODUCED
-    slow = ratios.assign(speed_ratio=[0.97, 0.40, 0.90, 0.35])
+    # one architecture wholly below 0.95 is enough to fail the claim
+    slow = ratios.assign(speed_ratio=[0.97, 0.40, 0.90, 0.35],
+                         speed_ratio_lo=[0.96, 0.38, 0.88, 0.33],
+                         speed_ratio_hi=[0.98, 0.42, 0.92, 0.37])
     c = claims.speed_claim(slow, "cpu")
-    assert c.verdict == claims.NOT_REPRODUCED and "resnet18: speed ×0.90" in c.evidence
+    assert c.verdict == claims.NOT_REPRODUCED and "resnet18: speed ×0.90 [0.88, 0.92]" in c.evidence
+    # one architecture straddling 0.95, the others clear: inconclusive, not a failure
+    noisy = ratios.assign(speed_ratio_lo=[0.96, 0.38, 0.90, 0.33])
+    assert claims.speed_claim(noisy, "cpu").verdict == claims.INCONCLUSIVE
+
+
+def test_inconclusive_verdict_has_its_colour_in_the_report():
+    from tapkit.book import claim_table
+
+    table = pd.DataFrame([claims.Claim("c", "Table 1", "e", "s", "d", claims.INCONCLUSIVE).__dict__])
+    assert claim_table.VERDICT_COLOURS[claims.INCONCLUSIVE] in claim_table.to_html(table)
 
 
 def summary(model_deltas: dict[str, float], n: int, std: float = 0.01) -> pd.DataFrame:

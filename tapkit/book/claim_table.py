@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .claims import NOT_REPRODUCED, NOT_RUN, REPRODUCED, Claim, cost_claim, decoy_claim, \
-    matches_claim, removes_claim, speed_claim, teacher_claim
+from .claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, REPRODUCED, Claim, cost_claim, \
+    decoy_claim, matches_claim, removes_claim, speed_claim, teacher_claim
 from .medical_claims import annotation_claim, deep_claim, medical_teacher_claim
 
 
@@ -22,7 +22,8 @@ def _read(root: Path, name: str) -> tuple[pd.DataFrame | None, dict]:
     return pd.read_csv(path), (json.loads(meta.read_text()) if meta.exists() else {})
 
 
-VERDICT_COLOURS = {REPRODUCED: "#d9f2d9", NOT_REPRODUCED: "#f8d7d7", NOT_RUN: "#eeeeee"}
+VERDICT_COLOURS = {REPRODUCED: "#d9f2d9", NOT_REPRODUCED: "#f8d7d7", NOT_RUN: "#eeeeee",
+                   INCONCLUSIVE: "#fdf3c8"}
 
 
 def to_html(table: pd.DataFrame) -> str:

@@ -188,12 +188,17 @@ def overlap_beside_paper(frame: pd.DataFrame) -> pd.DataFrame:
 
 # ----------------------------------------------------------------------------- Table 1
 
+PAIRED_COLUMNS = ("speed_ratio", "speed_ratio_lo", "speed_ratio_hi", "speed_rounds", "mem_ratio",
+                  "mem_ratio_lo", "mem_ratio_hi", "mem_passes")
+
+
 def bench_ratios(rows: Sequence[dict]) -> pd.DataFrame:
-    """Table 1 as ratios to No XS per architecture: ``it_per_s`` and ``mem`` of each method over
-    No XS's, for our measurements (``rows`` from :func:`tapkit.benchmark.bench`) beside the
-    paper's (``table1_speed_memory.csv``); an out-of-memory pair has no ratio and status ``oom``."""
+    """Table 1 as ratios to No XS per architecture: for our measurements (``rows`` from
+    :func:`tapkit.benchmark.bench`) the paired ratios with their 95% intervals and counts
+    (``speed_ratio``, ``speed_ratio_lo``/``_hi``, ``speed_rounds``; ``mem_ratio`` likewise over
+    ``mem_passes``), beside the paper's ratios (``table1_speed_memory.csv``); an out-of-memory
+    pair has no ratio and status ``oom``."""
     ours = pd.DataFrame(rows)
-    ours["mem"] = ours["peak_mem_mb"]
     paper = report.paper_values("table1_speed_memory")
     paper = paper.pivot_table(index=["architecture", "method"], columns="metric", values="mean",
                               aggfunc="first").reset_index()
@@ -201,7 +206,6 @@ def bench_ratios(rows: Sequence[dict]) -> pd.DataFrame:
     paper["it_per_s"] = pd.to_numeric(paper["it_per_s"], errors="coerce")
     out = []
     for model, group in ours.groupby("model", sort=False):
-        base = group.set_index("method").loc["none"]
         ref = paper[paper.architecture == model].set_index("method")
         for row in group.itertuples():
             p = ref.loc[row.method] if row.method in ref.index else None
@@ -209,12 +213,13 @@ def bench_ratios(rows: Sequence[dict]) -> pd.DataFrame:
             out.append({
                 "model": model, "method": row.method, "status": row.status,
                 "it_per_s": row.it_per_s, "peak_mem_mb": row.peak_mem_mb,
-                "speed_ratio": _ratio(row.it_per_s, base.it_per_s),
-                "mem_ratio": _ratio(row.peak_mem_mb, base.peak_mem_mb),
+                **{k: getattr(row, k, None) for k in PAIRED_COLUMNS},
                 "paper_speed_ratio": _ratio(p["it_per_s"], p_base["it_per_s"]) if p is not None else None,
                 "paper_mem_ratio": _ratio(p["mem"], p_base["mem"]) if p is not None else None,
             })
-    return pd.DataFrame(out)
+    out = pd.DataFrame(out)
+    # JSON stores a missing bound as null: numbers (NaN) here
+    return out.astype({k: float for k in PAIRED_COLUMNS})
 
 
 def _ratio(value, base) -> float | None:
