@@ -242,3 +242,10 @@ def test_repository_url_from_the_environment(monkeypatch):
     monkeypatch.setenv(links.ENV, "not a url")
     with pytest.raises(Exception, match="not a url"):
         links.override_repository(None, config)
+
+
+def test_binder_opens_python_files_as_notebooks():
+    post = ROOT / "postBuild"  # repo2docker runs it after installing environment.yml
+    assert os.access(post, os.X_OK)
+    assert "jupytext-config set-default-viewer python" in post.read_text()
+    assert CONFIG["launch_buttons"]["notebook_interface"] == "jupyterlab"
