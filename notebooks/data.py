@@ -19,13 +19,13 @@
 # contaminated SC(X*, y), the permuted SC(X*, permute(y)) whose signal no longer matches the
 # label, and the clean X*.
 #
-# - **Decoy-MNIST** (Ross et al. 2017): a 4×4 patch in a random corner, brightness 255 − 25·label.
+# - **Decoy-MNIST** {cite:p}`ross2017rrr`: a 4×4 patch in a random corner, brightness 255 − 25·label.
 # - **Text tags** (PNEU "ABC"/"XYZ", KNEE "ABC"…"MNO"): a tag in a random corner, font about a
 #   tenth of the image side; the mask is the tag's box.
 # - **Stripes** (appendix): a 6-px vertical stripe up to 15 px from a side, brightness
 #   255 − label·127 (two classes) or 255 − label·51 (five grades).
 #
-# PNEU and KNEE are not shipped with this book; the tag and stripe panels below use real MNIST
+# PNEU {cite:p}`kermany2018pneumonia` and KNEE {cite:p}`chen2018kneedata` are not shipped with this book; the tag and stripe panels below use real MNIST
 # digits resized to 224 px as the canvas, so they show the contamination functions, not the x-rays.
 
 # %% tags=["parameters"]

@@ -17,11 +17,11 @@
 # student *match* something of the teacher's. The paper's appendix compares TAP with teacher
 # annotations (τ = 0.01) against three of them, with the same 10% and 1% teachers:
 #
-# * **KD** (Hinton et al. 2015): the student's tempered softmax matches the teacher's,
+# * **KD** {cite:p}`hinton2015kd`: the student's tempered softmax matches the teacher's,
 #   T² · KL(softmax(t/T) ‖ softmax(s/T));
-# * **AT** (Zagoruyko & Komodakis 2017): the student's attention maps Σ_c |A_c|², L2-normalised,
+# * **AT** {cite:p}`zagoruyko2017at`: the student's attention maps Σ_c |A_c|², L2-normalised,
 #   match the teacher's at the same layers (resized when the sizes differ);
-# * **JT** (Srinivas & Fleuret 2018): the student's L2-normalised input gradient matches the
+# * **JT** {cite:p}`srinivas2018jt`: the student's L2-normalised input gradient matches the
 #   teacher's (a double backward, like RRR).
 #
 # Every student trains on the contaminated rest of the split its teacher's clean holdout was

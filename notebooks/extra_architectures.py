@@ -14,7 +14,7 @@
 # # Two more architectures: EfficientNet-B0 and MobileNet-v2
 #
 # The appendix's "Additional Experiments with Deep Architectures": TAP against No XS and Base on
-# two further CNNs, on PNEU and KNEE with text tags and ground-truth masks. The paper gives these
+# two further CNNs, EfficientNet-B0 {cite:p}`tan2019efficientnet` and MobileNet-v2 {cite:p}`sandler2018mobilenetv2`, on PNEU and KNEE with text tags and ground-truth masks. The paper gives these
 # results only as a figure (no table), and λ only in the text: TAP λ = 1e-6 on PNEU and 1e-5 on
 # KNEE (it also ran RRR, λ = 1e-6, and RBR, λ = 1e3, for EfficientNet-B0 on KNEE; add `"rrr"` and
 # `"rbr"` to `methods` to run them, at tens of times TAP's cost: double backward through

@@ -106,9 +106,11 @@ for e in datasets:
     display(s2.kd_table(summary, e))
 
 # %% [markdown]
-# The paper finds that JT and KD do not carry the teacher's insensitivity to the tag over to a
-# deep student, while AT sometimes does, on par with TAP for ResNet-18 and VGG-16 on PNEU, but
-# less reliably across architectures; TAP is the most successful at avoiding the tag on KNEE.
+# The paper {cite:p}`zhang2024tap` finds that JT {cite:p}`srinivas2018jt` and KD
+# {cite:p}`hinton2015kd` do not carry the teacher's insensitivity to the tag over to a deep
+# student, while AT {cite:p}`zagoruyko2017at` sometimes does, on par with TAP for ResNet-18
+# {cite:p}`he2016resnet` and VGG-16 {cite:p}`simonyan2015vgg` on PNEU, but less reliably across
+# architectures; TAP is the most successful at avoiding the tag on KNEE.
 
 # %% tags=["hide-input"]
 paper_t = protocols.medical_teachers("paper")

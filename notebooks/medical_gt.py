@@ -82,16 +82,17 @@ ch.show_settings()
 # lowest loss on the validation split with permuted tags, SC(X*, permute(y))_val. The paper
 # profile searches the paper's grid for every architecture and method, with the loss
 # normalisations the paper's λ were tuned on (the released code's). The paper's λ were tuned for
-# ImageNet-initialised networks at 224 px, and the XS terms of networks trained from scratch
+# ImageNet-initialised {cite:p}`deng2009imagenet` networks at 224 px, and the XS terms of networks trained from scratch
 # differ by orders of magnitude between architectures, so the quick profile searches the
 # stand-in's own validation split over three values per architecture (the grids in the settings
 # above, `search`); a method without a grid uses the paper's λ. RBR is the
-# full-derivative penalty of Shao et al. (its influence term differentiated through the forward
-# pass, so training needs third derivatives). PyTorch cannot take a third derivative of
-# training-mode BatchNorm, so on ResNet-18 and DenseNet-121 (which have BatchNorm) the RBR term is
+# full-derivative penalty of {cite:t}`shao2021rbr` (its influence term differentiated through the
+# forward pass, so training needs third derivatives). PyTorch cannot take a third derivative of
+# training-mode BatchNorm, so on ResNet-18 {cite:p}`he2016resnet` and DenseNet-121
+# {cite:p}`huang2017densenet` (which have BatchNorm) the RBR term is
 # computed with **BatchNorm in eval mode** (running statistics; `xs_batchnorm="eval"`), as the
 # authors' released code does for its extra forward pass, while the task loss keeps its normal
-# training-mode forward. VGG-16 has no BatchNorm and needs no such switch. The table under the
+# training-mode forward. VGG-16 {cite:p}`simonyan2015vgg` has no BatchNorm and needs no such switch. The table under the
 # figure lists λ, `xs_batchnorm`, epochs and status per run.
 
 # %% tags=["hide-input"]
@@ -136,7 +137,9 @@ chapter.medical_figure(ch, summary, experiment, models, methods,
 # ## The table, beside the paper's
 #
 # Paper values: the appendix's ground-truth table for this data set (five seeds, the real images
-# at 224 px, ImageNet weights, 50 SGD epochs). Ours are on the data named in the caption; with the
+# at 224 px — PNEU's chest X-rays {cite:p}`kermany2018pneumonia,kermany2018data`, KNEE's
+# Kellgren–Lawrence graded knee X-rays {cite:p}`chen2018kneedata,chen2019knee` — ImageNet weights,
+# 50 SGD epochs). Ours are on the data named in the caption; with the
 # stand-in, only the *pattern* (does No XS do worse when the tags are permuted, does an XS method
 # prevent it) is comparable, not the values.
 

@@ -74,7 +74,7 @@ chapter.show_profile(profile, {"settings": s.as_dict(), "Setting 2": t.as_dict()
 # %% [markdown]
 # ## The teachers
 #
-# Each teacher is a ResNet-18 trained without explanatory supervision on its clean holdout, and
+# Each teacher is a ResNet-18 {cite:p}`he2016resnet` trained without explanatory supervision on its clean holdout, and
 # scored on the same three test splits as every student: a teacher that never saw a tag scores
 # about the same on all three.
 

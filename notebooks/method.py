@@ -78,9 +78,10 @@ lams = plans.mnist_lambdas(root, lambdas)
 # %% [markdown]
 # ## D(M, l) on real masks
 #
-# Top: a Decoy-MNIST mask downscaled to the two-layer CNN's targeted layers, the outputs of its two
-# conv blocks (after each max-pool, as for VGG-16 and as in the authors' released code). Bottom: a text-tag
-# mask on a 224-px image downscaled to ResNet-18's four residual stages. Grey levels are the
+# Top: a Decoy-MNIST {cite:p}`ross2017rrr` mask downscaled to the two-layer CNN's targeted layers,
+# the outputs of its two conv blocks (after each max-pool, as for VGG-16 {cite:p}`simonyan2015vgg`
+# and as in the authors' released code {cite:p}`zhang2023tapcode`). Bottom: a text-tag mask on a
+# 224-px image downscaled to the four residual stages of ResNet-18 {cite:p}`he2016resnet`. Grey levels are the
 # weights D(M, l) gives each activation.
 
 # %% tags=["hide-input"]
@@ -162,7 +163,8 @@ plt.show()
 
 # %% [markdown]
 # With No XS a large share of the input gradient sits on the 16 patch pixels; TAP, which never
-# touches an input gradient, removes it along with the activations, as RRR does by penalising
+# touches an input gradient, removes it along with the activations, as RRR {cite:p}`ross2017rrr`
+# does by penalising
 # the input gradient directly.
 
 # %% tags=["hide-input"]

@@ -89,7 +89,8 @@ plt.show()
 # %% [markdown]
 # ## The table, beside the paper's
 #
-# Paper values are the appendix's ground-truth MNIST table (five seeds, full MNIST, 50 SGD epochs).
+# Paper values are the appendix's ground-truth MNIST table {cite:p}`zhang2024tap` (five seeds, full
+# MNIST {cite:p}`lecun1998mnist,lecun1998gradient`, 50 SGD epochs).
 
 # %% tags=["hide-input"]
 paper = report.paper_values("gt_results").query("dataset == 'MNIST'")

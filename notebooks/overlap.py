@@ -78,8 +78,8 @@ display(Markdown(f"*Overlap on {data_names} — {label}*"))
 # One panel per dataset and architecture: the recall of the top quartile at the input (IG) and at
 # the four penalised layers, per method (cells the profile does not run have no line; the PNEU
 # and KNEE chapters say why). The paper's finding is that with TAP the recall falls
-# towards zero in the deeper layers and, indirectly, at the input, while RRR and RBR keep the
-# tags in the deeper activations.
+# towards zero in the deeper layers and, indirectly, at the input, while RRR {cite:p}`ross2017rrr`
+# and RBR {cite:p}`shao2021rbr` keep the tags in the deeper activations.
 
 # %% tags=["hide-input"]
 recall = both[both.metric == "recall"]

@@ -80,17 +80,17 @@ else:
 # |---|---|---|---|---|
 # | TAP norm | L1 of D(M,l) ⊙ A^l (Definition 2) | squared Frobenius norm | L1; `tap(..., norm="l2sq")` | ablation below |
 # | TAP mask per layer | D(M,l) from the input mask for every layer | each layer's mask re-pooled from the previous layer's | from the input mask; `tap(..., pooling="cumulative")` offered | `losses.downscale_masks` |
-# | optimiser | "SGD with weight decay of 0.9" | SGD with momentum 0.9, no weight decay | `paper` profile: SGD momentum 0.9; `quick`: Adam | ablation below |
+# | optimiser | "SGD with weight decay of 0.9" | SGD with momentum 0.9, no weight decay | `paper` profile: SGD momentum 0.9; `quick`: Adam {cite:p}`kingma2015adam` | ablation below |
 # | teacher threshold | absolute level, E < τ (Eq. 11) | per-image quantile of the saliency | absolute; `threshold="quantile"` | Setting 2 chapter |
 # | DenseNet-121 targets | outputs of the four dense blocks | transition1–3 and norm5 (after its ReLU) | the four dense blocks after their BatchNorm + ReLU; `densenet121_released` offered | `models.target_layers` |
 # | VGG-16 targets / head | output after each MaxPool | the five max-pool outputs; 25088→1024→classes head | the five max-pool outputs; torchvision head with the last layer replaced; the authors' head as `vgg16_authors` | `models` |
-# | RRR | Eq. 4 | extra forward in eval mode; sum scaled by H·W/∣M∣ | Eq. 4, input gradients per image (BatchNorm on running statistics, `batchnorm="running"`); `scale="released"` offered | `losses.rrr` |
-# | RBR | input gradient × influence term, squared in the mask | influence term d/dx Σθ ∂L/∂θ without the loss's path through the forward pass (only the first layer's weight gradient keeps x); summed over the batch | full derivative of the same plain sum (`variant="full"`), batch mean; `variant="released"` offered; input gradients on BatchNorm running statistics | `losses.rbr` |
+# | RRR {cite:p}`ross2017rrr` | Eq. 4 | extra forward in eval mode; sum scaled by H·W/∣M∣ | Eq. 4, input gradients per image (BatchNorm on running statistics, `batchnorm="running"`); `scale="released"` offered | `losses.rrr` |
+# | RBR {cite:p}`shao2021rbr` | input gradient × influence term, squared in the mask | influence term d/dx Σθ ∂L/∂θ without the loss's path through the forward pass (only the first layer's weight gradient keeps x); summed over the batch | full derivative of the same plain sum (`variant="full"`), batch mean; `variant="released"` offered; input gradients on BatchNorm running statistics | `losses.rbr` |
 
 # %% [markdown]
 # ## Ablation: the loss normalisations behind the paper's λ (Decoy-MNIST)
 #
-# The paper's λ were tuned on its authors' code, whose TAP, RRR and RBR are scaled differently
+# The paper's λ were tuned on its authors' code {cite:p}`zhang2023tapcode`, whose TAP, RRR and RBR are scaled differently
 # from the equations (table above). The appendix page *The loss normalisations behind the
 # paper's λ* trains each method at every λ of one grid in both forms; its table and, under it,
 # what it measured:

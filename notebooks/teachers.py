@@ -17,7 +17,7 @@
 # teacher-student framework, Eqs. 12–15). The teacher is a two-layer CNN pre-trained on a small
 # clean split — 10% or 1% of the training split, held out before the corner patches are added —
 # and the student trains on the contaminated rest. For every contaminated training image the
-# teacher's input gradient (Captum `Saliency`), in absolute value and normalised to [0, 1] per
+# teacher's input gradient (Captum {cite:p}`kokhlikyan2020captum` `Saliency`), in absolute value and normalised to [0, 1] per
 # image, is the explanation E (Eq. 13); the pixels the teacher finds unimportant become the
 # annotation mask M̃ (Eq. 14) that TAP, RRR or RBR then penalise.
 #
@@ -302,7 +302,8 @@ display(ours_with_paper(tap_summary, "tap"))
 # %% [markdown]
 # ## RRR and RBR with teacher masks
 #
-# The paper reports RRR and RBR with teacher annotations only on PNEU and KNEE (10% teacher and
+# The paper reports RRR {cite:p}`ross2017rrr` and RBR {cite:p}`shao2021rbr` with teacher
+# annotations only on PNEU and KNEE (10% teacher and
 # random masks), so there are no MNIST paper values to set beside these. RBR here is the full
 # derivative (`rbr_variant="full"`), with the paper's teacher-annotation λ; a run whose loss
 # diverges is reported as DNC.

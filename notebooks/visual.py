@@ -92,7 +92,8 @@ def show(experiment: str, model: str, cases: list[str], count: int, name: str,
 # %% [markdown]
 # ## Figure 1
 #
-# One PNEU test image under RRR, RBR and TAP.
+# One PNEU test image under RRR {cite:p}`ross2017rrr`, RBR {cite:p}`shao2021rbr` and TAP, as in
+# the paper's Figure 1 {cite:p}`zhang2024tap`.
 
 # %% tags=["hide-input"]
 if "pneu" in datasets:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -108,7 +109,10 @@ def main() -> int:
     prepare(book, executed, args.results, args.profile)
     cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(book), "-W", "-n",
            "--keep-going"]
-    return subprocess.run(cmd, cwd=book).returncode
+    # the API page (book/api.md) documents this checkout's tapkit, also when another is installed
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
+    return subprocess.run(cmd, cwd=book, env=env).returncode
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 # network itself applies a ReLU next (functionally, so no module to hook); ``abs`` for linear
 # (identity-activation) outputs, whose sign carries information: Σ_c |Z_c| is zero only where
 # every channel is, so penalising it suppresses the signal rather than one sign of it.
+#: σ of Eq. 6 by name, for targets whose output is taken before their activation function.
 SIGMAS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {"relu": torch.relu, "abs": torch.abs}
 
 
@@ -78,6 +79,9 @@ def _check_sigma(layers: Sequence[str], sigma: Mapping[str, str]) -> None:
 
 
 def list_models() -> list[str]:
+    """The names of the registered architectures, sorted.
+
+    These are the names :func:`get_model` and :func:`target_layers` accept."""
     return sorted(_REGISTRY)
 
 

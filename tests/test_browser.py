@@ -327,3 +327,82 @@ def test_chapter_screenshots(open_page, name):
     path = ARTIFACTS / f"{name}.png"
     v.page.screenshot(path=str(path), full_page=True)
     assert path.stat().st_size > 10_000
+
+
+# --------------------------------------------------------------------------- (d) a published book
+# The References page, the API page and the chapters' launch and repository buttons
+# (tests/test_publish.py checks the sources behind them).
+
+REFERENCES = next((d for d in DOCS if d.endswith("book/references")), None)
+API = next((d for d in DOCS if d.endswith("book/api")), None)
+# the paper and eight works it builds on, as their titles render on the References page
+BUILT_ON = ("Targeted Activation Penalties Help CNNs Ignore Spurious Signals",
+            "Right for the Right Reasons", "Right for Better Reasons",
+            "Distilling the Knowledge in a Neural Network", "Paying More Attention to Attention",
+            "Knowledge Transfer with Jacobian Matching", "Captum",
+            "The MNIST database of handwritten digits",
+            "Identifying Medical Diagnoses and Treatable Diseases",
+            "Knee Osteoarthritis Severity Grading Dataset",
+            "Very Deep Convolutional Networks", "Deep Residual Learning", "Densely Connected")
+API_FUNCTIONS = {"tap": "losses", "rrr": "losses", "rbr": "losses", "capture": "models",
+                 "get_model": "models", "list_models": "models", "target_layers": "models"}
+HREFS = "[...document.querySelectorAll('a[href]')].map(a => a.href)"
+
+
+@pytest.mark.skipif(REFERENCES is None, reason="no References page in _toc.yml")
+def test_references_page_lists_the_works_built_on(open_page):
+    v = open_page(REFERENCES)
+    assert v.response.status == 200
+    entries = v.page.locator('.citation, [role="doc-biblioentry"]').all_inner_texts()
+    assert len(entries) >= 9, f"only {len(entries)} bibliography entries"
+    text = " ".join(" ".join(entries).split()).lower()  # the style sets titles in sentence case
+    missing = [title for title in BUILT_ON if title.lower() not in text]
+    assert not missing, f"not on the References page: {missing}"
+    ARTIFACTS.mkdir(exist_ok=True)
+    v.page.screenshot(path=str(ARTIFACTS / "references.png"), full_page=True)
+    # the intro's citations link to these entries
+    intro = open_page(DOCS[0]).page
+    cites = {h.split("#")[1] for h in intro.evaluate(HREFS) if "references.html#" in h}
+    assert len(cites) >= 9, f"the intro links to {len(cites)} bibliography entries"
+
+
+@pytest.mark.skipif(API is None, reason="no API page in _toc.yml")
+def test_api_page_lists_the_functions_with_signatures(open_page):
+    import inspect
+
+    import tapkit
+
+    v = open_page(API)
+    assert v.response.status == 200
+    for name, module in API_FUNCTIONS.items():
+        dt = v.page.locator(f'dl.py.function > dt[id="tapkit.{module}.{name}"]')
+        assert dt.count() == 1, f"tapkit.{name} is not documented on the API page"
+        sig = " ".join(dt.inner_text().split())
+        params = list(inspect.signature(getattr(tapkit, name)).parameters)
+        found = [re.search(rf"[(,]\s*{p}\s*[:=,)]", sig) for p in params]
+        positions = [m.start() if m else -1 for m in found]
+        assert sig.startswith(f"{name}(") and -1 not in positions and positions == sorted(
+            positions), f"{name}: the signature {sig!r} does not list {params} in order"
+        doc = dt.locator("xpath=following-sibling::dd[1]").inner_text()
+        first = inspect.getdoc(getattr(tapkit, name)).split("\n")[0].split("``")[0][:25]
+        assert first in " ".join(doc.split()), f"{name}: its docstring is not shown"
+    ARTIFACTS.mkdir(exist_ok=True)
+    v.page.screenshot(path=str(ARTIFACTS / "api.png"), full_page=True)
+
+
+@pytest.mark.parametrize("doc", CHAPTERS)
+def test_launch_buttons_open_the_tracked_notebook(open_page, doc):
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    repo = os.environ.get("TAPKIT_REPOSITORY_URL", config["repository"]["url"]).rstrip("/")
+    source = config["sphinx"]["config"]["tapkit_notebook_sources"]
+    name = doc.rsplit("/", 1)[-1]
+    path = f"notebooks/{source.get(name, name)}.py"
+    assert (ROOT / path).is_file()
+    hrefs = open_page(doc).page.evaluate(HREFS)
+    binder = [h for h in hrefs if "mybinder.org" in h]
+    assert binder and all(h.endswith(f"?urlpath=lab/tree/{path}") for h in binder), binder
+    assert f"{repo}/blob/main/{path}" in hrefs, f"{doc}: no link to {path} in the repository"
+    assert repo in hrefs, f"{doc}: no repository button"
+    launch = [h for h in hrefs if h.startswith(repo) or "mybinder.org" in h]
+    assert not [h for h in launch if "book/notebooks" in h or h.endswith(".ipynb")], \
+        f"{doc}: a launch link points at the ignored build copy: {launch}"
