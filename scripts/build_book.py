@@ -91,7 +91,7 @@ def downloads_line(name: str, files: list[Path]) -> str:
             links[-1] += f" ({{download}}`provenance <tables/{name}/{f.name}>`)"
         else:
             links.append(link)
-    return "**This page's tables** (CSV; their provenance as JSON): " + " · ".join(links)
+    return "**Tables of this page** (CSV; their provenance as JSON): " + " · ".join(links)
 
 
 def add_downloads(nb_path: Path, files: list[Path]) -> None:

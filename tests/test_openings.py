@@ -77,11 +77,12 @@ def test_medical_opening_signs_knee_mae_so_that_more_is_worse():
     text = openings_medical.medical_found(_summary(rows, ["model", "case"]), "knee",
                                           "the digits stand-in for KNEE", skip=["vgg16"])
     # MAE: permuted - contaminated; VGG-16 untrained is left out of the numbers and named
-    assert "the MAE worsens" in text and "No XS ResNet-18 +0.500; TAP ResNet-18 +0.100" in text
+    assert text.startswith("MAE added when the tags are permuted (more means more use of the "
+                           "tag): No XS — ResNet-18 +0.500; TAP — ResNet-18 +0.100.")
     assert "Not trained in this profile: VGG-16." in text and "not judged here (the stand-in" in text
     pneu = openings_medical.medical_found(_summary({("resnet18", "none"): (0.9, 0.3)},
                                                    ["model", "case"]), "pneu", "PNEU")
-    assert "No XS ResNet-18 +0.600" in pneu
+    assert pneu.startswith("F-score lost when the tags are permuted") and "No XS — ResNet-18 +0.600" in pneu
     assert openings_medical.signed(-0.0001) == "0.000" and openings_medical.signed(-0.1) == "-0.100"
 
 
@@ -222,7 +223,7 @@ def test_build_book_links_a_chapters_tables_under_its_opening(tmp_path):
     bb.add_downloads(path, files)
     opening = nbformat.read(path, as_version=4).cells[1].source
     assert opening.endswith(
-        "**This page's tables** (CSV; their provenance as JSON): "
+        "**Tables of this page** (CSV; their provenance as JSON): "
         "{download}`mnist_gt.csv <tables/mnist/mnist_gt.csv>` "
         "({download}`provenance <tables/mnist/mnist_gt.json>`) · "
         "{download}`mnist_gt_runs.csv <tables/mnist/mnist_gt_runs.csv>`")

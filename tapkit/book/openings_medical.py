@@ -15,6 +15,7 @@ from .medical_claims import annotation_claim, deep_claim, medical_teacher_claim
 from .medical_notes import ARCH_LABELS
 
 METRICS = {"pneu": "F-score", "knee": "MAE"}
+WORSE = {"pneu": "F-score lost", "knee": "MAE added"}   # the metric's loss, in words
 NAMES = {"none": "No XS", "rrr": "RRR", "rbr": "RBR", "tap": "TAP", "base": "Base",
          "kd": "KD", "at": "AT", "jt": "JT", "teacher_10": "10% teacher",
          "teacher_1": "1% teacher", "random": "random masks", "ground_truth": "ground truth"}
@@ -45,7 +46,7 @@ def _by_case(loss: pd.Series, cases: Iterable[str], skip: Sequence[str]) -> list
         cells = [f"{ARCH_LABELS.get(m, m)} {signed(d)}" for (m, c), d in loss.items()
                  if c == case and m not in skip]
         if cells:
-            out.append(f"{NAMES.get(case, case)} {', '.join(cells)}")
+            out.append(f"{NAMES.get(case, case)} — {', '.join(cells)}")
     return out
 
 
@@ -57,8 +58,8 @@ def medical_found(summary: pd.DataFrame, experiment: str, data: str,
 
     loss = losses(summary, experiment, ["model", "case"])
     parts = _by_case(loss, ("none", "rrr", "rbr", "tap"), skip)
-    text = (f"when the tags are permuted, the {METRICS[experiment]} worsens (more means more use "
-            f"of the tag) for " + "; ".join(parts) + "."
+    text = (f"{WORSE[experiment]} when the tags are permuted (more means more use of the tag): "
+            + "; ".join(parts) + "."
             if parts else "no architecture trained here has a No XS or XS run.")
     if skip:
         text += (" Not trained in this profile: "
@@ -72,9 +73,9 @@ def extra_found(summaries: Mapping[str, pd.DataFrame]) -> str:
     for experiment, summary in summaries.items():
         loss = losses(summary, experiment, ["model", "case"])
         cells = _by_case(loss, ("none", "tap"), ())
-        parts.append(f"{experiment.upper()} ({METRICS[experiment]}) for " + ", ".join(cells))
-    return ("when the tags are permuted, the metric worsens (more means more use of the tag) "
-            "on " + "; on ".join(parts) + ".")
+        parts.append(f"{experiment.upper()} {METRICS[experiment]}: " + ", ".join(cells))
+    return ("metric lost when the tags are permuted (more means more use of the tag): "
+            + "; ".join(parts) + ".")
 
 
 def overlap_found(compare: pd.DataFrame) -> str:
