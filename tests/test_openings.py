@@ -106,8 +106,9 @@ def test_distillation_and_normalisation_openings():
     table = pd.DataFrame({"method": ["tap"] * 4, "lam": [1e-3, 1e-3, 1e-2, 1e-2],
                           "form": ["equations", "released"] * 2, "status": ["ok"] * 4,
                           "permuted": [0.80, 0.85, 0.70, 0.90]})
-    assert "TAP at λ = 0.01: 0.700 with the equations, 0.900 with the released form (+0.200)" \
-        in openings.normalisation_found(table)
+    assert openings.normalisation_found(table).endswith(
+        "TAP at λ = 0.01 (0.700 with the equations, 0.900 with the released form, +0.200). So the "
+        "same λ does not give the same model.")
 
 
 def test_data_opening_reads_the_label_off_the_patch():

@@ -143,8 +143,8 @@ def medical_teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, meta: M
         loss = losses(summary[summary["experiment"] == e], e, ["method", "case"])
         taught = [d for (m, c), d in loss.items() if m == "tap" and c.startswith("teacher")]
         ref = {c: d for (m, c), d in loss.items() if c in ("none", "random")}
-        students = (f"; TAP students with teacher masks lose {_span(taught)} of their "
-                    f"{METRICS.get(e, 'metric')} when the tags are permuted ("
+        students = (f"; {WORSE.get(e, 'metric lost')} when the tags are permuted, by TAP "
+                    f"students with teacher masks {_span(taught)} ("
                     + ", ".join(f"{NAMES[c]} {signed(d)}" for c, d in ref.items())
                     + ")" if taught else "")
         parts.append(f"{e.upper()}: teacher masks' precision {q.precision.min():.1%}–"
