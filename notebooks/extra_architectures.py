@@ -41,7 +41,7 @@ results = None         # None: <repository>/results
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, openings, medical, report
+from tapkit.book import chapter, medical, openings, report
 from tapkit.experiments import medical_plans
 
 ch = chapter.open_chapter(globals(), "extra_architectures", "medical", datasets, notes=False)

@@ -30,7 +30,7 @@ results = None         # None: <repository>/results
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, openings, medical, report
+from tapkit.book import chapter, medical, openings, report
 from tapkit.experiments import medical_plans
 from tapkit.experiments.params import ParameterError
 

@@ -52,7 +52,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, openings, medical, report
+from tapkit.book import chapter, medical, openings, report
 from tapkit.experiments import medical_plans
 
 ch = chapter.open_chapter(globals(), "overlap", "medical", datasets, show=True)

@@ -32,7 +32,7 @@ results = None       # None: <repository>/results
 import pandas as pd
 from IPython.display import HTML, Markdown, display
 
-from tapkit.book import chapter, openings, claim_table, report
+from tapkit.book import chapter, claim_table, openings, report
 from tapkit.experiments import plans, protocols
 from tapkit.experiments.executors import run_many
 

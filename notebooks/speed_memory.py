@@ -60,7 +60,7 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, openings, medical, report
+from tapkit.book import chapter, medical, openings, report
 from tapkit.benchmark import bench, model_spec
 from tapkit.experiments import protocols
 from tapkit.results import device_name, provenance, resolve_device

@@ -44,7 +44,7 @@ import numpy as np
 from IPython.display import Markdown, display
 
 from tapkit import maps
-from tapkit.book import chapter, openings, medical, report
+from tapkit.book import chapter, medical, openings, report
 from tapkit.models import target_sigma  # `models` is the parameter (a list of architectures)
 from tapkit.experiments import medical_plans
 
