@@ -134,8 +134,9 @@ def visual_found(figure1, panels: Mapping[tuple[str, str], tuple], skip: Sequenc
 def medical_teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, meta: Mapping) -> str:
     """Setting 2 on PNEU/KNEE: the teachers' annotation precision beside random's (``quality``
     with ``tag_coverage``), TAP students' loss with teacher masks beside No XS's and random
-    masks' (``summary``: experiment, model, method, case, tau, split, mean), and the report's
-    verdicts (``meta``: the tables' provenance, with ``data`` and ``settings``)."""
+    masks' (``summary``: experiment, model, method, case, tau, split, mean; each loss is of the
+    means over architectures and τ), and the report's verdicts (``meta``: the tables'
+    provenance, with ``data`` and ``settings``)."""
     from .openings import verdicts
 
     parts = []
