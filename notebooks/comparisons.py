@@ -27,9 +27,9 @@ results = None       # None: <repository>/results
 # %% tags=["hide-input"]
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, report
+from tapkit.book import chapter, openings, report
 
-ch = chapter.open_chapter(globals(), "comparisons", None)
+ch = chapter.open_chapter(globals(), "comparisons", None, show=True)
 kept, skipped = report.paper_data_comparisons(ch.root)
 display(Markdown(f"{len(kept)} table(s) on the paper's data for profile `{profile}`"
                  + (f"; left out, measured on a stand-in: {', '.join(skipped)}." if skipped else ".")))
@@ -46,4 +46,5 @@ chapter.show_committed(ch, ["compare_*"], "run `make book PROFILE=paper` on a GP
                        "`results/paper/`.");
 
 # %% tags=["hide-input"]
+ch.opening(openings.comparisons_found(kept, skipped))
 ch.finish(data="the tables the other chapters wrote");

@@ -40,12 +40,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from tapkit import contamination as sc
-from tapkit.book import chapter
+from tapkit.book import chapter, openings
 from tapkit import data
 from tapkit.book import report
 from tapkit.experiments import protocols
 
-ch = chapter.open_chapter(globals(), "data", "mnist")
+ch = chapter.open_chapter(globals(), "data", "mnist", show=True)
 s, root = ch.settings, ch.root
 task, splits = data.decoy_mnist(s.source, seed=s.seeds[0])
 
@@ -128,4 +128,5 @@ report.save_figure(fig, root, "data_medical")
 plt.show()
 
 # %% tags=["hide-input"]
+ch.opening(openings.data_found(splits["train"], splits["test_permuted"]))
 ch.finish();

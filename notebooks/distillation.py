@@ -55,7 +55,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, report
+from tapkit.book import chapter, openings, report
 from tapkit.experiments import plans, protocols
 from tapkit.results import resolve_device
 from tapkit.experiments.executors import run_many
@@ -67,8 +67,8 @@ s = t.on_seeds(s, seeds)  # Setting 2 runs on the teachers' seeds
 device = resolve_device(device)
 lams = plans.kd_lambdas(lambdas)
 extra = {} if kd_temperature is None else {"kd_temperature": kd_temperature}
-chapter.show_profile(profile, {"settings": s.as_dict(), "teachers for KD/AT/JT": list(t.kd_fractions),
-                               "λ": lams})
+ch.show_settings({"settings": s.as_dict(), "teachers for KD/AT/JT": list(t.kd_fractions),
+                  "λ": lams})
 
 # %% tags=["hide-input"]
 # TAP with each teacher's masks at tau = 0.01 (the Setting-2 chapter's runs, read from the cache),
@@ -156,4 +156,5 @@ else:
                      "`make book PROFILE=paper` on a GPU with full MNIST and commit `results/paper/`."))
 
 # %% tags=["hide-input"]
+ch.opening(openings.distillation_found(summary))
 ch.finish(seeds=s.seeds);

@@ -54,7 +54,7 @@ import torch
 from IPython.display import Markdown, display
 
 from tapkit import widgets
-from tapkit.book import chapter, report
+from tapkit.book import chapter, openings, report
 from tapkit.experiments import plans, protocols
 from tapkit.models import target_layers
 from tapkit.experiments.executors import LocalExecutor, run_many
@@ -62,7 +62,7 @@ from tapkit.experiments.store import ResultStore
 from tapkit.experiments.store import load_trained
 from tapkit.fit import experiment_data
 
-ch = chapter.open_chapter(globals(), "explorer", "mnist")
+ch = chapter.open_chapter(globals(), "explorer", "mnist", show=True)
 s, root = ch.settings, ch.root
 lams = plans.mnist_lambdas(root, lambdas)
 seed = s.seeds[0]
@@ -173,4 +173,5 @@ display(summary.style.format({c: "{:.0%}" for c in summary.columns if c != "righ
 # (choose them with `indices=`), and works in any saved notebook or HTML page without a kernel.
 
 # %% tags=["hide-input"]
+ch.opening(openings.explorer_found(summary))
 ch.finish(seeds=s.seeds[:1]);  # its runs use the first seed

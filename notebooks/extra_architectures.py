@@ -41,13 +41,13 @@ results = None         # None: <repository>/results
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, medical, report
+from tapkit.book import chapter, medical, openings, report
 from tapkit.experiments import medical_plans
 
 ch = chapter.open_chapter(globals(), "extra_architectures", "medical", datasets, notes=False)
 s, root = ch.settings, ch.root
-chapter.show_profile(profile, {"settings": s.as_dict(),
-                               "λ": {e: medical.paper_lambdas(e, models[0]) for e in datasets}})
+ch.show_settings({"settings": s.as_dict(),
+                  "λ": {e: medical.paper_lambdas(e, models[0]) for e in datasets}})
 
 # %% tags=["hide-input"]
 summaries = {}
@@ -90,4 +90,5 @@ chapter.show_committed(ch, [f"extra_{experiment}" for experiment in datasets],
                                                values="mean"));
 
 # %% tags=["hide-input"]
+ch.opening(openings.extra_found({e: sm for e, (sm, _) in summaries.items()}))
 ch.finish();

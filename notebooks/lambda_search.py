@@ -40,11 +40,11 @@ results = None        # None: <repository>/results
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, report
+from tapkit.book import chapter, openings, report
 from tapkit.experiments import plans, protocols
 from tapkit.experiments.executors import run_many
 
-ch = chapter.open_chapter(globals(), "lambda_search", "mnist")
+ch = chapter.open_chapter(globals(), "lambda_search", "mnist", show=True)
 s, root = ch.settings, ch.root
 grids = grids or {m: list(lams) for m, lams in s.search.items()}  # the protocol's grids
 configs = plans.search_configs(s, grids)
@@ -77,4 +77,5 @@ report.save_figure(fig, root, "lambda_search")
 plt.show()
 
 # %% tags=["hide-input"]
+ch.opening(openings.lambda_found(search, choice, paper))
 ch.finish(seeds=s.seeds[:1]);  # its runs use the first seed

@@ -48,7 +48,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, medical, report
+from tapkit.book import chapter, medical, openings, report
 from tapkit.book import medical_setting2 as s2
 from tapkit.experiments import medical_teacher_plans as mtp
 from tapkit.experiments import protocols
@@ -62,8 +62,8 @@ runs_root = root / "runs"
 on = {e: medical.data_name(s, e) for e in datasets}
 lams = {(e, m): mtp.student_lambdas(t, root, e, m, lambdas) for e in datasets for m in t.kd_models}
 extra = {} if kd_temperature is None else {"kd_temperature": kd_temperature}
-chapter.show_profile(profile, {"settings": s.as_dict(), "Setting 2": t.as_dict(),
-                               "λ": {f"{e} {m}": v for (e, m), v in lams.items()}, **extra})
+ch.show_settings({"settings": s.as_dict(), "Setting 2": t.as_dict(),
+                  "λ": {f"{e} {m}": v for (e, m), v in lams.items()}, **extra})
 
 # %% [markdown]
 # ## AT's layer pairs
@@ -136,4 +136,5 @@ display(Markdown("Run `make book PROFILE=paper` with the data for everything. Th
 # %% tags=["hide-input"]
 chapter.show_committed(ch, ["medical_kd"], "run `make book PROFILE=paper` on a GPU with the "
                        "PNEU and KNEE folders as `source` and commit `results/paper/`.");
+ch.opening(openings.medical_kd_found(summary))
 ch.finish(seeds=s.seeds);

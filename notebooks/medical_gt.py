@@ -30,7 +30,7 @@ results = None         # None: <repository>/results
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, medical, report
+from tapkit.book import chapter, medical, openings, report
 from tapkit.experiments import medical_plans
 from tapkit.experiments.params import ParameterError
 
@@ -203,4 +203,5 @@ chapter.show_committed(
     f"run `make book PROFILE=paper` on a GPU with the {NAME} folder as `source` and commit "
     "`results/paper/`.",
     shape=lambda t: t.pivot_table(index=["model", "case"], columns="split", values="mean"));
+ch.opening(openings.medical_found(summary, experiment, on, medical.untrained(s)))
 ch.finish();

@@ -53,7 +53,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from tapkit import teachers
-from tapkit.book import chapter, medical, report
+from tapkit.book import chapter, medical, openings, report
 from tapkit.book import medical_setting2 as s2
 from tapkit.experiments import medical_teacher_plans as mtp
 from tapkit.experiments import protocols
@@ -67,9 +67,9 @@ s, root, device = mtp.on_seeds(ch.settings, t, seeds), ch.root, ch.device
 runs_root = root / "runs"
 on = {e: medical.data_name(s, e) for e in datasets}
 lams = {(e, m): mtp.student_lambdas(t, root, e, m, lambdas) for e in datasets for m in t.models}
-chapter.show_profile(profile, {"settings": s.as_dict(), "Setting 2": t.as_dict(),
-                               "student threshold": threshold,
-                               "λ": {f"{e} {m}": v for (e, m), v in lams.items()}})
+ch.show_settings({"settings": s.as_dict(), "Setting 2": t.as_dict(),
+                  "student threshold": threshold,
+                  "λ": {f"{e} {m}": v for (e, m), v in lams.items()}})
 
 # %% [markdown]
 # ## The teachers
@@ -209,4 +209,7 @@ chapter.show_committed(
     ch, ["medical_teacher_performance", "medical_annotation_quality", "medical_teacher"],
     "run `make book PROFILE=paper` on a GPU with the PNEU and KNEE folders as `source` and "
     "commit `results/paper/`.");
+ch.opening(openings.medical_teachers_found(
+    quality.assign(tag_coverage=quality.experiment.map(truth)), summary,
+    {"data": on, "settings": s.as_dict()}))
 ch.finish(seeds=s.seeds);

@@ -62,7 +62,7 @@ import torch
 from IPython.display import Markdown, display
 
 from tapkit import contamination as sc
-from tapkit.book import chapter
+from tapkit.book import chapter, openings
 from tapkit import losses, models
 from tapkit.book import report
 from tapkit.experiments import plans, protocols
@@ -71,7 +71,7 @@ from tapkit.experiments.executors import run_many
 from tapkit.experiments.store import load_trained
 from tapkit.fit import experiment_data
 
-ch = chapter.open_chapter(globals(), "method", "mnist")
+ch = chapter.open_chapter(globals(), "method", "mnist", show=True)
 s, root = ch.settings, ch.root
 lams = plans.mnist_lambdas(root, lambdas)
 
@@ -168,4 +168,5 @@ plt.show()
 # the input gradient directly.
 
 # %% tags=["hide-input"]
+ch.opening(openings.method_found(theorem, test.mask.mean().item()))
 ch.finish(seeds=s.seeds[:1]);  # its runs use the first seed

@@ -42,14 +42,14 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, report
+from tapkit.book import chapter, openings, report
 from tapkit.experiments import plans, protocols
 from tapkit.experiments.executors import run_many
 
 ch = chapter.open_chapter(globals(), "mnist", "mnist")
 s, root = ch.settings, ch.root
 lams = plans.mnist_lambdas(root, lambdas)
-chapter.show_profile(profile, {"settings": s.as_dict(), "λ": lams})
+ch.show_settings({"settings": s.as_dict(), "λ": lams})
 
 # %% tags=["hide-input"]
 configs = plans.mnist_configs(s, methods, lams)
@@ -118,4 +118,5 @@ else:
                      "`make book PROFILE=paper` on a GPU with full MNIST and commit `results/paper/`."))
 
 # %% tags=["hide-input"]
+ch.opening(openings.mnist_found(runs, f"MNIST digits ({s.source})"))
 ch.finish();

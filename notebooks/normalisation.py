@@ -37,11 +37,11 @@ results = None        # None: <repository>/results
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, report
+from tapkit.book import chapter, openings, report
 from tapkit.experiments import plans, protocols
 from tapkit.experiments.executors import run_many
 
-ch = chapter.open_chapter(globals(), "normalisation", "mnist")
+ch = chapter.open_chapter(globals(), "normalisation", "mnist", show=True)
 pairs = plans.normalisation_configs(ch.settings)
 s, root = ch.settings, ch.root
 runs = run_many([cfg for _, cfg in pairs], root / "runs", device)
@@ -79,4 +79,5 @@ skipped = [m.upper() for m in protocols.mnist("paper").ablation if m not in s.ab
 if skipped:
     display(Markdown(f"The `{profile}` profile leaves out {', '.join(skipped)} (a run costs "
                      "minutes of CPU, over this profile's budget); the paper profile trains it."))
+ch.opening(openings.normalisation_found(table))
 ch.finish(seeds=s.seeds[:1]);  # its runs use the first seed

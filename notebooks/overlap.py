@@ -52,7 +52,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, medical, report
+from tapkit.book import chapter, medical, openings, report
 from tapkit.experiments import medical_plans
 
 ch = chapter.open_chapter(globals(), "overlap", "medical", datasets, show=True)
@@ -176,4 +176,5 @@ chapter.show_committed(ch, ["overlap"], "run `make book PROFILE=paper` on a GPU 
                                                columns=["metric", "layer"], values="ours"));
 
 # %% tags=["hide-input"]
+ch.opening(openings.overlap_found(compare))
 ch.finish();

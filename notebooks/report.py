@@ -32,11 +32,11 @@ results = None       # None: <repository>/results
 import pandas as pd
 from IPython.display import HTML, Markdown, display
 
-from tapkit.book import chapter, claim_table, report
+from tapkit.book import chapter, claim_table, openings, report
 from tapkit.experiments import plans, protocols
 from tapkit.experiments.executors import run_many
 
-ch = chapter.open_chapter(globals(), "report", "mnist")
+ch = chapter.open_chapter(globals(), "report", "mnist", show=True)
 s, root = ch.settings, ch.root
 
 # %% [markdown]
@@ -145,4 +145,5 @@ display(Markdown(
     + " (learned: accuracy falls by more than 0.1 when it is permuted)."))
 
 # %% tags=["hide-input"]
+ch.opening(openings.report_found(claim_table.claims_table(root)))
 ch.finish(seeds=s.seeds[:1]);  # its runs use the first seed

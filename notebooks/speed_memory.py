@@ -68,7 +68,7 @@ import pandas as pd
 import torch
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, claims, medical, report
+from tapkit.book import chapter, claims, medical, openings, report
 from tapkit.benchmark import bench, efficiency, model_spec
 from tapkit.experiments import protocols
 from tapkit.results import device_name, provenance, resolve_device
@@ -83,7 +83,7 @@ medical.set_threads(protocol)
 specs = [model_spec(m, b["batch_size"], b["image_size"]) for m in models]
 names = [name for name, _, _ in specs]
 ARCH = {**medical.ARCH_LABELS, "two_layer_cnn": "Two-layer CNN"}
-chapter.show_profile(profile, {"settings": b, "device": device_name(dev)})
+ch.show_settings({"settings": b, "device": device_name(dev)})
 
 # %% tags=["hide-input"]
 def measured(path) -> list[dict] | None:
@@ -271,4 +271,5 @@ for _, _, table in chapter.committed_tables(root, "speed_memory") if profile != 
                          f"(peak {gpu_dense.iloc[0].peak_mem_mb} MB)."))
 
 # %% tags=["hide-input"]
+ch.opening(openings.speed_found(ratios, label))
 ch.finish();

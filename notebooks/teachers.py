@@ -60,7 +60,7 @@ from IPython.display import Markdown, display
 
 from tapkit import teachers
 from tapkit.experiments.store import teacher_saliency
-from tapkit.book import chapter, report
+from tapkit.book import chapter, openings, report
 from tapkit.experiments import plans, protocols
 from tapkit.results import resolve_device
 from tapkit.experiments.executors import run_many
@@ -74,9 +74,9 @@ s = t.on_seeds(s, seeds)  # Setting 2 runs on the teachers' seeds
 device = resolve_device(device)
 lams = plans.teacher_lambdas(lambdas)
 gt_lams = plans.mnist_lambdas(root)  # the ground-truth reference is Setting 1's TAP run
-chapter.show_profile(profile, {"settings": s.as_dict(), "teachers": t.as_dict(),
-                               "student threshold": threshold, "λ with teacher masks": lams,
-                               "λ with ground truth": gt_lams["tap"]})
+ch.show_settings({"settings": s.as_dict(), "teachers": t.as_dict(),
+                  "student threshold": threshold, "λ with teacher masks": lams,
+                  "λ with ground truth": gt_lams["tap"]})
 
 # %% tags=["hide-input"]
 annotator = plans.annotator  # the paper's names for the two teachers: teacher_10, teacher_1
@@ -364,4 +364,5 @@ if not shown:
                      "`make book PROFILE=paper` on a GPU with full MNIST and commit `results/paper/`."))
 
 # %% tags=["hide-input"]
+ch.opening(openings.teachers_found(quality_mean, tap_summary, "MNIST (Setting 2)"))
 ch.finish(seeds=s.seeds);

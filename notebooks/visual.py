@@ -44,7 +44,7 @@ import numpy as np
 from IPython.display import Markdown, display
 
 from tapkit import maps
-from tapkit.book import chapter, medical, report
+from tapkit.book import chapter, medical, openings, report
 from tapkit.models import target_sigma  # `models` is the parameter (a list of architectures)
 from tapkit.experiments import medical_plans
 
@@ -78,8 +78,9 @@ def explained(experiment: str, model: str, cases: list[str], count: int):
 
 
 def show(experiment: str, model: str, cases: list[str], count: int, name: str,
-         caption: str) -> None:
-    """Draw, save and show one figure of :func:`tapkit.maps.plot_maps`."""
+         caption: str):
+    """Draw, save and show one figure of :func:`tapkit.maps.plot_maps`; the masks and maps
+    drawn, for the page's opening."""
     x, mask, found, label = explained(experiment, model, cases, count)
     layer_labels = [f"Act {i + 1}" for i in range(len(medical.overlap_layers(model)))]
     title = (f"{caption}: {medical.ARCH_LABELS[model]}, {medical.data_name(s, experiment)}\n"
@@ -87,6 +88,7 @@ def show(experiment: str, model: str, cases: list[str], count: int, name: str,
     fig = maps.plot_maps(x, mask, found, layer_labels, title)
     report.save_figure(fig, root, name)
     plt.show()
+    return mask, found
 
 
 # %% [markdown]
@@ -96,8 +98,8 @@ def show(experiment: str, model: str, cases: list[str], count: int, name: str,
 # the paper's Figure 1 {cite:p}`zhang2024tap`.
 
 # %% tags=["hide-input"]
-if "pneu" in datasets:
-    show("pneu", figure1_model, ["rrr", "rbr", "tap"], 1, "visual_figure1", "Figure 1")
+figure1 = (show("pneu", figure1_model, ["rrr", "rbr", "tap"], 1, "visual_figure1", "Figure 1")
+           if "pneu" in datasets else None)
 
 # %% [markdown]
 # ## Appendix figures: every architecture, No XS, RRR, RBR and TAP
@@ -110,10 +112,13 @@ if "pneu" in datasets:
 # say why) have no rows.
 
 # %% tags=["hide-input"]
+panels = {}
 for experiment in datasets:
     for model in models:
-        show(experiment, model, methods, n_images, f"visual_{experiment}_{model}",
-             f"{medical.DATASETS[experiment]} appendix figure")
+        panels[(experiment, model)] = show(experiment, model, methods, n_images,
+                                           f"visual_{experiment}_{model}",
+                                           f"{medical.DATASETS[experiment]} appendix figure")
 
 # %% tags=["hide-input"]
+ch.opening(openings.visual_found(figure1, panels, medical.untrained(s)))
 ch.finish();

@@ -11,6 +11,10 @@ status records the chapters write when they run to their end
 chapter without a record is listed as not run. With ``--into`` the book's sources (``_config.yml``,
 ``_toc.yml``, ``book/``) are copied there and the book is built in that folder
 (``<into>/_build/html``), leaving the repository's own book alone.
+
+Every chapter offers the tables it wrote for download: the status record names them, they are
+copied beside the page (``book/notebooks/tables/<chapter>/``) and linked with ``{download}``
+roles in the page's opening, so Sphinx ships them in ``_downloads/`` and the links work offline.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import nbformat
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,8 +70,52 @@ def status_table(names: list[str], tables: Path, profile: str) -> str:
     return "\n".join(rows) + "\n"
 
 
+def chapter_tables(tables: Path, name: str) -> list[Path]:
+    """The CSV tables (with their JSON provenance, where written) that chapter ``name`` wrote,
+    as its status record lists them; none for a chapter without a record."""
+    status = tables / f"status_{name}.json"
+    if not status.exists():
+        return []
+    files = []
+    for table in json.loads(status.read_text()).get("tables", []):
+        files += [p for p in (tables / f"{table}.csv", tables / f"{table}.json") if p.exists()]
+    return files
+
+
+def downloads_line(name: str, files: list[Path]) -> str:
+    """Markdown: a ``{download}`` link per table of chapter ``name`` (copied to
+    ``tables/<name>/`` beside its page), the JSON provenance beside its CSV."""
+    links = []
+    for f in files:
+        link = f"{{download}}`{f.name} <tables/{name}/{f.name}>`"
+        if f.suffix == ".json" and links and links[-1].startswith(f"{{download}}`{f.stem}.csv"):
+            links[-1] += f" ({{download}}`provenance <tables/{name}/{f.name}>`)"
+        else:
+            links.append(link)
+    return "**Tables of this page** (CSV; their provenance as JSON): " + " · ".join(links)
+
+
+def add_downloads(nb_path: Path, files: list[Path]) -> None:
+    """Copy ``files`` beside the notebook's page and link them under its opening (the cell
+    tagged ``opening`` by ``scripts/run_notebook.py``; else under the first cell)."""
+    name = nb_path.stem
+    folder = nb_path.parent / "tables" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    for f in files:
+        shutil.copy2(f, folder / f.name)
+    nb = nbformat.read(nb_path, as_version=4)
+    line = downloads_line(name, files)
+    cell = next((c for c in nb.cells if "opening" in c.get("metadata", {}).get("tags", [])), None)
+    if cell is not None:
+        cell.source = cell.source.rstrip() + "\n\n" + line
+    else:
+        nb.cells.insert(1 if nb.cells else 0, nbformat.v4.new_markdown_cell(line))
+    nbformat.write(nb, nb_path)
+
+
 def prepare(book: Path, executed: Path, results: Path, profile: str) -> None:
-    """Executed notebooks into ``book/book/notebooks``, the status table into ``book/_generated``."""
+    """Executed notebooks into ``book/book/notebooks`` with their tables' download links, the
+    status table into ``book/_generated``."""
     target = book / "book" / "notebooks"
     if target.exists():
         shutil.rmtree(target)
@@ -74,6 +123,9 @@ def prepare(book: Path, executed: Path, results: Path, profile: str) -> None:
     for nb in sorted(executed.glob("*.ipynb")):
         if not nb.name.endswith(SKIP):
             shutil.copy2(nb, target / nb.name)
+            files = chapter_tables(results / profile / "tables", nb.stem)
+            if files:
+                add_downloads(target / nb.name, files)
     generated = book / "book" / "_generated"
     generated.mkdir(exist_ok=True)
     table = status_table(chapters(book / "_toc.yml"), results / profile / "tables", profile)

@@ -4,6 +4,12 @@ papermill leaves a partial notebook (with the traceback) when a cell fails; that
 aside as ``<out>.failed.ipynb`` and the script exits non-zero, so a failing notebook fails the
 build and is never published as if it were fine.
 
+A page opens with its point: after execution the notebook's parameters cell and papermill's
+injected-parameters cell are tagged ``remove-cell`` (their values as run are in the page's folded
+settings, :meth:`tapkit.book.chapter.Chapter.show_settings`), and the chapter's opening (the
+Markdown output :meth:`tapkit.book.chapter.Chapter.opening` marks) becomes a Markdown cell right
+under the title.
+
     python scripts/run_notebook.py notebooks/medical_gt.py build/executed/quick/knee.ipynb \
         --profile quick -p experiment knee
 
@@ -43,6 +49,60 @@ def promote_title(nb) -> bool:
     return False
 
 
+PARAMETER_TAGS = ("parameters", "injected-parameters")
+REMOVE = "remove-cell"
+OPENING = "tapkit_opening"   # tapkit.book.chapter.OPENING: the output that opens the page
+
+
+def _tags(cell) -> list[str]:
+    return cell.setdefault("metadata", {}).setdefault("tags", [])
+
+
+def hide_parameters(nb) -> int:
+    """Tag the parameters cell and papermill's injected-parameters cell ``remove-cell``: the
+    page shows neither (the folded settings list the values as run). Returns how many."""
+    found = 0
+    for cell in nb.cells:
+        tags = _tags(cell)
+        if any(t in tags for t in PARAMETER_TAGS):
+            found += 1
+            if REMOVE not in tags:
+                tags.append(REMOVE)
+    return found
+
+
+def place_opening(nb) -> bool:
+    """Move the chapter's opening (a Markdown output whose metadata carries ``OPENING``) into a
+    Markdown cell right under the page's title: the title's cell is split after its ``# `` line,
+    and the cell that displayed the opening is tagged ``remove-cell``. Returns whether an opening
+    was found; the opening cell carries the tag ``opening`` (where the book adds its downloads)."""
+    for cell in nb.cells:
+        for i, out in enumerate(cell.get("outputs", [])):
+            if out.get("output_type") == "display_data" and out.get("metadata", {}).get(OPENING):
+                text = out["data"]["text/markdown"]
+                del cell.outputs[i]
+                if not cell.outputs and REMOVE not in _tags(cell):
+                    _tags(cell).append(REMOVE)
+                break
+        else:
+            continue
+        break
+    else:
+        return False
+    at = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"
+               and c.source.lstrip().startswith("# ")), None)
+    opening = nbformat.v4.new_markdown_cell(text, metadata={"tags": ["opening"]})
+    if at is None:
+        nb.cells.insert(0, opening)
+        return True
+    title, _, rest = nb.cells[at].source.lstrip().partition("\n")
+    nb.cells[at].source = title
+    nb.cells.insert(at + 1, opening)
+    if rest.strip():
+        nb.cells.insert(at + 2, nbformat.v4.new_markdown_cell(rest.strip("\n")))
+    return True
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("source", type=Path)
@@ -80,8 +140,12 @@ def main() -> int:
     finally:
         src.unlink(missing_ok=True)
     executed = nbformat.read(tmp, as_version=4)
-    if promote_title(executed):
-        nbformat.write(executed, tmp)
+    promote_title(executed)
+    hide_parameters(executed)
+    if not place_opening(executed):
+        log.warning("%s: no opening (chapter.opening) found; the page opens with its prose",
+                    args.source)
+    nbformat.write(executed, tmp)
     tmp.replace(args.out)
     log.info("done %s in %.0f s", args.source, time.time() - start)
     return 0

@@ -7,9 +7,18 @@ request that is not to the local test server blocked.
     beyond those every page of the theme logs.
 
 (c) no page carries progress-bar residue (``it/s]``, ``%|``), and on every chapter each code
-    cell's input is folded (``hide-input``) except the parameters cells; screenshots of two medical
-    chapters and of the report are kept in ``test-artifacts/pneu.png``, ``medical_teachers.png``
-    and ``report.png``.
+    cell's input is folded (``hide-input``); screenshots of two medical chapters and of the report
+    are kept in ``test-artifacts/pneu.png``, ``medical_teachers.png`` and ``report.png``.
+
+(d) a published book: the References page lists the works the book builds on and the intro links
+    to them; the API page shows the public functions with their signatures and docstrings; each
+    chapter's launch links open its tracked ``notebooks/*.py`` source, never the build copy.
+
+(e) every chapter opens with its point: the first thing under the title is a paragraph of prose
+    saying what the paper claims and what this build found; no parameters cell (the tagged one
+    or papermill's injected one) is on the page, and papermill's parameters are one click away in
+    the folded settings; every chapter that writes tables links them, and each link is served
+    (HTTP 200) and parses as CSV or JSON.
 
 By default the tests build a small book of their own first: every chapter executed by papermill
 with the ``smoke`` profile (the quick protocols trimmed to seconds) and built with jupyter-book in
@@ -46,7 +55,9 @@ yaml = pytest.importorskip("yaml", reason="PyYAML (a jupyter-book dependency) re
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = Path(os.environ.get("TAPKIT_BOOK_DIR", ROOT)).resolve()
 BUILD = "TAPKIT_BOOK_DIR" not in os.environ and os.environ.get("TAPKIT_NO_BUILD") != "1"
-SHOWN_INPUTS = ("tag_parameters", "tag_injected-parameters", "tag_show-input")  # not folded
+SHOWN_INPUTS = ("tag_show-input",)  # code cells whose input is shown unfolded
+PARAMETER_CELLS = ".tag_parameters, .tag_injected-parameters"
+NO_TABLES = ("data", "visual", "explorer", "comparisons")  # chapters that write no table
 CHROMIUM = Path(os.environ.get("TAPKIT_CHROMIUM", "/usr/bin/chromium"))
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -406,3 +417,91 @@ def test_launch_buttons_open_the_tracked_notebook(open_page, doc):
     launch = [h for h in hrefs if h.startswith(repo) or "mybinder.org" in h]
     assert not [h for h in launch if "book/notebooks" in h or h.endswith(".ipynb")], \
         f"{doc}: a launch link points at the ignored build copy: {launch}"
+
+
+# --------------------------------------------------------------------------- (e) the opening
+
+# The visible block elements of the page's article in document order, up to the first paragraph
+# of prose after the title: what a reader sees before the page's point.
+BEFORE_PROSE = """() => {
+    const main = document.querySelector('main article') || document.querySelector('main');
+    const h1 = main.querySelector('h1');
+    const blocks = [...main.querySelectorAll(
+            'div.cell, details, pre, table, img, p, .admonition, .jupyter-widgets')]
+        .filter(el => (h1.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING)
+                      && el.offsetParent !== null);
+    const seen = [];
+    for (const el of blocks.filter(el => !blocks.some(o => o !== el && o.contains(el)))) {
+        seen.push({tag: el.tagName.toLowerCase(), classes: el.className,
+                   text: el.innerText.trim().slice(0, 3000)});
+        if (el.tagName === 'P' && el.innerText.trim()) break;
+    }
+    return seen;
+}"""
+
+
+@pytest.mark.parametrize("doc", CHAPTERS)
+def test_chapter_opens_with_prose_not_parameters(open_page, doc):
+    page = open_page(doc).page
+    seen = page.evaluate(BEFORE_PROSE)
+    assert seen and seen[-1]["tag"] == "p", f"{doc}: no paragraph of prose under the title: {seen}"
+    assert len(seen) == 1, f"{doc}: shown before the first paragraph: {seen[:-1]}"
+    opening = seen[-1]["text"]
+    assert opening.startswith("The paper:") and "This build (profile" in opening, \
+        f"{doc}: the first paragraph is not the opening: {opening[:200]}"
+    assert re.search(r"\d", opening.split("This build", 1)[1]), \
+        f"{doc}: the opening reports no number from this build: {opening}"
+    shown = page.evaluate(f"[...document.querySelectorAll('{PARAMETER_CELLS}')]"
+                          ".filter(c => c.offsetParent !== null).length")
+    assert shown == 0, f"{doc}: {shown} parameters cell(s) on the page"
+    assert "injected-parameters" not in page.content(), f"{doc}: papermill's cell is in the HTML"
+
+
+@pytest.mark.parametrize("doc", CHAPTERS)
+def test_settings_with_papermill_parameters_are_one_click_away(open_page, doc):
+    page = open_page(doc).page
+    details = page.locator("details", has=page.locator("summary", has_text="the settings of this page"))
+    assert details.count() == 1, f"{doc}: {details.count()} folded settings blocks"
+    block = details.first
+    assert block.get_attribute("open") is None, f"{doc}: the settings are not folded"
+    assert not block.locator("text=papermill").is_visible()
+    block.locator("summary").click()
+    params = block.locator("p", has_text="parameters (papermill, as run)")
+    assert params.is_visible(), f"{doc}: papermill's parameters are not in the settings"
+    assert re.search(r'profile\s+"\w+"', block.inner_text()), f"{doc}: no profile parameter"
+
+
+def _fetch(url: str) -> tuple[int, bytes]:
+    import urllib.request
+
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return response.status, response.read()
+
+
+@pytest.mark.parametrize("doc", CHAPTERS)
+def test_chapter_tables_download_and_parse(open_page, server, doc):
+    import csv
+    import io
+    import json
+    from urllib.parse import urljoin
+
+    page = open_page(doc).page
+    links = page.locator("a.reference.download")
+    hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
+    if doc.rsplit("/", 1)[-1] in NO_TABLES:
+        return
+    assert hrefs, f"{doc}: no download link for the chapter's tables"
+    opening = page.locator("p", has_text="Tables of this page").first
+    assert opening.is_visible(), f"{doc}: the tables' links are not under the opening"
+    assert any(h.endswith(".csv") for h in hrefs), f"{doc}: no CSV among {hrefs}"
+    for href in hrefs:
+        status, body = _fetch(urljoin(f"{server}/{doc}.html", href))
+        assert status == 200, f"{doc}: {href} answered {status}"
+        text = body.decode("utf-8")
+        if href.endswith(".json"):
+            json.loads(text)
+        else:
+            rows = list(csv.reader(io.StringIO(text)))
+            assert len(rows) >= 2 and len(rows[0]) >= 2, f"{doc}: {href} is not a table: {rows[:2]}"
+            assert all(len(r) == len(rows[0]) for r in rows), f"{doc}: {href} has ragged rows"
+

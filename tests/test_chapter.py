@@ -62,7 +62,7 @@ def test_finish_writes_a_status_record_and_the_intro_table_reads_it(tmp_path):
     ch.finish()
     record = json.loads((tmp_path / "smoke" / "tables" / "status_mnist.json").read_text())
     assert record == {"chapter": "mnist", "profile": "smoke", "standin": False, "seeds": [0],
-                      "status": "ran", "note": "",
+                      "status": "ran", "note": "", "tables": [],
                       "data": "MNIST digits (source `embedded`)"}
     table = _script("build_book").status_table(["mnist", "pneu"], tmp_path / "smoke" / "tables",
                                                 "smoke")

@@ -5,7 +5,15 @@ Every chapter starts the same way: parse papermill's string parameters, quiet th
 profile's protocol with the notebook's overrides, find the results root and say which settings
 ran. ``open_chapter(globals(), "mnist", "mnist")`` does that and returns a :class:`Chapter`;
 ``chapter.finish(...)`` writes ``results/<profile>/tables/status_<name>.json``, which
-``scripts/build_book.py`` turns into the intro's table of what was reproduced.
+``scripts/build_book.py`` turns into the intro's table of what was reproduced (and, from the
+tables the chapter wrote, the page's download links).
+
+A page opens with its point, not its parameters: ``ch.opening(found)`` displays two or three
+sentences, what the paper claims in this chapter (:data:`.openings.CLAIMS`) and what this build
+found (computed by the chapter's function in :mod:`.openings`), which
+``scripts/run_notebook.py`` moves right under the title; the parameters cells are removed from
+the page, and their values as run stay one click away in the folded settings
+(:meth:`Chapter.show_settings`).
 """
 
 from __future__ import annotations
@@ -13,18 +21,19 @@ from __future__ import annotations
 import json
 import logging
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, MutableMapping
 
 import pandas as pd
 
-from . import report
+from . import openings, report
 from ..experiments import protocols
 from ..experiments.params import PARAMETERS, parse_params
 
 PROTOCOLS = ("mnist", "medical", None)
 MEDICAL_KEYS = ("seeds", "epochs", "batch_size", "image_size", "source", "stripe_models")
+OPENING = "tapkit_opening"  # the metadata key that marks a page's opening among its outputs
 
 
 @dataclass
@@ -37,11 +46,26 @@ class Chapter:
     root: Path
     device: str = "cpu"
     datasets: tuple[str, ...] = ()
+    parameters: Mapping[str, Any] = field(default_factory=dict)  # papermill's, as run
 
-    def show_settings(self, **extra: Any) -> None:
-        """The profile's settings (and ``extra`` named sections), folded: :func:`show_profile`."""
-        show_profile(self.profile, {"settings": self.settings.as_dict() if self.settings else {},
-                                    **extra})
+    def show_settings(self, sections: Mapping[str, Any] | None = None, **extra: Any) -> None:
+        """The page's settings, folded (:func:`show_profile`): ``sections`` (default: the
+        profile's settings), ``extra`` named sections, and the notebook's parameters as this run
+        had them (papermill's injected values included), which the page does not show otherwise."""
+        if sections is None:
+            sections = {"settings": self.settings.as_dict() if self.settings else {}}
+        show_profile(self.profile, {**sections, **extra,
+                                    "parameters (papermill, as run)": dict(self.parameters)})
+
+    def opening(self, found: str) -> None:
+        """The page's opening: what the paper claims in this chapter and what this build found
+        (``found``, computed by the chapter's function in :mod:`.openings`). Displayed as Markdown
+        marked ``OPENING`` in its metadata, which ``scripts/run_notebook.py`` moves under the
+        title."""
+        from IPython.display import Markdown, display
+
+        display(Markdown(openings.paragraph(self.name, self.profile, found, self.data()[1])),
+                metadata={OPENING: True})
 
     def data(self) -> tuple[str, bool | None]:
         """What this chapter ran on, and whether that is a stand-in for the paper's data (None:
@@ -59,7 +83,8 @@ class Chapter:
     def finish(self, data: str | None = None, standin: bool | None = None,  # None: from data()
                seeds: Iterable[int] | None = None, status: str = "ran", note: str = "") -> Path:
         """Record that this chapter ran to its end: ``status_<name>.csv/.json`` in the tables
-        (``data`` and ``standin`` default to what :meth:`data` says)."""
+        (``data`` and ``standin`` default to what :meth:`data` says), with the names of the tables
+        it wrote (:func:`.report.written_tables`), which the book offers for download."""
         if seeds is None:
             seeds = getattr(self.settings, "seeds", ())
         described, is_standin = self.data()
@@ -67,9 +92,17 @@ class Chapter:
         standin = is_standin if standin is None else standin
         record = {"chapter": self.name, "profile": self.profile, "data": data,
                   "standin": standin, "seeds": [int(s) for s in seeds], "status": status,
-                  "note": note}
-        row = pd.DataFrame([{**record, "seeds": ", ".join(map(str, record["seeds"]))}])
+                  "note": note, "tables": self.tables()}
+        row = pd.DataFrame([{**record, "seeds": ", ".join(map(str, record["seeds"])),
+                             "tables": ", ".join(record["tables"])}])
         return report.write_table(row, self.root, f"status_{self.name}", record)
+
+    def tables(self) -> list[str]:
+        """The names of the tables this chapter wrote under its results root (status records
+        left out), in the order written."""
+        folder = self.root / "tables"
+        return [p.stem for p in report.written_tables()
+                if p.parent.resolve() == folder.resolve() and not p.stem.startswith("status_")]
 
 
 def open_chapter(namespace: MutableMapping[str, Any], name: str, protocol: str | None = "mnist",
@@ -104,7 +137,7 @@ def open_chapter(namespace: MutableMapping[str, Any], name: str, protocol: str |
     from ..results import resolve_device
 
     ch = Chapter(name, profile, settings, root, resolve_device(namespace.get("device", "auto")),
-                 tuple(datasets))
+                 tuple(datasets), dict(params))
     if show:
         ch.show_settings()
     return ch

@@ -10,9 +10,26 @@ from typing import Sequence
 
 import pandas as pd
 
-from ..results import write_atomic, write_table  # noqa: F401  (the chapters' tables)
+from .. import results
+from ..results import write_atomic
 
 SPLITS = ("contaminated", "permuted", "clean")
+_WRITTEN: list[Path] = []  # the tables this process wrote, in order (a chapter's kernel: its own)
+
+
+def write_table(df: pd.DataFrame, root: str | Path, name: str,
+                provenance: dict | None = None) -> Path:
+    """``root/tables/<name>.csv`` (and its provenance ``<name>.json``), written atomically by
+    :func:`tapkit.results.write_table` and remembered: the tables a chapter's kernel wrote are the
+    page's downloads (:func:`written_tables`, :meth:`.chapter.Chapter.finish`)."""
+    path = results.write_table(df, root, name, provenance)
+    _WRITTEN.append(path)
+    return path
+
+
+def written_tables() -> list[Path]:
+    """The tables :func:`write_table` wrote in this process, each once, in the order written."""
+    return list(dict.fromkeys(_WRITTEN))
 
 
 def repo_root(start: str | Path = ".") -> Path:

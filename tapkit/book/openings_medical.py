@@ -1,0 +1,170 @@
+"""What the medical chapters found, for their openings (:mod:`.openings`): PNEU and KNEE (or
+their digits stand-in) in Setting 1, the overlap and Figure-1 maps, the extra architectures, and
+Setting 2's teachers and distillation. Each function is pure (tables or maps in, one or two
+sentences out); "loss" is what a model's metric worsens by when the tags are permuted, signed so
+that more is worse whatever the metric's direction (KNEE's MAE: lower is better), as the
+chapters' own findings (:mod:`.medical_setting2`) read it."""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping, Sequence
+
+import pandas as pd
+
+from .medical_claims import annotation_claim, deep_claim, medical_teacher_claim
+from .medical_notes import ARCH_LABELS
+
+METRICS = {"pneu": "F-score", "knee": "MAE"}
+WORSE = {"pneu": "F-score lost", "knee": "MAE added"}   # the metric's loss, in words
+NAMES = {"none": "No XS", "rrr": "RRR", "rbr": "RBR", "tap": "TAP", "base": "Base",
+         "kd": "KD", "at": "AT", "jt": "JT", "teacher_10": "10% teacher",
+         "teacher_1": "1% teacher", "random": "random masks", "ground_truth": "ground truth"}
+
+
+def losses(summary: pd.DataFrame, experiment: str, keys: Sequence[str]) -> pd.Series:
+    """Per ``keys`` of a summary table (split, mean): the metric's loss when the tags are
+    permuted, contaminated − permuted for a score, permuted − contaminated for KNEE's MAE."""
+    wide = summary.pivot_table(index=list(keys), columns="split", values="mean", sort=False)
+    sign = -1.0 if experiment == "knee" else 1.0
+    return sign * (wide["contaminated"] - wide["permuted"])
+
+
+def signed(d: float) -> str:
+    """``+0.178``, ``-0.100``, and ``0.000`` for what rounds to zero (never ``-0.000``)."""
+    return "0.000" if abs(d) < 0.0005 else f"{d:+.3f}"
+
+
+def _span(values: Sequence[float]) -> str:
+    lo, hi = min(values), max(values)
+    return signed(lo) if signed(lo) == signed(hi) else f"{signed(lo)} to {signed(hi)}"
+
+
+def _by_case(loss: pd.Series, cases: Iterable[str], skip: Sequence[str]) -> list[str]:
+    """``No XS: ResNet-18 0.400, DenseNet-121 0.000`` per case of a (model, case) loss."""
+    out = []
+    for case in cases:
+        cells = [f"{ARCH_LABELS.get(m, m)} {signed(d)}" for (m, c), d in loss.items()
+                 if c == case and m not in skip]
+        if cells:
+            out.append(f"{NAMES.get(case, case)} — {', '.join(cells)}")
+    return out
+
+
+def medical_found(summary: pd.DataFrame, experiment: str, data: str,
+                  skip: Sequence[str] = ()) -> str:
+    """Setting 1 on PNEU or KNEE: each method's loss per architecture and the report's verdict
+    on the deep-CNN claim for this data set. Architectures in ``skip`` (untrained) are named."""
+    from .openings import verdicts
+
+    loss = losses(summary, experiment, ["model", "case"])
+    parts = _by_case(loss, ("none", "rrr", "rbr", "tap"), skip)
+    text = (f"{WORSE[experiment]} when the tags are permuted (more means more use of the tag): "
+            + "; ".join(parts) + "."
+            if parts else "no architecture trained here has a No XS or XS run.")
+    if skip:
+        text += (" Not trained in this profile: "
+                 + ", ".join(ARCH_LABELS.get(m, m) for m in skip) + ".")
+    return text + " " + verdicts([deep_claim({experiment: summary}, {experiment: data})])
+
+
+def extra_found(summaries: Mapping[str, pd.DataFrame]) -> str:
+    """The extra architectures: No XS's and TAP's loss per data set and architecture."""
+    parts = []
+    for experiment, summary in summaries.items():
+        loss = losses(summary, experiment, ["model", "case"])
+        cells = _by_case(loss, ("none", "tap"), ())
+        parts.append(f"{experiment.upper()} {METRICS[experiment]}: " + ", ".join(cells))
+    return ("metric lost when the tags are permuted (more means more use of the tag): "
+            + "; ".join(parts) + ".")
+
+
+def overlap_found(compare: pd.DataFrame) -> str:
+    """TAP against No XS in the overlap of their top-quartile activations with the tags
+    (``compare`` indexed by dataset and model, columns ``No XS: Act 1-2`` and ``TAP: Act
+    1-2``)."""
+    if compare.empty:
+        return "no trained architecture has both a No XS and a TAP run here."
+    none, tap = compare["No XS: Act 1-2"], compare["TAP: Act 1-2"]
+    lower = int((tap < none).sum())
+    return (f"TAP's top-quartile activations in the first two penalised layers overlap the tags "
+            f"less than No XS's in {lower} of {len(compare)} data-set/architecture pairs (mean "
+            f"recall of the tags {tap.mean():.2f} against {none.mean():.2f}; a random top "
+            f"quartile scores 0.25).")
+
+
+def mask_share(maps, mask) -> dict[str, float]:
+    """The share of each map's absolute mass on the masked pixels: ``input gradient`` and
+    ``activations`` (each layer's map brought to the image's size by nearest-neighbour
+    upsampling, the share averaged over layers); ``maps`` is a :class:`tapkit.maps.Maps`."""
+    import torch.nn.functional as F
+
+    def share(a) -> float:
+        a = F.interpolate(a.abs().float(), size=mask.shape[-2:], mode="nearest")
+        return ((a * mask).sum() / a.sum().clamp_min(1e-12)).item()
+
+    acts = [share(a) for a in maps.activations.values()]
+    return {"input gradient": share(maps.input_grad), "activations": sum(acts) / len(acts)}
+
+
+def visual_found(figure1, panels: Mapping[tuple[str, str], tuple], skip: Sequence[str] = ()) -> str:
+    """What the drawn maps show: on the Figure-1 image, each method's share of input gradient and
+    activations on the tag; over the appendix panels, how often TAP's activations sit on the tag
+    less than No XS's. ``figure1`` and each panel are ``(mask, {method label: Maps})``."""
+    parts = []
+    if figure1 is not None:
+        mask, found = figure1
+        shares = {name: mask_share(m, mask) for name, m in found.items()}
+        parts.append(
+            f"on the Figure-1 image the tag covers {mask.float().mean().item():.1%} of the "
+            "pixels and holds " + ", ".join(
+                f"{v['input gradient']:.0%} of {name}'s input gradient and "
+                f"{v['activations']:.0%} of its activations" for name, v in shares.items()) + ".")
+    pairs = []
+    for (_, model), (mask, found) in panels.items():
+        if model not in skip and {"No XS", "TAP"} <= set(found):
+            pairs.append(mask_share(found["TAP"], mask)["activations"]
+                         < mask_share(found["No XS"], mask)["activations"])
+    if pairs:
+        parts.append(f"In {sum(pairs)} of the {len(pairs)} appendix panels with both, TAP's "
+                     "activations put less of their mass on the tags than No XS's.")
+    text = " ".join(parts) or "no trained model could be drawn here."
+    return text[0].lower() + text[1:]
+
+
+def medical_teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, meta: Mapping) -> str:
+    """Setting 2 on PNEU/KNEE: the teachers' annotation precision beside random's (``quality``
+    with ``tag_coverage``), TAP students' loss with teacher masks beside No XS's and random
+    masks' (``summary``: experiment, model, method, case, tau, split, mean; each loss is of the
+    means over architectures and τ), and the report's verdicts (``meta``: the tables'
+    provenance, with ``data`` and ``settings``)."""
+    from .openings import verdicts
+
+    parts = []
+    for e, q in quality.groupby("experiment", sort=False):
+        loss = losses(summary[summary["experiment"] == e], e, ["method", "case"])
+        taught = [d for (m, c), d in loss.items() if m == "tap" and c.startswith("teacher")]
+        ref = {c: d for (m, c), d in loss.items() if c in ("none", "random")}
+        students = (f"; {WORSE.get(e, 'metric lost')} when the tags are permuted, by TAP "
+                    f"students with teacher masks {_span(taught)} ("
+                    + ", ".join(f"{NAMES[c]} {signed(d)}" for c, d in ref.items())
+                    + ")" if taught else "")
+        parts.append(f"{e.upper()}: teacher masks' precision {q.precision.min():.1%}–"
+                     f"{q.precision.max():.1%} against random's {q.tag_coverage.iloc[0]:.1%}"
+                     + students)
+    return ("; ".join(parts) + ". "
+            + verdicts([annotation_claim(quality, meta), medical_teacher_claim(summary, meta)]))
+
+
+def medical_kd_found(summary: pd.DataFrame) -> str:
+    """TAP against KD/AT/JT on PNEU/KNEE: per data set and student architecture, each student's
+    loss when the tags are permuted (``summary``: experiment, model, teacher, case, split, mean)."""
+    parts = []
+    for e, part in summary.groupby("experiment", sort=False):
+        loss = losses(part, e, ["model", "teacher", "case"])
+        for model in dict.fromkeys(part["model"]):
+            cells = [f"{NAMES.get(c, c)}" + (f" ({NAMES.get(t, t)})" if t != "no teacher" else "")
+                     + f" {signed(d)}" for (m, t, c), d in loss.items() if m == model]
+            parts.append(f"{e.upper()} {ARCH_LABELS.get(model, model)} "
+                         f"({METRICS.get(e, 'metric')}): " + ", ".join(cells))
+    return ("what each student's metric loses when the tags are permuted (more means more use "
+            "of the tag): " + "; ".join(parts) + ".")

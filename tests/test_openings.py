@@ -1,0 +1,231 @@
+"""Pages that open with their point: each chapter's opening sentences computed from its results
+(hand-made tables with known numbers), the parameters cells removed from the executed notebook
+and the opening moved under the title (scripts/run_notebook.py), the settings block listing
+papermill's parameters, and each chapter's tables linked for download (scripts/build_book.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+
+from tapkit.book import chapter, openings, openings_medical, report
+from tapkit.maps import Maps
+
+ROOT = Path(__file__).resolve().parents[1]
+nbformat = pytest.importorskip("nbformat")
+v4 = nbformat.v4
+
+
+def _script(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _runs(values: dict[str, list[tuple[float, float]]]) -> pd.DataFrame:
+    """A run table: per case, one (contaminated, permuted) pair per seed."""
+    return pd.DataFrame([{"case": case, "seed": seed, "status": "ok", "contaminated": c,
+                          "permuted": p, "clean": c}
+                         for case, pairs in values.items() for seed, (c, p) in enumerate(pairs)])
+
+
+def _summary(rows: dict[tuple, tuple[float, float]], keys: list[str], count: int = 1):
+    """A summary table: per key tuple, the contaminated and permuted means."""
+    out = []
+    for key, (c, p) in rows.items():
+        for split, v in (("contaminated", c), ("permuted", p), ("clean", c)):
+            out.append({**dict(zip(keys, key)), "split": split, "mean": v, "std": 0.01,
+                        "count": count, "dnc_runs": 0})
+    return pd.DataFrame(out)
+
+
+# --------------------------------------------------------------------------- the sentences
+
+def test_every_chapter_of_the_toc_has_a_claim():
+    names = _script("build_book").chapters(ROOT / "_toc.yml")
+    assert sorted(names) == sorted(openings.CLAIMS)
+    text = openings.paragraph("mnist", "smoke", "no XS did x.", standin=False)
+    assert text.startswith("**The paper:** On Decoy-MNIST") and "**This build** (profile `smoke`): No XS did x." in text
+    assert "stand-in" in openings.paragraph("pneu", "quick", "y", standin=True)
+    with pytest.raises(ValueError, match="CLAIMS"):
+        openings.paragraph("cifar", "quick", "z")
+
+
+def test_mnist_opening_reads_the_runs_and_the_reports_verdicts():
+    runs = _runs({"none": [(0.98, 0.50), (0.97, 0.52)], "tap": [(0.97, 0.95), (0.96, 0.96)],
+                  "rrr": [(0.97, 0.96), (0.97, 0.95)]})
+    text = openings.mnist_found(runs, "MNIST")
+    # means over two seeds: No XS 0.975 -> 0.510; TAP 0.955 permuted, RRR 0.955
+    assert text.startswith("No XS's accuracy goes from 0.975 to 0.510 when the decoys are permuted")
+    assert "TAP reaches 0.955 and RRR 0.955." in text
+    # paired TAP - RRR: (-0.01, +0.01), mean 0: its interval reaches below -0.02 -> not reproduced
+    assert "*reproduced* for “No XS learns the decoy on MNIST” and “TAP protects" in text
+    assert "*not reproduced* for “TAP matches RRR" in text
+    one = openings.mnist_found(_runs({"none": [(0.9, 0.8)], "tap": [(0.9, 0.9)]}), "MNIST")
+    assert one.endswith("The reproduction report's verdict: not judged here (one seed).")
+
+
+def test_medical_opening_signs_knee_mae_so_that_more_is_worse():
+    rows = {("resnet18", "none"): (1.0, 1.5), ("resnet18", "tap"): (1.0, 1.1),
+            ("vgg16", "none"): (2.0, 2.0)}
+    text = openings_medical.medical_found(_summary(rows, ["model", "case"]), "knee",
+                                          "the digits stand-in for KNEE", skip=["vgg16"])
+    # MAE: permuted - contaminated; VGG-16 untrained is left out of the numbers and named
+    assert text.startswith("MAE added when the tags are permuted (more means more use of the "
+                           "tag): No XS — ResNet-18 +0.500; TAP — ResNet-18 +0.100.")
+    assert "Not trained in this profile: VGG-16." in text and "not judged here (the stand-in" in text
+    pneu = openings_medical.medical_found(_summary({("resnet18", "none"): (0.9, 0.3)},
+                                                   ["model", "case"]), "pneu", "PNEU")
+    assert pneu.startswith("F-score lost when the tags are permuted") and "No XS — ResNet-18 +0.600" in pneu
+    assert openings_medical.signed(-0.0001) == "0.000" and openings_medical.signed(-0.1) == "-0.100"
+
+
+def test_speed_opening_gives_ranges_and_both_claims():
+    ratios = pd.DataFrame({"model": ["a", "a", "b", "b"], "method": ["tap", "rrr", "tap", "rrr"],
+                           "speed_ratio": [0.98, 0.40, 0.96, 0.50],
+                           "mem_ratio": [1.00, 1.50, 1.02, 1.40]})
+    text = openings.speed_found(ratios, "cpu")
+    assert text.startswith("TAP trains at ×0.96–0.98 of No XS's speed with ×1.00–1.02 of its peak "
+                           "memory on 2 architectures; RRR at ×0.40–0.50 of its speed.")
+    assert "*reproduced* for “TAP keeps at least 0.95" in text and "“RRR and RBR train slower" in text
+
+
+def test_distillation_and_normalisation_openings():
+    kd = _summary({("no teacher", "none"): (0.98, 0.60), ("teacher_10", "tap"): (0.97, 0.95),
+                   ("teacher_10", "kd"): (0.97, 0.61)}, ["teacher", "case"])
+    text = openings.distillation_found(kd)
+    assert text == ("No XS loses 0.380 accuracy when the decoys are permuted; TAP (10% teacher) "
+                    "0.020, KD (10% teacher) 0.360. Clearly less than No XS (by more than 0.01): "
+                    "TAP (10% teacher), KD (10% teacher).")
+    table = pd.DataFrame({"method": ["tap"] * 4, "lam": [1e-3, 1e-3, 1e-2, 1e-2],
+                          "form": ["equations", "released"] * 2, "status": ["ok"] * 4,
+                          "permuted": [0.80, 0.85, 0.70, 0.90]})
+    assert openings.normalisation_found(table).endswith(
+        "TAP at λ = 0.01 (0.700 with the equations, 0.900 with the released form, +0.200). So the "
+        "same λ does not give the same model.")
+
+
+def test_data_opening_reads_the_label_off_the_patch():
+    from types import SimpleNamespace
+
+    from tapkit.data import MNIST_MEAN, MNIST_STD
+
+    def split(labels, values):
+        x = torch.full((len(labels), 1, 4, 4), -MNIST_MEAN / MNIST_STD)
+        mask = torch.zeros_like(x)
+        mask[:, :, :2, :2] = 1
+        for i, v in enumerate(values):   # the patch's brightness, on [0, 255]
+            x[i, :, :2, :2] = (v / 255 - MNIST_MEAN) / MNIST_STD
+        return SimpleNamespace(x=x, y=torch.tensor(labels), mask=mask)
+
+    train = split([0, 1, 0, 1], [255, 230, 255, 230])     # brightness reveals the label
+    permuted = split([0, 1, 0, 1], [230, 230, 255, 255])  # half match
+    text = openings.data_found(train, permuted)
+    assert text.startswith("read off the patch's brightness alone, the label is right for 100.0% "
+                           "of the Decoy-MNIST training images and 50.0% of the permuted")
+    assert "(chance 50%); each mask marks 4 of 16 pixels." in text
+
+
+def test_visual_opening_measures_the_maps_on_the_tag():
+    mask = torch.zeros(1, 1, 4, 4)
+    mask[..., :2, :2] = 1                               # a quarter of the image
+    on = torch.zeros(1, 1, 4, 4)
+    on[..., 0, 0] = 1                                   # all mass on the tag
+    act_on, act_off = torch.tensor([[[[1.0, 0], [0, 0]]]]), torch.tensor([[[[0, 0], [0, 1.0]]]])
+    found = {"No XS": Maps(on, {"l1": act_on}, torch.ones(1, 2)),
+             "TAP": Maps(1 - mask, {"l1": act_off}, torch.ones(1, 2))}
+    assert openings_medical.mask_share(found["No XS"], mask) == {"input gradient": 1.0,
+                                                                 "activations": 1.0}
+    text = openings_medical.visual_found((mask, {"TAP": found["TAP"]}), {("pneu", "m"): (mask, found)})
+    assert text == ("on the Figure-1 image the tag covers 25.0% of the pixels and holds 0% of TAP's "
+                    "input gradient and 0% of its activations. In 1 of the 1 appendix panels with "
+                    "both, TAP's activations put less of their mass on the tags than No XS's.")
+
+
+# --------------------------------------------------------------------------- the chapter
+
+def test_settings_list_the_parameters_and_the_opening_is_marked(tmp_path, monkeypatch):
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj, **kw: shown.append((obj, kw)))
+    ch = chapter.open_chapter({"profile": "smoke", "seeds": "[3]", "results": str(tmp_path)},
+                              "mnist", "mnist", show=True)
+    html = shown[0][0].data
+    assert "<b>parameters (papermill, as run)</b>" in html
+    assert "<td>seeds</td><td><code>[3]</code></td>" in html   # parsed from papermill's string
+    ch.opening("TAP did well.")
+    md, kw = shown[1]
+    assert kw == {"metadata": {chapter.OPENING: True}} and md.data.endswith("TAP did well.")
+
+
+def test_finish_records_the_tables_the_chapter_wrote(tmp_path, monkeypatch):
+    monkeypatch.setattr(report, "_WRITTEN", [])
+    ch = chapter.open_chapter({"profile": "smoke", "results": str(tmp_path)}, "mnist", "mnist")
+    report.write_table(pd.DataFrame({"a": [1]}), ch.root, "mine", {"label": "x"})
+    report.write_table(pd.DataFrame({"a": [2]}), tmp_path / "elsewhere", "not_mine")
+    report.write_table(pd.DataFrame({"a": [3]}), ch.root, "mine")        # rewritten: listed once
+    ch.finish()
+    record = json.loads((ch.root / "tables" / "status_mnist.json").read_text())
+    assert record["tables"] == ["mine"]
+
+
+# --------------------------------------------------------------------------- the executed notebook
+
+def _executed():
+    opening = v4.new_output("display_data", {"text/markdown": "**The paper:** x. **This build**: y.",
+                                              "text/plain": "<Markdown>"},
+                            metadata={chapter.OPENING: True})
+    return v4.new_notebook(cells=[
+        v4.new_markdown_cell("# Title\n\nThe chapter's prose."),
+        v4.new_code_cell("profile = 'quick'", metadata={"tags": ["parameters"]}),
+        v4.new_code_cell("profile = 'smoke'", metadata={"tags": ["injected-parameters"]}),
+        v4.new_code_cell("ch = open_chapter(...)", metadata={"tags": ["hide-input"]}),
+        v4.new_code_cell("ch.opening(...)\nch.finish();", metadata={"tags": ["hide-input"]},
+                         outputs=[opening])])
+
+
+def test_run_notebook_removes_parameters_and_puts_the_opening_under_the_title():
+    rn = _script("run_notebook")
+    nb = _executed()
+    assert rn.hide_parameters(nb) == 2
+    assert rn.place_opening(nb) is True
+    assert [c.source.splitlines()[0] for c in nb.cells[:3]] == [
+        "# Title", "**The paper:** x. **This build**: y.", "The chapter's prose."]
+    assert nb.cells[1].cell_type == "markdown" and nb.cells[1].metadata.tags == ["opening"]
+    removed = [c.source for c in nb.cells if "remove-cell" in c.metadata.get("tags", [])]
+    assert removed == ["profile = 'quick'", "profile = 'smoke'", "ch.opening(...)\nch.finish();"]
+    assert rn.place_opening(nb) is False                      # moved once
+    nbformat.validate(nb)
+
+
+def test_build_book_links_a_chapters_tables_under_its_opening(tmp_path):
+    bb = _script("build_book")
+    tables = tmp_path / "results" / "smoke" / "tables"
+    tables.mkdir(parents=True)
+    (tables / "mnist_gt.csv").write_text("case,mean\ntap,0.9\n")
+    (tables / "mnist_gt.json").write_text('{"label": "x"}')
+    (tables / "mnist_gt_runs.csv").write_text("case,seed\ntap,0\n")
+    (tables / "status_mnist.json").write_text(json.dumps({"tables": ["mnist_gt", "mnist_gt_runs",
+                                                                     "gone"]}))
+    files = bb.chapter_tables(tables, "mnist")
+    assert [f.name for f in files] == ["mnist_gt.csv", "mnist_gt.json", "mnist_gt_runs.csv"]
+    assert bb.chapter_tables(tables, "pneu") == []             # no status record: nothing
+    nb = _executed()
+    rn = _script("run_notebook")
+    rn.place_opening(nb)
+    path = tmp_path / "book" / "mnist.ipynb"
+    path.parent.mkdir()
+    nbformat.write(nb, path)
+    bb.add_downloads(path, files)
+    opening = nbformat.read(path, as_version=4).cells[1].source
+    assert opening.endswith(
+        "**Tables of this page** (CSV; their provenance as JSON): "
+        "{download}`mnist_gt.csv <tables/mnist/mnist_gt.csv>` "
+        "({download}`provenance <tables/mnist/mnist_gt.json>`) · "
+        "{download}`mnist_gt_runs.csv <tables/mnist/mnist_gt_runs.csv>`")
+    assert (tmp_path / "book" / "tables" / "mnist" / "mnist_gt.json").read_text() == '{"label": "x"}'
