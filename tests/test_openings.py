@@ -89,11 +89,29 @@ def test_medical_opening_signs_knee_mae_so_that_more_is_worse():
 def test_speed_opening_gives_ranges_and_both_claims():
     ratios = pd.DataFrame({"model": ["a", "a", "b", "b"], "method": ["tap", "rrr", "tap", "rrr"],
                            "speed_ratio": [0.98, 0.40, 0.96, 0.50],
-                           "mem_ratio": [1.00, 1.50, 1.02, 1.40]})
+                           "speed_ratio_lo": [0.97, 0.39, 0.955, 0.48],
+                           "speed_ratio_hi": [0.99, 0.41, 0.97, 0.52],
+                           "mem_ratio": [1.00, 1.50, 1.02, 1.40],
+                           "mem_ratio_lo": [1.00, 1.50, 1.01, 1.40],
+                           "mem_ratio_hi": [1.00, 1.50, 1.03, 1.40]})
     text = openings.speed_found(ratios, "cpu")
     assert text.startswith("TAP trains at ×0.96–0.98 of No XS's speed with ×1.00–1.02 of its peak "
                            "memory on 2 architectures; RRR at ×0.40–0.50 of its speed.")
     assert "*reproduced* for “TAP keeps at least 0.95" in text and "“RRR and RBR train slower" in text
+    # an interval straddling 0.95 (a busy machine) is named as such, not dropped from the sentence
+    ratios.loc[2, "speed_ratio_lo"] = 0.90
+    text = openings.speed_found(ratios, "cpu")
+    assert "*inconclusive on this machine* for “TAP keeps at least 0.95" in text
+    assert "*reproduced* for “RRR and RBR train slower" in text
+
+
+def test_report_opening_counts_every_verdict():
+    table = pd.DataFrame({"claim": ["a", "b", "c"],
+                          "verdict": ["reproduced", "inconclusive on this machine", "not run here"]})
+    text = openings.report_found(table)
+    assert text.startswith("the table below holds 3 claims: 1 *reproduced*, "
+                           "1 *inconclusive on this machine*, 1 *not run here*.")
+    assert "“b” (inconclusive on this machine)" in text
 
 
 def test_distillation_and_normalisation_openings():

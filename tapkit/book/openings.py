@@ -15,11 +15,13 @@ from typing import Iterable, Mapping
 
 import pandas as pd
 
-from .claims import NOT_REPRODUCED, NOT_RUN, REPRODUCED, Claim, cost_claim, decoy_claim, \
-    matches_claim, removes_claim, speed_claim, teacher_claim
+from .claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, REPRODUCED, Claim, cost_claim, \
+    decoy_claim, matches_claim, removes_claim, speed_claim, teacher_claim
 from .openings_medical import extra_found, medical_found, medical_kd_found, \
     medical_teachers_found, overlap_found, visual_found  # noqa: F401  (the chapters' functions)
 
+# every verdict a claim can get, in the order an opening names them
+VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_RUN)
 LABELS = {"base": "Base", "none": "No XS", "rrr": "RRR", "rbr": "RBR", "tap": "TAP", "kd": "KD",
           "at": "AT", "jt": "JT", "teacher_10": "the 10% teacher", "teacher_1": "the 1% teacher",
           "ground_truth": "ground truth", "random": "random masks"}
@@ -91,7 +93,7 @@ def verdicts(claims: Iterable[Claim]) -> str:
     """One sentence: the reproduction report's verdicts on ``claims``, those not judged with why
     (one seed, the stand-in, a chapter that did not run)."""
     claims = list(claims)
-    by = {v: [c for c in claims if c.verdict == v] for v in (REPRODUCED, NOT_REPRODUCED, NOT_RUN)}
+    by = {v: [c for c in claims if c.verdict == v] for v in VERDICTS}
     parts = [f"*{v}* for {_names(cs)}" for v, cs in by.items() if cs and v != NOT_RUN]
     if by[NOT_RUN]:
         why = sorted({_why(c) for c in by[NOT_RUN]})
@@ -286,7 +288,7 @@ def speed_found(ratios: pd.DataFrame, label: str) -> str:
 def report_found(table: pd.DataFrame) -> str:
     """The claim table's verdicts counted (``table``: one row per claim, column ``verdict``)."""
     counts = table["verdict"].value_counts()
-    parts = [f"{counts[v]} *{v}*" for v in (REPRODUCED, NOT_REPRODUCED, NOT_RUN) if v in counts]
+    parts = [f"{counts[v]} *{v}*" for v in VERDICTS if v in counts]
     named = [f"“{r.claim}” ({r.verdict})" for r in table.itertuples() if r.verdict != NOT_RUN]
     return (f"the table below holds {len(table)} claims: " + ", ".join(parts) + "."
             + (" Judged: " + "; ".join(named) + "." if named else
