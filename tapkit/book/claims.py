@@ -13,7 +13,7 @@ wrote into the report's table.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterable
 
 import pandas as pd
 
@@ -21,6 +21,8 @@ from ..seedstats import Estimate, from_summary, mean_ci, paired_difference
 
 REPRODUCED, NOT_REPRODUCED, NOT_RUN = "reproduced", "not reproduced", "not run here"
 INCONCLUSIVE = "inconclusive on this machine"  # a timing interval that straddles the threshold
+# every verdict a claim can get, in the order the openings name them
+VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_RUN)
 MARGIN = 0.02   # "matches": the paired difference's interval lies above -MARGIN (2 points)
 KEEPS = 0.95    # "TAP keeps at least 0.95 of No XS's speed" (and at most 1/0.95 of its memory)
 
@@ -187,3 +189,28 @@ def teacher_claim(summary: pd.DataFrame, data: str) -> Claim:
     e = from_summary(t["mean"] - n["mean"], (t["std"] ** 2 + n["std"] ** 2) ** 0.5, count)
     return Claim(claim, "Setting 2, Fig. ts", evidence + f"; difference {e.text()} (unpaired)",
                  f"{count} seeds", data, REPRODUCED if e.lo > 0 else NOT_REPRODUCED)
+
+
+def verdicts(claims: Iterable[Claim]) -> str:
+    """One sentence: the reproduction report's verdicts on ``claims``, those not judged with why
+    (one seed, the stand-in, a chapter that did not run)."""
+    claims = list(claims)
+    by = {v: [c for c in claims if c.verdict == v] for v in VERDICTS}
+    parts = [f"*{v}* for {_names(cs)}" for v, cs in by.items() if cs and v != NOT_RUN]
+    if by[NOT_RUN]:
+        why = sorted({_why(c) for c in by[NOT_RUN]})
+        parts.append(f"*{NOT_RUN}* for {_names(by[NOT_RUN])} ({'; '.join(why)})"
+                     if parts else f"not judged here ({'; '.join(why)})")
+    return "The reproduction report's verdict: " + "; ".join(parts) + "."
+
+
+def _names(claims: list[Claim]) -> str:
+    return "all of them" if len(claims) > 2 else " and ".join(f"“{c.claim}”" for c in claims)
+
+
+def _why(claim: Claim) -> str:
+    if "stand-in" in claim.data or "stand-in" in claim.evidence:
+        return "the stand-in is not the paper's data"
+    if claim.seeds.startswith(("1 seed", "0 seed")) or "1 seed" in claim.evidence:
+        return "one seed"
+    return claim.evidence

@@ -11,17 +11,15 @@ those on PNEU, KNEE and their stand-in. A chapter shows its opening with
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Mapping
 
 import pandas as pd
 
-from .claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, REPRODUCED, Claim, cost_claim, \
-    decoy_claim, matches_claim, removes_claim, speed_claim, teacher_claim
+from .claims import NOT_RUN, VERDICTS, cost_claim, decoy_claim, matches_claim, \
+    removes_claim, speed_claim, teacher_claim, verdicts
 from .openings_medical import extra_found, medical_found, medical_kd_found, \
     medical_teachers_found, overlap_found, visual_found  # noqa: F401  (the chapters' functions)
 
-# every verdict a claim can get, in the order an opening names them
-VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_RUN)
 LABELS = {"base": "Base", "none": "No XS", "rrr": "RRR", "rbr": "RBR", "tap": "TAP", "kd": "KD",
           "at": "AT", "jt": "JT", "teacher_10": "the 10% teacher", "teacher_1": "the 1% teacher",
           "ground_truth": "ground truth", "random": "random masks"}
@@ -87,31 +85,6 @@ def paragraph(chapter: str, profile: str, found: str, standin: bool | None = Non
     where = f"profile `{profile}`" + (", on the digits stand-in for the paper's images"
                                       if standin else "")
     return f"**The paper:** {CLAIMS[chapter]} **This build** ({where}): {found[:1].upper()}{found[1:]}"
-
-
-def verdicts(claims: Iterable[Claim]) -> str:
-    """One sentence: the reproduction report's verdicts on ``claims``, those not judged with why
-    (one seed, the stand-in, a chapter that did not run)."""
-    claims = list(claims)
-    by = {v: [c for c in claims if c.verdict == v] for v in VERDICTS}
-    parts = [f"*{v}* for {_names(cs)}" for v, cs in by.items() if cs and v != NOT_RUN]
-    if by[NOT_RUN]:
-        why = sorted({_why(c) for c in by[NOT_RUN]})
-        parts.append(f"*{NOT_RUN}* for {_names(by[NOT_RUN])} ({'; '.join(why)})"
-                     if parts else f"not judged here ({'; '.join(why)})")
-    return "The reproduction report's verdict: " + "; ".join(parts) + "."
-
-
-def _names(claims: list[Claim]) -> str:
-    return "all of them" if len(claims) > 2 else " and ".join(f"“{c.claim}”" for c in claims)
-
-
-def _why(claim: Claim) -> str:
-    if "stand-in" in claim.data or "stand-in" in claim.evidence:
-        return "the stand-in is not the paper's data"
-    if claim.seeds.startswith(("1 seed", "0 seed")) or "1 seed" in claim.evidence:
-        return "one seed"
-    return claim.evidence
 
 
 def _and(items: list[str]) -> str:

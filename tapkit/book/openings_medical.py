@@ -11,6 +11,7 @@ from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
+from .claims import verdicts
 from .medical_claims import annotation_claim, deep_claim, medical_teacher_claim
 from .medical_notes import ARCH_LABELS
 
@@ -54,7 +55,6 @@ def medical_found(summary: pd.DataFrame, experiment: str, data: str,
                   skip: Sequence[str] = ()) -> str:
     """Setting 1 on PNEU or KNEE: each method's loss per architecture and the report's verdict
     on the deep-CNN claim for this data set. Architectures in ``skip`` (untrained) are named."""
-    from .openings import verdicts
 
     loss = losses(summary, experiment, ["model", "case"])
     parts = _by_case(loss, ("none", "rrr", "rbr", "tap"), skip)
@@ -137,7 +137,6 @@ def medical_teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, meta: M
     masks' (``summary``: experiment, model, method, case, tau, split, mean; each loss is of the
     means over architectures and τ), and the report's verdicts (``meta``: the tables'
     provenance, with ``data`` and ``settings``)."""
-    from .openings import verdicts
 
     parts = []
     for e, q in quality.groupby("experiment", sort=False):
