@@ -16,7 +16,7 @@ from tqdm import tqdm
 from tapkit import progress
 from tapkit.book import chapter, report
 from tapkit.experiments import protocols
-from tapkit.experiments.params import ParameterError
+from tapkit.book.params import ParameterError
 
 ROOT = Path(__file__).resolve().parents[1]
 

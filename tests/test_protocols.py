@@ -56,7 +56,7 @@ def setting2_configs(m, e: str, tmp_path) -> list[TrainConfig]:
     """The medical Setting-2 and distillation chapters' configs (random masks at a made-up
     coverage: the real one is read from the trained teachers)."""
     t = protocols.medical_teachers(m.name)
-    p = mtp.on_seeds(m, t)
+    p = t.on_seeds(m)
     cfgs = [cfg for *_, cfg in mtp.teacher_configs(p, t, e)]
     cfgs += [st.cfg for st in mtp.setting2_students(p, t, e, tmp_path, dict.fromkeys(t.train_taus, 0.3))]
     cfgs += [st.cfg for st in mtp.distillation_students(p, t, e, tmp_path)]
@@ -245,7 +245,7 @@ def test_a_case_may_train_on_the_first_seeds_only():
 def test_medical_setting2_students_share_their_teachers_data(profile, tmp_path):
     m = protocols.medical(profile, source="embedded" if profile != "paper" else _medical_fixture(tmp_path))
     t = protocols.medical_teachers(profile)
-    p = mtp.on_seeds(m, t)
+    p = t.on_seeds(m)
     teachers_ = {cfg.key(): cfg for *_, cfg in mtp.teacher_configs(p, t, "pneu")}
     assert len(teachers_) == len(t.fractions) * len(p.seeds)
     assert {c.model for c in teachers_.values()} == {"resnet18"}
