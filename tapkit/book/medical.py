@@ -1,8 +1,8 @@
 """The medical chapters (PNEU, KNEE, or their digits stand-in): how their results are tabulated
 and drawn. Their run lists (which runs, with which λ) are built in
-:mod:`tapkit.experiments.medical_plans`, trained by :mod:`tapkit.experiments.medical_runs`
-and loaded by :mod:`tapkit.experiments.medical_maps`; those names are re-exported here, the chapters' one
-module to import.
+:mod:`tapkit.experiments.medical_plans`, trained by :mod:`tapkit.experiments.medical_runs` and
+loaded by :mod:`tapkit.experiments.medical_maps`; those names are re-exported here, the
+chapters' one module to import.
 """
 
 from __future__ import annotations
