@@ -41,7 +41,7 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 from tapkit.book import chapter, openings, report
-from tapkit.experiments import plans, protocols
+from tapkit.experiments import medical_plans, plans, protocols
 from tapkit.experiments.executors import run_many
 
 ch = chapter.open_chapter(globals(), "lambda_search", "mnist", show=True)
@@ -58,7 +58,7 @@ display(search)
 choice = plans.choose_lambdas(search)
 report.write_table(choice, root, "lambda_choice", {"label": label, "grids": grids})
 report.write_table(search, root, "lambda_search", {"label": label})
-paper = report.paper_values("lambdas").query("setting == 'ground_truth' and dataset == 'MNIST'")
+paper = medical_plans.paper_lambda_table().query("setting == 'ground_truth' and dataset == 'MNIST'")
 shown = choice.merge(paper[["method", "mean"]].rename(columns={"mean": "paper λ"}), on="method")
 display(Markdown("**Chosen λ (lowest loss on the permuted validation split) beside the paper's**"))
 display(shown)

@@ -57,7 +57,7 @@ from tapkit.experiments.executors import run_many
 ch = chapter.open_chapter(globals(), "medical_distillation", "medical", datasets, notes=False)
 t = protocols.medical_teachers(profile, kd_models=kd_models, kd_fractions=kd_fractions,
                                kd_methods=methods)
-s, root, device = mtp.on_seeds(ch.settings, t, seeds), ch.root, ch.device
+s, root, device = t.on_seeds(ch.settings, seeds), ch.root, ch.device
 runs_root = root / "runs"
 on = {e: medical.data_name(s, e) for e in datasets}
 lams = {(e, m): mtp.student_lambdas(t, root, e, m, lambdas) for e in datasets for m in t.kd_models}

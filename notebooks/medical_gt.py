@@ -32,7 +32,7 @@ from IPython.display import Markdown, display
 
 from tapkit.book import chapter, medical, openings, report
 from tapkit.experiments import medical_plans
-from tapkit.experiments.params import ParameterError
+from tapkit.book.params import ParameterError
 
 if experiment not in medical.DATASETS:
     raise ParameterError(f"parameter experiment={experiment!r}: expected one of "

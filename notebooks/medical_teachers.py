@@ -63,7 +63,7 @@ from tapkit.experiments.store import teacher_saliency
 ch = chapter.open_chapter(globals(), "medical_teachers", "medical", datasets, notes=False)
 t = protocols.medical_teachers(profile, fractions=fractions, train_taus=train_taus,
                                quality_taus=quality_taus, models=students, xs_methods=xs_methods)
-s, root, device = mtp.on_seeds(ch.settings, t, seeds), ch.root, ch.device
+s, root, device = t.on_seeds(ch.settings, seeds), ch.root, ch.device
 runs_root = root / "runs"
 on = {e: medical.data_name(s, e) for e in datasets}
 lams = {(e, m): mtp.student_lambdas(t, root, e, m, lambdas) for e in datasets for m in t.models}

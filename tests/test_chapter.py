@@ -16,7 +16,7 @@ from tqdm import tqdm
 from tapkit import progress
 from tapkit.book import chapter, report
 from tapkit.experiments import protocols
-from tapkit.experiments.params import ParameterError
+from tapkit.book.params import ParameterError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,7 +43,12 @@ def test_open_chapter_medical_takes_grids_as_its_search(tmp_path):
           "results": str(tmp_path)}
     ch = chapter.open_chapter(ns, "pneu", "medical", ["pneu"], notes=False)
     assert ch.settings.search == {"tap": (1e-4, 1e-3)} and ch.settings.image_size == 48
-    assert ch.data() == (ch.data()[0], True) and "stand-in" in ch.data()[0]
+    assert ch.data() == ("stand-in built from embedded MNIST digits, not PNEU", True)
+    folder = tmp_path / "pneu_folder"  # a real-data source: named, and not a stand-in
+    real = chapter.open_chapter({"profile": "quick", "source": str(folder),
+                                 "results": str(tmp_path)}, "pneu", "medical", ["pneu"],
+                                notes=False)
+    assert real.data() == (f"PNEU ({folder})", False)
     ns = {"profile": "quick", "grids": "{'tap': {'resnet18': [1e-2]}}", "results": str(tmp_path)}
     s = chapter.open_chapter(ns, "pneu", "medical", ["pneu"], notes=False).settings
     assert s.search == {"tap": {"resnet18": (1e-2,)}}  # grids per architecture

@@ -1,5 +1,6 @@
 """The library's layers, read from its source with ast: imports go one way (core -> experiments ->
-book -> cli), no module imports itself back through others, and every file stays short."""
+book -> cli), no module imports itself back through others, and nothing below the book reads
+the book's files."""
 
 import ast
 from pathlib import Path
@@ -85,7 +86,58 @@ def test_the_graph_sees_the_imports_it_checks():
     assert "tapkit.experiments.medical_runs" in graph["tapkit.book.medical"]
 
 
-def test_every_file_is_short():
-    long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py")
-            if (n := len(p.read_text().splitlines())) > 300}
-    assert long == {}
+def _names_a_book_path(tree: ast.Module) -> list[str]:
+    """String constants (docstrings aside) that name the book's package or a path under it:
+    ``"book"`` as a path part, ``tapkit/book``, ``tapkit.book``."""
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                                       ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr)
+                  and isinstance(node.body[0].value, ast.Constant)}
+    found = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                and id(node) not in docstrings):
+            parts = node.value.replace("\\", "/").replace(".", "/").split("/")
+            if "book" in parts:
+                found.append(node.value)
+    return found
+
+
+def _below_the_book() -> list[Path]:
+    return [p for p in PACKAGE.rglob("*.py") if _layer(_module_name(p)) in ("core", "experiments")]
+
+
+def _reads_the_book(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text())
+    imported = sorted(i for i in _imports(path) if _layer(i) == "book")
+    return imported + _names_a_book_path(tree)
+
+
+def test_nothing_below_the_book_reads_its_files():
+    """The core and the experiments layer neither import tapkit.book nor open a file under
+    tapkit/book/ (its package data, e.g. the paper values the chapters show): what they need is
+    their own data."""
+    below = _below_the_book()
+    assert PACKAGE / "experiments" / "medical_plans.py" in below and PACKAGE / "losses.py" in below
+    found = {str(p.relative_to(PACKAGE)): hits for p in below if (hits := _reads_the_book(p))}
+    assert found == {}
+
+
+def test_the_book_reading_check_sees_paths(tmp_path):
+    """The check above on files made here: a path built from parts, a dotted package name and a
+    path string are found; a docstring that names the book and an unrelated word are not (an
+    import of tapkit.book is :func:`_imports`', as the import-direction test reads it)."""
+    reads = tmp_path / "reads.py"
+    reads.write_text('''"""Docstring naming tapkit/book/paper_values is prose, not a read."""
+from importlib import resources
+TABLE = resources.files("tapkit") / "book" / "paper_values" / "lambdas.csv"
+OTHER = resources.files("tapkit.book") / "x.csv"
+PATH = "tapkit/book/paper_values/gt_results.csv"
+WORD = "notebook"
+''')
+    assert sorted(_names_a_book_path(ast.parse(reads.read_text()))) == [
+        "book", "tapkit.book", "tapkit/book/paper_values/gt_results.csv"]
+    clean = tmp_path / "clean.py"
+    clean.write_text('"""Reads tapkit.book? No: this is a docstring."""\nWORD = "notebooks"\n')
+    assert _names_a_book_path(ast.parse(clean.read_text())) == []

@@ -156,7 +156,10 @@ def test_wheel_carries_licence_types_and_paper_values(wheel):
         meta = zf.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     assert "tapkit/py.typed" in names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
-    assert "tapkit/book/paper_values/lambdas.csv" in names
+    assert "tapkit/experiments/paper_values/lambdas.csv" in names  # the λ the runs train with
+    assert "tapkit/experiments/paper_values/README.md" in names
+    assert "tapkit/book/paper_values/gt_results.csv" in names  # the tables the chapters show
+    assert "tapkit/book/paper_values/README.md" in names
     assert "License-Expression: MIT" in meta
     assert f"Project-URL: Repository, {REPOSITORY}" in meta
     requires = [line for line in meta.splitlines() if line.startswith("Requires-Dist:")

@@ -18,6 +18,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from tapkit.config import TrainConfig
+from tapkit.experiments import plans, protocols
+from tapkit.fit import experiment_data
+
 jupytext = pytest.importorskip("jupytext")
 nbformat = pytest.importorskip("nbformat")
 pm = pytest.importorskip("papermill")
@@ -64,29 +68,55 @@ def _runs(results: Path) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted((results / "paper" / "runs").glob("*/metrics.json"))]
 
 
-def test_paper_profile_mnist_chapter_runs_end_to_end(tmp_path):
-    folder = _mnist_folder(tmp_path / "mnist")
-    results = tmp_path / "results"
-    _execute("mnist", tmp_path, {"profile": "paper", "source": f"mnist:{folder}", "epochs": "1",
-                                 "seeds": "[0]", "results": results, "device": "cpu"})
-    runs = _runs(results)
+def _check_paper_mnist_runs(runs: list[dict], folder: Path) -> None:
+    """What a paper-profile MNIST chapter run on ``folder`` (400 generated training digits) must
+    have done: every case trained one epoch of the paper's SGD at batch 256 on that folder and
+    converged (a diverged run, status ``dnc``, fails), with the paper's λ and the loss
+    normalisations they were tuned on, and 40 of the 400 digits held out as the validation split."""
     assert sorted(r["config"]["method"] + "/" + r["config"]["data"] for r in runs) == [
         "none/clean", "none/contaminated", "rbr/contaminated", "rrr/contaminated",
         "tap/contaminated"]
     for run in runs:
         cfg = run["config"]
+        assert run["status"] == "ok", f"{cfg['method']} did not converge (status {run['status']})"
         assert (cfg["optimizer"], cfg["batch_size"], cfg["epochs"]) == ("sgd", 256, 1)
         assert cfg["source"] == f"mnist:{folder}"
-        assert run["epochs_done"] == 1 and run["status"] in ("ok", "dnc")
+        assert run["epochs_done"] == 1 and run["provenance"]
     lam = {r["config"]["method"]: r["config"] for r in runs}
     # the paper's MNIST λ, each with the normalisation it was tuned on (the released code's)
     assert (lam["tap"]["lam"], lam["tap"]["tap_norm"], lam["tap"]["tap_pooling"]) == (
         1e-3, "l2sq", "cumulative")
     assert (lam["rrr"]["lam"], lam["rrr"]["rrr_scale"]) == (1e-3, "released")
     assert (lam["rbr"]["lam"], lam["rbr"]["rbr_variant"]) == (1e4, "released")
-    # 10% of the 400 generated digits are the validation split
-    assert all(r["provenance"] for r in runs)
+    # 10% of the 400 generated digits (4 of each digit's 40) are the validation split, apart
+    # from the 360 the runs train on
+    _, splits = experiment_data(TrainConfig.from_dict(lam["tap"]))
+    assert len(splits["val"].y) == 40 and len(splits["train"].y) == 360
+    assert np.bincount(splits["val"].y.numpy(), minlength=10).tolist() == [4] * 10
+
+
+def test_paper_profile_mnist_chapter_runs_end_to_end(tmp_path):
+    folder = _mnist_folder(tmp_path / "mnist")
+    results = tmp_path / "results"
+    _execute("mnist", tmp_path, {"profile": "paper", "source": f"mnist:{folder}", "epochs": "1",
+                                 "seeds": "[0]", "results": results, "device": "cpu"})
+    _check_paper_mnist_runs(_runs(results), folder)
     assert (results / "paper" / "tables").is_dir()
+
+
+def test_a_diverged_paper_mnist_run_fails_the_check(tmp_path):
+    """The records the chapter writes for the paper profile's five cases on generated digits,
+    made here without training; the check passes them, and fails them when one run diverged."""
+    folder = _mnist_folder(tmp_path / "mnist")
+    s = protocols.mnist("paper", source=f"mnist:{folder}", epochs=1, seeds=[0])
+    configs = plans.mnist_configs(s, ["base", "none", "rrr", "rbr", "tap"],
+                                  {"rrr": 1e-3, "rbr": 1e4, "tap": 1e-3})
+    runs = [{"config": c.to_dict(), "status": "ok", "epochs_done": 1, "provenance": {"cpu": "x"}}
+            for c in configs]
+    _check_paper_mnist_runs(runs, folder)
+    runs[3] = {**runs[3], "status": "dnc"}
+    with pytest.raises(AssertionError, match="rbr did not converge"):
+        _check_paper_mnist_runs(runs, folder)
 
 
 def _pneu_folder(root: Path, per_class: int = 10, test: int = 4) -> Path:

@@ -29,7 +29,7 @@ import pandas as pd
 
 from . import openings, report
 from ..experiments import protocols
-from ..experiments.params import PARAMETERS, parse_params
+from .params import PARAMETERS, parse_params
 
 PROTOCOLS = ("mnist", "medical", None)
 MEDICAL_KEYS = ("seeds", "epochs", "batch_size", "image_size", "source", "stripe_models")

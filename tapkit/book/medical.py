@@ -1,8 +1,8 @@
 """The medical chapters (PNEU, KNEE, or their digits stand-in): how their results are tabulated
 and drawn. Their run lists (which runs, with which λ) are built in
-:mod:`tapkit.experiments.medical_plans`, trained and loaded by
-:mod:`tapkit.experiments.medical_runs`; those names are re-exported here, the chapters' one
-module to import.
+:mod:`tapkit.experiments.medical_plans`, trained by :mod:`tapkit.experiments.medical_runs` and
+loaded by :mod:`tapkit.experiments.medical_maps`; those names are re-exported here, the
+chapters' one module to import.
 """
 
 from __future__ import annotations
@@ -13,13 +13,14 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from ..data import MIN_TAG_PX
+from ..experiments.executors import set_threads  # noqa: F401
+from ..experiments.medical_maps import overlap_frame, overlap_layers, trained  # noqa: F401
 from ..experiments.medical_plans import (ARCHITECTURES, CASES, DATASETS,  # noqa: F401
                                          EXTRA_ARCHITECTURES, EXTRA_LAMBDAS, LAMBDA_SETTINGS, Run,
-                                         case_config, has_batchnorm, medical_runs, paper_lambdas,
-                                         per_experiment, run_settings)
-from ..experiments.medical_runs import (chapter_settings, left_out, overlap_frame,  # noqa: F401
-                                        overlap_layers, run_frame, search_and_choose,
-                                        search_frame, set_threads, trained, untrained)
+                                         case_config, chapter_settings, has_batchnorm, left_out,
+                                         medical_runs, paper_lambdas, per_experiment,
+                                         run_settings, untrained)
+from ..experiments.medical_runs import run_frame, search_and_choose, search_frame  # noqa: F401
 from ..experiments.protocols import MedicalProtocol, results_root
 from . import report
 from .medical_notes import (ARCH_LABELS, CASE_LABELS, budget_note, constant_score,  # noqa: F401

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol, Sequence
 
 import pandas as pd
+import torch
 from tqdm import tqdm
 
 from ..allocator import reusing_cpu_allocator
@@ -48,10 +49,16 @@ class LocalExecutor:
 
 
 def _worker_init(threads: int) -> None:
-    import torch
-
     torch.set_num_threads(threads)
     reusing_cpu_allocator()
+
+
+def set_threads(s: Any) -> int:
+    """Apply the protocol's CPU thread count (``threads``; None leaves PyTorch's default) and
+    return the count in use. The provenance label records it."""
+    if s.threads:
+        torch.set_num_threads(int(s.threads))
+    return torch.get_num_threads()
 
 
 class ProcessExecutor:

@@ -26,7 +26,7 @@ import torch
 
 from ..models import build_model
 from ..config import TrainConfig
-from .protocols import MedicalProtocol
+from .protocols import MedicalProtocol, medical
 
 ARCHITECTURES = ("vgg16", "resnet18", "densenet121")
 EXTRA_ARCHITECTURES = ("efficientnet_b0", "mobilenet_v2")
@@ -50,14 +50,20 @@ def paper_lambdas(experiment: str, model: str, artifact: str = "tag") -> dict[st
     return paper_table(LAMBDA_SETTINGS[artifact], experiment, model)
 
 
+def paper_lambda_table() -> pd.DataFrame:
+    """The paper's four λ tables, one row per printed λ (package data of this layer,
+    ``tapkit/experiments/paper_values/lambdas.csv``; its README says where each row was read)."""
+    with (resources.files(__package__) / "paper_values" / "lambdas.csv").open() as fh:
+        return pd.read_csv(fh)
+
+
 def paper_table(setting: str, experiment: str, model: str) -> dict[str, float]:
-    """λ per method of one of the paper's hyperparameter tables (package data
-    ``tapkit/book/paper_values/lambdas.csv``): ``setting`` "ground_truth", "stripe_ground_truth",
-    "teacher" (teacher annotations) or "kd" (the distillation comparison)."""
+    """λ per method of one of the paper's hyperparameter tables (:func:`paper_lambda_table`):
+    ``setting`` "ground_truth", "stripe_ground_truth", "teacher" (teacher annotations) or "kd"
+    (the distillation comparison)."""
     if experiment not in DATASETS:
         raise ValueError(f"unknown experiment {experiment!r}; expected one of {sorted(DATASETS)}")
-    with (resources.files("tapkit") / "book" / "paper_values" / "lambdas.csv").open() as fh:
-        table = pd.read_csv(fh)  # the paper's tables are data beside the book's code
+    table = paper_lambda_table()
     rows = table[(table.setting == setting) & (table.dataset == DATASETS[experiment])
                  & (table.architecture == model)]
     if rows.empty:
@@ -99,6 +105,24 @@ def why_not_run(p: MedicalProtocol, experiment: str, model: str, case: str) -> s
     by experiment first), or None."""
     table = p.not_run.get(experiment, p.not_run)
     return table.get(model, {}).get(case)
+
+
+def left_out(s: MedicalProtocol, experiment: str, models: Sequence[str],
+             cases: Sequence[str]) -> dict[tuple[str, str], str]:
+    """``{(model, case): why}`` of the cells the protocol does not run (``not_run``)."""
+    found = {(m, c): why_not_run(s, experiment, m, c) for m in models for c in cases}
+    return {k: why for k, why in found.items() if why}
+
+
+def untrained(s: MedicalProtocol) -> list[str]:
+    """Architectures the profile does not train (``epochs`` 0 in ``model_overrides``)."""
+    return [m for m, o in s.model_overrides.items() if o.get("epochs") == 0]
+
+
+def chapter_settings(profile: str, **overrides: Any) -> MedicalProtocol:
+    """The profile's medical protocol with the notebook's non-``None`` parameters
+    (:func:`tapkit.experiments.protocols.medical`)."""
+    return medical(profile, **overrides)
 
 
 def case_config(p: MedicalProtocol, experiment: str, model: str, case: str, lam: float | None,

@@ -49,11 +49,6 @@ class Student:
     cfg: TrainConfig
 
 
-def on_seeds(p: MedicalProtocol, t: MedicalTeachersProtocol, seeds: Any = None) -> MedicalProtocol:
-    """The medical protocol on Setting 2's seeds, unless a notebook gives its own ``seeds``."""
-    return p if seeds is not None else p.with_overrides(seeds=t.seeds)
-
-
 def teacher_config(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str,
                    fraction: float, seed: int) -> TrainConfig:
     """The teacher of ``seed``: ``t.teacher_model`` with its Setting-1 settings, no XS, on the

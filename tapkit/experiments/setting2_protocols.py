@@ -6,13 +6,26 @@ Setting-1 protocol that trains its runs: :class:`TeachersProtocol` beside
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from .protocol_base import _Protocol
 
+P = TypeVar("P", bound=_Protocol)
+
+
+class _Setting2(_Protocol):
+    """Shared by the Setting-2 protocols: the Setting-1 protocol that trains their runs, moved
+    onto their ``seeds`` (the teachers' seeds)."""
+
+    seeds: tuple[int, ...]
+
+    def on_seeds(self, s: P, seeds: Any = None) -> P:
+        """``s`` on these ``seeds``, unless a notebook gives its own ``seeds``."""
+        return s if seeds is not None else s.with_overrides(seeds=self.seeds)
+
 
 @dataclass(frozen=True)
-class TeachersProtocol(_Protocol):
+class TeachersProtocol(_Setting2):
     """Setting 2 (teacher annotations) and the distillation comparison: teachers hold out
     ``fractions`` of the training split; students train at ``train_taus``; RRR/RBR with teacher
     masks (``xs_methods`` beyond TAP) and KD/AT/JT (``kd_fractions``) cost the most, so the quick
@@ -24,13 +37,9 @@ class TeachersProtocol(_Protocol):
     xs_methods: tuple[str, ...]
     kd_fractions: tuple[float, ...]
 
-    def on_seeds(self, s: _Protocol, seeds: Any = None) -> _Protocol:
-        """``s`` on these ``seeds``, unless a notebook gives its own ``seeds``."""
-        return s if seeds is not None else s.with_overrides(seeds=self.seeds)
-
 
 @dataclass(frozen=True)
-class MedicalTeachersProtocol(_Protocol):
+class MedicalTeachersProtocol(_Setting2):
     """Setting 2 and the distillation comparison on PNEU/KNEE (or the stand-in), beside a
     :class:`MedicalProtocol` that trains every run. Teachers (``teacher_model``, the paper's
     ResNet-18) learn from the clean ``fractions`` of the training split for ``teacher_epochs``

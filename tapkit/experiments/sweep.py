@@ -96,7 +96,7 @@ def _medical_teachers(profile: str, root: Path, run: Runner, **overrides: Any) -
     students with teacher and random masks and Setting 1's references, as the notebook asks."""
     p = protocols.medical(profile, **overrides)
     t = protocols.medical_teachers(profile)
-    p = mtp.on_seeds(p, t, overrides.get("seeds"))
+    p = t.on_seeds(p, overrides.get("seeds"))
     out = []
     for e in medical_plans.DATASETS:
         teacher_cfgs = [cfg for *_, cfg in mtp.teacher_configs(p, t, e)]
@@ -109,7 +109,7 @@ def _medical_teachers(profile: str, root: Path, run: Runner, **overrides: Any) -
 def _medical_distillation(profile: str, root: Path, run: Runner, **overrides: Any) -> list[TrainConfig]:
     p = protocols.medical(profile, **overrides)
     t = protocols.medical_teachers(profile)
-    p = mtp.on_seeds(p, t, overrides.get("seeds"))
+    p = t.on_seeds(p, overrides.get("seeds"))
     return [st.cfg for e in medical_plans.DATASETS
             for st in mtp.distillation_students(p, t, e, root)]
 

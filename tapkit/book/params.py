@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Callable, MutableMapping
 
-from .protocols import PROFILES
+from ..experiments.protocols import PROFILES
 
 
 class ParameterError(ValueError):
