@@ -11,17 +11,17 @@ those on PNEU, KNEE and their stand-in. A chapter shows its opening with
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Mapping
 
 import pandas as pd
 
-from .claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, REPRODUCED, Claim, cost_claim, \
-    decoy_claim, matches_claim, removes_claim, speed_claim, teacher_claim
+from ..metrics import tag_reliance, task_metric
+from .claims import NOT_RUN, VERDICTS, cost_claim, decoy_claim, matches_claim, \
+    removes_claim, speed_claim, teacher_claim, verdicts
 from .openings_medical import extra_found, medical_found, medical_kd_found, \
     medical_teachers_found, overlap_found, visual_found  # noqa: F401  (the chapters' functions)
+from .thresholds import MNIST_GAP, clearly_less
 
-# every verdict a claim can get, in the order an opening names them
-VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_RUN)
 LABELS = {"base": "Base", "none": "No XS", "rrr": "RRR", "rbr": "RBR", "tap": "TAP", "kd": "KD",
           "at": "AT", "jt": "JT", "teacher_10": "the 10% teacher", "teacher_1": "the 1% teacher",
           "ground_truth": "ground truth", "random": "random masks"}
@@ -89,31 +89,6 @@ def paragraph(chapter: str, profile: str, found: str, standin: bool | None = Non
     return f"**The paper:** {CLAIMS[chapter]} **This build** ({where}): {found[:1].upper()}{found[1:]}"
 
 
-def verdicts(claims: Iterable[Claim]) -> str:
-    """One sentence: the reproduction report's verdicts on ``claims``, those not judged with why
-    (one seed, the stand-in, a chapter that did not run)."""
-    claims = list(claims)
-    by = {v: [c for c in claims if c.verdict == v] for v in VERDICTS}
-    parts = [f"*{v}* for {_names(cs)}" for v, cs in by.items() if cs and v != NOT_RUN]
-    if by[NOT_RUN]:
-        why = sorted({_why(c) for c in by[NOT_RUN]})
-        parts.append(f"*{NOT_RUN}* for {_names(by[NOT_RUN])} ({'; '.join(why)})"
-                     if parts else f"not judged here ({'; '.join(why)})")
-    return "The reproduction report's verdict: " + "; ".join(parts) + "."
-
-
-def _names(claims: list[Claim]) -> str:
-    return "all of them" if len(claims) > 2 else " and ".join(f"“{c.claim}”" for c in claims)
-
-
-def _why(claim: Claim) -> str:
-    if "stand-in" in claim.data or "stand-in" in claim.evidence:
-        return "the stand-in is not the paper's data"
-    if claim.seeds.startswith(("1 seed", "0 seed")) or "1 seed" in claim.evidence:
-        return "one seed"
-    return claim.evidence
-
-
 def _and(items: list[str]) -> str:
     """``a, b and c``."""
     return ", ".join(items[:-1]) + (" and " if len(items) > 1 else "") + (items[-1] if items else "")
@@ -138,7 +113,7 @@ def method_found(theorem: pd.DataFrame, coverage: float) -> str:
     parts = ", ".join(f"{LABELS.get(c, c)} {v:.1%}" for c, v in share.items())
     if "tap" not in share or "none" not in share:
         return f"the share of the input gradient inside the mask is {parts}."
-    lower = share["tap"] < share["none"] - 0.01
+    lower = clearly_less(share["tap"], share["none"], MNIST_GAP)
     return (f"the mask covers {coverage:.1%} of the pixels, and the share of the input gradient "
             f"inside it is {parts}: TAP, which never computes an input gradient, "
             + ("lowers it below No XS's, as Theorem 1 predicts." if lower else
@@ -223,14 +198,14 @@ def distillation_found(summary: pd.DataFrame) -> str:
     (``summary``: teacher, case, split, mean), and which lose clearly less than No XS."""
     wide = summary.pivot_table(index=["teacher", "case"], columns="split", values="mean",
                                sort=False)
-    loss = wide["contaminated"] - wide["permuted"]
+    loss = tag_reliance(wide["contaminated"], wide["permuted"], task_metric("mnist"))
     ref = loss.get(("no teacher", "none"))
     rows = [(f"{LABELS.get(c, c)} ({LABELS.get(t, t).removeprefix('the ')})", d)
             for (t, c), d in loss.items() if c != "none"]
-    better = [name for name, d in rows if ref is not None and d < ref - 0.01]
+    better = [name for name, d in rows if ref is not None and clearly_less(d, ref, MNIST_GAP)]
     head = f"No XS loses {ref:.3f} accuracy when the decoys are permuted; " if ref is not None else ""
     text = (head + ", ".join(f"{n} {d:.3f}" for n, d in rows) + ". Clearly less than No XS "
-            "(by more than 0.01): " + (", ".join(better) if better else "none") + ".")
+            f"(by more than {MNIST_GAP:g}): " + (", ".join(better) if better else "none") + ".")
     return text[0].upper() + text[1:]
 
 
@@ -262,8 +237,8 @@ def normalisation_found(table: pd.DataFrame) -> str:
         parts.append(f"{LABELS.get(method, method)} at λ = {lam:g} "
                      f"({wide.loc[lam, 'equations']:.3f} with the equations, "
                      f"{wide.loc[lam, 'released']:.3f} with the released form, {diff[lam]:+.3f})")
-    verdict = ("the same λ does not give the same model" if gaps and max(gaps) > 0.01 else
-               "at these λ the two forms train alike (within 0.01)")
+    verdict = ("the same λ does not give the same model" if gaps and max(gaps) > MNIST_GAP else
+               f"at these λ the two forms train alike (within {MNIST_GAP:g})")
     return ("the largest change of the permuted-decoy accuracy between the two forms at equal λ: "
             + "; ".join(parts) + f". So {verdict}.")
 
