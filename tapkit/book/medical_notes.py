@@ -14,6 +14,7 @@ import pandas as pd
 from ..experiments.medical_plans import per_experiment
 from ..experiments.protocols import MedicalProtocol
 from ..metrics import task_metric
+from .thresholds import NEAR_CHANCE
 
 ARCH_LABELS = {"vgg16": "VGG-16", "resnet18": "ResNet-18", "densenet121": "DenseNet-121",
                "efficientnet_b0": "EfficientNet-B0", "mobilenet_v2": "MobileNet-v2"}
@@ -108,7 +109,7 @@ def constant_score(experiment: str) -> float:
 
 def search_findings(search: pd.DataFrame, choice: pd.DataFrame, experiment: str) -> str:
     """What the search chose, and whether the choice is a near-chance model: a validation loss
-    within 5% of ln(classes) (what a constant prediction scores), or a clean-test score no better
+    within :data:`.thresholds.NEAR_CHANCE` (5%) of ln(classes) (what a constant prediction scores), or a clean-test score no better
     than the best constant prediction's (:func:`constant_score`; read after the choice, never
     used for it). The paper's criterion prefers such models when every λ that keeps a network
     off the tag also keeps it from learning (or, with BatchNorm on running statistics, collapses
@@ -122,9 +123,9 @@ def search_findings(search: pd.DataFrame, choice: pd.DataFrame, experiment: str)
                      & (search.lam == r.lam)].iloc[0]
         name = f"{ARCH_LABELS.get(r.model, r.model)} {CASE_LABELS.get(r.method, r.method)}"
         why = []
-        if abs(row.val_loss - chance) < 0.05 * chance:
-            why.append(f"its validation loss is within 5% of ln {CLASSES[experiment]} = "
-                       f"{chance:.3f}, what a constant prediction scores (last training loss "
+        if abs(row.val_loss - chance) < NEAR_CHANCE * chance:
+            why.append(f"its validation loss is within {NEAR_CHANCE:.0%} of ln "
+                       f"{CLASSES[experiment]} = {chance:.3f}, what a constant prediction scores (last training loss "
                        f"{row.task_loss_last:.3f})")
         if (row.clean <= const) if metric.higher_is_better else (row.clean >= const):
             why.append(f"its clean {metric.name.upper()} ({row.clean:.3f}) is no better than a "

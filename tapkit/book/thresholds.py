@@ -25,6 +25,10 @@ LEARNED = 0.1
 """A model "learned the tag" when its reliance exceeds this (10 points of the metric); between
 :data:`MARGIN` and this it "barely used" it, and below MARGIN it "did not learn" it."""
 
+NEAR_CHANCE = 0.05
+"""A λ search's choice is a near-chance model when its validation loss is within this share of
+ln(classes), what a constant prediction scores."""
+
 MNIST_GAP = 0.01
 """One point, for the MNIST chapters' openings: a student clearly less reliant on the decoy than
 No XS, a share of the input gradient clearly lower, two loss normalisations that train apart."""
