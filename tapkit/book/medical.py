@@ -22,11 +22,11 @@ from ..experiments.medical_runs import (chapter_settings, left_out, overlap_fram
 from ..experiments.protocols import MedicalProtocol
 from ..metrics import TaskMetric, tag_reliance, task_metric  # noqa: F401  (the chapters' metric)
 from . import report
-from .origin import DataOrigin
-from .thresholds import tag_use
 from .medical_notes import (ARCH_LABELS, CASE_LABELS, budget_note, constant_score,  # noqa: F401
                             left_out_note, mark_left_out, override_note, search_findings, search_table,
                             standin_caveat)
+from .origin import DataOrigin
+from .thresholds import tag_use
 
 
 # ----------------------------------------------------------------------------- data and notes

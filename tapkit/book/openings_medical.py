@@ -18,6 +18,7 @@ from .claims import verdicts
 from .medical_claims import annotation_claim, deep_claim, medical_teacher_claim
 from .medical_notes import ARCH_LABELS
 from .origin import DataOrigin
+
 NAMES = {"none": "No XS", "rrr": "RRR", "rbr": "RBR", "tap": "TAP", "base": "Base",
          "kd": "KD", "at": "AT", "jt": "JT", "teacher_10": "10% teacher",
          "teacher_1": "1% teacher", "random": "random masks", "ground_truth": "ground truth"}
