@@ -61,8 +61,9 @@ for experiment in datasets:
     summaries[experiment] = (summary, label)
     on = medical.data_name(s, experiment)
     report.write_table(summary, root, f"extra_{experiment}", {"label": label,
-                                                              "settings": s.as_dict(), "data": on})
-    metric = medical.METRICS[experiment]
+                                                              "settings": s.as_dict(), "data": on,
+                                                              "origin": medical.origin(s).value})
+    metric = medical.task_metric(experiment).name
     chapter.medical_figure(ch, summary, experiment, models, methods,
                            f"{medical.DATASETS[experiment]}, extra architectures — {on}\n{label}",
                            f"extra_{experiment}")

@@ -94,6 +94,7 @@ label = report.provenance_label(runs, profile)
 summary = report.summarise(runs, ["experiment", "model", "teacher", "case"])
 report.write_table(summary, root, "medical_kd",
                    {"label": label, "settings": s.as_dict(), "teachers": t.as_dict(), "data": on,
+                    "origin": medical.origin(s).value,
                     "lambdas": {f"{e} {m}": v for (e, m), v in lams.items()}, **extra});
 
 # %% tags=["hide-input"]

@@ -104,7 +104,8 @@ frame = medical.run_frame(runs, root, device)
 frame["trained as"] = [r.cfg.model for r in runs]
 label = report.provenance_label(frame, profile)
 summary = medical.summarise(frame)
-report.write_table(summary, root, f"{experiment}_gt", {"label": label, "settings": s.as_dict(), "data": on})
+report.write_table(summary, root, f"{experiment}_gt", {"label": label, "settings": s.as_dict(), "data": on,
+                                                       "origin": medical.origin(s).value})
 left = medical.left_out(s, experiment, models, methods)
 display(Markdown(f"*Results on the {on}: {label}*"))
 if medical.is_standin(s):
@@ -118,8 +119,7 @@ if len(search):
                      f"chosen λ (✓) has the lowest validation loss, the paper's criterion. "
                      f"{TEXT['metric']} on the three test splits is shown for reading the choice "
                      "only; it plays no part in it. What was chosen:"))
-    display(Markdown(medical.search_findings(search, choice, experiment,
-                                             medical.METRICS[experiment])))
+    display(Markdown(medical.search_findings(search, choice, experiment)))
     display(Markdown(f"*λ search — {on}; {label}*"))
     display(medical.search_table(search, choice))
 else:
@@ -145,7 +145,8 @@ chapter.medical_figure(ch, summary, experiment, models, methods,
 
 # %% tags=["hide-input"]
 both = medical.beside_paper(summary, experiment, "tag")
-report.write_comparison(both, root, f"{experiment}_gt", f"{label} · {on}", ["model", "case"])
+report.write_comparison(both, root, f"{experiment}_gt", f"{label} · {on}", ["model", "case"],
+                        medical.origin(s))
 display(Markdown(f"*{TEXT['metric']}, mean (std) over seeds — ours on the {on}; {label}*"))
 display(medical.wide_table(both, models, methods, left))
 
@@ -175,13 +176,14 @@ if stripe_models:
     stripe_label = report.provenance_label(stripe, profile)
     stripe_summary = medical.summarise(stripe)
     report.write_table(stripe_summary, root, f"{experiment}_stripe",
-                       {"label": stripe_label, "settings": s.as_dict(), "data": on})
+                       {"label": stripe_label, "settings": s.as_dict(), "data": on,
+                        "origin": medical.origin(s).value})
     chapter.medical_figure(ch, stripe_summary, experiment, stripe_models, methods,
                            f"{NAME} with stripes, ground-truth masks — {on}\n{stripe_label}",
                            f"{experiment}_stripe")
     stripe_both = medical.beside_paper(stripe_summary, experiment, "stripe")
     report.write_comparison(stripe_both, root, f"{experiment}_stripe", f"{stripe_label} · {on}",
-                            ["model", "case"])
+                            ["model", "case"], medical.origin(s))
     display(Markdown(f"*{TEXT['metric']} with stripes, mean (std) — ours on the {on}; "
                      f"{stripe_label}*"))
     display(medical.wide_table(stripe_both, stripe_models, methods))
@@ -203,5 +205,5 @@ chapter.show_committed(
     f"run `make book PROFILE=paper` on a GPU with the {NAME} folder as `source` and commit "
     "`results/paper/`.",
     shape=lambda t: t.pivot_table(index=["model", "case"], columns="split", values="mean"));
-ch.opening(openings.medical_found(summary, experiment, on, medical.untrained(s)))
+ch.opening(openings.medical_found(summary, experiment, on, medical.origin(s), medical.untrained(s)))
 ch.finish();

@@ -124,6 +124,7 @@ truth = {e: next(d.mask.mean().item() for (e2, *_), (_, d) in sal.items() if e2 
 report.write_table(quality.assign(tag_coverage=quality.experiment.map(truth)), root,
                    "medical_annotation_quality", {"label": label, "taus": list(t.quality_taus),
                                                    "threshold": threshold, "data": on,
+                                                   "origin": medical.origin(s).value,
                                                    "settings": s.as_dict()});
 fig = s2.plot_overlap(quality, truth, f"Annotation precision and recall, {threshold} rule — "
                       f"{'; '.join(on.values())}\n{label}")
@@ -152,6 +153,7 @@ label = report.provenance_label(runs, profile)
 summary = report.summarise(runs, ["experiment", "model", "method", "case", "tau"])
 report.write_table(summary, root, "medical_teacher",
                    {"label": label, "settings": s.as_dict(), "teachers": t.as_dict(), "data": on,
+                    "origin": medical.origin(s).value,
                     "coverage": {e: {f"{k:g}": v for k, v in c.items()} for e, c in coverage.items()},
                     "lambdas": {f"{e} {m}": v for (e, m), v in lams.items()}})
 display(Markdown("Random masks' coverage per τ: " + "; ".join(
@@ -211,5 +213,5 @@ chapter.show_committed(
     "commit `results/paper/`.");
 ch.opening(openings.medical_teachers_found(
     quality.assign(tag_coverage=quality.experiment.map(truth)), summary,
-    {"data": on, "settings": s.as_dict()}))
+    {"data": on, "origin": medical.origin(s).value, "settings": s.as_dict()}))
 ch.finish(seeds=s.seeds);

@@ -32,9 +32,10 @@ results = None       # None: <repository>/results
 import pandas as pd
 from IPython.display import HTML, Markdown, display
 
-from tapkit.book import chapter, claim_table, openings, report
+from tapkit.book import chapter, claim_table, openings, report, thresholds
 from tapkit.experiments import plans, protocols
 from tapkit.experiments.executors import run_many
+from tapkit.metrics import tag_reliance, task_metric
 
 ch = chapter.open_chapter(globals(), "report", "mnist", show=True)
 s, root = ch.settings, ch.root
@@ -134,7 +135,8 @@ display(Markdown(f"*{label}*"))
 display(table.style.format({"contaminated": "{:.3f}", "permuted": "{:.3f}", "clean": "{:.3f}",
                             "Δ-accuracy": "{:+.3f}"}))
 adam, sgd = (table.set_index("variant").loc[v] for v in ablation)
-learned = {name: r["Δ-accuracy"] < -0.1 for name, r in (("Adam", adam), ("SGD", sgd))}
+learned = {name: tag_reliance(r.contaminated, r.permuted, task_metric("mnist")) > thresholds.LEARNED
+           for name, r in (("Adam", adam), ("SGD", sgd))}
 verdict = ", ".join(f"with {k} it {'learned' if v else 'did not learn'} the decoy"
                     for k, v in learned.items())
 display(Markdown(
@@ -142,7 +144,7 @@ display(Markdown(
     f"and changes by {adam['Δ-accuracy']:+.3f} when the decoy is permuted; with SGD "
     f"{sgd.contaminated:.3f} and {sgd['Δ-accuracy']:+.3f}. "
     + verdict[0].upper() + verdict[1:]
-    + " (learned: accuracy falls by more than 0.1 when it is permuted)."))
+    + f" (learned: accuracy falls by more than {thresholds.LEARNED:g} when it is permuted)."))
 
 # %% tags=["hide-input"]
 ch.opening(openings.report_found(claim_table.claims_table(root)))

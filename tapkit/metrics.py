@@ -3,13 +3,15 @@ top-quartile overlap of the appendix's quantitative comparison."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TypeVar
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .data import Split
-
-HIGHER_IS_BETTER = {"accuracy": True, "f1": True, "mae": False}
+from .sources import FOLDER_DATASETS
 
 
 def accuracy(pred: Tensor, y: Tensor) -> float:
@@ -29,7 +31,35 @@ def mae(pred: Tensor, y: Tensor) -> float:
     return (pred - y).abs().float().mean().item()
 
 
-METRICS = {"accuracy": accuracy, "f1": f1, "mae": mae}
+METRICS = {"accuracy": accuracy, "f1": f1, "mae": mae}   # the scorers, by metric name
+
+
+@dataclass(frozen=True)
+class TaskMetric:
+    """A task's metric as the paper's Evaluation Metrics section names it: ``name`` is the key of
+    :data:`METRICS` and of a run record's ``metric`` (``"f1"``), ``label`` how the paper writes it
+    (``"F-score"``), ``higher_is_better`` its direction (MAE: lower is better)."""
+
+    name: str
+    label: str
+    higher_is_better: bool
+
+
+TASK_METRICS = {m.name: m for m in (TaskMetric("accuracy", "accuracy", True),
+                                    TaskMetric("f1", "F-score", True),
+                                    TaskMetric("mae", "MAE", False))}
+# each experiment's metric: MNIST's accuracy, and PNEU's and KNEE's as their datasets declare them
+EXPERIMENT_METRICS = {"mnist": TASK_METRICS["accuracy"],
+                      **{name: TASK_METRICS[ds.metric] for name, ds in FOLDER_DATASETS.items()}}
+
+
+def task_metric(experiment: str) -> TaskMetric:
+    """The metric of ``experiment`` (``"mnist"``, ``"pneu"`` or ``"knee"``)."""
+    if experiment not in EXPERIMENT_METRICS:
+        raise ValueError(f"no metric for experiment {experiment!r}; expected one of "
+                         f"{sorted(EXPERIMENT_METRICS)} (add it to "
+                         "tapkit.metrics.EXPERIMENT_METRICS)")
+    return EXPERIMENT_METRICS[experiment]
 
 
 @torch.no_grad()
@@ -47,9 +77,23 @@ def score(model: nn.Module, split: Split, metric: str, device: str = "cpu") -> f
     return METRICS[metric](predict(model, split, device=device), split.y)
 
 
-def delta(contaminated: float, permuted: float) -> float:
+Value = TypeVar("Value")  # a float, or a pandas Series / numpy array of them
+
+
+def delta(contaminated: Value, permuted: Value) -> Value:
     """Delta-metric: change of the metric from SC(X*,y)_test to SC(X*,permute(y))_test."""
     return permuted - contaminated
+
+
+def tag_reliance(contaminated: Value, permuted: Value, metric: TaskMetric) -> Value:
+    """How much a model relies on the spurious signal: what its metric *worsens* by when the
+    signal is permuted (SC(X*,y)_test to SC(X*,permute(y))_test, the paper's Evaluation Metrics
+    section). It is the paper's Δ-metric (:func:`delta`, permuted − contaminated) signed by the
+    metric's direction, so that positive always means the model relies on the signal and 0 that
+    it ignores it: contaminated − permuted for accuracy and F-score (higher is better),
+    permuted − contaminated for MAE (lower is better). Works elementwise on Series and arrays."""
+    sign = 1.0 if metric.higher_is_better else -1.0
+    return sign * (contaminated - permuted)
 
 
 def top_quartile(maps: Tensor) -> Tensor:

@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from tapkit.book import claim_table, claims, medical_claims
+from tapkit.book.origin import DataOrigin
 from tapkit.book.report import write_table
 
 
@@ -99,21 +100,44 @@ def summary(model_deltas: dict[str, float], n: int, std: float = 0.01) -> pd.Dat
 
 
 def test_deep_claim_is_not_judged_on_the_stand_in_but_shows_its_numbers():
-    c = medical_claims.deep_claim({"pneu": summary({"none": -0.6, "tap": -0.1}, 1)},
-                          {"pneu": "stand-in built from embedded MNIST digits, not PNEU"})
-    assert c.verdict == claims.NOT_RUN
-    assert "PNEU resnet18: No XS -0.600, TAP -0.100" in c.evidence and "stand-in" in c.evidence
+    # the data's name says nothing here: the typed origin decides
+    c = medical_claims.deep_claim({"pneu": summary({"none": -0.6, "tap": -0.1}, 5)},
+                                  {"pneu": "PNEU-like digits"}, {"pneu": DataOrigin.STANDIN})
+    assert c.verdict == claims.NOT_RUN and c.standin
+    # reliance on the tag: F-score lost when it is swapped, 0.9 - 0.3 = +0.600
+    assert "PNEU resnet18: No XS +0.600, TAP +0.100" in c.evidence and "stand-in" in c.evidence
+    unknown = medical_claims.deep_claim({"pneu": summary({"none": -0.6, "tap": 0.0}, 5)},
+                                        {"pneu": "PNEU (/data)"}, {"pneu": None})
+    assert unknown.verdict == claims.NOT_RUN and "does not record" in unknown.evidence
 
 
 def test_deep_claim_on_real_data_with_seeds():
-    real = {"pneu": "PNEU (/data)"}
-    good = medical_claims.deep_claim({"pneu": summary({"none": -0.5, "rrr": -0.3, "tap": 0.0}, 5)}, real)
-    assert good.verdict == claims.REPRODUCED
-    bad = medical_claims.deep_claim({"pneu": summary({"none": -0.5, "rrr": 0.0, "tap": -0.3}, 5)}, real)
+    real, paper = {"pneu": "PNEU (/data)"}, {"pneu": DataOrigin.PAPER}
+    # reliance std √(2 · 0.01²) = 0.01414 over 5 seeds: t_{0.975,4} = 2.776, half-width 0.0176;
+    # TAP 0.0 ± 0.0176 reaches below 0.02 (keeps off), RRR 0.3 - 0.0176 > 0.02 (relies)
+    good = medical_claims.deep_claim({"pneu": summary({"none": -0.5, "rrr": -0.3, "tap": 0.0}, 5)},
+                                     real, paper)
+    assert good.verdict == claims.REPRODUCED and not good.standin
+    bad = medical_claims.deep_claim({"pneu": summary({"none": -0.5, "rrr": 0.0, "tap": -0.3}, 5)},
+                                    real, paper)
     assert bad.verdict == claims.NOT_REPRODUCED
-    # KNEE's MAE: a rise when permuted is the worse direction
+    # KNEE's MAE: a rise when permuted is the worse direction, a reliance of +0.300
     knee = summary({"rrr": +0.3, "tap": 0.0}, 5)
-    assert medical_claims.deep_claim({"knee": knee}, {"knee": "KNEE (/data)"}).verdict == claims.REPRODUCED
+    c = medical_claims.deep_claim({"knee": knee}, {"knee": "KNEE (/data)"},
+                                  {"knee": DataOrigin.PAPER})
+    assert c.verdict == claims.REPRODUCED and "KNEE resnet18: RRR +0.300, TAP " in c.evidence
+    # the same rise on PNEU's F-score is the better direction: RRR does not rely on the tag
+    assert medical_claims.deep_claim({"pneu": knee}, real, paper).verdict == claims.NOT_REPRODUCED
+
+
+def test_deep_claim_tap_needs_its_interval_to_reach_below_the_margin():
+    real, paper = {"pneu": "PNEU (/data)"}, {"pneu": DataOrigin.PAPER}
+    # TAP's reliance 0.04 ± 0.0176: lo 0.0224 > 0.02, TAP relies on the tag too
+    c = medical_claims.deep_claim({"pneu": summary({"rrr": -0.3, "tap": -0.04}, 5)}, real, paper)
+    assert c.verdict == claims.NOT_REPRODUCED
+    # 0.035 ± 0.0176: lo 0.0174 < 0.02, it may be within the margin of 0
+    c = medical_claims.deep_claim({"pneu": summary({"rrr": -0.3, "tap": -0.035}, 5)}, real, paper)
+    assert c.verdict == claims.REPRODUCED
 
 
 def test_claims_table_lists_every_claim_even_when_chapters_did_not_run(tmp_path):
@@ -152,13 +176,15 @@ def test_only_tables_on_the_papers_data_go_to_the_comparison_appendix(tmp_path):
 
     row = {"table": "t", "row": "none", "split": "clean", "ours": 0.9, "paper": 0.95,
            "difference": -0.05}
-    write_table(pd.DataFrame([{**row, "produced_by": "profile quick · cpu"}]), tmp_path,
-                "compare_mnist_gt")
-    write_table(pd.DataFrame([{**row, "produced_by": "profile quick · stand-in built from "
-                                                      "embedded MNIST digits, not PNEU"}]),
+    # the typed origin column decides, whatever the label says
+    write_table(pd.DataFrame([{**row, "produced_by": "profile quick · stand-in? no", "origin": "paper"}]),
+                tmp_path, "compare_mnist_gt")
+    write_table(pd.DataFrame([{**row, "produced_by": "profile quick · cpu", "origin": "stand-in"}]),
                 tmp_path, "compare_pneu_gt")
+    write_table(pd.DataFrame([{**row, "produced_by": "profile quick · cpu"}]), tmp_path,
+                "compare_old")  # written before the column existed: not compared
     kept, skipped = paper_data_comparisons(tmp_path)
-    assert list(kept) == ["mnist_gt"] and skipped == ["pneu_gt"]
+    assert list(kept) == ["mnist_gt"] and skipped == ["old", "pneu_gt"]
 
 
 def test_the_html_table_escapes_text_and_colours_the_verdict():
@@ -181,7 +207,8 @@ def test_ours_and_paper_puts_one_split_per_column():
     assert wide.loc["none", "clean"] == "0.800 / —" and wide.loc["tap", "permuted"] == "0.700 / 0.500 (+0.200)"
 
 
-REAL = {"data": {"pneu": "PNEU (/data)", "knee": "KNEE (/data)"}, "settings": {"seeds": [0, 1, 2]}}
+REAL = {"data": {"pneu": "PNEU (/data)", "knee": "KNEE (/data)"}, "origin": "paper",
+        "settings": {"seeds": [0, 1, 2]}}
 
 
 def test_teacher_annotations_beat_random_only_where_every_precision_is_above_the_tag_coverage():
@@ -192,9 +219,13 @@ def test_teacher_annotations_beat_random_only_where_every_precision_is_above_the
     assert c.verdict == claims.REPRODUCED and "lift 1.50–2.50× random" in c.evidence
     worse = quality.assign(precision=[0.05, 0.01, 0.04])  # 0.01 < 0.02: lift 0.5
     assert medical_claims.annotation_claim(worse, REAL).verdict == claims.NOT_REPRODUCED
-    standin = {**REAL, "data": {"pneu": "stand-in built from embedded MNIST digits, not PNEU"}}
+    standin = {**REAL, "origin": "stand-in"}
     c = medical_claims.annotation_claim(quality, standin)
-    assert c.verdict == claims.NOT_RUN and "stand-in" in c.evidence
+    assert c.verdict == claims.NOT_RUN and "stand-in" in c.evidence and c.standin
+    unrecorded = {k: v for k, v in REAL.items() if k != "origin"}
+    assert medical_claims.annotation_claim(quality, unrecorded).verdict == claims.NOT_RUN
+    with pytest.raises(ValueError, match="unknown data origin 'standin'"):
+        medical_claims.annotation_claim(quality, {**REAL, "origin": "standin"})
     one = {**REAL, "settings": {"seeds": [0]}}
     assert medical_claims.annotation_claim(quality, one).verdict == claims.NOT_RUN
 
@@ -217,7 +248,8 @@ def test_medical_teacher_claim_needs_teacher_students_near_zero_and_no_xs_below(
                          ("resnet18", "teacher_1"): (0.95, 0.93, 0.01),  # hi = -0.02 + 0.035 > -0.02
                          ("resnet18", "none"): (1.00, 0.20, 0.01)})
     c = medical_claims.medical_teacher_claim(good, REAL)
-    assert c.verdict == claims.REPRODUCED and "resnet18 teacher 1 -0.020" in c.evidence
+    # reliance on the tag: F-score lost when it is swapped, 0.95 - 0.93 = +0.020
+    assert c.verdict == claims.REPRODUCED and "resnet18 teacher 1 +0.020" in c.evidence
     bad = summary_rows({("resnet18", "teacher_10"): (0.95, 0.80, 0.01),  # hi = -0.115: on the tag
                         ("resnet18", "none"): (1.00, 0.20, 0.01)})
     assert medical_claims.medical_teacher_claim(bad, REAL).verdict == claims.NOT_REPRODUCED

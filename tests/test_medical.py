@@ -322,7 +322,7 @@ def test_search_findings_flag_a_near_chance_choice():
                            "permuted": [0.566, 0.522, 0.676], "clean": [0.783, 0.578, 0.685],
                            "status": ["ok"] * 3})
     choice = plans.choose_lambdas(search, ["model", "method"])
-    text = medical.search_findings(search, choice, "pneu", "f1")
+    text = medical.search_findings(search, choice, "pneu")
     assert "λ = 1 " in text and "near-chance" in text
     assert medical.search_table(search, choice).chosen.tolist() == ["", "", "✓"]
     assert "within 5% of ln 2" in text and "no better than a constant" not in text  # 0.685 > 2/3
@@ -330,7 +330,7 @@ def test_search_findings_flag_a_near_chance_choice():
     knee = pd.DataFrame({"model": ["densenet121"], "method": ["tap"], "lam": [0.1],
                          "val_loss": [1.363], "task_loss_last": [1.222], "contaminated": [1.277],
                          "permuted": [1.343], "clean": [1.283], "status": ["ok"]})
-    text = medical.search_findings(knee, plans.choose_lambdas(knee, ["model", "method"]), "knee", "mae")
+    text = medical.search_findings(knee, plans.choose_lambdas(knee, ["model", "method"]), "knee")
     assert "clean MAE (1.283) is no better than a constant prediction's (1.200)" in text
     assert "ln 5" not in text
     # λ 1e-3 / 1e-2, measured: 1e-2 is chosen and learned the digits (clean F1 0.783)
@@ -338,6 +338,6 @@ def test_search_findings_flag_a_near_chance_choice():
                          "val_loss": [4.627, 1.119], "task_loss_last": [0.04, 0.21],
                          "contaminated": [0.995, 0.922], "permuted": [0.021, 0.566],
                          "clean": [0.710, 0.783], "status": ["ok"] * 2})
-    fine = medical.search_findings(good, plans.choose_lambdas(good, ["model", "method"]), "pneu", "f1")
+    fine = medical.search_findings(good, plans.choose_lambdas(good, ["model", "method"]), "pneu")
     assert "λ = 0.01 " in fine and "near-chance" not in fine
     assert medical.constant_score("knee") == pytest.approx(1.2)  # always grade 2 on grades 0-4

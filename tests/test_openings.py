@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from tapkit.book import chapter, openings, openings_medical, report
+from tapkit.book.origin import DataOrigin
 from tapkit.maps import Maps
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,13 +76,15 @@ def test_medical_opening_signs_knee_mae_so_that_more_is_worse():
     rows = {("resnet18", "none"): (1.0, 1.5), ("resnet18", "tap"): (1.0, 1.1),
             ("vgg16", "none"): (2.0, 2.0)}
     text = openings_medical.medical_found(_summary(rows, ["model", "case"]), "knee",
-                                          "the digits stand-in for KNEE", skip=["vgg16"])
+                                          "the digits stand-in for KNEE", DataOrigin.STANDIN,
+                                          skip=["vgg16"])
     # MAE: permuted - contaminated; VGG-16 untrained is left out of the numbers and named
     assert text.startswith("MAE added when the tags are permuted (more means more use of the "
                            "tag): No XS — ResNet-18 +0.500; TAP — ResNet-18 +0.100.")
     assert "Not trained in this profile: VGG-16." in text and "not judged here (the stand-in" in text
     pneu = openings_medical.medical_found(_summary({("resnet18", "none"): (0.9, 0.3)},
-                                                   ["model", "case"]), "pneu", "PNEU")
+                                                   ["model", "case"]), "pneu", "PNEU",
+                                                   DataOrigin.PAPER)
     assert pneu.startswith("F-score lost when the tags are permuted") and "No XS — ResNet-18 +0.600" in pneu
     assert openings_medical.signed(-0.0001) == "0.000" and openings_medical.signed(-0.1) == "-0.100"
 

@@ -229,7 +229,7 @@ def medical_figure(ch: Chapter, summary: pd.DataFrame, experiment: str, models, 
     from . import medical
 
     untrained = medical.untrained(ch.settings)
-    metric = medical.METRICS[experiment]
+    metric = medical.task_metric(experiment)
     left = medical.left_out(ch.settings, experiment, models, methods)
     fig = medical.plot_results(summary, metric, models, methods, title, untrained)
     report.save_figure(fig, ch.root, name)

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from .claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, REPRODUCED, Claim, cost_claim, \
-    decoy_claim, matches_claim, removes_claim, speed_claim, teacher_claim
+from .claims import COLUMNS, INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, REPRODUCED, SPEED_CLAIM, \
+    Claim, cost_claim, decoy_claim, matches_claim, removes_claim, speed_claim, teacher_claim
 from .medical_claims import annotation_claim, deep_claim, medical_teacher_claim
+from .origin import DataOrigin
 
 
 def _read(root: Path, name: str) -> tuple[pd.DataFrame | None, dict]:
@@ -62,12 +63,13 @@ def claims_table(root: str | Path) -> pd.DataFrame:
         what = f"timed training steps on random tensors · {meta.get('device', 'unknown device')}"
         rows += [speed_claim(ratios, what), cost_claim(ratios, what)]
     else:
-        rows.append(_missing("TAP keeps at least 0.95 of No XS's speed and memory", "Table 1",
+        rows.append(_missing(SPEED_CLAIM, "Table 1",
                              "speed-and-memory"))
     medical = {e: _read(root, f"{e}_gt") for e in ("pneu", "knee")}
     found = {e: t for e, (t, _) in medical.items() if t is not None}
     if found:
-        rows.append(deep_claim(found, {e: str(medical[e][1].get("data", "unknown")) for e in found}))
+        rows.append(deep_claim(found, {e: str(medical[e][1].get("data", "unknown")) for e in found},
+                               {e: DataOrigin.read(medical[e][1]) for e in found}))
     else:
         rows.append(_missing("On deep CNNs RRR/RBR let the tag re-emerge, TAP does not",
                              "Results, Figs. PNEU/KNEE", "PNEU/KNEE"))
@@ -83,4 +85,4 @@ def claims_table(root: str | Path) -> pd.DataFrame:
     rows.append(medical_teacher_claim(students, meta) if students is not None else
                 _missing("TAP with 10%- or 1%-teacher masks keeps deep CNNs off the tag on PNEU",
                          "Setting 2, Fig. ts", "medical Setting-2"))
-    return pd.DataFrame([asdict(r) for r in rows], columns=list(Claim.__dataclass_fields__))
+    return pd.DataFrame([asdict(r) for r in rows], columns=list(COLUMNS))

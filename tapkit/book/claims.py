@@ -5,7 +5,8 @@ A verdict rests on more than one seed: a mean over seeds carries its 95% Student
 comparison between two methods is a paired difference over the seeds both trained
 (:mod:`tapkit.seedstats`). A claim whose evidence is one seed, a stand-in for the paper's data, or
 absent gets ``not run here`` with the reason, never a guess. Each ``*_claim`` function is pure
-(tables in, :class:`Claim` out). This module holds the MNIST and Table-1 claims,
+(tables in, :class:`Claim` out); their thresholds are :mod:`.thresholds`. This module holds the
+MNIST and Table-1 claims,
 :mod:`.medical_claims` those on PNEU and KNEE, and :mod:`.claim_table` reads the tables a build
 wrote into the report's table.
 """
@@ -18,18 +19,16 @@ from typing import Callable, Iterable
 import pandas as pd
 
 from ..seedstats import Estimate, from_summary, mean_ci, paired_difference
+from .thresholds import KEEPS, MARGIN  # noqa: F401  (read as claims.KEEPS by the chapters)
 
 REPRODUCED, NOT_REPRODUCED, NOT_RUN = "reproduced", "not reproduced", "not run here"
 INCONCLUSIVE = "inconclusive on this machine"  # a timing interval that straddles the threshold
-# every verdict a claim can get, in the order the openings name them
-VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_RUN)
-MARGIN = 0.02   # "matches": the paired difference's interval lies above -MARGIN (2 points)
-KEEPS = 0.95    # "TAP keeps at least 0.95 of No XS's speed" (and at most 1/0.95 of its memory)
 
 
 @dataclass(frozen=True)
 class Claim:
-    """One row of the claim table."""
+    """One row of the claim table (:data:`COLUMNS`), and whether its evidence is on a stand-in
+    for the paper's data (:class:`.origin.DataOrigin`), which is never judged."""
 
     claim: str
     where: str        # the paper's section or table
@@ -37,6 +36,38 @@ class Claim:
     seeds: str
     data: str
     verdict: str
+    standin: bool = False
+
+
+COLUMNS = ("claim", "where", "evidence", "seeds", "data", "verdict")  # the claim table's
+
+# every verdict a claim can get, in the order an opening names them
+VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_RUN)
+
+
+def verdicts(claims: Iterable[Claim]) -> str:
+    """One sentence: the reproduction report's verdicts on ``claims``, those not judged with why
+    (one seed, the stand-in, a chapter that did not run)."""
+    claims = list(claims)
+    by = {v: [c for c in claims if c.verdict == v] for v in VERDICTS}
+    parts = [f"*{v}* for {_names(cs)}" for v, cs in by.items() if cs and v != NOT_RUN]
+    if by[NOT_RUN]:
+        why = sorted({_why(c) for c in by[NOT_RUN]})
+        parts.append(f"*{NOT_RUN}* for {_names(by[NOT_RUN])} ({'; '.join(why)})"
+                     if parts else f"not judged here ({'; '.join(why)})")
+    return "The reproduction report's verdict: " + "; ".join(parts) + "."
+
+
+def _names(claims: list[Claim]) -> str:
+    return "all of them" if len(claims) > 2 else " and ".join(f"“{c.claim}”" for c in claims)
+
+
+def _why(claim: Claim) -> str:
+    if claim.standin:
+        return "the stand-in is not the paper's data"
+    if claim.seeds.startswith(("1 seed", "0 seed")) or "1 seed" in claim.evidence:
+        return "one seed"
+    return claim.evidence
 
 
 def _per_seed(runs: pd.DataFrame, case: str, value: Callable[[pd.DataFrame], pd.Series]) -> dict[int, float]:
@@ -122,13 +153,16 @@ def _bounds(row, key: str) -> tuple[float, float]:
     return lo, hi
 
 
+SPEED_CLAIM = f"TAP keeps at least {KEEPS:g} of No XS's speed and memory"
+
+
 def speed_claim(ratios: pd.DataFrame, label: str) -> Claim:
     """TAP keeps at least :data:`KEEPS` of No XS's training speed and uses at most 1/KEEPS of its
     peak memory, on every architecture benchmarked (Table 1). Each ratio carries its 95% interval
     over paired rounds (speed) or passes (memory) (:mod:`tapkit.paired`), judged by
     :func:`keeps_verdict`: noise widens an interval into "inconclusive" instead of flipping the
     verdict. A table without intervals (one round) is inconclusive."""
-    claim = "TAP keeps at least 0.95 of No XS's speed and memory"
+    claim = SPEED_CLAIM
     tap = ratios[(ratios["method"] == "tap") & ratios["speed_ratio"].notna()]
     if tap.empty:
         return Claim(claim, "Table 1", "no TAP benchmark in this build", "—", label, NOT_RUN)
@@ -189,28 +223,3 @@ def teacher_claim(summary: pd.DataFrame, data: str) -> Claim:
     e = from_summary(t["mean"] - n["mean"], (t["std"] ** 2 + n["std"] ** 2) ** 0.5, count)
     return Claim(claim, "Setting 2, Fig. ts", evidence + f"; difference {e.text()} (unpaired)",
                  f"{count} seeds", data, REPRODUCED if e.lo > 0 else NOT_REPRODUCED)
-
-
-def verdicts(claims: Iterable[Claim]) -> str:
-    """One sentence: the reproduction report's verdicts on ``claims``, those not judged with why
-    (one seed, the stand-in, a chapter that did not run)."""
-    claims = list(claims)
-    by = {v: [c for c in claims if c.verdict == v] for v in VERDICTS}
-    parts = [f"*{v}* for {_names(cs)}" for v, cs in by.items() if cs and v != NOT_RUN]
-    if by[NOT_RUN]:
-        why = sorted({_why(c) for c in by[NOT_RUN]})
-        parts.append(f"*{NOT_RUN}* for {_names(by[NOT_RUN])} ({'; '.join(why)})"
-                     if parts else f"not judged here ({'; '.join(why)})")
-    return "The reproduction report's verdict: " + "; ".join(parts) + "."
-
-
-def _names(claims: list[Claim]) -> str:
-    return "all of them" if len(claims) > 2 else " and ".join(f"“{c.claim}”" for c in claims)
-
-
-def _why(claim: Claim) -> str:
-    if "stand-in" in claim.data or "stand-in" in claim.evidence:
-        return "the stand-in is not the paper's data"
-    if claim.seeds.startswith(("1 seed", "0 seed")) or "1 seed" in claim.evidence:
-        return "one seed"
-    return claim.evidence

@@ -7,8 +7,7 @@ chapters' one module to import.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import pandas as pd
 
@@ -21,20 +20,27 @@ from ..experiments.medical_plans import (ARCHITECTURES, CASES, DATASETS,  # noqa
                                          medical_runs, paper_lambdas, per_experiment,
                                          run_settings, untrained)
 from ..experiments.medical_runs import run_frame, search_and_choose, search_frame  # noqa: F401
-from ..experiments.protocols import MedicalProtocol, results_root
+from ..experiments.protocols import MedicalProtocol
+from ..metrics import TaskMetric, tag_reliance, task_metric  # noqa: F401  (the chapters' metric)
 from . import report
 from .medical_notes import (ARCH_LABELS, CASE_LABELS, budget_note, constant_score,  # noqa: F401
                             left_out_note, mark_left_out, override_note, search_findings, search_table,
                             standin_caveat)
-
-METRICS = {"pneu": "f1", "knee": "mae"}
+from .origin import DataOrigin
+from .thresholds import tag_use
 
 
 # ----------------------------------------------------------------------------- data and notes
 
+def origin(s: MedicalProtocol) -> DataOrigin:
+    """Whether the protocol runs on the paper's data (a PNEU/KNEE folder) or on the digits
+    stand-in (``source="embedded"``): what a table's provenance records as ``origin``."""
+    return DataOrigin.STANDIN if s.source == "embedded" else DataOrigin.PAPER
+
+
 def is_standin(s: MedicalProtocol) -> bool:
     """True when the protocol runs the digits stand-in rather than a PNEU/KNEE folder."""
-    return s.source == "embedded"
+    return origin(s) is DataOrigin.STANDIN
 
 
 def data_name(s: MedicalProtocol, experiment: str) -> str:
@@ -104,11 +110,12 @@ def wide_table(both: pd.DataFrame, models: Sequence[str], cases: Sequence[str],
     return mark_left_out(table, left, models, cases) if left else table
 
 
-def plot_results(summary: pd.DataFrame, metric: str, models: Sequence[str], cases: Sequence[str],
-                 title: str, untrained: Sequence[str] = ()):
+def plot_results(summary: pd.DataFrame, metric: TaskMetric, models: Sequence[str],
+                 cases: Sequence[str], title: str, untrained: Sequence[str] = ()):
     """The paper's PNEU/KNEE figure: test performance on SC(X*, y) (left) and the Δ-metric,
     permuted − contaminated (right), bars per architecture and case; architectures in
-    ``untrained`` are labelled so."""
+    ``untrained`` are labelled so; ``metric``: the experiment's
+    (:func:`tapkit.metrics.task_metric`)."""
     import matplotlib.pyplot as plt
     import numpy as np
 
@@ -124,27 +131,28 @@ def plot_results(summary: pd.DataFrame, metric: str, models: Sequence[str], case
         axes[0].bar(offset, cont, width, label=CASE_LABELS[case], color=colors.get(case))
         axes[1].bar(offset, np.subtract(perm, cont), width, color=colors.get(case))
     names = [ARCH_LABELS.get(m, m) + ("\n(untrained)" if m in untrained else "") for m in models]
-    axes[0].set_title(f"{metric.upper()} on SC(X*, y) test")
-    axes[1].set_title(f"Δ-{metric.upper()} (permuted − contaminated)")
+    axes[0].set_title(f"{metric.name.upper()} on SC(X*, y) test")
+    axes[1].set_title(f"Δ-{metric.name.upper()} (permuted − contaminated)")
     axes[1].axhline(0, color="black", lw=0.8)
     for ax in axes:
         ax.set_xticks(x, names)
     axes[0].legend(fontsize=7, ncol=len(cases), loc="lower center", bbox_to_anchor=(0.5, -0.32))
-    better = "higher" if metric != "mae" else "lower"
+    better = "higher" if metric.higher_is_better else "lower"
     fig.suptitle(f"{title}\n{better} is better; a model that uses the tag loses performance "
                  f"when it is permuted", fontsize=8)
     fig.tight_layout()
     return fig
 
 
-def findings(summary: pd.DataFrame, metric: str, models: Sequence[str], cases: Sequence[str],
-             skip: Sequence[str] = (), left: Mapping[tuple[str, str], str] | None = None) -> str:
+def findings(summary: pd.DataFrame, metric: TaskMetric, models: Sequence[str],
+             cases: Sequence[str], skip: Sequence[str] = (),
+             left: Mapping[tuple[str, str], str] | None = None) -> str:
     """Plain statements of what the numbers show: per architecture, the Δ-metric of No XS (did the
-    model learn the tag?) and of each XS method, in the metric's direction, and the clean score
-    of Base. Architectures in ``skip`` (untrained ones) are named as such; cells in ``left`` (the
+    model learn the tag? judged on its :func:`tapkit.metrics.tag_reliance` by
+    :func:`.thresholds.tag_use`) and of each XS method, and the clean score of Base.
+    Architectures in ``skip`` (untrained ones) are named as such; cells in ``left`` (the
     profile's ``not_run``) are named as not run."""
     wide = summary.pivot_table(index=["model", "case"], columns="split", values="mean")
-    sign = 1.0 if metric != "mae" else -1.0  # positive "loss" = worse when the tag is permuted
     lines = []
     for model in models:
         name = ARCH_LABELS.get(model, model)
@@ -155,9 +163,7 @@ def findings(summary: pd.DataFrame, metric: str, models: Sequence[str], cases: S
         if (model, "none") not in wide.index:
             continue
         row = wide.loc[(model, "none")]
-        loss = sign * (row["contaminated"] - row["permuted"])
-        verdict = ("learned the tag" if loss > 0.1 else
-                   "barely used the tag" if loss > 0.02 else "did not learn the tag")
+        verdict = tag_use(tag_reliance(row["contaminated"], row["permuted"], metric))
         parts = []
         for case in cases:
             if case in ("base", "none") or (model, case) not in wide.index:
@@ -171,7 +177,7 @@ def findings(summary: pd.DataFrame, metric: str, models: Sequence[str], cases: S
         lines.append(f"- **{name}**: No XS {row['contaminated']:.3f} → {row['permuted']:.3f} when "
                      f"the tags are permuted (Δ {row['permuted'] - row['contaminated']:+.3f}): it "
                      f"{verdict}. Δ under XS: {', '.join(parts) if parts else '—'}; clean "
-                     f"{metric.upper()} of No XS {row['clean']:.3f}.{base}"
+                     f"{metric.name.upper()} of No XS {row['clean']:.3f}.{base}"
                      + (f" Not run here: {', '.join(gone)}." if gone else ""))
     return "\n".join(lines)
 
@@ -230,20 +236,3 @@ def _ratio(value, base) -> float | None:
 
 
 STANDIN_CAVEAT = standin_caveat()
-
-
-def chapter_setup(profile: str, datasets: Sequence[str], results: str | Path | None = None,
-                  show_overrides: bool = True, **overrides: Any) -> tuple[MedicalProtocol, Path]:
-    """The opening of the medical chapters that read the PNEU/KNEE runs: their settings (with
-    ``overrides``), the CPU threads, the results root, and the stand-in notes (and, with
-    ``show_overrides``, the note on architectures the profile trains differently) at the top."""
-    from IPython.display import HTML, display
-
-    s = chapter_settings(profile, **overrides)
-    set_threads(s)
-    root = results_root(profile, results or report.repo_root() / "results")
-    for experiment in datasets:
-        display(HTML(standin_note(s, experiment)))
-    if show_overrides:
-        display(HTML(override_note(s)))
-    return s, root

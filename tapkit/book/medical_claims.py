@@ -1,48 +1,59 @@
 """The claims of the paper about deep CNNs on PNEU and KNEE (Setting 1's tag re-emerging, Setting
 2's teacher annotations and students), judged as :mod:`.claims` judges the MNIST ones. The
 summary tables hold each split's mean and std over seeds; a verdict needs the paper's data and
-several seeds, and on the digits stand-in the numbers are shown, not judged."""
+several seeds, and on the digits stand-in the numbers are shown, not judged. Whether a table is on
+the paper's data is its provenance's typed ``origin`` (:class:`.origin.DataOrigin`); each method's
+evidence is its reliance on the tag (:func:`tapkit.metrics.tag_reliance`: what the metric worsens
+by when the tag is swapped, positive when the model uses it), judged against
+:mod:`.thresholds`."""
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
+from ..metrics import tag_reliance, task_metric
 from ..seedstats import Estimate, from_summary
-from .claims import MARGIN, NOT_REPRODUCED, NOT_RUN, REPRODUCED, Claim
+from .claims import NOT_REPRODUCED, NOT_RUN, REPRODUCED, Claim
+from .origin import DataOrigin
+from .thresholds import keeps_off, relies
+
+RELIANCE = "reliance on the tag (metric lost when the tag is swapped, > 0 uses it)"
 
 
-def _deltas(frame: pd.DataFrame, experiment: str) -> list[tuple[str, str, Estimate]]:
-    """``(model, case, Δ)`` of a medical summary table, in its order: Δ = swapped − contaminated,
-    signed so that < 0 is worse (KNEE's MAE: lower is better), with the t-interval of
-    :func:`_deep_verdict`'s docstring."""
-    sign = -1.0 if experiment == "knee" else 1.0
+def _reliances(frame: pd.DataFrame, experiment: str) -> list[tuple[str, str, Estimate]]:
+    """``(model, case, reliance)`` of a medical summary table, in its order: the reliance of
+    :func:`tapkit.metrics.tag_reliance` from the means of the contaminated and swapped splits,
+    with the t-interval of :func:`_deep_verdict`'s docstring."""
+    metric = task_metric(experiment)
     out = []
     for (model, case), grp in frame.groupby(["model", "case"], sort=False):
         rows = grp.set_index("split")
         if {"contaminated", "permuted"} <= set(rows.index):
-            d = sign * (rows.loc["permuted", "mean"] - rows.loc["contaminated", "mean"])
+            r = tag_reliance(rows.loc["contaminated", "mean"], rows.loc["permuted", "mean"], metric)
             sd = (rows.loc["permuted", "std"] ** 2 + rows.loc["contaminated", "std"] ** 2) ** 0.5
-            out.append((model, case, from_summary(d, sd, int(rows["count"].min()))))
+            out.append((model, case, from_summary(r, sd, int(rows["count"].min()))))
     return out
 
 
-def deep_claim(summaries: Mapping[str, pd.DataFrame], data: Mapping[str, str]) -> Claim:
+def deep_claim(summaries: Mapping[str, pd.DataFrame], data: Mapping[str, str],
+               origins: Mapping[str, DataOrigin | None]) -> Claim:
     """On deep CNNs TAP keeps the tag from re-emerging while RRR or RBR do not: evidence per data
-    set and architecture is each method's Δ (swapped − contaminated). Judged only on the paper's
-    data with several seeds; on the digits stand-in the numbers are shown, not judged."""
+    set and architecture is each method's reliance on the tag. Judged only on the paper's data
+    (``origins``) with several seeds; on the digits stand-in the numbers are shown, not
+    judged."""
     claim = "On deep CNNs RRR/RBR let the tag re-emerge, TAP does not"
     parts, n_min = [], None
     for exp, frame in summaries.items():
         cells: dict[str, list[str]] = {}
-        for model, case, d in _deltas(frame, exp):
+        for model, case, d in _reliances(frame, exp):
             if case in ("none", "rrr", "rbr", "tap") and not pd.isna(d.mean):
                 n_min = d.n if n_min is None else min(n_min, d.n)
                 cells.setdefault(model, []).append(
                     f"{'No XS' if case == 'none' else case.upper()} {d.mean:+.3f}")
         parts += [f"{exp.upper()} {model}: " + ", ".join(c) for model, c in cells.items()]
-    evidence = ("Δ (tag swapped − contaminated, signed so that < 0 is worse) — "
+    evidence = (f"{RELIANCE} — "
                 + ("; ".join(parts) if parts else "no medical table in this build"))
 
     def holds() -> bool:
@@ -50,21 +61,23 @@ def deep_claim(summaries: Mapping[str, pd.DataFrame], data: Mapping[str, str]) -
         return tap_ok and other_bad
 
     return _judged(claim, "Results, Figs. PNEU/KNEE", evidence,
-                   {e: data.get(e, "stand-in") for e in summaries}, n_min or 0, holds)
+                   {e: data.get(e, "unknown") for e in summaries},
+                   [origins.get(e) for e in summaries], n_min or 0, holds)
 
 
 def _deep_verdict(summaries: Mapping[str, pd.DataFrame]) -> tuple[bool, bool]:
-    """(TAP's Δ interval reaches within MARGIN of 0 everywhere, RRR or RBR has a Δ interval wholly
-    below −MARGIN somewhere). The summary tables hold each split's std, not Δ's: Δ's std is taken
-    as √(σ_permuted² + σ_contaminated²), which ignores their covariance over seeds (wider than
+    """(TAP keeps off the tag everywhere, RRR or RBR relies on it somewhere), by
+    :func:`.thresholds.keeps_off` and :func:`.thresholds.relies` on the reliance intervals. The
+    summary tables hold each split's std, not the reliance's: its std is taken as
+    √(σ_permuted² + σ_contaminated²), which ignores their covariance over seeds (wider than
     the paired interval when, as usual, the two splits rise and fall together)."""
     tap_ok, other_bad = True, False
     for exp, frame in summaries.items():
-        for _, case, e in _deltas(frame, exp):
+        for _, case, e in _reliances(frame, exp):
             if case == "tap":
-                tap_ok = tap_ok and e.hi > -MARGIN
+                tap_ok = tap_ok and keeps_off(e)
             elif case in ("rrr", "rbr"):
-                other_bad = other_bad or e.hi < -MARGIN
+                other_bad = other_bad or relies(e)
     return tap_ok, other_bad
 
 
@@ -83,41 +96,56 @@ def annotation_claim(quality: pd.DataFrame, meta: Mapping) -> Claim:
 
 def medical_teacher_claim(summary: pd.DataFrame, meta: Mapping) -> Claim:
     """On PNEU, TAP with either teacher's masks keeps the student off the tag: at τ = 0.01 each
-    teacher student's Δ (swapped − contaminated) reaches within MARGIN of 0 while No XS's lies
-    below −MARGIN. Judged on the paper's data with several seeds only; KNEE's numbers are shown."""
+    teacher student keeps off the tag while No XS relies on it (:mod:`.thresholds`). Judged on
+    the paper's data with several seeds only; KNEE's numbers are shown. ``summary``'s τ column
+    holds numbers, and ``"any"`` for the runs that take no τ (No XS)."""
     claim = "TAP with 10%- or 1%-teacher masks keeps deep CNNs off the tag on PNEU"
     parts, ok = [], True
     for exp in dict.fromkeys(summary["experiment"]):
         frame = summary[(summary["experiment"] == exp) & (summary["method"].isin(["tap", "none"]))
-                        & (summary["tau"].astype(str).isin(["0.01", "any"]))]
+                        & _at_tau(summary["tau"], CLAIM_TAU)]
         cells = []
-        for model, case, d in _deltas(frame, exp):  # one row per (model, case) at tau 0.01
+        for model, case, d in _reliances(frame, exp):  # one row per (model, case) at tau 0.01
             if case in ("teacher_10", "teacher_1", "none"):
                 cells.append(f"{model} {case.replace('_', ' ')} {d.mean:+.3f}")
                 if exp == "pneu":
-                    ok = ok and (d.hi > -MARGIN if case != "none" else d.hi < -MARGIN)
+                    ok = ok and (keeps_off(d) if case != "none" else relies(d))
         parts.append(f"{exp.upper()}: " + ", ".join(cells))
-    evidence = "Δ (tag swapped − contaminated, < 0 is worse) — " + "; ".join(parts)
+    evidence = f"{RELIANCE} — " + "; ".join(parts)
     return _medical_verdict(claim, "Setting 2, Fig. ts", evidence, meta, lambda: ok)
+
+
+CLAIM_TAU = 0.01   # the τ of the paper's teacher-student figure the claim reads
+
+
+def _at_tau(tau: pd.Series, value: float) -> pd.Series:
+    """Rows whose τ is ``value`` (compared as a number, so that ``0.010`` and ``1e-2`` match) or
+    ``"any"`` (a run that takes no τ); τ may come as numbers or, read from a CSV with ``"any"``
+    rows, as text."""
+    return (pd.to_numeric(tau, errors="coerce") == value) | (tau.astype(str) == "any")
 
 
 def _medical_verdict(claim: str, where: str, evidence: str, meta: Mapping,
                      holds: Callable[[], bool]) -> Claim:
-    """:func:`_judged` with the data and seeds a Setting-2 table's provenance records."""
-    return _judged(claim, where, evidence, meta.get("data", {}),
+    """:func:`_judged` with the data, origin and seeds a Setting-2 table's provenance records."""
+    return _judged(claim, where, evidence, meta.get("data", {}), [DataOrigin.read(meta)],
                    len(meta.get("settings", {}).get("seeds", [])), holds)
 
 
-def _judged(claim: str, where: str, evidence: str, data: Mapping[str, str], seeds: int,
-            holds: Callable[[], bool]) -> Claim:
-    """A medical claim's row: ``not run here`` on the digits stand-in or with fewer than two
-    seeds (saying why), else reproduced when ``holds()``."""
+def _judged(claim: str, where: str, evidence: str, data: Mapping[str, str],
+            origins: Sequence[DataOrigin | None], seeds: int, holds: Callable[[], bool]) -> Claim:
+    """A medical claim's row: ``not run here`` when a table is on the digits stand-in or does
+    not record its data's origin, or with fewer than two seeds (saying why), else reproduced
+    when ``holds()``. ``data`` names the data per experiment, for the row only."""
     data_text = "; ".join(f"{k.upper()}: {v}" for k, v in data.items()) or "unknown"
-    why = (["the digits stand-in is not PNEU/KNEE"] if "stand-in" in data_text else [])
+    why = (["the digits stand-in is not PNEU/KNEE"] if DataOrigin.STANDIN in origins else [])
+    why += (["its table does not record whether its data are the paper's (rebuild it)"]
+            if None in origins else [])
     why += ["one seed"] if seeds < 2 else []
     seeds_text = f"{seeds} seed{'s' if seeds != 1 else ''}"
     if why:
         return Claim(claim, where, evidence + f" (not judged: {', '.join(why)}; needs the paper "
-                     "profile on the real data)", seeds_text, data_text, NOT_RUN)
+                     "profile on the real data)", seeds_text, data_text, NOT_RUN,
+                     standin=DataOrigin.STANDIN in origins)
     return Claim(claim, where, evidence, seeds_text, data_text,
                  REPRODUCED if holds() else NOT_REPRODUCED)

@@ -13,6 +13,8 @@ import pandas as pd
 
 from ..experiments.medical_plans import per_experiment
 from ..experiments.protocols import MedicalProtocol
+from ..metrics import task_metric
+from .thresholds import NEAR_CHANCE
 
 ARCH_LABELS = {"vgg16": "VGG-16", "resnet18": "ResNet-18", "densenet121": "DenseNet-121",
                "efficientnet_b0": "EfficientNet-B0", "mobilenet_v2": "MobileNet-v2"}
@@ -105,32 +107,33 @@ def constant_score(experiment: str) -> float:
     return sum(abs(k - (classes - 1) / 2) for k in range(classes)) / classes
 
 
-def search_findings(search: pd.DataFrame, choice: pd.DataFrame, experiment: str,
-                    metric: str) -> str:
+def search_findings(search: pd.DataFrame, choice: pd.DataFrame, experiment: str) -> str:
     """What the search chose, and whether the choice is a near-chance model: a validation loss
-    within 5% of ln(classes) (what a constant prediction scores), or a clean-test score no better
+    within :data:`.thresholds.NEAR_CHANCE` (5%) of ln(classes) (what a constant prediction scores), or a clean-test score no better
     than the best constant prediction's (:func:`constant_score`; read after the choice, never
     used for it). The paper's criterion prefers such models when every λ that keeps a network
     off the tag also keeps it from learning (or, with BatchNorm on running statistics, collapses
-    its eval-mode predictions while the training loss falls); this says so where it happens."""
+    its eval-mode predictions while the training loss falls); this says so where it happens.
+    The score is ``experiment``'s metric (:func:`tapkit.metrics.task_metric`)."""
     chance, const = math.log(CLASSES[experiment]), constant_score(experiment)
-    lower = metric == "mae"
+    metric = task_metric(experiment)
     lines = []
     for r in choice.itertuples():
         row = search[(search.model == r.model) & (search.method == r.method)
                      & (search.lam == r.lam)].iloc[0]
         name = f"{ARCH_LABELS.get(r.model, r.model)} {CASE_LABELS.get(r.method, r.method)}"
         why = []
-        if abs(row.val_loss - chance) < 0.05 * chance:
-            why.append(f"its validation loss is within 5% of ln {CLASSES[experiment]} = "
-                       f"{chance:.3f}, what a constant prediction scores (last training loss "
+        if abs(row.val_loss - chance) < NEAR_CHANCE * chance:
+            why.append(f"its validation loss is within {NEAR_CHANCE:.0%} of ln "
+                       f"{CLASSES[experiment]} = {chance:.3f}, what a constant prediction scores (last training loss "
                        f"{row.task_loss_last:.3f})")
-        if (row.clean >= const) if lower else (row.clean <= const):
-            why.append(f"its clean {metric.upper()} ({row.clean:.3f}) is no better than a "
+        if (row.clean <= const) if metric.higher_is_better else (row.clean >= const):
+            why.append(f"its clean {metric.name.upper()} ({row.clean:.3f}) is no better than a "
                        f"constant prediction's ({const:.3f})")
         note = (" — **a near-chance model**: " + "; ".join(why) + ", so the paper's criterion "
                 "chose a λ at which the network learned little" if why else "")
-        lines.append(f"- {name}: λ = {r.lam:g} (val_loss {row.val_loss:.3f}; {metric.upper()} "
+        lines.append(f"- {name}: λ = {r.lam:g} (val_loss {row.val_loss:.3f}; "
+                     f"{metric.name.upper()} "
                      f"{row.contaminated:.3f} contaminated / {row.permuted:.3f} permuted / "
                      f"{row.clean:.3f} clean){note}.")
     return "\n".join(lines)

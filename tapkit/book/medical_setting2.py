@@ -7,10 +7,11 @@ from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
+from ..metrics import tag_reliance, task_metric
 from . import report
 from .medical_notes import ARCH_LABELS, constant_score
+from .thresholds import MARGIN, clearly_less
 
-METRICS = {"pneu": "f1", "knee": "mae"}
 CASE_NAMES = {"teacher_10": "10% teacher", "teacher_1": "1% teacher", "random": "random",
               "ground_truth": "ground truth", "none": "No XS", "kd": "KD", "at": "AT", "jt": "JT",
               "tap": "TAP"}
@@ -108,7 +109,7 @@ def plot_grouped(summary: pd.DataFrame, experiment: str, keys: tuple[str, str],
     import matplotlib.pyplot as plt
     import numpy as np
 
-    metric = METRICS[experiment]
+    metric = task_metric(experiment)
     part = summary[summary.experiment == experiment]
     wide = part.pivot_table(index=["model", *keys], columns="split", values="mean", sort=False)
     models = list(dict.fromkeys(part.model))
@@ -121,14 +122,14 @@ def plot_grouped(summary: pd.DataFrame, experiment: str, keys: tuple[str, str],
         offset = x + (i - (len(bars) - 1) / 2) * width
         axes[0].bar(offset, cont, width, label=label(*bar), color=f"C{i % 10}")
         axes[1].bar(offset, np.subtract(perm, cont), width, color=f"C{i % 10}")
-    axes[0].set_title(f"{metric.upper()} on SC(X*, y) test")
-    axes[1].set_title(f"Δ-{metric.upper()} (permuted − contaminated)")
+    axes[0].set_title(f"{metric.name.upper()} on SC(X*, y) test")
+    axes[1].set_title(f"Δ-{metric.name.upper()} (permuted − contaminated)")
     axes[1].axhline(0, color="black", lw=0.8)
     for ax in axes:
         ax.set_xticks(x, [ARCH_LABELS.get(m, m) for m in models])
     fig.legend(*axes[0].get_legend_handles_labels(), fontsize=7, ncol=min(len(bars), 5),
                loc="lower center")
-    better = "higher" if metric != "mae" else "lower"
+    better = "higher" if metric.higher_is_better else "lower"
     fig.suptitle(f"{title}\n{better} is better; a student that uses the tag loses when it is "
                  "permuted", fontsize=8)
     fig.tight_layout(rect=(0, 0.06 * ((len(bars) + 4) // 5) + 0.02, 1, 1))
@@ -136,10 +137,10 @@ def plot_grouped(summary: pd.DataFrame, experiment: str, keys: tuple[str, str],
 
 
 def _loss(wide: pd.DataFrame, experiment: str) -> pd.Series:
-    """Per row of ``wide``, what the metric loses when the tags are permuted, signed so that
-    more is worse whatever the metric's direction (KNEE's MAE: lower is better)."""
-    sign = -1.0 if METRICS[experiment] == "mae" else 1.0
-    return sign * (wide["contaminated"] - wide["permuted"])
+    """Per row of ``wide``, the reliance on the tag (:func:`tapkit.metrics.tag_reliance`): what
+    the metric loses when the tags are permuted, more meaning more use of the tag whatever the
+    metric's direction (KNEE's MAE: lower is better)."""
+    return tag_reliance(wide["contaminated"], wide["permuted"], task_metric(experiment))
 
 
 def _mean_std_table(part: pd.DataFrame, index: Mapping[str, tuple[str, Mapping | None]]) -> pd.DataFrame:
@@ -157,7 +158,7 @@ def ts_findings(summary: pd.DataFrame, experiment: str, method: str = "tap") -> 
     """Per architecture of ``experiment``: how much each annotation's student loses when the tags
     are permuted, beside No XS and ground truth, in the metric's direction, and which students
     are near chance (a clean score no better than a constant prediction's)."""
-    metric = METRICS[experiment]
+    metric = task_metric(experiment)
     const = constant_score(experiment)
     part = summary[summary.experiment == experiment]
     wide = part.pivot_table(index=["model", "case", "tau", "method"], columns="split",
@@ -171,29 +172,30 @@ def ts_findings(summary: pd.DataFrame, experiment: str, method: str = "tap") -> 
                 continue
             name = CASE_NAMES.get(case, case) + ("" if tau == "any" else f" τ={tau}")
             cells.append(f"{name} {loss[(model, case, tau, m)]:+.3f}")
-            if (r["clean"] >= const) if metric == "mae" else (r["clean"] <= const):
+            if (r["clean"] <= const) if metric.higher_is_better else (r["clean"] >= const):
                 chance.append(name)
-        note = (f" Near chance (clean {metric.upper()} no better than a constant prediction's "
+        note = (f" Near chance (clean {metric.name.upper()} no better than a constant prediction's "
                 f"{const:.3f}): {', '.join(chance)}." if chance else "")
-        lines.append(f"- **{ARCH_LABELS.get(model, model)}**, loss of {metric.upper()} when the "
-                     f"tags are permuted (higher = more reliance on the tag): "
+        lines.append(f"- **{ARCH_LABELS.get(model, model)}**, loss of {metric.name.upper()} when "
+                     f"the tags are permuted (higher = more reliance on the tag): "
                      f"{', '.join(cells)}.{note}")
     return "\n".join(lines) + "\n\n" + _teacher_vs_random(loss)
 
 
 def _teacher_vs_random(loss: pd.Series) -> str:
     """How often each teacher's students lean on the tag less than the random-mask students of
-    the same τ and architecture (by more than 0.02); ``loss`` is indexed (model, case, τ, method)."""
+    the same τ and architecture (by more than :data:`.thresholds.MARGIN`); ``loss`` is indexed
+    (model, case, τ, method)."""
     rnd = {(m, tau): d for (m, c, tau, _), d in loss.items() if c == "random"}
     out = []
     for teacher in ("teacher_10", "teacher_1"):
         pairs = [(d, rnd[(m, tau)]) for (m, c, tau, _), d in loss.items()
                  if c == teacher and (m, tau) in rnd]
         if pairs:
-            better = sum(d < r - 0.02 for d, r in pairs)
+            better = sum(clearly_less(d, r) for d, r in pairs)
             out.append(f"the {CASE_NAMES[teacher]}'s masks in {better} of {len(pairs)}")
-    return ("Students lean on the tag clearly less (by more than 0.02) than with random masks "
-            "of the same coverage: with " + " and with ".join(out) + " (architecture, τ) cells."
+    return (f"Students lean on the tag clearly less (by more than {MARGIN:g}) than with random "
+            "masks of the same coverage: with " + " and with ".join(out) + " (architecture, τ) cells."
             if out else "")
 
 
@@ -207,7 +209,7 @@ def results_table(summary: pd.DataFrame, experiment: str) -> pd.DataFrame:
 def kd_findings(summary: pd.DataFrame, experiment: str) -> str:
     """Per architecture and teacher: each student's loss when the tags are permuted (in the
     metric's direction), beside No XS's; which students lose clearly less than No XS."""
-    metric = METRICS[experiment]
+    metric = task_metric(experiment)
     part = summary[summary.experiment == experiment]
     loss = _loss(part.pivot_table(index=["model", "teacher", "case"], columns="split",
                                   values="mean", sort=False), experiment)
@@ -216,11 +218,11 @@ def kd_findings(summary: pd.DataFrame, experiment: str) -> str:
         ref = loss.get((model, "no teacher", "none"))
         rows = [(f"{CASE_NAMES.get(c, c)} ({CASE_NAMES.get(w, w)})", d)
                 for (m, w, c), d in loss.items() if m == model and c != "none"]
-        better = [name for name, d in rows if ref is not None and d < ref - 0.02]
-        lines.append(f"- **{ARCH_LABELS.get(model, model)}**: loss of {metric.upper()} when the "
-                     f"tags are permuted, No XS {ref:+.3f}; "
+        better = [name for name, d in rows if ref is not None and clearly_less(d, ref)]
+        lines.append(f"- **{ARCH_LABELS.get(model, model)}**: loss of {metric.name.upper()} when "
+                     f"the tags are permuted, No XS {ref:+.3f}; "
                      + ", ".join(f"{name} {d:+.3f}" for name, d in rows) + ". Clearly "
-                     "less reliant on the tag than No XS (by more than 0.02): "
+                     f"less reliant on the tag than No XS (by more than {MARGIN:g}): "
                      + (", ".join(better) or "none") + ".")
     return "\n".join(lines)
 

@@ -15,10 +15,12 @@ from typing import Mapping
 
 import pandas as pd
 
+from ..metrics import tag_reliance, task_metric
 from .claims import NOT_RUN, VERDICTS, cost_claim, decoy_claim, matches_claim, \
     removes_claim, speed_claim, teacher_claim, verdicts
 from .openings_medical import extra_found, medical_found, medical_kd_found, \
     medical_teachers_found, overlap_found, visual_found  # noqa: F401  (the chapters' functions)
+from .thresholds import MNIST_GAP, clearly_less
 
 LABELS = {"base": "Base", "none": "No XS", "rrr": "RRR", "rbr": "RBR", "tap": "TAP", "kd": "KD",
           "at": "AT", "jt": "JT", "teacher_10": "the 10% teacher", "teacher_1": "the 1% teacher",
@@ -111,7 +113,7 @@ def method_found(theorem: pd.DataFrame, coverage: float) -> str:
     parts = ", ".join(f"{LABELS.get(c, c)} {v:.1%}" for c, v in share.items())
     if "tap" not in share or "none" not in share:
         return f"the share of the input gradient inside the mask is {parts}."
-    lower = share["tap"] < share["none"] - 0.01
+    lower = clearly_less(share["tap"], share["none"], MNIST_GAP)
     return (f"the mask covers {coverage:.1%} of the pixels, and the share of the input gradient "
             f"inside it is {parts}: TAP, which never computes an input gradient, "
             + ("lowers it below No XS's, as Theorem 1 predicts." if lower else
@@ -196,14 +198,14 @@ def distillation_found(summary: pd.DataFrame) -> str:
     (``summary``: teacher, case, split, mean), and which lose clearly less than No XS."""
     wide = summary.pivot_table(index=["teacher", "case"], columns="split", values="mean",
                                sort=False)
-    loss = wide["contaminated"] - wide["permuted"]
+    loss = tag_reliance(wide["contaminated"], wide["permuted"], task_metric("mnist"))
     ref = loss.get(("no teacher", "none"))
     rows = [(f"{LABELS.get(c, c)} ({LABELS.get(t, t).removeprefix('the ')})", d)
             for (t, c), d in loss.items() if c != "none"]
-    better = [name for name, d in rows if ref is not None and d < ref - 0.01]
+    better = [name for name, d in rows if ref is not None and clearly_less(d, ref, MNIST_GAP)]
     head = f"No XS loses {ref:.3f} accuracy when the decoys are permuted; " if ref is not None else ""
     text = (head + ", ".join(f"{n} {d:.3f}" for n, d in rows) + ". Clearly less than No XS "
-            "(by more than 0.01): " + (", ".join(better) if better else "none") + ".")
+            f"(by more than {MNIST_GAP:g}): " + (", ".join(better) if better else "none") + ".")
     return text[0].upper() + text[1:]
 
 
@@ -235,8 +237,8 @@ def normalisation_found(table: pd.DataFrame) -> str:
         parts.append(f"{LABELS.get(method, method)} at λ = {lam:g} "
                      f"({wide.loc[lam, 'equations']:.3f} with the equations, "
                      f"{wide.loc[lam, 'released']:.3f} with the released form, {diff[lam]:+.3f})")
-    verdict = ("the same λ does not give the same model" if gaps and max(gaps) > 0.01 else
-               "at these λ the two forms train alike (within 0.01)")
+    verdict = ("the same λ does not give the same model" if gaps and max(gaps) > MNIST_GAP else
+               f"at these λ the two forms train alike (within {MNIST_GAP:g})")
     return ("the largest change of the permuted-decoy accuracy between the two forms at equal λ: "
             + "; ".join(parts) + f". So {verdict}.")
 

@@ -1,9 +1,11 @@
 """What the medical chapters found, for their openings (:mod:`.openings`): PNEU and KNEE (or
 their digits stand-in) in Setting 1, the overlap and Figure-1 maps, the extra architectures, and
 Setting 2's teachers and distillation. Each function is pure (tables or maps in, one or two
-sentences out); "loss" is what a model's metric worsens by when the tags are permuted, signed so
-that more is worse whatever the metric's direction (KNEE's MAE: lower is better), as the
-chapters' own findings (:mod:`.medical_setting2`) read it."""
+sentences out); "loss" is a model's reliance on the tag (:func:`tapkit.metrics.tag_reliance`):
+what its metric worsens by when the tags are permuted, more meaning more use of the tag whatever
+the metric's direction (KNEE's MAE: lower is better), as the chapters' own findings
+(:mod:`.medical`, :mod:`.medical_setting2`) and the report's claims (:mod:`.medical_claims`) read
+it."""
 
 from __future__ import annotations
 
@@ -11,23 +13,29 @@ from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
+from ..metrics import tag_reliance, task_metric
 from .claims import verdicts
 from .medical_claims import annotation_claim, deep_claim, medical_teacher_claim
 from .medical_notes import ARCH_LABELS
+from .origin import DataOrigin
 
-METRICS = {"pneu": "F-score", "knee": "MAE"}
-WORSE = {"pneu": "F-score lost", "knee": "MAE added"}   # the metric's loss, in words
 NAMES = {"none": "No XS", "rrr": "RRR", "rbr": "RBR", "tap": "TAP", "base": "Base",
          "kd": "KD", "at": "AT", "jt": "JT", "teacher_10": "10% teacher",
          "teacher_1": "1% teacher", "random": "random masks", "ground_truth": "ground truth"}
 
 
+def worse(experiment: str) -> str:
+    """The metric's loss in words: ``F-score lost``, ``MAE added``."""
+    metric = task_metric(experiment)
+    return f"{metric.label} {'lost' if metric.higher_is_better else 'added'}"
+
+
 def losses(summary: pd.DataFrame, experiment: str, keys: Sequence[str]) -> pd.Series:
-    """Per ``keys`` of a summary table (split, mean): the metric's loss when the tags are
-    permuted, contaminated − permuted for a score, permuted − contaminated for KNEE's MAE."""
+    """Per ``keys`` of a summary table (split, mean): the reliance on the tag
+    (:func:`tapkit.metrics.tag_reliance`), contaminated − permuted for a score, permuted −
+    contaminated for KNEE's MAE."""
     wide = summary.pivot_table(index=list(keys), columns="split", values="mean", sort=False)
-    sign = -1.0 if experiment == "knee" else 1.0
-    return sign * (wide["contaminated"] - wide["permuted"])
+    return tag_reliance(wide["contaminated"], wide["permuted"], task_metric(experiment))
 
 
 def signed(d: float) -> str:
@@ -51,20 +59,21 @@ def _by_case(loss: pd.Series, cases: Iterable[str], skip: Sequence[str]) -> list
     return out
 
 
-def medical_found(summary: pd.DataFrame, experiment: str, data: str,
+def medical_found(summary: pd.DataFrame, experiment: str, data: str, origin: DataOrigin,
                   skip: Sequence[str] = ()) -> str:
     """Setting 1 on PNEU or KNEE: each method's loss per architecture and the report's verdict
-    on the deep-CNN claim for this data set. Architectures in ``skip`` (untrained) are named."""
-
+    on the deep-CNN claim for this data set (``data`` names it, ``origin`` says whether it is
+    the paper's). Architectures in ``skip`` (untrained) are named."""
     loss = losses(summary, experiment, ["model", "case"])
     parts = _by_case(loss, ("none", "rrr", "rbr", "tap"), skip)
-    text = (f"{WORSE[experiment]} when the tags are permuted (more means more use of the tag): "
+    text = (f"{worse(experiment)} when the tags are permuted (more means more use of the tag): "
             + "; ".join(parts) + "."
             if parts else "no architecture trained here has a No XS or XS run.")
     if skip:
         text += (" Not trained in this profile: "
                  + ", ".join(ARCH_LABELS.get(m, m) for m in skip) + ".")
-    return text + " " + verdicts([deep_claim({experiment: summary}, {experiment: data})])
+    return text + " " + verdicts([deep_claim({experiment: summary}, {experiment: data},
+                                             {experiment: origin})])
 
 
 def extra_found(summaries: Mapping[str, pd.DataFrame]) -> str:
@@ -73,7 +82,7 @@ def extra_found(summaries: Mapping[str, pd.DataFrame]) -> str:
     for experiment, summary in summaries.items():
         loss = losses(summary, experiment, ["model", "case"])
         cells = _by_case(loss, ("none", "tap"), ())
-        parts.append(f"{experiment.upper()} {METRICS[experiment]}: " + ", ".join(cells))
+        parts.append(f"{experiment.upper()} {task_metric(experiment).label}: " + ", ".join(cells))
     return ("metric lost when the tags are permuted (more means more use of the tag): "
             + "; ".join(parts) + ".")
 
@@ -136,14 +145,13 @@ def medical_teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, meta: M
     with ``tag_coverage``), TAP students' loss with teacher masks beside No XS's and random
     masks' (``summary``: experiment, model, method, case, tau, split, mean; each loss is of the
     means over architectures and τ), and the report's verdicts (``meta``: the tables'
-    provenance, with ``data`` and ``settings``)."""
-
+    provenance, with ``data``, ``origin`` and ``settings``)."""
     parts = []
     for e, q in quality.groupby("experiment", sort=False):
         loss = losses(summary[summary["experiment"] == e], e, ["method", "case"])
         taught = [d for (m, c), d in loss.items() if m == "tap" and c.startswith("teacher")]
         ref = {c: d for (m, c), d in loss.items() if c in ("none", "random")}
-        students = (f"; {WORSE.get(e, 'metric lost')} when the tags are permuted, by TAP "
+        students = (f"; {worse(e)} when the tags are permuted, by TAP "
                     f"students with teacher masks {_span(taught)} ("
                     + ", ".join(f"{NAMES[c]} {signed(d)}" for c, d in ref.items())
                     + ")" if taught else "")
@@ -164,6 +172,6 @@ def medical_kd_found(summary: pd.DataFrame) -> str:
             cells = [f"{NAMES.get(c, c)}" + (f" ({NAMES.get(t, t)})" if t != "no teacher" else "")
                      + f" {signed(d)}" for (m, t, c), d in loss.items() if m == model]
             parts.append(f"{e.upper()} {ARCH_LABELS.get(model, model)} "
-                         f"({METRICS.get(e, 'metric')}): " + ", ".join(cells))
+                         f"({task_metric(e).label}): " + ", ".join(cells))
     return ("what each student's metric loses when the tags are permuted (more means more use "
             "of the tag): " + "; ".join(parts) + ".")

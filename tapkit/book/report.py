@@ -11,7 +11,10 @@ from typing import Sequence
 import pandas as pd
 
 from .. import results
+from ..metrics import EXPERIMENT_METRICS, TaskMetric, tag_reliance
 from ..results import write_atomic
+from .origin import DataOrigin
+from .thresholds import MARGIN
 
 SPLITS = ("contaminated", "permuted", "clean")
 _WRITTEN: list[Path] = []  # the tables this process wrote, in order (a chapter's kernel: its own)
@@ -123,16 +126,17 @@ def save_figure(fig, root: str | Path, name: str) -> Path:
 
 
 def write_comparison(both: pd.DataFrame, root: str | Path, name: str, label: str,
-                     row_cols: Sequence[str]) -> Path:
+                     row_cols: Sequence[str], origin: DataOrigin = DataOrigin.PAPER) -> Path:
     """Record a chapter's paper-vs-ours table (from :func:`beside`) for the reproduction report:
-    ``root/tables/compare_<name>.csv`` with columns table, row, split, ours, paper, difference
-    and the label of the profile and hardware that produced ours."""
+    ``root/tables/compare_<name>.csv`` with columns table, row, split, ours, paper, difference,
+    the label of the profile and hardware that produced ours, and the ``origin`` of its data
+    (:class:`.origin.DataOrigin`: the paper's, or a stand-in that the report leaves out)."""
     out = pd.DataFrame({
         "table": name,
         "row": both[list(row_cols)].astype(str).agg(" / ".join, axis=1),
         "split": both["split"] if "split" in both else "",
         "ours": both["ours"], "paper": both["paper"], "difference": both["difference"],
-        "produced_by": label,
+        "produced_by": label, "origin": origin.value,
     })
     return write_table(out, root, f"compare_{name}")
 
@@ -140,12 +144,13 @@ def write_comparison(both: pd.DataFrame, root: str | Path, name: str, label: str
 def paper_data_comparisons(root: str | Path) -> tuple[dict[str, pd.DataFrame], list[str]]:
     """The paper-vs-ours tables under ``root/tables/compare_*.csv`` (:func:`write_comparison`)
     split by their data: ``({name: table}`` measured on the paper's data sets, ``[names]``
-    measured on a stand-in``)``, told apart by the provenance label (a stand-in says so)."""
+    measured on a stand-in``)``, told apart by their ``origin`` column; a table without one
+    (written before it existed) is counted with the stand-ins: rebuild it to compare it."""
     kept, skipped = {}, []
     for path in sorted((Path(root) / "tables").glob("compare_*.csv")):
         table = pd.read_csv(path)
         name = path.stem.removeprefix("compare_")
-        if table["produced_by"].astype(str).str.contains("stand-in").any():
+        if "origin" not in table or (table["origin"] != DataOrigin.PAPER.value).any():
             skipped.append(name)
         else:
             kept[name] = table
@@ -168,23 +173,24 @@ def ours_and_paper(compare: pd.DataFrame) -> pd.DataFrame:
     return wide
 
 
-def plot_metric_and_delta(wide: pd.DataFrame, title: str, metric: str = "accuracy",
-                          higher_is_better: bool = True):
+def plot_metric_and_delta(wide: pd.DataFrame, title: str,
+                          metric: TaskMetric = EXPERIMENT_METRICS["mnist"]):
     """The paper's two-panel results figure: the metric on SC(X*, y)_test (left) and the
     Delta-metric, permuted minus contaminated (right). ``wide`` has one row per case and the
-    columns ``contaminated`` and ``permuted``. A Delta worse than 0.02 is drawn red."""
+    columns ``contaminated`` and ``permuted``. A case that relies on the spurious signal
+    (:func:`tapkit.metrics.tag_reliance` above :data:`.thresholds.MARGIN`) is drawn red."""
     import matplotlib.pyplot as plt
 
     delta = wide["permuted"] - wide["contaminated"]
-    worse = (delta < -0.02) if higher_is_better else (delta > 0.02)
+    worse = tag_reliance(wide["contaminated"], wide["permuted"], metric) > MARGIN
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.2))
     ax1.bar(wide.index, wide["contaminated"], color="tab:blue")
-    if higher_is_better:
+    if metric.higher_is_better:
         ax1.set_ylim(max(0.0, wide["contaminated"].min() - 0.1), 1.0)
-    ax1.set_title(f"{metric} on SC(X*, y) test")
+    ax1.set_title(f"{metric.name} on SC(X*, y) test")
     ax2.bar(delta.index, delta, color=["tab:red" if w else "tab:green" for w in worse])
     ax2.axhline(0, color="black", lw=0.8)
-    ax2.set_title(f"Δ-{metric} (permuted − contaminated)")
+    ax2.set_title(f"Δ-{metric.name} (permuted − contaminated)")
     for ax in (ax1, ax2):
         ax.tick_params(axis="x", labelsize=7)
     fig.suptitle(title, fontsize=8)

@@ -1,0 +1,59 @@
+"""The thresholds behind every verdict and finding of the book, in one place: the claims of the
+reproduction report (:mod:`.claims`, :mod:`.medical_claims`), the chapters' openings
+(:mod:`.openings`, :mod:`.openings_medical`), the medical chapters' findings (:mod:`.medical`,
+:mod:`.medical_setting2`) and the report's figures (:mod:`.report`) read them from here.
+
+The paper states none of these numbers: it compares means by eye ("TAP ... still matches RRR and
+RBR very closely"). They are this companion's reading of its words, named so that a reader can
+find, question and change each one. Reliance on the tag is :func:`tapkit.metrics.tag_reliance`:
+what the metric worsens by when the tag is permuted, positive when the model uses the tag.
+"""
+
+from __future__ import annotations
+
+from ..seedstats import Estimate
+
+MARGIN = 0.02
+"""Two points of the metric: "matches" (TAP's paired difference to RRR/RBR lies above −MARGIN),
+"keeps off the tag" (a reliance interval reaches below MARGIN), "relies on the tag" (it lies
+wholly above MARGIN), and, on PNEU/KNEE, "clearly less reliant" (by more than MARGIN)."""
+
+KEEPS = 0.95
+"""Table 1: TAP keeps at least KEEPS of No XS's speed, and uses at most 1/KEEPS of its memory."""
+
+LEARNED = 0.1
+"""A model "learned the tag" when its reliance exceeds this (10 points of the metric); between
+:data:`MARGIN` and this it "barely used" it, and below MARGIN it "did not learn" it."""
+
+NEAR_CHANCE = 0.05
+"""A λ search's choice is a near-chance model when its validation loss is within this share of
+ln(classes), what a constant prediction scores."""
+
+MNIST_GAP = 0.01
+"""One point, for the MNIST chapters' openings: a student clearly less reliant on the decoy than
+No XS, a share of the input gradient clearly lower, two loss normalisations that train apart."""
+
+
+def keeps_off(reliance: Estimate) -> bool:
+    """The model may ignore the tag: its reliance interval reaches below :data:`MARGIN` (a NaN
+    interval, one seed, does not)."""
+    return reliance.lo < MARGIN
+
+
+def relies(reliance: Estimate) -> bool:
+    """The model uses the tag: its whole reliance interval lies above :data:`MARGIN`."""
+    return reliance.lo > MARGIN
+
+
+def clearly_less(reliance: float, reference: float, gap: float = MARGIN) -> bool:
+    """``reliance`` is below ``reference`` by more than ``gap`` (a student against No XS, a
+    teacher's masks against random ones)."""
+    return reliance < reference - gap
+
+
+def tag_use(reliance: float) -> str:
+    """How much a model used the tag, in words, from its reliance (:data:`LEARNED`,
+    :data:`MARGIN`)."""
+    if reliance > LEARNED:
+        return "learned the tag"
+    return "barely used the tag" if reliance > MARGIN else "did not learn the tag"
