@@ -49,12 +49,6 @@ ch = chapter.open_chapter(globals(), "data", "mnist", show=True)
 s, root = ch.settings, ch.root
 task, splits = data.decoy_mnist(s.source, seed=s.seeds[0])
 
-
-def raw(split, i):
-    """Back to [0, 255] for display."""
-    return (split.x[i, 0] * data.MNIST_STD + data.MNIST_MEAN).numpy() * 255
-
-
 # %% [markdown]
 # ## Decoy-MNIST: contaminated, permuted and clean test images with their masks
 
@@ -65,7 +59,8 @@ rows = [("SC(X*, y)", "test_contaminated"), ("SC(X*, permute(y))", "test_permute
 for j in range(n_examples):
     i = j * 97
     for r, (title, name) in enumerate(rows):
-        axes[r, j].imshow(raw(splits[name], i), cmap="gray", vmin=0, vmax=255)
+        axes[r, j].imshow(data.mnist_pixels(splits[name].x[i, 0]).numpy(), cmap="gray", vmin=0,
+                          vmax=255)
         axes[r, j].set_title(f"{title}\ny={splits[name].y[i].item()}" if j == 0 else
                              f"y={splits[name].y[i].item()}", fontsize=7)
     axes[3, j].imshow(splits["test_contaminated"].mask[i, 0], cmap="Reds", vmin=0, vmax=1)
@@ -82,14 +77,9 @@ plt.show()
 # in the first it determines the label, in the second it does not.
 
 # %% tags=["hide-input"]
-def patch_value(split):
-    rawx = split.x * data.MNIST_STD + data.MNIST_MEAN
-    return ((rawx * split.mask).sum((1, 2, 3)) / split.mask.sum((1, 2, 3)) * 255).round()
-
-
 fig, axes = plt.subplots(1, 2, figsize=(8, 2.8), sharey=True)
 for ax, name in zip(axes, ["train", "test_permuted"]):
-    ax.scatter(splits[name].y, patch_value(splits[name]), s=4, alpha=0.3)
+    ax.scatter(splits[name].y, data.mnist_patch_brightness(splits[name]), s=4, alpha=0.3)
     ax.set_xlabel("label")
     ax.set_title(name, fontsize=9)
 axes[0].set_ylabel("patch brightness")

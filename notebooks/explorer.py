@@ -46,14 +46,11 @@ n_images = 12          # kernel-free explorer: images stored in the page (at mos
 live = False           # True: recompute in the kernel as the controls move (needs Jupyter)
 
 # %% tags=["hide-input"]
-from typing import Sequence
-
 import numpy as np
 import pandas as pd
-import torch
 from IPython.display import Markdown, display
 
-from tapkit import widgets
+from tapkit import metrics, widgets
 from tapkit.book import chapter, openings, report
 from tapkit.experiments import plans, protocols
 from tapkit.models import target_layers
@@ -89,28 +86,12 @@ display(Markdown(f"*Models: {label}; seed {seed}; λ {lams}; "
 # ## The explorer
 
 # %% tags=["hide-input"]
-def spread(labels: np.ndarray, n: int, first: Sequence[int] = ()) -> list[int]:
-    """``first``, then the first test images of each class in turn (0, 1, ..., 9, 0, ...)."""
-    picked = [int(i) for i in first][:n]
-    per_class = [np.flatnonzero(labels == c) for c in range(int(labels.max()) + 1)]
-    for rank in range(max(len(p) for p in per_class)):
-        picked += [int(p[rank]) for p in per_class if rank < len(p) and int(p[rank]) not in picked]
-        if len(picked) >= n:
-            break
-    return picked[:n]
-
-
-@torch.no_grad()
-def wrong_images(model, split) -> np.ndarray:
-    """Indices of the images ``model`` misclassifies."""
-    return np.flatnonzero((model(split.x).argmax(1) != split.y).numpy())
-
-
 cfg0 = next(iter(configs.values()))
 layers = list(target_layers(cfg0.model))
-wrong = wrong_images(models["No XS"], test) if "No XS" in models else np.array([], dtype=int)
+wrong = (metrics.misclassified(models["No XS"], test) if "No XS" in models
+         else np.array([], dtype=int))
 lead = wrong[: n_images // 2]
-indices = None if live else spread(test.y.numpy(), n_images, first=lead)
+indices = None if live else widgets.spread_over_classes(test.y.numpy(), n_images, first=lead)
 if len(lead) and not live:
     display(Markdown(f"Images 0 to {len(lead) - 1} on the slider are test images No XS gets wrong "
                      f"(it gets {len(wrong)} of the {len(test)} wrong); the others are the first "
@@ -130,7 +111,8 @@ explorer
 
 # %% tags=["hide-input"]
 rows = []
-shown = explorer.indices if not live else spread(test.y.numpy(), n_images, first=lead)
+shown = (explorer.indices if not live
+         else widgets.spread_over_classes(test.y.numpy(), n_images, first=lead))
 for name, model in models.items():
     views = widgets.compute_views(model, test, shown, layers, explorer.kernel_size)
     one = [v[layers[0]] for v in views]

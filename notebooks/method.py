@@ -89,17 +89,8 @@ _, splits = experiment_data(plans.mnist_case_config(s, "tap", lams, s.seeds[0]))
 mnist_mask = splits["test_contaminated"].mask[:1]
 tag_img, tag_mask = sc.text_tag(np.zeros((1, 224, 224)), np.array([1]), np.random.default_rng(0))
 tag_mask = torch.from_numpy(tag_mask).unsqueeze(1)
-
-
-def layer_sizes(name, channels, side):
-    model = models.get_model(name, 2, channels, image_size=side).eval()
-    with torch.no_grad(), models.capture(model, models.target_layers(name)) as acts:
-        model(torch.zeros(1, channels, side, side))
-    return {k: tuple(v.shape[-2:]) for k, v in acts.items()}
-
-
-rows = [("two_layer_cnn", mnist_mask, layer_sizes("two_layer_cnn", 1, 28)),
-        ("resnet18", tag_mask, layer_sizes("resnet18", 3, 224))]
+rows = [("two_layer_cnn", mnist_mask, models.target_sizes("two_layer_cnn", 1, 28)),
+        ("resnet18", tag_mask, models.target_sizes("resnet18", 3, 224))]
 fig, axes = plt.subplots(2, 5, figsize=(11, 4.6))
 for r, (name, mask, sizes) in enumerate(rows):
     axes[r, 0].imshow(mask[0, 0], cmap="gray_r", vmin=0, vmax=1)

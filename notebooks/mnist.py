@@ -97,12 +97,7 @@ paper = report.paper_values("gt_results").query("dataset == 'MNIST'")
 paper = paper.rename(columns={"method": "case"})
 both = report.beside(summary, paper, ["case", "split"])
 report.write_comparison(both, root, "mnist_gt", label, ["case"])
-table = both.assign(ours=[report.fmt(m, s_) for m, s_ in zip(both.ours, both.ours_std)],
-                    paper=[report.fmt(m, s_) for m, s_ in zip(both.paper, both.paper_std)])
-table = table.pivot(index="case", columns="split", values=["ours", "paper"]).reindex(methods)
-table.columns = [f"{split} ({who})" for who, split in table.columns]
-table = table[[f"{sp} ({w})" for sp in report.SPLITS for w in ("ours", "paper")]]
-display(table)
+display(report.side_by_side(both, "case", methods))
 
 # %% [markdown]
 # ## Paper-profile results (committed, from a GPU)

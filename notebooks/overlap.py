@@ -52,7 +52,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, medical, openings, report
+from tapkit.book import chapter, medical, openings, overlap_tables, report
 from tapkit.experiments import medical_plans
 
 ch = chapter.open_chapter(globals(), "overlap", "medical", datasets, show=True)
@@ -115,25 +115,13 @@ plt.show()
 # image by tie order). Only the input gradients and the first layers carry information there.
 
 # %% tags=["hide-input"]
-def overlap_table(metric: str, experiment: str) -> pd.DataFrame:
-    sel = both[(both.metric == metric) & (both.dataset == medical.DATASETS[experiment])].copy()
-    sel["cell"] = [f"{o:.2f} ({p:.2f})" if pd.notna(p) else f"{o:.2f} (–)"
-                   for o, p in zip(sel.ours, sel.paper)]
-    sel["architecture"] = sel.model.map(medical.ARCH_LABELS)
-    sel["method"] = sel.case.map(medical.CASE_LABELS)
-    table = sel.pivot(index=["architecture", "method"], columns="layer", values="cell")
-    order = [(medical.ARCH_LABELS[m], medical.CASE_LABELS[c]) for m in models for c in methods]
-    table = table.reindex(order)[layers]
-    for model, case in medical.left_out(s, experiment, models, methods):  # the profile's not_run
-        table.loc[(medical.ARCH_LABELS[model], medical.CASE_LABELS[case])] = "not run"
-    return table
-
-
 for experiment in datasets:
+    left = medical.left_out(s, experiment, models, methods)  # the profile's not_run
     for metric in ("recall", "precision"):
         display(Markdown(f"*{metric.capitalize()}, ours (paper) — {medical.data_name(s, experiment)}; "
                          f"{labels[experiment]}*"))
-        display(overlap_table(metric, experiment))
+        display(overlap_tables.overlap_table(both, metric, experiment, models, methods, layers,
+                                             left))
 sizes = both.drop_duplicates(["model", "layer"]).pivot(index="model", columns="layer",
                                                        values="map_size")[layers]
 display(Markdown("*Spatial size of each map before upsampling (`map_size`)*"))
@@ -146,17 +134,13 @@ display(chance.round(3))
 # ## TAP against No XS
 
 # %% tags=["hide-input"]
-def mean_recall(case: str, layer_set: list[str]) -> pd.Series:
-    sel = recall[(recall.case == case) & recall.layer.isin(layer_set)]
-    return sel.groupby(["dataset", "model"])["ours"].mean()
-
-
 skip = set(medical.untrained(s))
 recall = recall[~recall.model.isin(skip)]
-compare = pd.DataFrame({"No XS: IG": mean_recall("none", ["ig"]),
-                        "TAP: IG": mean_recall("tap", ["ig"]),
-                        "No XS: Act 1-2": mean_recall("none", ["act1", "act2"]),
-                        "TAP: Act 1-2": mean_recall("tap", ["act1", "act2"])}).dropna()
+first_two = ["act1", "act2"]
+compare = pd.DataFrame({"No XS: IG": overlap_tables.mean_recall(recall, "none", ["ig"]),
+                        "TAP: IG": overlap_tables.mean_recall(recall, "tap", ["ig"]),
+                        "No XS: Act 1-2": overlap_tables.mean_recall(recall, "none", first_two),
+                        "TAP: Act 1-2": overlap_tables.mean_recall(recall, "tap", first_two)}).dropna()
 display(Markdown(f"*Mean recall of the tags, TAP vs No XS — {data_names}; {label}*"))
 display(compare.round(3))
 lower = (compare["TAP: Act 1-2"] < compare["No XS: Act 1-2"]).sum()
@@ -172,8 +156,7 @@ display(Markdown(f"TAP's top-quartile activations in the first two penalised lay
 # %% tags=["hide-input"]
 chapter.show_committed(ch, ["overlap"], "run `make book PROFILE=paper` on a GPU with the PNEU "
                        "and KNEE folders and commit `results/paper/`.",
-                       lambda t: t.pivot_table(index=["dataset", "model", "case"],
-                                               columns=["metric", "layer"], values="ours"));
+                       overlap_tables.committed_view);
 
 # %% tags=["hide-input"]
 ch.opening(openings.overlap_found(compare))

@@ -60,15 +60,13 @@ device = "auto"
 results = None         # None: <repository>/results
 
 # %% tags=["hide-input"]
-import json
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import torch
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, claims, medical, openings, report
+from tapkit.book import chapter, claims, medical, openings, report, speed_memory
 from tapkit.benchmark import bench, efficiency, model_spec
 from tapkit.experiments import protocols
 from tapkit.results import device_name, provenance, resolve_device
@@ -86,20 +84,10 @@ ARCH = {**medical.ARCH_LABELS, "two_layer_cnn": "Two-layer CNN"}
 ch.show_settings({"settings": b, "device": device_name(dev)})
 
 # %% tags=["hide-input"]
-def measured(path) -> list[dict] | None:
-    """The stored measurement when it has these settings, models and methods on this device."""
-    meta = path.with_suffix(".json")
-    if rerun or not meta.exists():
-        return None
-    stored = json.loads(meta.read_text())
-    same = (stored.get("settings") == b and stored.get("models") == models
-            and stored.get("methods") == methods and stored.get("device") == device_name(dev)
-            and stored.get("threads") == torch.get_num_threads())
-    return stored["rows"] if same else None
-
-
-table_path = root / "tables" / "speed_memory.csv"
-rows = measured(table_path)
+# what a measurement is stored with: one taken with the same is shown again, not re-measured
+stored = {"settings": b, "models": models, "methods": methods, "device": device_name(dev),
+          "threads": torch.get_num_threads()}
+rows = None if rerun else speed_memory.stored_rows(root / "tables" / "speed_memory.csv", **stored)
 if rows is None:
     rows = []
     # bench interleaves the methods' steps; No XS is measured twice, and the two No XS rows
@@ -123,17 +111,14 @@ label = (f"profile {profile} · {prov['device']} · tapkit {prov['tapkit']} "
          + "; of RRR and RBR: " + ", ".join(f"{ARCH[n]} {s}" for n, (s, p) in rounds.items())
          + f" · {b['memory_passes']} memory passes")
 report.write_table(ratios, root, "speed_memory",
-                   {"label": label, "settings": b, "models": models, "methods": methods,
-                    "device": device_name(dev), "threads": torch.get_num_threads(),
-                    "provenance": prov, "rows": rows})
+                   {"label": label, **stored, "provenance": prov, "rows": rows})
 display(Markdown(f"*{label}*"))
 
 # %% [markdown]
 # ## Ratios to No XS, beside the paper's
 
 # %% tags=["hide-input"]
-rank = {m: i for i, m in enumerate(names + list(methods) + ["none_again"])}
-ratios = ratios.sort_values(["model", "method"], key=lambda col: col.map(rank)).reset_index(drop=True)
+ratios = speed_memory.in_order(ratios, names, methods)
 interval = {col: [f"[{lo:.2f}, {hi:.2f}]" if lo == lo and hi == hi else "—" for lo, hi in
                   zip(ratios[f"{col}_lo"].astype(float), ratios[f"{col}_hi"].astype(float))]
             for col in ("speed_ratio", "mem_ratio")}
@@ -229,16 +214,14 @@ if not dense.empty:
 # `tapkit bench --efficiency --models resnet18@16x32 --optimizer adam --out eff.json`.
 
 # %% tags=["hide-input"]
-eff_path = root / "tables" / "speed_efficiency.csv"
-eff_rows = measured(eff_path)
+eff_rows = None if rerun else speed_memory.stored_rows(root / "tables" / "speed_efficiency.csv",
+                                                       **stored)
 if eff_rows is None:
     eff_rows = efficiency([tuple(e) for e in b["efficiency"]], steps=b["efficiency_steps"],
                           warmup=max(b["warmup"], 1), device=dev, threads=b["efficiency_threads"])
 eff = pd.DataFrame(eff_rows)
 report.write_table(eff, root, "speed_efficiency",
-                   {"label": label, "settings": b, "models": models, "methods": methods,
-                    "device": device_name(dev), "threads": torch.get_num_threads(),
-                    "provenance": prov, "rows": eff_rows})
+                   {"label": label, **stored, "provenance": prov, "rows": eff_rows})
 if not eff.empty:
     display(Markdown(
         f"*No XS training steps against a 2048² matrix multiply "
@@ -263,7 +246,7 @@ if not eff.empty:
 chapter.show_committed(ch, ["speed_memory"], "run this chapter with `-p profile paper` on a GPU "
                        "and commit `results/paper/tables/speed_memory.*`. Whether RBR fits "
                        "DenseNet-121 at batch 16 of 224 px on that GPU is then stated here.",
-                       lambda t: t.set_index(["model", "method"]).round(2));
+                       speed_memory.committed_view);
 for _, _, table in chapter.committed_tables(root, "speed_memory") if profile != "paper" else []:
     gpu_dense = table[(table.model == "densenet121") & (table.method == "rbr")]
     if not gpu_dense.empty:

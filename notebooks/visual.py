@@ -39,57 +39,9 @@ device = "auto"
 results = None         # None: <repository>/results
 
 # %% tags=["hide-input"]
-import matplotlib.pyplot as plt
-import numpy as np
-from IPython.display import Markdown, display
-
-from tapkit import maps
-from tapkit.book import chapter, medical, openings, report
-from tapkit.models import target_sigma  # `models` is the parameter (a list of architectures)
-from tapkit.experiments import medical_plans
+from tapkit.book import chapter, medical, openings, visual
 
 ch = chapter.open_chapter(globals(), "visual", "medical", datasets, show=True)
-s, root, dev = ch.settings, ch.root, ch.device
-
-
-# %% tags=["hide-input"]
-def explained(experiment: str, model: str, cases: list[str], count: int):
-    """``count`` randomly chosen contaminated test images, their tag masks, and the maps of each
-    case's model (first seed) on them, with the runs' provenance label."""
-    lams = medical_plans.searched_lambdas(root, experiment, "tag", lambdas)  # as PNEU/KNEE
-    runs = [r for r in medical.medical_runs(s, experiment, [model], cases, "tag", lams)
-            if r.seed == s.seeds[0]]
-    label = report.provenance_label(medical.run_frame(runs, root, device), profile)
-    found = {}
-    for run in runs:
-        loaded = medical.trained(run, root, dev)
-        if loaded is None:  # did not converge: no model to show
-            continue
-        net, _, splits = loaded
-        test = splits["test_contaminated"]
-        idx = np.sort(np.random.default_rng(image_seed).choice(len(test), count, replace=False))
-        x, mask = test.x[idx], test.mask[idx]
-        maps_ = maps.explain(net, x.to(dev), medical.overlap_layers(model),
-                             target_sigma(model))
-        found[medical.CASE_LABELS[run.case]] = maps.Maps(
-            maps_.input_grad.cpu(), {k: a.cpu() for k, a in maps_.activations.items()},
-            maps_.probs.cpu())
-    return x, mask, found, label
-
-
-def show(experiment: str, model: str, cases: list[str], count: int, name: str,
-         caption: str):
-    """Draw, save and show one figure of :func:`tapkit.maps.plot_maps`; the masks and maps
-    drawn, for the page's opening."""
-    x, mask, found, label = explained(experiment, model, cases, count)
-    layer_labels = [f"Act {i + 1}" for i in range(len(medical.overlap_layers(model)))]
-    title = (f"{caption}: {medical.ARCH_LABELS[model]}, {medical.data_name(s, experiment)}\n"
-             f"{label}")
-    fig = maps.plot_maps(x, mask, found, layer_labels, title)
-    report.save_figure(fig, root, name)
-    plt.show()
-    return mask, found
-
 
 # %% [markdown]
 # ## Figure 1
@@ -98,7 +50,8 @@ def show(experiment: str, model: str, cases: list[str], count: int, name: str,
 # the paper's Figure 1 {cite:p}`zhang2024tap`.
 
 # %% tags=["hide-input"]
-figure1 = (show("pneu", figure1_model, ["rrr", "rbr", "tap"], 1, "visual_figure1", "Figure 1")
+figure1 = (visual.figure(ch, "pneu", figure1_model, ["rrr", "rbr", "tap"], 1, "visual_figure1",
+                         "Figure 1", image_seed, lambdas)
            if "pneu" in datasets else None)
 
 # %% [markdown]
@@ -115,10 +68,11 @@ figure1 = (show("pneu", figure1_model, ["rrr", "rbr", "tap"], 1, "visual_figure1
 panels = {}
 for experiment in datasets:
     for model in models:
-        panels[(experiment, model)] = show(experiment, model, methods, n_images,
-                                           f"visual_{experiment}_{model}",
-                                           f"{medical.DATASETS[experiment]} appendix figure")
+        panels[(experiment, model)] = visual.figure(ch, experiment, model, methods, n_images,
+                                                    f"visual_{experiment}_{model}",
+                                                    f"{medical.DATASETS[experiment]} appendix figure",
+                                                    image_seed, lambdas)
 
 # %% tags=["hide-input"]
-ch.opening(openings.visual_found(figure1, panels, medical.untrained(s)))
+ch.opening(openings.visual_found(figure1, panels, medical.untrained(ch.settings)))
 ch.finish();

@@ -115,6 +115,21 @@ def to_tensor(images: np.ndarray, mean: float | tuple[float, ...], std: float | 
     return ((x - m) / s).contiguous()
 
 
+def mnist_pixels(x: torch.Tensor) -> torch.Tensor:
+    """MNIST images normalised by :func:`to_tensor` (``MNIST_MEAN``, ``MNIST_STD``) back to pixel
+    values in [0, 255], any shape: what a figure of the digits shows."""
+    return (x * MNIST_STD + MNIST_MEAN) * 255
+
+
+def mnist_patch_brightness(split: Split) -> torch.Tensor:
+    """Per image of a Decoy-MNIST split, the mean pixel value (0-255, rounded) under its mask M:
+    the corner patch's brightness, 255 − 25·label where the patch reveals the label (``train``,
+    ``test_contaminated``) and another label's where it is permuted. The data chapter plots it
+    against the label to show what the spurious signal encodes. NaN for an image without a mask."""
+    rawx = split.x * MNIST_STD + MNIST_MEAN
+    return ((rawx * split.mask).sum((1, 2, 3)) / split.mask.sum((1, 2, 3)) * 255).round()
+
+
 def make_split(images: np.ndarray, labels: np.ndarray, contaminate: Callable | None,
                how: sc.Assignment, rng: np.random.Generator, mean, std, channels: int) -> Split:
     """Contaminate ``images`` with ``contaminate`` under assignment ``how`` (None = clean)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypeVar
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -75,6 +76,13 @@ def score(model: nn.Module, split: Split, metric: str, device: str = "cpu") -> f
     if metric not in METRICS:
         raise ValueError(f"unknown metric {metric!r}; expected one of {sorted(METRICS)}")
     return METRICS[metric](predict(model, split, device=device), split.y)
+
+
+def misclassified(model: nn.Module, split: Split, device: str = "cpu") -> np.ndarray:
+    """Positions in ``split`` of the images ``model`` gets wrong (:func:`predict`), in order: the
+    explorer leads with the ones No XS misses on the permuted test set, where a model that
+    learned the spurious patch predicts the patch's label."""
+    return np.flatnonzero((predict(model, split, device=device) != split.y).numpy())
 
 
 Value = TypeVar("Value")  # a float, or a pandas Series / numpy array of them

@@ -239,6 +239,16 @@ def get_model(name: str, num_classes: int, in_channels: int = 1, pretrained: boo
     return build_model(name, num_classes, in_channels, pretrained, image_size).model
 
 
+def target_sizes(name: str, in_channels: int, image_size: int) -> dict[str, tuple[int, int]]:
+    """The spatial size (H^l, W^l) of each of model ``name``'s target layers for square inputs
+    of ``image_size`` pixels, measured by one forward pass of an untrained model: the sizes
+    D(M, l) (Eq. 7) brings a mask to, which the method chapter draws."""
+    model = get_model(name, 2, in_channels, image_size=image_size).eval()
+    with torch.no_grad(), capture(model, target_layers(name)) as acts:
+        model(torch.zeros(1, in_channels, image_size, image_size))
+    return {k: tuple(v.shape[-2:]) for k, v in acts.items()}
+
+
 def validate_layers(model: nn.Module, layers: Sequence[str]) -> None:
     """Raise ValueError naming the valid module names if any of ``layers`` is not in ``model``."""
     if isinstance(layers, str):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+import numpy as np
 from torch import nn
 
 from .data import Split
@@ -143,6 +144,19 @@ class Explorer:
                                            [per[self.layers[0]] for per in views[m]], probs=True)
                                     for m in self.models])
         return [inputs, grads, acts, probs]
+
+
+def spread_over_classes(labels: np.ndarray, n: int, first: Sequence[int] = ()) -> list[int]:
+    """``n`` image positions for a kernel-free explorer (which stores few images): ``first``
+    (e.g. images a model gets wrong), then the first image of each class in turn (0, 1, ..., 9,
+    0, ...), skipping any already picked, so that every class is on the slider."""
+    picked = [int(i) for i in first][:n]
+    per_class = [np.flatnonzero(labels == c) for c in range(int(labels.max()) + 1)]
+    for rank in range(max(len(p) for p in per_class)):
+        picked += [int(p[rank]) for p in per_class if rank < len(p) and int(p[rank]) not in picked]
+        if len(picked) >= n:
+            break
+    return picked[:n]
 
 
 def explorer(models: Mapping[str, nn.Module], split: Split, layers: Sequence[str], *,

@@ -183,3 +183,39 @@ def test_add_ratios_pairs_each_method_with_the_first_no_xs_row():
     assert math.isnan(out[2]["speed_ratio"]) and out[2]["mem_passes"] == 0
     assert benchmark.ratio_text(out[1]) == ("speed ×0.50 [0.50, 0.50] (2 rounds), "
                                             "memory ×1.10 [1.10, 1.10] (2 passes)")
+
+
+# ----------------------------------------------------------------------------- the chapter's tables
+
+def test_a_stored_measurement_is_shown_again_only_with_the_same_settings(tmp_path):
+    from tapkit.book import report, speed_memory
+
+    stored = {"settings": {"batch_size": 2, "image_size": 32}, "models": ["resnet18"],
+              "methods": ["none", "tap"], "device": "cpu: x86_64, 1 threads", "threads": 1}
+    rows = [{"model": "resnet18", "method": "none", "it_per_s": 12.5},
+            {"model": "resnet18", "method": "tap", "it_per_s": 12.0}]
+    table = tmp_path / "tables" / "speed_memory.csv"
+    assert speed_memory.stored_rows(table, **stored) is None           # nothing stored yet
+    report.write_table(pd.DataFrame(rows), tmp_path, "speed_memory",
+                       {"label": "profile smoke", **stored, "rows": rows})
+    assert speed_memory.stored_rows(table, **stored) == rows
+    for key, other in (("settings", {"batch_size": 4, "image_size": 32}), ("models", ["vgg16"]),
+                       ("methods", ["none"]), ("device", "cuda: H100"), ("threads", 2)):
+        assert speed_memory.stored_rows(table, **{**stored, key: other}) is None, key
+
+
+def test_ratios_are_shown_by_architecture_then_method_with_no_xs_again_last():
+    from tapkit.book import speed_memory
+
+    ratios = pd.DataFrame({"model": ["vgg16", "vgg16", "resnet18", "resnet18", "resnet18"],
+                           "method": ["none_again", "tap", "tap", "none", "none_again"],
+                           "speed_ratio": [1.01, 0.97, 0.96, 1.0, 0.99]}, index=[7, 8, 9, 10, 11])
+    out = speed_memory.in_order(ratios, ["resnet18", "vgg16"], ["none", "rrr", "tap"])
+    assert list(zip(out.model, out.method)) == [("resnet18", "none"), ("resnet18", "tap"),
+                                                ("resnet18", "none_again"), ("vgg16", "tap"),
+                                                ("vgg16", "none_again")]
+    assert out.speed_ratio.tolist() == [1.0, 0.96, 0.99, 0.97, 1.01]
+    assert list(out.index) == [0, 1, 2, 3, 4]
+    shown = speed_memory.committed_view(out.assign(speed_ratio=[1.0, 0.956, 0.994, 0.97, 1.011]))
+    assert shown.loc[("resnet18", "tap"), "speed_ratio"] == 0.96
+    assert shown.loc[("vgg16", "none_again"), "speed_ratio"] == 1.01

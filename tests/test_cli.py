@@ -128,6 +128,19 @@ def test_metrics_hand_computed():
     assert metrics.delta(0.99, 0.82) == pytest.approx(-0.17)
 
 
+def test_misclassified_are_the_positions_predicted_wrong():
+    from tapkit.data import Split
+
+    model = torch.nn.Linear(2, 2, bias=False)   # predicts class 0 when x0 > x1, else class 1
+    with torch.no_grad():
+        model.weight.copy_(torch.eye(2))
+    x = torch.tensor([[1.0, 0.0], [0.0, 1.0], [2.0, 1.0], [0.0, 3.0], [5.0, 4.0]])
+    split = Split(x, torch.tensor([0, 0, 1, 1, 0]), torch.zeros(5, 1, 1, 1))
+    assert metrics.misclassified(model, split).tolist() == [1, 2]
+    assert metrics.misclassified(model, Split(x, torch.tensor([0, 1, 0, 1, 0]),
+                                              split.mask)).tolist() == []
+
+
 def test_bench_memory_is_reproducible_and_ranks_the_double_backward_higher():
     """Peak memory is measured pair by pair in a fresh process: the same pair twice gives the
     same number, and RRR (which keeps a second-order graph) needs more than No XS."""

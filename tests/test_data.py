@@ -70,18 +70,38 @@ def test_embedded_decoy_mnist_splits():
         assert (s[name].mask.sum((1, 2, 3)) == 16).all()
     assert s["test_clean"].mask.sum() == 0 and s["train_clean"].mask.sum() == 0
 
-    def patch_values(split):
-        raw = split.x * data.MNIST_STD + data.MNIST_MEAN
-        return (raw * split.mask).sum((1, 2, 3)) / 16 * 255
-
-    train_vals = patch_values(s["train"])
-    torch.testing.assert_close(train_vals, 255 - 25 * s["train"].y.float(), atol=1e-3, rtol=0)
-    perm_vals = patch_values(s["test_permuted"])
-    agree = torch.isclose(perm_vals, 255 - 25 * s["test_permuted"].y.float(), atol=1e-3).float().mean()
+    # the patch's brightness is 255 - 25 * label where it reveals the label ...
+    train_vals = data.mnist_patch_brightness(s["train"])
+    assert torch.equal(train_vals, 255 - 25 * s["train"].y.float())
+    # ... and another label's where it is permuted
+    perm_vals = data.mnist_patch_brightness(s["test_permuted"])
+    agree = (perm_vals == 255 - 25 * s["test_permuted"].y.float()).float().mean()
     assert agree < 0.3  # permuted: the patch no longer tells the label
+    assert set(perm_vals.tolist()) <= {255.0 - 25 * label for label in range(10)}
     # same digits, same order in the three test versions
     outside = s["test_contaminated"].mask == 0
     torch.testing.assert_close(s["test_contaminated"].x[outside], s["test_clean"].x[outside])
+
+
+def test_mnist_pixels_undo_the_normalisation():
+    images = np.array([[[0, 51], [255, 128]]], dtype=np.uint8)        # 1 image, 2 x 2
+    x = data.to_tensor(images, data.MNIST_MEAN, data.MNIST_STD)
+    assert x[0, 0, 0, 0].item() == pytest.approx(-0.1307 / 0.3081, abs=1e-6)
+    torch.testing.assert_close(data.mnist_pixels(x)[0, 0],
+                               torch.tensor([[0.0, 51.0], [255.0, 128.0]]), atol=1e-4, rtol=0)
+
+
+def test_patch_brightness_is_the_mean_under_the_mask():
+    images = np.zeros((2, 3, 3), dtype=np.uint8)
+    images[0, 0, :2] = [100, 202]           # the two masked pixels: mean 151
+    images[0, 1, 1] = 255                   # outside the mask: no part of it
+    images[1, 2, 2] = 230
+    mask = torch.zeros(2, 1, 3, 3)
+    mask[0, 0, 0, :2] = 1
+    mask[1, 0, 2, 2] = 1
+    split = data.Split(data.to_tensor(images, data.MNIST_MEAN, data.MNIST_STD),
+                       torch.tensor([0, 1]), mask)
+    assert data.mnist_patch_brightness(split).tolist() == [151.0, 230.0]
 
 
 def test_clean_holdout_is_removed_before_contamination():

@@ -6,6 +6,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from PIL import Image
@@ -341,3 +342,71 @@ def test_search_findings_flag_a_near_chance_choice():
     fine = medical.search_findings(good, plans.choose_lambdas(good, ["model", "method"]), "pneu")
     assert "λ = 0.01 " in fine and "near-chance" not in fine
     assert medical.constant_score("knee") == pytest.approx(1.2)  # always grade 2 on grades 0-4
+
+
+# ----------------------------------------------------------------------------- overlap chapter tables
+
+def _overlap_rows():
+    """overlap_beside_paper-shaped rows: PNEU, ResNet-18, No XS and TAP, recall at ig/act1/act2."""
+    rows = []
+    for case, values, paper in (("none", (0.6, 0.5, 0.4), (0.7, None, 0.5)),
+                                ("tap", (0.3, 0.1, 0.2), (0.25, 0.05, 0.1))):
+        for layer, ours, p in zip(("ig", "act1", "act2"), values, paper):
+            rows.append({"dataset": "PNEU", "model": "resnet18", "case": case, "metric": "recall",
+                         "layer": layer, "ours": ours, "paper": p})
+    rows.append({"dataset": "KNEE", "model": "resnet18", "case": "tap", "metric": "recall",
+                 "layer": "ig", "ours": 0.9, "paper": 0.2})
+    return pd.DataFrame(rows).astype({"paper": float})
+
+
+def test_overlap_table_prints_ours_with_the_papers_per_layer():
+    from tapkit.book import overlap_tables
+
+    table = overlap_tables.overlap_table(_overlap_rows(), "recall", "pneu", ["resnet18", "vgg16"],
+                                         ["none", "tap"], ["ig", "act2"],
+                                         left={("vgg16", "tap"): "not in the quick profile"})
+    assert list(table.columns) == ["ig", "act2"]
+    assert table.loc[("ResNet-18", "No XS")].tolist() == ["0.60 (0.70)", "0.40 (0.50)"]
+    assert table.loc[("ResNet-18", "TAP")].tolist() == ["0.30 (0.25)", "0.20 (0.10)"]
+    assert table.loc[("VGG-16", "TAP")].tolist() == ["not run", "not run"]
+    assert table.loc[("VGG-16", "No XS")].isna().all()          # neither run nor left out
+    act1 = overlap_tables.overlap_table(_overlap_rows(), "recall", "pneu", ["resnet18"], ["none"],
+                                        ["act1"])
+    assert act1.loc[("ResNet-18", "No XS"), "act1"] == "0.50 (–)"   # the paper gives none
+
+
+def test_mean_recall_averages_a_case_over_layers_per_dataset_and_model():
+    from tapkit.book import overlap_tables
+
+    rows = _overlap_rows()
+    tap = overlap_tables.mean_recall(rows, "tap", ["act1", "act2"])
+    assert tap.to_dict() == {("PNEU", "resnet18"): pytest.approx(0.15)}
+    assert overlap_tables.mean_recall(rows, "tap", ["ig"]).to_dict() == {
+        ("KNEE", "resnet18"): 0.9, ("PNEU", "resnet18"): 0.3}
+    shown = overlap_tables.committed_view(rows)
+    assert shown.loc[("PNEU", "resnet18", "none"), ("recall", "act2")] == 0.4
+
+
+# ----------------------------------------------------------------------------- visual chapter
+
+def test_visual_figure_shows_the_chapters_models_on_the_same_test_images(tmp_path):
+    from tapkit.book import chapter, visual
+
+    s = medical.chapter_settings("quick", epochs=0, seeds=[0], per_class={"pneu": 12, "knee": 12})
+    ch = chapter.Chapter("visual", "quick", s, tmp_path, "cpu", ("pneu",))
+    shown = visual.explained(ch, "pneu", "resnet18", ["none", "tap"], 3, image_seed=1)
+    run = medical.medical_runs(s, "pneu", ["resnet18"], ["none"])[0]
+    model, _, splits = medical.trained(run, tmp_path)
+    test = splits["test_contaminated"]
+    idx = np.sort(np.random.default_rng(1).choice(len(test), 3, replace=False))
+    assert torch.equal(shown.images, test.x[idx]) and torch.equal(shown.masks, test.mask[idx])
+    assert list(shown.maps) == ["No XS", "TAP"]
+    expected = maps.explain(model, test.x[idx], medical.overlap_layers("resnet18"))
+    torch.testing.assert_close(shown.maps["No XS"].input_grad, expected.input_grad)
+    assert list(shown.maps["TAP"].activations) == ["layer1", "layer2", "layer3", "layer4"]
+    assert shown.label.startswith("profile quick · cpu")
+    masks, found = visual.figure(ch, "pneu", "resnet18", ["none"], 3, "visual_test", "Test",
+                                 image_seed=1)
+    assert torch.equal(masks, test.mask[idx]) and list(found) == ["No XS"]
+    assert (tmp_path / "figures" / "visual_test.png").stat().st_size > 1000
+    matplotlib.pyplot.close("all")

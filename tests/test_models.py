@@ -113,6 +113,14 @@ def test_two_layer_cnn_matches_the_paper_architecture():
     assert model.fc.in_features == 3600
 
 
+def test_target_sizes_are_the_maps_d_m_l_is_brought_to():
+    # 28 px: conv1 (pad 1) 28 -> pool1 14; conv2 (no pad) 12 -> pool2 6
+    assert models.target_sizes("two_layer_cnn", 1, 28) == {"pool1": (14, 14), "pool2": (6, 6)}
+    # 64 px: stem stride 2 -> 32, max-pool -> 16 = layer1, then each stage halves
+    assert models.target_sizes("resnet18", 3, 64) == {"layer1": (16, 16), "layer2": (8, 8),
+                                                      "layer3": (4, 4), "layer4": (2, 2)}
+
+
 def test_sigma_is_what_makes_signed_targets_non_negative():
     """Without the declared σ, the DenseNet norm5 and the linear bottlenecks are signed (read
     when the module returns: DenseNet's functional ReLU later overwrites norm5's output)."""

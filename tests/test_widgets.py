@@ -180,6 +180,17 @@ def test_render_map_outlines_the_mask():
     assert not cyan[12:16, 12:20].any()                # not in its interior
 
 
+def test_spread_over_classes_leads_with_first_then_takes_each_class_in_turn():
+    labels = np.array([2, 0, 1, 0, 2, 1, 1, 0])
+    # class 0 at 1, 3, 7; class 1 at 2, 5, 6; class 2 at 0, 4
+    assert widgets.spread_over_classes(labels, 5) == [1, 2, 0, 3, 5]
+    # first (say, images a model gets wrong) lead; an image already picked is not taken twice
+    assert widgets.spread_over_classes(labels, 6, first=[6, 0]) == [6, 0, 1, 2, 3, 5]
+    assert widgets.spread_over_classes(labels, 2, first=[7, 4, 5]) == [7, 4]
+    # fewer images than asked: all of them, once
+    assert sorted(widgets.spread_over_classes(labels, 20)) == list(range(8))
+
+
 def test_bad_arguments(setup):
     models, split = setup
     with pytest.raises(ValueError, match="models is empty"):

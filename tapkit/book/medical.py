@@ -96,17 +96,12 @@ def beside_paper(summary: pd.DataFrame, experiment: str, artifact: str = "tag") 
 def wide_table(both: pd.DataFrame, models: Sequence[str], cases: Sequence[str],
                left: Mapping[tuple[str, str], str] | None = None) -> pd.DataFrame:
     """One row per (architecture, case): ``contaminated (ours)``, ``contaminated (paper)``, ...
-    formatted as the paper prints them (mean (std)); with ``left`` (cells the profile does not
-    run), those say *not run* and why."""
-    fmt = both.assign(ours=[report.fmt(m, s) for m, s in zip(both.ours, both.ours_std)],
-                      paper=[report.fmt(m, s) for m, s in zip(both.paper, both.paper_std)])
-    fmt["architecture"] = fmt.model.map(ARCH_LABELS)
-    fmt["method"] = fmt.case.map(CASE_LABELS)
-    table = fmt.pivot(index=["architecture", "method"], columns="split", values=["ours", "paper"])
-    table.columns = [f"{split} ({who})" for who, split in table.columns]
+    formatted as the paper prints them (mean (std), :func:`.report.side_by_side`); with ``left``
+    (cells the profile does not run), those say *not run* and why."""
+    labelled = both.assign(architecture=both.model.map(ARCH_LABELS),
+                           method=both.case.map(CASE_LABELS))
     order = [(ARCH_LABELS[m], CASE_LABELS[c]) for m in models for c in cases]
-    cols = [f"{sp} ({w})" for sp in report.SPLITS for w in ("ours", "paper")]
-    table = table.reindex(order)[cols]
+    table = report.side_by_side(labelled, ["architecture", "method"], order)
     return mark_left_out(table, left, models, cases) if left else table
 
 

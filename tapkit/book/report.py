@@ -102,6 +102,27 @@ def beside(ours: pd.DataFrame, paper: pd.DataFrame, on: Sequence[str]) -> pd.Dat
     return merged
 
 
+def side_by_side(both: pd.DataFrame, index: str | Sequence[str],
+                 order: Sequence | None = None) -> pd.DataFrame:
+    """The "ours beside the paper" table every chapter prints: a :func:`beside` frame as one row
+    per ``index`` (a column, or several for a row label made of them) and the columns
+    ``contaminated (ours)``, ``contaminated (paper)``, ``permuted (ours)``, ... in
+    :data:`SPLITS` order, each cell ``mean (std)`` as the paper prints them (:func:`fmt`: ``DNC``
+    where none of our runs converged, ``–`` where the paper gives no value). With ``order``
+    (index values, tuples for several columns) the rows are those, in that order; a value with no
+    row is a row of NaN, for the caller to fill (e.g. :func:`.medical_notes.mark_left_out`).
+
+    One function for the MNIST, teachers and medical chapters, so that their tables read alike."""
+    table = both.assign(ours=[fmt(m, sd) for m, sd in zip(both.ours, both.ours_std)],
+                        paper=[fmt(m, sd) if not pd.isna(m) else "–"
+                               for m, sd in zip(both.paper, both.paper_std)])
+    index = index if isinstance(index, str) else list(index)
+    table = table.pivot(index=index, columns="split", values=["ours", "paper"])
+    table.columns = [f"{split} ({who})" for who, split in table.columns]
+    table = table[[f"{sp} ({who})" for sp in SPLITS for who in ("ours", "paper")]]
+    return table.reindex(order) if order is not None else table
+
+
 def provenance_label(runs: pd.DataFrame, profile: str) -> str:
     """``profile quick · cpu: x86_64, 2 threads · tapkit 0.1.0 (abc1234) · torch 2.14.1``."""
     def one(col: str) -> str:
