@@ -42,7 +42,7 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 from tapkit.book import chapter, medical, openings, report
-from tapkit.experiments import chapter_plans, medical_plans
+from tapkit.experiments import chapter_plans
 
 ch = chapter.open_chapter(globals(), "extra_architectures", "medical", datasets, notes=False)
 s, root = ch.settings, ch.root

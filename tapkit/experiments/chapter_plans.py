@@ -20,7 +20,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-import pandas as pd
 
 from ..config import TrainConfig
 from ..results import resolve_device
