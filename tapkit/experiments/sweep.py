@@ -47,7 +47,8 @@ def _chapter(name: str) -> Callable[..., list[TrainConfig]]:
         cells = chapter_plans.PLANS[name](p, Path(root), run)
         if name == "lambda_search":
             _write_lambda_choice(p, Path(root), run, cells)
-        return chapter_plans.configs(cells)
+        # once each: a medical λ search's chosen run is also its table's run
+        return list({cfg.key(): cfg for cfg in chapter_plans.configs(cells)}.values())
     configs.__name__ = f"{name}_configs"
     return configs
 
