@@ -56,7 +56,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from tapkit.book import chapter, openings, report
-from tapkit.experiments import plans, protocols
+from tapkit.experiments import chapter_plans, plans, protocols
 from tapkit.results import resolve_device
 from tapkit.experiments.executors import run_many
 
@@ -73,10 +73,11 @@ ch.show_settings({"settings": s.as_dict(), "teachers for KD/AT/JT": list(t.kd_fr
 # %% tags=["hide-input"]
 # TAP with each teacher's masks at tau = 0.01 (the Setting-2 chapter's runs, read from the cache),
 # KD/AT/JT students of the kd_fractions teachers, and No XS (the MNIST chapter's run)
-rows = plans.kd_rows(s, t, methods)
-runs = run_many(plans.kd_configs(s, t, methods, lams, **extra), root / "runs", device)
-runs["teacher"] = [a for a, *_ in rows]
-runs["case"] = [m for _, m, *_ in rows]
+cells = chapter_plans.distillation(s, root, t=t, methods=methods, lambdas=lambdas,
+                                   kd_temperature=kd_temperature)
+runs = run_many(chapter_plans.configs(cells), root / "runs", device)
+runs["teacher"] = [c.case for c in cells]
+runs["case"] = [c.method for c in cells]
 label = report.provenance_label(runs, profile)
 summary = report.summarise(runs, ["teacher", "case"])
 report.write_table(summary, root, "mnist_kd", {"label": label, "settings": s.as_dict(),

@@ -42,7 +42,7 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 from tapkit.book import chapter, medical, openings, report
-from tapkit.experiments import medical_plans
+from tapkit.experiments import chapter_plans
 
 ch = chapter.open_chapter(globals(), "extra_architectures", "medical", datasets, notes=False)
 s, root = ch.settings, ch.root
@@ -51,11 +51,12 @@ ch.show_settings({"settings": s.as_dict(),
 
 # %% tags=["hide-input"]
 summaries = {}
+# the chapter's runs, after their λ search (the paper profile's only)
+cells = chapter_plans.extra_architectures(s, root, chapter_plans.runner(root, device),
+                                          datasets=datasets, models=models, cases=methods,
+                                          lambdas=lambdas)
 for experiment in datasets:
-    medical.search_and_choose(s, experiment, models, methods, "tag", root, device)  # paper only
-    lams = medical_plans.searched_lambdas(root, experiment, "tag", lambdas)
-    runs = medical.medical_runs(s, experiment, models, methods, "tag", lams)
-    frame = medical.run_frame(runs, root, device)
+    frame = medical.run_frame(chapter_plans.part(cells, f"extra_{experiment}"), root, device)
     label = report.provenance_label(frame, profile)
     summary = medical.summarise(frame)
     summaries[experiment] = (summary, label)

@@ -41,14 +41,14 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 from tapkit.book import chapter, openings, report
-from tapkit.experiments import medical_plans, plans, protocols
+from tapkit.experiments import chapter_plans, medical_plans, plans, protocols
 from tapkit.experiments.executors import run_many
 
 ch = chapter.open_chapter(globals(), "lambda_search", "mnist", show=True)
 s, root = ch.settings, ch.root
 grids = grids or {m: list(lams) for m, lams in s.search.items()}  # the protocol's grids
-configs = plans.search_configs(s, grids)
-runs = run_many(configs, root / "runs", device)
+cells = chapter_plans.lambda_search(s, root, grids=grids)
+runs = run_many(chapter_plans.configs(cells), root / "runs", device)
 label = report.provenance_label(runs, profile)
 search = runs[["method", "lam", "status", "val_loss", "contaminated", "permuted"]]
 display(Markdown(f"*{label}*"))

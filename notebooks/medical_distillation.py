@@ -51,7 +51,7 @@ from IPython.display import Markdown, display
 from tapkit.book import chapter, medical, openings, report
 from tapkit.book import medical_setting2 as s2
 from tapkit.experiments import medical_teacher_plans as mtp
-from tapkit.experiments import protocols
+from tapkit.experiments import chapter_plans, protocols
 from tapkit.experiments.executors import run_many
 
 ch = chapter.open_chapter(globals(), "medical_distillation", "medical", datasets, notes=False)
@@ -84,10 +84,10 @@ display(pairs.assign(student=pairs.student.map(medical.ARCH_LABELS)).set_index(
 # the cache, or trained here).
 
 # %% tags=["hide-input"]
-students_ = [st for e in datasets
-             for st in mtp.distillation_students(s, t, e, root, lambdas, **extra)]
-runs = run_many([st.cfg for st in students_], runs_root, device).assign(
-    **mtp.frame_columns(students_))
+students_ = chapter_plans.medical_distillation(s, root, t=t, datasets=datasets, lambdas=lambdas,
+                                               kd_temperature=kd_temperature)
+runs = run_many(chapter_plans.configs(students_), runs_root, device).assign(
+    **chapter_plans.columns(students_, "experiment", "model", "method", "case", "tau", "lam"))
 runs["case"] = [st.method for st in students_]  # TAP, KD, AT, JT or none (No XS)
 runs["teacher"] = [st.case if st.case != "none" else "no teacher" for st in students_]
 label = report.provenance_label(runs, profile)

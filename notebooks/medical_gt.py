@@ -31,7 +31,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from tapkit.book import chapter, medical, openings, report
-from tapkit.experiments import medical_plans
+from tapkit.experiments import chapter_plans, medical_plans
 from tapkit.book.params import ParameterError
 
 if experiment not in medical.DATASETS:
@@ -96,10 +96,11 @@ ch.show_settings()
 # figure lists λ, `xs_batchnorm`, epochs and status per run.
 
 # %% tags=["hide-input"]
-medical.search_and_choose(s, experiment, models, methods, "tag", root, device)
+# the chapter's runs, each table's after its λ search (run here, its choice written)
+cells = chapter_plans.medical_gt(s, root, chapter_plans.runner(root, device), experiment=experiment,
+                                 models=models, cases=methods, lambdas=lambdas)
 search = medical.search_frame(s, experiment, models, methods, "tag", root, device)  # cached
-tag_lambdas = medical_plans.searched_lambdas(root, experiment, "tag", lambdas)
-runs = medical.medical_runs(s, experiment, models, methods, "tag", tag_lambdas)
+runs = chapter_plans.part(cells, f"{experiment}_gt")
 frame = medical.run_frame(runs, root, device)
 frame["trained as"] = [r.cfg.model for r in runs]
 label = report.provenance_label(frame, profile)
@@ -168,10 +169,7 @@ spends its CPU budget on the main setting; the paper profile runs all three)."""
 # %% tags=["hide-input"]
 stripe_models = medical.per_experiment(s.stripe_models, experiment)
 if stripe_models:
-    medical.search_and_choose(s, experiment, stripe_models, methods, "stripe", root, device)
-    stripe_lambdas = medical_plans.searched_lambdas(root, experiment, "stripe", lambdas)
-    stripe_runs = medical.medical_runs(s, experiment, stripe_models, methods, "stripe",
-                                       stripe_lambdas)
+    stripe_runs = chapter_plans.part(cells, f"{experiment}_stripe")
     stripe = medical.run_frame(stripe_runs, root, device)
     stripe_label = report.provenance_label(stripe, profile)
     stripe_summary = medical.summarise(stripe)

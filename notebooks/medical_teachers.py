@@ -56,7 +56,7 @@ from tapkit import teachers
 from tapkit.book import chapter, medical, openings, report
 from tapkit.book import medical_setting2 as s2
 from tapkit.experiments import medical_teacher_plans as mtp
-from tapkit.experiments import protocols
+from tapkit.experiments import chapter_plans, protocols
 from tapkit.experiments.executors import run_many
 from tapkit.experiments.store import teacher_saliency
 
@@ -79,8 +79,8 @@ ch.show_settings({"settings": s.as_dict(), "Setting 2": t.as_dict(),
 # about the same on all three.
 
 # %% tags=["hide-input"]
-teacher_rows = [(e, name, seed, cfg) for e in datasets
-                for name, seed, cfg in mtp.teacher_configs(s, t, e)]
+teacher_rows = [(c.experiment, c.case, c.seed, c.cfg)
+                for c in chapter_plans.medical_teacher_cells(s, t, datasets)]
 teacher_runs = run_many([cfg for *_, cfg in teacher_rows], runs_root, device)
 teacher_runs["experiment"] = [e for e, *_ in teacher_rows]
 teacher_runs["teacher"] = [name for _, name, *_ in teacher_rows]
@@ -145,10 +145,11 @@ display(Markdown("The paper finds the annotations better than random (precision 
 # %% tags=["hide-input"]
 coverage = {e: mtp.mask_coverage([sal_e for (e2, *_), (sal_e, _) in sal.items() if e2 == e],
                                  t.train_taus, threshold) for e in datasets}
-students_ = [st for e in datasets
-             for st in mtp.setting2_students(s, t, e, root, coverage[e], threshold, lambdas)]
-runs = run_many([st.cfg for st in students_], runs_root, device).assign(
-    **mtp.frame_columns(students_))
+students_ = chapter_plans.part(chapter_plans.medical_teachers(
+    s, root, chapter_plans.runner(root, device), t=t, datasets=datasets, threshold=threshold,
+    lambdas=lambdas, coverage=coverage), "medical_teacher")
+runs = run_many(chapter_plans.configs(students_), runs_root, device).assign(
+    **chapter_plans.columns(students_, "experiment", "model", "method", "case", "tau", "lam"))
 label = report.provenance_label(runs, profile)
 summary = report.summarise(runs, ["experiment", "model", "method", "case", "tau"])
 report.write_table(summary, root, "medical_teacher",

@@ -43,7 +43,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from tapkit.book import chapter, openings, report
-from tapkit.experiments import plans, protocols
+from tapkit.experiments import chapter_plans, plans, protocols
 from tapkit.experiments.executors import run_many
 
 ch = chapter.open_chapter(globals(), "mnist", "mnist")
@@ -52,9 +52,9 @@ lams = plans.mnist_lambdas(root, lambdas)
 ch.show_settings({"settings": s.as_dict(), "λ": lams})
 
 # %% tags=["hide-input"]
-configs = plans.mnist_configs(s, methods, lams)
-runs = run_many(configs, root / "runs", device)
-runs["case"] = [m for m in methods for _ in s.seeds_for(m)]
+cells = chapter_plans.mnist(s, root, cases=methods, lambdas=lambdas)
+runs = run_many(chapter_plans.configs(cells), root / "runs", device)
+runs["case"] = [c.case for c in cells]
 label = report.provenance_label(runs, profile)
 summary = report.summarise(runs, ["case"])
 report.write_table(summary, root, "mnist_gt", {"label": label, "settings": s.as_dict(), "lambdas": lams})

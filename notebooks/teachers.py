@@ -61,7 +61,8 @@ from IPython.display import Markdown, display
 from tapkit import teachers
 from tapkit.experiments.store import teacher_saliency
 from tapkit.book import chapter, openings, report
-from tapkit.experiments import plans, protocols
+from tapkit.book import mnist_setting2 as s2
+from tapkit.experiments import chapter_plans, plans, protocols
 from tapkit.results import resolve_device
 from tapkit.experiments.executors import run_many
 from tapkit.fit import experiment_data
@@ -77,14 +78,9 @@ gt_lams = plans.mnist_lambdas(root)  # the ground-truth reference is Setting 1's
 ch.show_settings({"settings": s.as_dict(), "teachers": t.as_dict(),
                   "student threshold": threshold, "λ with teacher masks": lams,
                   "λ with ground truth": gt_lams["tap"]})
-
-# %% tags=["hide-input"]
+# the chapter's runs: teachers, TAP students and references, RRR/RBR students
+cells = chapter_plans.teachers(s, root, t=t, lambdas=lambdas, threshold=threshold)
 annotator = plans.annotator  # the paper's names for the two teachers: teacher_10, teacher_1
-
-
-def teacher(fraction: float, seed: int):
-    """The teacher of seed `seed`: no XS, trained on the clean `fraction` (data="holdout")."""
-    return plans.teacher(s, fraction, seed)
 
 # %% [markdown]
 # ## The teachers
@@ -94,39 +90,22 @@ def teacher(fraction: float, seed: int):
 # reasons scores the same on all three.
 
 # %% tags=["hide-input"]
-teacher_rows = [(f, seed) for f in t.fractions for seed in s.seeds]
-teacher_runs = run_many([teacher(f, seed) for f, seed in teacher_rows], root / "runs", device)
-teacher_runs["teacher"] = [annotator(f) for f, _ in teacher_rows]
+teacher_cells = chapter_plans.part(cells, "teacher_performance")  # fraction-major, then seed
+teacher_of = dict(zip([(f, seed) for f in t.fractions for seed in s.seeds],
+                      chapter_plans.configs(teacher_cells)))
+teacher_runs = run_many(chapter_plans.configs(teacher_cells), root / "runs", device)
+teacher_runs["teacher"] = [c.case for c in teacher_cells]
 label = report.provenance_label(teacher_runs, profile)
 perf = report.summarise(teacher_runs, ["teacher"])
 report.write_table(perf, root, "teacher_performance", {"label": label, "settings": s.as_dict(), "teachers": t.as_dict()})
-
-
-def side_by_side(both: pd.DataFrame, index: str | list[str], order=None) -> pd.DataFrame:
-    """`report.beside` output as one row per `index`, "split (ours)" / "split (paper)" columns."""
-    table = both.assign(ours=[report.fmt(m, sd) for m, sd in zip(both.ours, both.ours_std)],
-                        paper=[report.fmt(m, sd) if not pd.isna(m) else "–"
-                               for m, sd in zip(both.paper, both.paper_std)])
-    table = table.pivot(index=index, columns="split", values=["ours", "paper"])
-    table.columns = [f"{split} ({who})" for who, split in table.columns]
-    table = table[[f"{sp} ({w})" for sp in report.SPLITS for w in ("ours", "paper")]]
-    return table.reindex(order) if order is not None else table
-
-
 paper_perf = report.paper_values("teacher_performance").query("dataset == 'MNIST'")
 display(Markdown(f"*Results: {label}*"))
-display(side_by_side(report.beside(perf, paper_perf, ["teacher", "split"]), "teacher",
-                     [annotator(f) for f in t.fractions]))
+display(report.side_by_side(report.beside(perf, paper_perf, ["teacher", "split"]), "teacher",
+                            [annotator(f) for f in t.fractions]))
 
 # %% tags=["hide-input"]
-held = {f: len(experiment_data(teacher(f, s.seeds[0]))[1]["clean_holdout"].y) for f in t.fractions}
-paper_held = {0.1: 6000, 0.01: 600}  # 10% and 1% of the paper's 60,000 training digits
-display(Markdown(
-    "The paper's teachers learn from " + " and ".join(f"{paper_held[f]:,}" for f in held if f in paper_held)
-    + " clean digits; here (source `" + str(s.source) + "`) their clean holdouts hold "
-    + " and ".join(f"{n:,}" for n in held.values()) + " digits"
-    + ("" if all(held[f] >= paper_held.get(f, 0) for f in held)
-       else ", so these teachers are weaker than the paper's, the smallest one most") + "."))
+held = {f: len(experiment_data(teacher_of[f, s.seeds[0]])[1]["clean_holdout"].y) for f in t.fractions}
+display(Markdown(s2.held_out_text(held, s.source)))
 
 # %% [markdown]
 # ## Annotation quality (the paper's annotation-precision/recall figure)
@@ -139,35 +118,9 @@ display(Markdown(
 # released code's random explanations give under its quantile rule).
 
 # %% tags=["hide-input"]
-sal = {(f, seed): teacher_saliency(teacher(f, seed), root / "runs", device)
-       for f in t.fractions for seed in s.seeds}  # (E, contaminated training split)
-
-
-def quality_rows(fraction: float, seed: int) -> list[dict]:
-    e, data = sal[(fraction, seed)]
-    rows = teachers.annotation_quality(e, data.mask, taus)
-    return [{"annotator": annotator(fraction), "seed": seed, **r} for r in rows]
-
-
-def random_rows(seed: int) -> list[dict]:
-    truth = sal[(t.fractions[0], seed)][1].mask
-    coverage = truth.mean().item()
-    rows = []
-    for tau in taus:
-        for name, cov in (("random (GT coverage)", coverage), ("random (coverage τ)", tau)):
-            pred = teachers.random_masks(tuple(truth.shape), cov, seed)
-            precision, recall = teachers.precision_recall(pred, truth)
-            rows.append({"annotator": name, "seed": seed, "rule": "random", "tau": tau,
-                         "coverage": pred.mean().item(), "precision": precision, "recall": recall})
-    return rows
-
-
-quality = pd.DataFrame([r for f in t.fractions for seed in s.seeds for r in quality_rows(f, seed)]
-                       + [r for seed in s.seeds for r in random_rows(seed)])
-quality_mean = quality.groupby(["annotator", "rule", "tau"], sort=False)[
-    ["coverage", "precision", "recall"]].mean().reset_index()
-gt_coverage = quality_mean.loc[quality_mean.annotator == "random (GT coverage)", "coverage"].mean()
-quality_mean["lift"] = quality_mean["precision"] / gt_coverage  # precision in units of random's
+sal = {key: teacher_saliency(cfg, root / "runs", device)
+       for key, cfg in teacher_of.items()}  # (E, contaminated training split)
+quality_mean, gt_coverage = s2.annotation_quality(sal, t.fractions, s.seeds, taus)
 report.write_table(quality_mean, root, "annotation_quality", {"label": label, "taus": taus})
 display(Markdown(f"*Results: {label}* — mean over seeds {list(s.seeds)}"))
 display(quality_mean.pivot(index=["rule", "tau"], columns="annotator",
@@ -192,19 +145,7 @@ report.save_figure(fig, root, "annotation_quality")
 plt.show()
 
 # %% tags=["hide-input"]
-taught = quality_mean[quality_mean.annotator.str.startswith("teacher")]
-lo, hi = taught["lift"].min(), taught["lift"].max()
-verdict = ("better than random at every rule and τ" if lo > 1 else
-           "no better than random anywhere" if hi <= 1 else "better than random only in places")
-display(Markdown(
-    f"The patches cover {gt_coverage:.1%} of the training pixels, so any random mask has a "
-    f"precision of about {gt_coverage:.1%} (lift 1). The teachers' precision lies between "
-    f"{taught.precision.min():.1%} and {taught.precision.max():.1%} (lift {lo:.2f}–{hi:.2f}): "
-    f"{verdict}. Under the absolute rule the recall grows with τ mostly because the coverage "
-    "does: an input gradient is near zero on the flat background, so E < τ marks much of it, "
-    "while a bright patch drives the first-layer filters like a stroke of a digit does and keeps "
-    "a sizeable gradient. The paper reports better-than-random teacher annotations on PNEU and "
-    "KNEE and gives no annotation-quality numbers for MNIST."))
+display(Markdown(s2.quality_findings(quality_mean, gt_coverage)))
 
 # %% [markdown]
 # What the masks look like: three contaminated training images of different classes, their
@@ -242,8 +183,9 @@ plt.show()
 
 # %% tags=["hide-input"]
 cases = plans.teacher_cases(t)
-configs, labels = plans.student_configs(s, t, "tap", cases, lams, gt_lams, threshold)
-tap_runs = run_many(configs, root / "runs", device).assign(**pd.DataFrame(labels))
+tap_cells = chapter_plans.part(cells, "mnist_teacher")
+tap_runs = run_many(chapter_plans.configs(tap_cells), root / "runs", device).assign(
+    **chapter_plans.columns(tap_cells, "method", "case", "tau"))
 label = report.provenance_label(tap_runs, profile)
 tap_summary = report.summarise(tap_runs, ["method", "case", "tau"])
 report.write_table(tap_summary, root, "mnist_teacher",
@@ -252,15 +194,7 @@ report.write_table(tap_summary, root, "mnist_teacher",
 display(Markdown(f"*Results: {label}*"))
 
 # %% tags=["hide-input"]
-def bar_labels(summary: pd.DataFrame) -> pd.DataFrame:
-    """Mean per (case, tau) and split, in the order of `cases`, labelled for the x axis."""
-    wide = summary.pivot(index=["case", "tau"], columns="split", values="mean")
-    wide = wide.iloc[sorted(range(len(wide)), key=lambda i: cases.index(wide.index[i][0]))]
-    wide.index = [c if tau == "any" else f"{c}\nτ={tau}" for c, tau in wide.index]
-    return wide
-
-
-wide = bar_labels(tap_summary)
+wide = s2.bar_labels(tap_summary, cases)
 fig = report.plot_metric_and_delta(wide, f"Decoy-MNIST, TAP with teacher / random / ground-truth masks — {label}")
 report.save_figure(fig, root, "mnist_teacher")
 plt.show()
@@ -270,34 +204,7 @@ plt.show()
 # from its MNIST teacher table, the ground-truth and No-XS rows from its Setting-1 table).
 
 # %% tags=["hide-input"]
-def paper_rows(method: str) -> pd.DataFrame:
-    teacher_paper = report.paper_values("teacher_results").query("dataset == 'MNIST'")
-    teacher_paper = teacher_paper.query("method == @method").rename(columns={"annotation": "case"})
-    teacher_paper["tau"] = teacher_paper["tau"].map(lambda v: f"{float(v):g}")
-    gt = report.paper_values("gt_results").query(
-        "dataset == 'MNIST' and artifact == 'tag' and method == @method")
-    gt = gt.assign(case="ground_truth", tau="any")
-    none = report.paper_values("gt_results").query(
-        "dataset == 'MNIST' and artifact == 'tag' and method == 'none'").assign(case="none", tau="any")
-    return pd.concat([teacher_paper, gt, none], ignore_index=True)
-
-
-def ours_with_paper(summary: pd.DataFrame, method: str) -> pd.DataFrame:
-    """One row per (case, tau); our random row is repeated under every training tau, beside the
-    paper's random row of that tau."""
-    ours = summary[(summary.method == method) | (summary.case == "none")]
-    rnd = ours[ours.case == "random"]
-    spread = [rnd.assign(tau=f"{tau:g}") for tau in t.train_taus] if len(rnd) else []
-    ours = pd.concat([ours[ours.case != "random"], *spread], ignore_index=True)
-    both = report.beside(ours, paper_rows(method), ["case", "tau", "split"])
-    order = [(c, tau) for tau in [f"{x:g}" for x in t.train_taus]
-             for c in cases if c not in ("ground_truth", "none")]
-    order += [("ground_truth", "any"), ("none", "any")]
-    order = [o for o in order if o in set(zip(both.case, both.tau))]
-    return side_by_side(both, ["case", "tau"], order)
-
-
-display(ours_with_paper(tap_summary, "tap"))
+display(s2.ours_with_paper(tap_summary, "tap", t.train_taus, cases))
 
 # %% [markdown]
 # ## RRR and RBR with teacher masks
@@ -311,8 +218,9 @@ display(ours_with_paper(tap_summary, "tap"))
 # %% tags=["hide-input"]
 extra = [m for m in t.xs_methods if m != "tap"]
 if extra:
-    configs, labels = plans.teacher_xs_configs(s, t, lams, gt_lams, threshold)
-    xs_runs = run_many(configs, root / "runs", device).assign(**pd.DataFrame(labels))
+    xs_cells = chapter_plans.part(cells, "mnist_teacher_xs")
+    xs_runs = run_many(chapter_plans.configs(xs_cells), root / "runs", device).assign(
+        **chapter_plans.columns(xs_cells, "method", "case", "tau"))
     xs_label = report.provenance_label(xs_runs, profile)
     xs_summary = report.summarise(xs_runs, ["method", "case", "tau"])
     report.write_table(xs_summary, root, "mnist_teacher_xs", {"label": xs_label, "lambdas": lams})
@@ -330,19 +238,7 @@ else:
 # ## What the quick profile leaves out
 
 # %% tags=["hide-input"]
-left = []
-if len(s.seeds) < 5:
-    left.append(f"{len(s.seeds)} seed(s) instead of the paper's five (no standard deviations)")
-if set(t.train_taus) != {0.01, 0.05, 0.1}:
-    left.append(f"students train at τ ∈ {list(t.train_taus)} only; the paper also trains at the other "
-                "thresholds (annotation quality above covers all three)")
-if not extra:
-    left.append("RRR and RBR with teacher masks")
-if s.epochs < 50:
-    left.append(f"{s.epochs} {s.optimizer} epochs instead of the paper's 50 SGD epochs")
-if str(s.source) == "embedded":
-    left.append("the 5,000 embedded digits instead of full MNIST (360 / 36 clean digits for the "
-                "teachers instead of 6,000 / 600)")
+left = s2.left_out(s.seeds, t.train_taus, extra, s.epochs, s.optimizer, s.source)
 display(Markdown("Run `make book PROFILE=paper` for everything. This profile leaves out: "
                  + ("; ".join(left) if left else "nothing") + "."))
 

@@ -35,7 +35,6 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-CASES = ("base", "none", "rrr", "rbr", "tap")
 BENCH_MODELS = ("vgg16", "resnet18", "densenet121", "two_layer_cnn@256x28")
 BENCH_METHODS = ("none", "tap", "rrr", "rbr", "none")  # No XS twice: the noise floor
 log = logging.getLogger("gpu")
@@ -92,14 +91,14 @@ def install_carried(carry: Path) -> None:
 
 def setting1_configs(source: str, seeds: list[int] | None, epochs: int | None):
     """``(protocol, lambdas, [(case, config)])`` of the paper-profile Setting-1 MNIST table: the
-    MNIST chapter's own configs (the same run keys), so the book renders from the filled store."""
-    from tapkit.experiments import plans, protocols
+    MNIST chapter's plan (:data:`tapkit.experiments.chapter_plans.PLANS`) at the paper's λ, the
+    same run keys, so the book renders from the filled store."""
+    from tapkit.experiments import chapter_plans, protocols
 
-    p = protocols.mnist("paper", source=source, seeds=seeds, epochs=epochs)
+    p = chapter_plans.protocol_for("mnist", "paper", source=source, seeds=seeds, epochs=epochs)
     lams = dict(protocols.MNIST_LAMBDAS)
-    runs = [(case, plans.mnist_case_config(p, case, lams, seed))
-            for case in CASES for seed in p.seeds]
-    return p, lams, runs
+    cells = chapter_plans.PLANS["mnist"](p, REPO / "results" / "paper", lambdas=lams)
+    return p, lams, [(c.case, c.cfg) for c in cells]
 
 
 def check_data(source: str, dry_run: bool) -> dict:
@@ -139,7 +138,8 @@ def run_setting1(args, out: Path) -> dict:
 
     s, lams, runs = setting1_configs(args.source, args.seeds, args.epochs)
     log.info("Setting 1: %d runs (%s x seeds %s), %d epochs, %d workers", len(runs),
-             ",".join(CASES), list(s.seeds), s.epochs, args.workers)
+             ",".join(dict.fromkeys(case for case, _ in runs)), list(s.seeds), s.epochs,
+             args.workers)
     if args.dry_run:
         steps = ProcessExecutor(args.workers, progress=False).map(one_step, [c for _, c in runs])
         bad = [r for r in steps if r["status"] != "ok" and r["method"] != "rbr"]

@@ -2,15 +2,17 @@
 here in seconds), and the notebooks' parameter parsing."""
 
 import json
+import math
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from tapkit import sources
 from tapkit.book import medical, params
 from tapkit.data import DataNotFoundError
-from tapkit.experiments import medical_plans, plans, protocols
+from tapkit.experiments import chapter_plans, medical_plans, plans, protocols
 from tapkit.experiments import medical_teacher_plans as mtp
 from tapkit.config import TrainConfig
 
@@ -28,39 +30,27 @@ def _medical_fixture(tmp_path) -> str:
     return str(tmp_path)
 
 
+def _no_training(configs: list) -> pd.DataFrame:
+    """A λ search's records without training: converged, the lowest validation loss at λ 1e-2."""
+    return pd.DataFrame({"method": [c.method for c in configs], "lam": [c.lam for c in configs],
+                         "status": "ok", "val_loss": [abs(math.log10(c.lam) + 2) for c in configs]})
+
+
 def every_config(profile: str, tmp_path) -> dict[str, list[TrainConfig]]:
-    """What each chapter builds, as the notebooks call the plans."""
-    s, t = protocols.mnist(profile), protocols.mnist_teachers(profile)
-    lams = plans.mnist_lambdas(tmp_path)
-    tl, gt = plans.teacher_lambdas(), plans.mnist_lambdas(tmp_path)
-    out = {"lambda_search": plans.search_configs(s),
-           "mnist": plans.mnist_configs(s, plans.MNIST_CASES, lams),
-           "teachers": plans.student_configs(s, t, "tap", plans.teacher_cases(t), tl, gt)[0]
-           + plans.teacher_xs_configs(s, t, tl, gt)[0]
-           + [plans.teacher(s, f, seed) for f in t.fractions for seed in s.seeds],
-           "distillation": plans.kd_configs(s, t, ["kd", "at", "jt"], plans.kd_lambdas())}
+    """What each chapter's plan (:data:`chapter_plans.PLANS`, as its notebook and the sweep call
+    it) asks for, without training: the medical λ searches' records are made up, and so is the
+    random masks' coverage (the real one is read from the trained teachers)."""
     source = "embedded" if profile != "paper" else _medical_fixture(tmp_path)
-    m = protocols.medical(profile, source=source)
-    for e in ("pneu", "knee"):
-        runs = medical.medical_runs(m, e, medical.ARCHITECTURES, medical.CASES)
-        runs += medical.medical_runs(m, e, medical.per_experiment(m.stripe_models, e) or [],
-                                     medical.CASES, "stripe")
-        runs += medical.medical_runs(m, e, medical.EXTRA_ARCHITECTURES, ["base", "none", "tap"])
-        runs += medical_plans.search_runs(m, e, medical.ARCHITECTURES + medical.EXTRA_ARCHITECTURES, XS)
-        out[e] = [r.cfg for r in runs]
-        out[f"{e}_setting2"] = setting2_configs(m, e, tmp_path)
+    out = {}
+    for chapter, plan in chapter_plans.PLANS.items():
+        medical_chapter = chapter not in chapter_plans.MNIST_CHAPTERS
+        p = chapter_plans.protocol_for(chapter, profile,
+                                       **({"source": source} if medical_chapter else {}))
+        options = ({"coverage": {e: dict.fromkeys(protocols.medical_teachers(profile).train_taus, 0.3)
+                                 for e in medical_plans.DATASETS}}
+                   if chapter == "medical_teachers" else {})
+        out[chapter] = chapter_plans.configs(plan(p, tmp_path, _no_training, **options))
     return out
-
-
-def setting2_configs(m, e: str, tmp_path) -> list[TrainConfig]:
-    """The medical Setting-2 and distillation chapters' configs (random masks at a made-up
-    coverage: the real one is read from the trained teachers)."""
-    t = protocols.medical_teachers(m.name)
-    p = t.on_seeds(m)
-    cfgs = [cfg for *_, cfg in mtp.teacher_configs(p, t, e)]
-    cfgs += [st.cfg for st in mtp.setting2_students(p, t, e, tmp_path, dict.fromkeys(t.train_taus, 0.3))]
-    cfgs += [st.cfg for st in mtp.distillation_students(p, t, e, tmp_path)]
-    return cfgs
 
 
 @pytest.mark.parametrize("profile", protocols.PROFILES)

@@ -1,8 +1,8 @@
 """``tapkit sweep``: every run some chapters of the book need, into the results store.
 
 :data:`CHAPTERS` maps each chapter that trains to a function returning the configs its notebook
-asks for, built by :mod:`.plans` and :mod:`.medical_plans` as the notebook builds them with its
-default parameters, so a sweep fills the store the book then reads. A chapter that trains with a
+asks for: its plan in :data:`.chapter_plans.PLANS` with the notebook's default parameters, so a
+sweep fills the store the book then reads. A chapter that trains with a
 λ search's choice runs that search first and writes its choice table as the notebook does.
 :func:`sweep` runs the chapters wave by wave (:func:`.planner.waves`) through an executor; the
 store keys every run, so a second call trains nothing and an interrupted one resumes; a failed
@@ -18,113 +18,44 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..config import TrainConfig
-from ..results import resolve_device, write_table
-from . import medical_plans, plans, protocols
-from . import medical_teacher_plans as mtp
+from ..results import write_table
+from . import chapter_plans, plans, protocols
+from .chapter_plans import Runner
 from .executors import make_executor, records_frame, run_many
 from .failures import RunFailed, RunsFailedError
-from .medical_runs import search_and_choose
 from .planner import label, waves
 from .store import ResultStore
 
 log = logging.getLogger(__name__)
 
 
-Runner = Callable[[list], Any]  # runs a list of configs (λ searches run before their choice)
-
-
-def _lambda_search(profile: str, root: Path, run: Runner, **overrides: Any) -> list[TrainConfig]:
-    """The MNIST λ search; its choice (``tables/lambda_choice.csv``) is written as the notebook
+def _write_lambda_choice(p: protocols.MnistProtocol, root: Path, run: Runner,
+                         cells: list[chapter_plans.Cell]) -> None:
+    """The MNIST λ search's choice (``tables/lambda_choice.csv``), written as the notebook
     writes it, for the chapters that read it."""
-    s = protocols.mnist(profile, **overrides)
-    configs = plans.search_configs(s)
-    frame = run(configs)
+    frame = run(chapter_plans.configs(cells))
     cols = ["method", "lam", "status", "val_loss", "contaminated", "permuted"]
     write_table(plans.choose_lambdas(frame[cols]), root, "lambda_choice",
-                {"grids": {m: list(g) for m, g in s.search.items()}})
+                {"grids": {m: list(g) for m, g in p.search.items()}})
+
+
+def _chapter(name: str) -> Callable[..., list[TrainConfig]]:
+    """The configs of chapter ``name``'s plan (:data:`.chapter_plans.PLANS`) for a profile,
+    with its notebook's default options and ``overrides`` on its protocol."""
+    def configs(profile: str, root: Path, run: Runner, **overrides: Any) -> list[TrainConfig]:
+        p = chapter_plans.protocol_for(name, profile, **overrides)
+        cells = chapter_plans.PLANS[name](p, Path(root), run)
+        if name == "lambda_search":
+            _write_lambda_choice(p, Path(root), run, cells)
+        # once each: a medical λ search's chosen run is also its table's run
+        return list({cfg.key(): cfg for cfg in chapter_plans.configs(cells)}.values())
+    configs.__name__ = f"{name}_configs"
     return configs
 
 
-def _mnist(profile: str, root: Path, run: Runner, **overrides: Any) -> list[TrainConfig]:
-    s = protocols.mnist(profile, **overrides)
-    return plans.mnist_configs(s, plans.MNIST_CASES, plans.mnist_lambdas(root))
-
-
-def _teachers(profile: str, root: Path, run: Runner, **overrides: Any) -> list[TrainConfig]:
-    t = protocols.mnist_teachers(profile)
-    s = t.on_seeds(protocols.mnist(profile, **overrides), overrides.get("seeds"))
-    tl, gt = plans.teacher_lambdas(), plans.mnist_lambdas(root)
-    return ([plans.teacher(s, f, seed) for f in t.fractions for seed in s.seeds]
-            + plans.student_configs(s, t, "tap", plans.teacher_cases(t), tl, gt)[0]
-            + plans.teacher_xs_configs(s, t, tl, gt)[0])
-
-
-def _distillation(profile: str, root: Path, run: Runner, **overrides: Any) -> list[TrainConfig]:
-    t = protocols.mnist_teachers(profile)
-    s = t.on_seeds(protocols.mnist(profile, **overrides), overrides.get("seeds"))
-    return plans.kd_configs(s, t, ["kd", "at", "jt"], plans.kd_lambdas())
-
-
-def _medical(experiment: str, models: Sequence[str], cases: Sequence[str], stripes: bool):
-    def chapter(profile: str, root: Path, run: Runner, **overrides: Any) -> list[TrainConfig]:
-        s = protocols.medical(profile, **overrides)
-        settings = [("tag", list(models))]
-        if stripes:
-            settings.append(("stripe", medical_plans.per_experiment(s.stripe_models, experiment)
-                             or []))
-        out = []
-        for artifact, archs in settings:
-            if archs:
-                search_and_choose(s, experiment, archs, cases, artifact, root,
-                                                run=run)
-                lams = medical_plans.searched_lambdas(root, experiment, artifact)
-                out += [r.cfg for r in medical_plans.medical_runs(s, experiment, archs, cases,
-                                                                  artifact, lams)]
-        return out
-    return chapter
-
-
-def _extra(profile: str, root: Path, run: Runner, **overrides: Any) -> list[TrainConfig]:
-    cases = ["base", "none", "tap"]
-    return [cfg for e in medical_plans.DATASETS for cfg in
-            _medical(e, medical_plans.EXTRA_ARCHITECTURES, cases, False)(profile, root, run,
-                                                                          **overrides)]
-
-
-def _medical_teachers(profile: str, root: Path, run: Runner, **overrides: Any) -> list[TrainConfig]:
-    """Teachers first (the random masks' coverage is read from their annotations), then the
-    students with teacher and random masks and Setting 1's references, as the notebook asks."""
-    p = protocols.medical(profile, **overrides)
-    t = protocols.medical_teachers(profile)
-    p = t.on_seeds(p, overrides.get("seeds"))
-    out = []
-    for e in medical_plans.DATASETS:
-        teacher_cfgs = [cfg for *_, cfg in mtp.teacher_configs(p, t, e)]
-        run(teacher_cfgs)
-        coverage = mtp.teacher_coverage(p, t, e, root / "runs", resolve_device("auto"))
-        out += teacher_cfgs + [st.cfg for st in mtp.setting2_students(p, t, e, root, coverage)]
-    return out
-
-
-def _medical_distillation(profile: str, root: Path, run: Runner, **overrides: Any) -> list[TrainConfig]:
-    p = protocols.medical(profile, **overrides)
-    t = protocols.medical_teachers(profile)
-    p = t.on_seeds(p, overrides.get("seeds"))
-    return [st.cfg for e in medical_plans.DATASETS
-            for st in mtp.distillation_students(p, t, e, root)]
-
-
+# chapter -> function(profile, root, run, **overrides) -> the configs of its plan
 CHAPTERS: dict[str, Callable[..., list[TrainConfig]]] = {
-    "lambda_search": _lambda_search,
-    "mnist": _mnist,
-    "teachers": _teachers,
-    "distillation": _distillation,
-    "pneu": _medical("pneu", medical_plans.ARCHITECTURES, medical_plans.CASES, True),
-    "knee": _medical("knee", medical_plans.ARCHITECTURES, medical_plans.CASES, True),
-    "extra_architectures": _extra,
-    "medical_teachers": _medical_teachers,
-    "medical_distillation": _medical_distillation,
-}
+    name: _chapter(name) for name in chapter_plans.PLANS}
 # the chapters whose λ choice (or runs) a chapter reads: they run first
 READS_CHOICE_OF = {"mnist": ("lambda_search",), "teachers": ("lambda_search",),
                    "medical_teachers": ("pneu", "knee"), "medical_distillation": ("pneu", "knee")}

@@ -1,0 +1,280 @@
+"""Every training chapter's plan, written once: :data:`PLANS` maps a chapter to the function that
+lists the runs its notebook asks the results store for, as :class:`Cell` objects.
+
+The notebooks (``notebooks/*.py``), ``tapkit sweep`` (:mod:`.sweep`), ``scripts/gpu.py`` and
+the tests all call these functions, so the sweep fills exactly what the pages read, and
+``tests/test_chapter_plans.py`` checks that each notebook asks for its plan's runs and no other.
+
+A plan function takes the chapter's protocol (as the notebook has it, or
+:func:`protocol_for` of a profile), the results root, and ``run``, which trains (or reads from
+the store) a list of configs and returns their records (:func:`.executors.run_many`): a chapter
+whose later runs follow from earlier results (a λ search's choice, the random masks' coverage
+read from the trained teachers) runs those first through ``run``. Its keyword options are the
+notebook's parameters, with the notebook's defaults, which the sweep uses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+
+from ..config import TrainConfig
+from ..results import resolve_device
+from . import medical_plans, plans, protocols
+from . import medical_teacher_plans as mtp
+from .executors import run_many
+from .medical_runs import search_and_choose
+from .protocols import MedicalProtocol, MedicalTeachersProtocol, MnistProtocol, TeachersProtocol
+
+Runner = Callable[[list], Any]  # trains / reads a list of configs; returns their record frame
+KD_METHODS = ("kd", "at", "jt")
+EXTRA_CASES = ("base", "none", "tap")
+MEDICAL_DATASETS = tuple(medical_plans.DATASETS)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run a chapter asks for: the config that trains it, and the labels its table shows.
+
+    ``table``: the chapter's table the run feeds (e.g. ``"mnist_teacher"``, or a λ search's
+    ``"lambda_choice_pneu_tag"``), so a notebook picks its part of the plan; ``case``: Setting 1's
+    case (``base``, ``none``, a method) or Setting 2's annotation source (a teacher's name,
+    ``random``, ``ground_truth``, ``none``); ``tau``: the threshold as the tables print it,
+    ``"any"`` where none applies. It has the attributes of :class:`.medical_plans.Run` and
+    :class:`.medical_teacher_plans.Student`, so the functions that take those take it."""
+
+    cfg: TrainConfig
+    table: str
+    experiment: str = "mnist"
+    model: str = ""
+    method: str = "none"
+    case: str = "none"
+    tau: str = "any"
+    seed: int = 0
+    lam: float = 0.0
+    artifact: str = "tag"
+
+
+def runner(root: str | Path, device: str = "auto") -> Runner:
+    """A ``run`` that trains (or reads) configs into the store ``<root>/runs`` on ``device``
+    (:func:`.executors.run_many`), as the notebooks run them."""
+    return partial(run_many, root=Path(root) / "runs", device=device)
+
+
+def configs(cells: Iterable[Cell]) -> list[TrainConfig]:
+    """The configs of ``cells``, in order."""
+    return [c.cfg for c in cells]
+
+
+def part(cells: Iterable[Cell], *tables: str) -> list[Cell]:
+    """The cells of ``cells`` that feed one of ``tables``, in order."""
+    return [c for c in cells if c.table in tables]
+
+
+def columns(cells: Sequence[Cell], *names: str) -> dict[str, list]:
+    """The label columns ``names`` of a run frame of ``cells`` (they replace the configs' own)."""
+    return {name: [getattr(c, name) for c in cells] for name in names}
+
+
+# ----------------------------------------------------------------------------- MNIST
+
+def lambda_search(p: MnistProtocol, root: str | Path, run: Runner | None = None,
+                  grids: Mapping[str, Iterable[float]] | None = None) -> list[Cell]:
+    """The λ search on Decoy-MNIST (:func:`.plans.search_configs`): every (method, λ) of
+    ``grids`` (default: the protocol's) on the first seed."""
+    return [Cell(cfg, "lambda_search", model=cfg.model, method=cfg.method, case=cfg.method,
+                 seed=cfg.seed, lam=cfg.lam) for cfg in plans.search_configs(p, grids)]
+
+
+def mnist(p: MnistProtocol, root: str | Path, run: Runner | None = None,
+          cases: Sequence[str] = plans.MNIST_CASES,
+          lambdas: Mapping[str, float] | None = None) -> list[Cell]:
+    """Setting 1 on Decoy-MNIST: every case for each of its seeds, case-major, at the λ search's
+    choice (:func:`.plans.mnist_lambdas`)."""
+    lams = plans.mnist_lambdas(root, lambdas)
+    return [Cell(cfg, "mnist_gt", model=cfg.model, method=cfg.method, case=c, seed=seed,
+                 lam=cfg.lam)
+            for c in cases for seed in p.seeds_for(c)
+            for cfg in [plans.mnist_case_config(p, c, lams, seed)]]
+
+
+def _students(cfgs: list[TrainConfig], labels: list[dict], table: str) -> list[Cell]:
+    return [Cell(cfg, table, model=cfg.model, method=lab["method"], case=lab["case"],
+                 tau=lab["tau"], seed=cfg.seed, lam=cfg.lam) for cfg, lab in zip(cfgs, labels)]
+
+
+def teachers(p: MnistProtocol, root: str | Path, run: Runner | None = None,
+             t: TeachersProtocol | None = None, lambdas: Mapping[str, float] | None = None,
+             threshold: str = "absolute") -> list[Cell]:
+    """Setting 2 on Decoy-MNIST (``p`` on the teachers' seeds, :meth:`on_seeds`): the teachers
+    (``"teacher_performance"``, case the teacher's name), TAP with teacher, random and
+    ground-truth masks and No XS (``"mnist_teacher"``), and the protocol's other XS methods with
+    the first teacher's and random masks (``"mnist_teacher_xs"``)."""
+    t = t or protocols.mnist_teachers(p.name)
+    tl, gt = plans.teacher_lambdas(lambdas), plans.mnist_lambdas(root)
+    out = [Cell(cfg, "teacher_performance", model=cfg.model, case=plans.annotator(f), seed=seed)
+           for f in t.fractions for seed in p.seeds for cfg in [plans.teacher(p, f, seed)]]
+    out += _students(*plans.student_configs(p, t, "tap", plans.teacher_cases(t), tl, gt,
+                                            threshold), "mnist_teacher")
+    return out + _students(*plans.teacher_xs_configs(p, t, tl, gt, threshold), "mnist_teacher_xs")
+
+
+def distillation(p: MnistProtocol, root: str | Path, run: Runner | None = None,
+                 t: TeachersProtocol | None = None, methods: Sequence[str] = KD_METHODS,
+                 lambdas: Mapping[str, float] | None = None,
+                 kd_temperature: float | None = None) -> list[Cell]:
+    """TAP with each teacher's masks at τ = 0.01 (Setting 2's runs), KD/AT/JT students of the
+    ``kd_fractions`` teachers and No XS (Setting 1's run) on Decoy-MNIST; case: the teacher's
+    name (``"no teacher"`` for No XS), method: TAP, KD, AT, JT or none."""
+    t = t or protocols.mnist_teachers(p.name)
+    lams = plans.kd_lambdas(lambdas)
+    extra = {} if kd_temperature is None else {"kd_temperature": kd_temperature}
+    rows = plans.kd_rows(p, t, methods)
+    return [Cell(cfg, "mnist_kd", model=cfg.model, method=m, case=who, seed=seed, lam=cfg.lam)
+            for (who, m, _, seed), cfg in zip(rows, plans.kd_configs(p, t, methods, lams, **extra))]
+
+
+# ----------------------------------------------------------------------------- medical
+
+def _run_cells(runs: Iterable[medical_plans.Run], table: str) -> list[Cell]:
+    return [Cell(r.cfg, table, r.experiment, r.model, r.cfg.method, r.case, "any", r.seed, r.lam,
+                 r.artifact) for r in runs]
+
+
+def searched_runs(p: MedicalProtocol, root: str | Path, run: Runner, experiment: str,
+                  models: Sequence[str], cases: Sequence[str], artifact: str,
+                  lambdas: Mapping[str, Any] | None, table: str) -> list[Cell]:
+    """A medical table's λ search (run through ``run``, its choice written as
+    ``tables/lambda_choice_<experiment>_<artifact>.csv``), then its runs at the chosen λ: the
+    search's cells (table :func:`.medical_plans.choice_name`) and the table's."""
+    search_and_choose(p, experiment, models, cases, artifact, root, run=run)
+    xs = [m for m in cases if m in ("rrr", "rbr", "tap")]
+    found = _run_cells(medical_plans.search_runs(p, experiment, models, xs, artifact),
+                       medical_plans.choice_name(experiment, artifact))
+    lams = medical_plans.searched_lambdas(root, experiment, artifact, lambdas)
+    return found + _run_cells(medical_plans.medical_runs(p, experiment, models, cases, artifact,
+                                                         lams), table)
+
+
+def medical_gt(p: MedicalProtocol, root: str | Path, run: Runner, experiment: str = "pneu",
+               models: Sequence[str] = medical_plans.ARCHITECTURES,
+               cases: Sequence[str] = medical_plans.CASES,
+               lambdas: Mapping[str, Any] | None = None) -> list[Cell]:
+    """Setting 1 on PNEU or KNEE (``experiment``): the tag table ``"<experiment>_gt"`` of
+    ``models`` and, for the protocol's ``stripe_models``, the stripe table
+    ``"<experiment>_stripe"``, each after its λ search."""
+    out = searched_runs(p, root, run, experiment, models, cases, "tag", lambdas,
+                        f"{experiment}_gt")
+    stripes = medical_plans.per_experiment(p.stripe_models, experiment)
+    if stripes:
+        out += searched_runs(p, root, run, experiment, stripes, cases, "stripe", lambdas,
+                             f"{experiment}_stripe")
+    return out
+
+
+def extra_architectures(p: MedicalProtocol, root: str | Path, run: Runner,
+                        datasets: Sequence[str] = MEDICAL_DATASETS,
+                        models: Sequence[str] = medical_plans.EXTRA_ARCHITECTURES,
+                        cases: Sequence[str] = EXTRA_CASES,
+                        lambdas: Mapping[str, Any] | None = None) -> list[Cell]:
+    """The appendix's EfficientNet-B0 and MobileNet-v2 on each of ``datasets`` (table
+    ``"extra_<experiment>"``), after their λ search where the protocol searches."""
+    return [c for e in datasets
+            for c in searched_runs(p, root, run, e, models, cases, "tag", lambdas, f"extra_{e}")]
+
+
+def _student_cells(students: Iterable[mtp.Student], table: str) -> list[Cell]:
+    return [Cell(st.cfg, table, st.experiment, st.model, st.method, st.case, st.tau, st.seed,
+                 st.lam) for st in students]
+
+
+def medical_teacher_cells(p: MedicalProtocol, t: MedicalTeachersProtocol,
+                          datasets: Sequence[str] = MEDICAL_DATASETS) -> list[Cell]:
+    """The Setting-2 teachers of ``datasets`` (table ``"medical_teacher_performance"``, case the
+    teacher's name): the first part of :func:`medical_teachers`."""
+    return [Cell(cfg, "medical_teacher_performance", e, cfg.model, "none", name, "any", seed)
+            for e in datasets for name, seed, cfg in mtp.teacher_configs(p, t, e)]
+
+
+def medical_teachers(p: MedicalProtocol, root: str | Path, run: Runner,
+                     t: MedicalTeachersProtocol | None = None,
+                     datasets: Sequence[str] = MEDICAL_DATASETS, threshold: str = "absolute",
+                     lambdas: Mapping[str, Any] | None = None,
+                     coverage: Mapping[str, Mapping[float, float]] | None = None,
+                     device: str = "auto") -> list[Cell]:
+    """Setting 2 on PNEU and KNEE (``p`` on the teachers' seeds): the teachers
+    (:func:`medical_teacher_cells`), then the students with teacher and random masks and Setting
+    1's references (table ``"medical_teacher"``). The random masks cover ``coverage[experiment]``
+    at each τ; by default that is read from the teachers (their saliency on ``device``), which
+    ``run`` trains first."""
+    t = t or protocols.medical_teachers(p.name)
+    out = []
+    for e in datasets:
+        teacher = medical_teacher_cells(p, t, [e])
+        if coverage is None:
+            run(configs(teacher))
+            cover = mtp.teacher_coverage(p, t, e, Path(root) / "runs", resolve_device(device),
+                                         threshold)
+        else:
+            cover = coverage[e]
+        out += teacher + _student_cells(mtp.setting2_students(p, t, e, root, cover, threshold,
+                                                              lambdas), "medical_teacher")
+    return out
+
+
+def medical_distillation(p: MedicalProtocol, root: str | Path, run: Runner | None = None,
+                         t: MedicalTeachersProtocol | None = None,
+                         datasets: Sequence[str] = MEDICAL_DATASETS,
+                         lambdas: Mapping[str, Any] | None = None,
+                         kd_temperature: float | None = None) -> list[Cell]:
+    """TAP with teacher masks at τ = 0.01, KD/AT/JT students and No XS on PNEU and KNEE (``p`` on
+    the teachers' seeds; table ``"medical_kd"``; case the teacher's name or ``none``)."""
+    t = t or protocols.medical_teachers(p.name)
+    extra = {} if kd_temperature is None else {"kd_temperature": kd_temperature}
+    return [c for e in datasets
+            for c in _student_cells(mtp.distillation_students(p, t, e, root, lambdas, **extra),
+                                    "medical_kd")]
+
+
+# ----------------------------------------------------------------------------- the registry
+
+PLANS: dict[str, Callable[..., list[Cell]]] = {
+    "lambda_search": lambda_search,
+    "mnist": mnist,
+    "teachers": teachers,
+    "distillation": distillation,
+    "pneu": partial(medical_gt, experiment="pneu"),
+    "knee": partial(medical_gt, experiment="knee"),
+    "extra_architectures": extra_architectures,
+    "medical_teachers": medical_teachers,
+    "medical_distillation": medical_distillation,
+}
+MNIST_CHAPTERS = ("lambda_search", "mnist", "teachers", "distillation")
+ON_TEACHER_SEEDS = ("teachers", "distillation", "medical_teachers", "medical_distillation")
+
+
+def protocol_for(chapter: str, profile: str, **overrides: Any) -> MnistProtocol | MedicalProtocol:
+    """The protocol :data:`PLANS` ``[chapter]`` takes for ``profile`` with ``overrides`` (e.g.
+    ``epochs``, ``seeds``), as the chapter's notebook builds it with those parameters: MNIST's or
+    the medical one, on the teachers' seeds for Setting 2 and distillation unless ``seeds`` is
+    given."""
+    if chapter not in PLANS:
+        raise ValueError(f"unknown chapter {chapter!r}; expected one of {list(PLANS)}")
+    if chapter in MNIST_CHAPTERS:
+        p: Any = protocols.mnist(profile, **overrides)
+        if chapter in ON_TEACHER_SEEDS:
+            p = protocols.mnist_teachers(profile).on_seeds(p, overrides.get("seeds"))
+        return p
+    p = protocols.medical(profile, **overrides)
+    if chapter in ON_TEACHER_SEEDS:
+        p = protocols.medical_teachers(profile).on_seeds(p, overrides.get("seeds"))
+    return p
+
+
+def plan(chapter: str, profile: str, root: str | Path, run: Runner, **overrides: Any) -> list[Cell]:
+    """:data:`PLANS` ``[chapter]`` with its default options on :func:`protocol_for`'s protocol:
+    what the chapter's notebook asks for when run with ``overrides`` as its parameters."""
+    return PLANS[chapter](protocol_for(chapter, profile, **overrides), Path(root), run)

@@ -1,0 +1,99 @@
+"""Each training chapter's notebook asks the results store for exactly its plan's runs
+(:data:`tapkit.experiments.chapter_plans.PLANS`), which ``tapkit sweep`` and ``scripts/gpu.py``
+also run: the notebook runs with the ``smoke`` profile into an empty results folder, and the
+runs it stored (every run it asked for: the store trains what it lacks) are compared with the
+plan's for the same parameters, built afterwards from the same folder (so from the same λ
+choices). A notebook run costs 30-220 s on a busy CPU: the MNIST λ search (one run) runs by
+default, the other chapters are marked ``slow``."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tapkit.experiments import chapter_plans, planner
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# chapter: (notebook, papermill parameters, the plan's options for the same parameters, cheap)
+CHAPTERS = {
+    "lambda_search": ("lambda_search", {}, {}, True),
+    "mnist": ("mnist", {}, {}, False),
+    "teachers": ("teachers", {}, {}, False),
+    "distillation": ("distillation", {}, {}, False),
+    "pneu": ("medical_gt", {"experiment": "pneu"}, {}, False),
+    "knee": ("medical_gt", {"experiment": "knee"}, {}, False),
+    "extra_architectures": ("extra_architectures", {}, {}, False),
+    "medical_teachers": ("medical_teachers", {}, {}, False),
+    "medical_distillation": ("medical_distillation", {}, {}, False),
+}
+
+
+def stored_keys(results: Path) -> set[str]:
+    """The keys of every run with a record in the store ``results/runs``."""
+    return {p.parent.name for p in (results / "runs").glob("*/metrics.json")}
+
+
+def planned_keys(chapter: str, results: Path, **options) -> set[str]:
+    """The keys of the chapter's smoke plan with ``options``, teachers included (the store trains
+    a student's teacher first, :func:`tapkit.experiments.planner.waves`)."""
+    p = chapter_plans.protocol_for(chapter, "smoke")
+    cells = chapter_plans.PLANS[chapter](p, results, chapter_plans.runner(results, "cpu"),
+                                         **options)
+    return {cfg.key() for wave in planner.waves(chapter_plans.configs(cells)) for cfg in wave}
+
+
+def test_every_training_chapter_has_a_plan_and_a_case_here():
+    assert set(CHAPTERS) == set(chapter_plans.PLANS)
+
+
+def test_a_plan_is_cells_whose_tables_split_the_chapter(tmp_path):
+    p = chapter_plans.protocol_for("teachers", "smoke")
+    cells = chapter_plans.PLANS["teachers"](p, tmp_path)
+    # smoke: one seed, teachers 10% and 1%, TAP at τ 0.01 only, no RRR/RBR with teacher masks
+    assert [(c.table, c.method, c.case, c.tau) for c in cells] == [
+        ("teacher_performance", "none", "teacher_10", "any"),
+        ("teacher_performance", "none", "teacher_1", "any"),
+        ("mnist_teacher", "tap", "teacher_10", "0.01"),
+        ("mnist_teacher", "tap", "teacher_1", "0.01"),
+        ("mnist_teacher", "tap", "random", "any"),
+        ("mnist_teacher", "tap", "ground_truth", "any"),
+        ("mnist_teacher", "none", "none", "any")]
+    assert cells[2].cfg.teacher == cells[0].cfg and cells[3].cfg.teacher == cells[1].cfg
+    assert cells[2].lam == 1e-4 and cells[5].lam == 1e-3  # teacher-annotation λ; Setting 1's
+    tap = chapter_plans.part(cells, "mnist_teacher")
+    assert chapter_plans.columns(tap[:2], "case", "tau") == {"case": ["teacher_10", "teacher_1"],
+                                                             "tau": ["0.01", "0.01"]}
+
+
+def test_protocol_for_puts_setting2_on_the_teachers_seeds():
+    assert chapter_plans.protocol_for("mnist", "quick").seeds == (0, 1, 2)
+    assert chapter_plans.protocol_for("teachers", "quick").seeds == (0,)
+    assert chapter_plans.protocol_for("teachers", "quick", seeds=[4]).seeds == (4,)
+    with pytest.raises(ValueError, match="unknown chapter"):
+        chapter_plans.protocol_for("mnsit", "quick")
+
+
+@pytest.mark.parametrize("chapter", [
+    pytest.param(c, marks=() if cheap else pytest.mark.slow)
+    for c, (*_, cheap) in CHAPTERS.items()])
+def test_the_notebook_asks_the_store_for_its_plans_runs(chapter, tmp_path):
+    notebook, params, options, _ = CHAPTERS[chapter]
+    results = tmp_path / "results"
+    args = [a for name, value in {**params, "results": str(results)}.items()
+            for a in ("-p", name, value)]
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "run_notebook.py"),
+                           str(ROOT / "notebooks" / f"{notebook}.py"), str(tmp_path / "out.ipynb"),
+                           "--profile", "smoke", *args], capture_output=True, text=True,
+                          timeout=900, cwd=ROOT, env=_env())
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    asked = stored_keys(results / "smoke")
+    assert asked, "the notebook stored no run"
+    assert asked == planned_keys(chapter, results / "smoke", **options)
+
+
+def _env() -> dict:
+    import os
+
+    return {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT), "TQDM_DISABLE": "1"}
