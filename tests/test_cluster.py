@@ -16,7 +16,7 @@ from PIL import Image
 from tapkit.config import TrainConfig
 from tapkit.experiments import planner
 from tapkit.experiments.executors import RunJob
-from tapkit.experiments.failures import one_line
+from tapkit.experiments.failures import RunFailed, RunsFailedError, one_line
 from tapkit.experiments.run import train_run
 
 submitit = pytest.importorskip("submitit")
@@ -83,6 +83,20 @@ def test_a_submitit_job_that_dies_fails_alone(tmp_path):
     assert out[0] == 7 and isinstance(out[1], Exception)
     assert one_line(out[1]) == ("FailedJobError: ValueError: invalid literal for int() with "
                                 "base 10: 'x'")
+
+
+def test_a_long_error_is_cut_in_the_summary_but_given_in_full_once():
+    cfg = TrainConfig(model="two_layer_cnn", method="none")
+    advice = "Put the weights under $TORCH_HOME/hub/checkpoints."
+    long = RunFailed.of(cfg, RuntimeError("weights could not be loaded " + "x" * 300 + " " + advice))
+    short = RunFailed.of(cfg, ValueError("bad λ"))
+    assert len(long.error) == 200 and long.error.endswith("...") and advice not in long.error
+    assert long.detail.startswith("RuntimeError: weights could not") and long.detail.endswith(advice)
+    assert short.error == "ValueError: bad λ" and short.detail == ""
+    text = str(RunsFailedError([short, long], 3))
+    assert text.startswith("2 of 3 runs failed: ") and text.count("\n") == 1
+    assert text.splitlines()[1] == f"The first error in full ({long.cell()}): {long.detail}"
+    assert "\n" not in str(RunsFailedError([short], 3))  # nothing was cut: one line
 
 
 # ------------------------------------------------------- a time limit on submitit's local cluster

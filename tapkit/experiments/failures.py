@@ -13,6 +13,7 @@ from ..config import TrainConfig
 from .planner import label
 
 SHOWN = 5  # failed cells named in the one-line summary (every one is logged)
+LONGEST = 200  # characters of one error in the summary
 
 
 def one_line(err: BaseException | str) -> str:
@@ -25,7 +26,15 @@ def one_line(err: BaseException | str) -> str:
         lines = [next((ln for ln in lines[starts[-1] + 1:] if ln and not ln[0].isspace()), "")]
     first = next((" ".join(ln.split()) for ln in lines if ln.strip()), "")
     text = first if isinstance(err, str) else ": ".join(p for p in (type(err).__name__, first) if p)
-    return text if len(text) <= 200 else text[:197] + "..."
+    return text if len(text) <= LONGEST else text[:LONGEST - 3] + "..."
+
+
+def in_full(err: BaseException | str) -> str:
+    """The error's whole message (type first), for the case :func:`one_line` had to cut it: a
+    configuration error's last sentences often say what to do (e.g. where to put ImageNet
+    weights)."""
+    text = " ".join(str(err).split())
+    return text if isinstance(err, str) else f"{type(err).__name__}: {text}"
 
 
 @dataclass(frozen=True)
@@ -37,10 +46,13 @@ class RunFailed:
     label: str
     error: str
     chapter: str = ""
+    detail: str = ""  # the whole message, where ``error`` had to cut it
 
     @classmethod
     def of(cls, cfg: TrainConfig, err: BaseException | str) -> "RunFailed":
-        return cls(cfg.key(), label(cfg), one_line(err))
+        short = one_line(err)
+        return cls(cfg.key(), label(cfg), short,
+                   detail=in_full(err) if short.endswith("...") else "")
 
     def in_chapter(self, chapter: str) -> "RunFailed":
         return replace(self, chapter=chapter)
@@ -63,5 +75,8 @@ class RunsFailedError(RuntimeError):
             text += f"; and {more} more (each is in the log)"
         if self.skipped:
             text += f"; not run, as they read those results: {', '.join(self.skipped)}"
-        super().__init__(text + ". The other runs are stored: running again trains only these "
-                                "and the runs that wait on them.")
+        text += (". The other runs are stored: running again trains only these and the runs that "
+                 "wait on them.")
+        cut = next((f for f in self.failures if f.detail), None)
+        super().__init__(text + (f"\nThe first error in full ({cut.cell()}): {cut.detail}"
+                                 if cut else ""))
