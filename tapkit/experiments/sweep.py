@@ -71,6 +71,12 @@ def chapter_order(chapters: Sequence[str]) -> list[str]:
     return [c for c in CHAPTERS if c in wanted]
 
 
+def _reads(chapter: str, among: Sequence[str]) -> str:
+    """The chapters in ``among`` whose results ``chapter`` reads (:data:`READS_CHOICE_OF`), as
+    ``a, b``; empty when it reads none of them."""
+    return ", ".join(c for c in READS_CHOICE_OF.get(chapter, ()) if c in among)
+
+
 def sweep(profile: str, chapters: Sequence[str], results: str | Path | None = None,
           executor: Any = "local", device: str = "auto", executor_params: dict | None = None,
           **overrides: Any) -> dict[str, int]:
@@ -92,10 +98,8 @@ def sweep(profile: str, chapters: Sequence[str], results: str | Path | None = No
     skipped: list[str] = []
     counts = {}
     for chapter in chapter_order(chapters):
-        reads = [c for c in READS_CHOICE_OF.get(chapter, ()) if c in broken]
-        if reads:
-            log.error("chapter %s not run: it reads %s, where runs failed", chapter,
-                      ", ".join(reads))
+        if reads := _reads(chapter, broken):
+            log.error("chapter %s not run: it reads %s, where runs failed", chapter, reads)
             broken.append(chapter)
             skipped.append(chapter)
             continue
@@ -148,10 +152,8 @@ def plan(profile: str, chapters: Sequence[str], results: str | Path | None = Non
     listed: dict[str, PlannedRun] = {}
     waiting: list[str] = []
     for chapter in chapter_order(chapters):
-        reads = [c for c in READS_CHOICE_OF.get(chapter, ()) if c in waiting]
-        if reads:
-            log.info("chapter %s: planned once the runs of %s are stored", chapter,
-                     ", ".join(reads))
+        if reads := _reads(chapter, waiting):
+            log.info("chapter %s: planned once the runs of %s are stored", chapter, reads)
             waiting.append(chapter)
             continue
         missing: list[TrainConfig] = []
