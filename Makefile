@@ -65,7 +65,7 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $@
 
 test: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=12
 
 # PNEU and KNEE are one notebook (notebooks/medical_gt.py) run with -p experiment pneu|knee
 $(X)/pneu.ipynb $(X)/knee.ipynb: $(X)/%.ipynb: notebooks/medical_gt.py $(LIBRARY) | $(STAMP)

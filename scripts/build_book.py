@@ -26,11 +26,14 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Mapping
 
 import nbformat
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this checkout's tapkit, also when another is installed
+from tapkit.book.build_time import ChapterTime, chapter_time  # noqa: E402
 SKIP = (".failed.ipynb", ".tmp.ipynb", ".src.ipynb")
 
 
@@ -52,22 +55,32 @@ def chapters(toc: Path) -> list[str]:
     return docs
 
 
-def status_table(names: list[str], tables: Path, profile: str) -> str:
-    """The intro's Markdown table: one row per chapter, from its status record (or "not run")."""
-    rows = ["| chapter | profile | data | seeds | status |", "|---|---|---|---|---|"]
+def status_table(names: list[str], tables: Path, profile: str,
+                 times: Mapping[str, ChapterTime | None] | None = None) -> str:
+    """The intro's Markdown table: one row per chapter, from its status record (or "not run"),
+    with the chapter's build time and its slowest section where ``times`` has them; then the
+    chapters' total."""
+    times = times or {}
+    rows = ["| chapter | profile | data | seeds | status | build time (slowest section) |",
+            "|---|---|---|---|---|---|"]
     for name in names:
         path = tables / f"status_{name}.json"
         link = f"{{doc}}`notebooks/{name}`"
+        took = times[name].describe() if times.get(name) else "—"
         if not path.exists():
-            rows.append(f"| {link} | {profile} | — | — | **not run** |")
+            rows.append(f"| {link} | {profile} | — | — | **not run** | {took} |")
             continue
         r = json.loads(path.read_text())
         kind = {True: " (stand-in)", False: " (real)"}.get(r["standin"], "")
         data = f"{r['data']}{kind}"
         seeds = ", ".join(map(str, r["seeds"])) or "—"
         status = r["status"] + (f": {r['note']}" if r.get("note") else "")
-        rows.append(f"| {link} | {r['profile']} | {data} | {seeds} | {status} |")
-    return "\n".join(rows) + "\n"
+        rows.append(f"| {link} | {r['profile']} | {data} | {seeds} | {status} | {took} |")
+    known = [t.seconds for t in times.values() if t is not None]
+    total = (f"\nBuild time: the chapters' notebooks ran {sum(known) / 60:,.1f} minutes, summed "
+             "over chapters (the Makefile runs two side by side), as papermill recorded each "
+             "cell's duration.\n" if known else "")
+    return "\n".join(rows) + "\n" + total
 
 
 def chapter_tables(tables: Path, name: str) -> list[Path]:
@@ -128,7 +141,9 @@ def prepare(book: Path, executed: Path, results: Path, profile: str) -> None:
                 add_downloads(target / nb.name, files)
     generated = book / "book" / "_generated"
     generated.mkdir(exist_ok=True)
-    table = status_table(chapters(book / "_toc.yml"), results / profile / "tables", profile)
+    times = {nb.stem: chapter_time(nbformat.read(nb, as_version=4))
+             for nb in executed.glob("*.ipynb") if not nb.name.endswith(SKIP)}
+    table = status_table(chapters(book / "_toc.yml"), results / profile / "tables", profile, times)
     (generated / "status.md").write_text(table)
 
 

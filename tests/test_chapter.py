@@ -15,6 +15,7 @@ from tqdm import tqdm
 
 from tapkit import progress
 from tapkit.book import chapter, report
+from tapkit.book.build_time import ChapterTime
 from tapkit.experiments import protocols
 from tapkit.book.params import ParameterError
 
@@ -69,12 +70,14 @@ def test_finish_writes_a_status_record_and_the_intro_table_reads_it(tmp_path):
     assert record == {"chapter": "mnist", "profile": "smoke", "standin": False, "seeds": [0],
                       "status": "ran", "note": "", "tables": [],
                       "data": "MNIST digits (source `embedded`)"}
+    times = {"mnist": ChapterTime(412.4, "Setting 1 runs", 380.0), "pneu": None}
     table = _script("build_book").status_table(["mnist", "pneu"], tmp_path / "smoke" / "tables",
-                                                "smoke")
+                                                "smoke", times)
     lines = table.strip().splitlines()
     assert lines[2] == ("| {doc}`notebooks/mnist` | smoke | MNIST digits (source `embedded`) "
-                        "(real) | 0 | ran |")
-    assert lines[3] == "| {doc}`notebooks/pneu` | smoke | — | — | **not run** |"
+                        "(real) | 0 | ran | 412 s (Setting 1 runs: 380 s) |")
+    assert lines[3] == "| {doc}`notebooks/pneu` | smoke | — | — | **not run** | — |"
+    assert "ran 6.9 minutes" in lines[-1]  # 412.4 s; the chapter without a time adds nothing
 
 
 def test_toc_chapters_are_the_notebook_pages_in_order():
