@@ -97,7 +97,7 @@ if len(lead) and not live:
                      f"(it gets {len(wrong)} of the {len(test)} wrong); the others are the first "
                      "test images of each class."))
 explorer = widgets.explorer(models, test, layers, indices=indices, live=live,
-                            kernel_size=cfg0.kernel_size)
+                            kernel_size=s.options_for("tap").kernel_size)  # TAP's κ (Eq. 7)
 explorer
 
 # %% [markdown]

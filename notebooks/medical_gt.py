@@ -90,10 +90,10 @@ ch.show_settings()
 # forward pass, so training needs third derivatives). PyTorch cannot take a third derivative of
 # training-mode BatchNorm, so on ResNet-18 {cite:p}`he2016resnet` and DenseNet-121
 # {cite:p}`huang2017densenet` (which have BatchNorm) the RBR term is
-# computed with **BatchNorm in eval mode** (running statistics; `xs_batchnorm="eval"`), as the
+# computed with **BatchNorm in eval mode** (running statistics; `RbrOptions(batchnorm="running")`), as the
 # authors' released code does for its extra forward pass, while the task loss keeps its normal
 # training-mode forward. VGG-16 {cite:p}`simonyan2015vgg` has no BatchNorm and needs no such switch. The table under the
-# figure lists λ, `xs_batchnorm`, epochs and status per run.
+# figure lists λ, each method's `options` (RRR's and RBR's `batchnorm` among them), epochs and status per run.
 
 # %% tags=["hide-input"]
 # the chapter's runs, each table's after its λ search (run here, its choice written)
@@ -152,7 +152,7 @@ display(Markdown(f"*{TEXT['metric']}, mean (std) over seeds — ours on the {on}
 display(medical.wide_table(both, models, methods, left))
 
 # %% tags=["hide-input"]
-details = frame[["model", "trained as", "case", "lam", "xs_batchnorm", "epochs", "batch_size", "status",
+details = frame[["model", "trained as", "case", "lam", "options", "epochs", "batch_size", "status",
                  "weights", "task_loss_first", "task_loss_last", "seconds"]]
 display(Markdown(f"*Runs — {on}; {label}*"))
 display(details.round({"seconds": 1}))

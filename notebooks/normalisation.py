@@ -49,7 +49,7 @@ runs.insert(0, "form", [name for name, _ in pairs])
 runs["Δ-accuracy"] = runs["permuted"] - runs["contaminated"]
 label = report.provenance_label(runs, profile)
 table = runs[["method", "lam", "form", "status", "contaminated", "permuted", "clean",
-              "Δ-accuracy", "val_loss", "tap_norm", "tap_pooling", "rrr_scale", "rbr_variant"]]
+              "Δ-accuracy", "val_loss", "options"]]
 report.write_table(table, root, "normalisation_ablation",
                    {"label": label, "grid": {m: list(v) for m, v in s.ablation.items()}})
 display(Markdown(f"*Decoy-MNIST, seed {s.seeds[0]}, {s.epochs} epochs; {label}*"))

@@ -101,7 +101,7 @@ norm_table = root / "tables" / "normalisation_ablation.csv"
 if norm_table.exists():
     norms = pd.read_csv(norm_table)
     display(Markdown(f"*{report.read_label(norm_table)}*"))
-    display(norms.drop(columns=["tap_norm", "tap_pooling", "rrr_scale", "rbr_variant"]).style.format(
+    display(norms.drop(columns=["options"], errors="ignore").style.format(
         {"contaminated": "{:.3f}", "permuted": "{:.3f}", "clean": "{:.3f}", "Δ-accuracy": "{:+.3f}",
          "val_loss": "{:.3f}", "lam": "{:g}"}, na_rep="DNC"))
     display(Markdown(report.normalisation_findings(norms)))

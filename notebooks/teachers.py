@@ -212,7 +212,7 @@ display(s2.ours_with_paper(tap_summary, "tap", t.train_taus, cases))
 # The paper reports RRR {cite:p}`ross2017rrr` and RBR {cite:p}`shao2021rbr` with teacher
 # annotations only on PNEU and KNEE (10% teacher and
 # random masks), so there are no MNIST paper values to set beside these. RBR here is the full
-# derivative (`rbr_variant="full"`), with the paper's teacher-annotation λ; a run whose loss
+# derivative (`RbrOptions(variant="full")`), with the paper's teacher-annotation λ; a run whose loss
 # diverges is reported as DNC.
 
 # %% tags=["hide-input"]

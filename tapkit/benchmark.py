@@ -27,7 +27,8 @@ A row of :func:`bench` (JSON; the speed chapter's CSV keeps the ratio columns): 
 ``method``, ``batch_size``, ``image_size``, ``device``, ``optimizer``, ``warmup``, ``steps``
 (this method's timed rounds), ``timing`` (``"interleaved"``), ``status`` (``ok`` or ``oom``),
 ``it_per_s`` (1 / fastest step), ``it_per_s_median``, ``step_s_min``, ``step_s_max``, ``step_s``
-(every round's seconds, in order), ``xs_batchnorm``, ``peak_mem_mb`` (first pass),
+(every round's seconds, in order), ``batchnorm`` (the input-gradient pass's BatchNorm mode,
+``"running"``; None for a method without input gradients), ``peak_mem_mb`` (first pass),
 ``peak_mem_mb_passes``, and against the model's first No XS row ``speed_ratio`` with
 ``speed_ratio_lo``/``speed_ratio_hi`` over ``speed_rounds`` paired rounds, and ``mem_ratio``
 with ``mem_ratio_lo``/``mem_ratio_hi`` over ``mem_passes`` passes (NaN bounds from one round or
@@ -90,7 +91,7 @@ class _Pair:
         # the paper's optimiser, SGD with momentum 0.9 (Adam's state would add two buffers)
         self.cfg = TrainConfig(model=model_name, method=method, lam=BENCH_LAMBDA,
                                optimizer=optimizer, lr=1e-3)
-        self.xs_batchnorm = self.cfg.xs_batchnorm
+        self.batchnorm = getattr(self.cfg.options, "batchnorm", None)
         self.opt = make_optimizer(self.model, self.cfg)
         gen = torch.Generator().manual_seed(0)
         self.x = torch.randn(batch_size, in_channels, image_size, image_size, generator=gen).to(device)
@@ -245,7 +246,7 @@ def bench_model(model_name: str, methods: list[str], batch_size: int, image_size
             t = next(times)
             row.update(status="ok", steps=len(t), it_per_s=1.0 / min(t),
                        it_per_s_median=1.0 / statistics.median(t), step_s_min=min(t),
-                       step_s_max=max(t), step_s=t, xs_batchnorm=pair.xs_batchnorm)
+                       step_s_max=max(t), step_s=t, batchnorm=pair.batchnorm)
         rows.append(row)
     return rows
 

@@ -17,9 +17,11 @@ import math
 import sys
 import traceback
 from pathlib import Path
+from typing import Any, get_args
 
 from . import __version__
 from .config import TrainConfig
+from .losses import BatchNormMode, RbrVariant, RrrScale, TapNorm, TapPooling
 from .methods import list_methods, methods_where
 from .results import resolve_device
 from .sources import DataNotFoundError
@@ -111,14 +113,45 @@ def _version() -> str:
         return __version__
 
 
+# train's option flags (argparse dests) -> the (method, option) pairs each sets in the method's
+# typed options (tapkit.method_options); a flag of another method is ignored with a warning
+OPTION_FLAGS: dict[str, tuple[tuple[str, str], ...]] = {
+    "tap_norm": (("tap", "norm"),),
+    "tap_pooling": (("tap", "pooling"),),
+    "rrr_scale": (("rrr", "scale"),),
+    "rbr_variant": (("rbr", "variant"),),
+    "batchnorm": (("rrr", "batchnorm"), ("rbr", "batchnorm")),
+}
+
+
+def _flag(dest: str) -> str:
+    return "--" + dest.replace("_", "-")
+
+
+def method_options(method: str, flags: dict[str, Any]) -> dict[str, Any]:
+    """``method``'s options (their dict form) from the option flags given (None: not given),
+    e.g. ``method_options("rrr", {"rrr_scale": "released", "tap_norm": None}) == {"scale":
+    "released"}``. A flag given for another method has no effect: it is logged, not an error
+    (scripts pass one set of flags to several methods)."""
+    out = {}
+    for dest, value in flags.items():
+        if value is None:
+            continue
+        pairs = [option for owner, option in OPTION_FLAGS[dest] if owner == method]
+        if not pairs:
+            log.warning("%s has no effect on method %s", _flag(dest), method)
+        out.update(dict.fromkeys(pairs, value))
+    return out
+
+
 def _train(args: argparse.Namespace) -> int:
     from .experiments.run import train_run
 
+    options = method_options(args.method, {dest: getattr(args, dest) for dest in OPTION_FLAGS})
     cfg = TrainConfig(experiment=args.experiment, model=args.model, method=args.method,
                       lam=args.lam, epochs=args.epochs, seed=args.seed, source=args.source,
                       batch_size=args.batch_size, lr=args.lr, optimizer=args.optimizer,
-                      data=args.data, tap_norm=args.tap_norm, tap_pooling=args.tap_pooling,
-                      rrr_scale=args.rrr_scale, rbr_variant=args.rbr_variant)
+                      data=args.data, options=options)
     if cfg.method != "none" and cfg.lam == 0:
         log.warning("--lam is 0: the %s term has no effect", cfg.method)
     record = train_run(cfg, Path(args.out), device=args.device)
@@ -216,14 +249,21 @@ def parser() -> argparse.ArgumentParser:
                    help="adam, or sgd with momentum 0.9")
     t.add_argument("--data", default="contaminated", choices=["contaminated", "clean"],
                    help="train on the contaminated images (with annotations) or on clean ones")
-    t.add_argument("--tap-norm", default="l1", choices=["l1", "l2sq"],
-                   help="l1: Definition 2; l2sq: the released code's squared Frobenius norm")
-    t.add_argument("--tap-pooling", default="independent", choices=["independent", "cumulative"],
-                   help="cumulative: each layer's mask re-pooled from the previous (released code)")
-    t.add_argument("--rrr-scale", default="none", choices=["none", "released"],
-                   help="released: mask scaled by H*W/|M| before squaring (released code)")
-    t.add_argument("--rbr-variant", default="full", choices=["full", "released"],
-                   help="full: Shao et al.'s derivative; released: the authors' code")
+    t.add_argument("--tap-norm", choices=get_args(TapNorm),
+                   help="TAP: l1 (default, Definition 2) or l2sq (the released code's squared "
+                        "Frobenius norm)")
+    t.add_argument("--tap-pooling", choices=get_args(TapPooling),
+                   help="TAP: independent (default, Eq. 7 from the input mask per layer) or "
+                        "cumulative (each layer's mask re-pooled from the previous, released code)")
+    t.add_argument("--rrr-scale", choices=get_args(RrrScale),
+                   help="RRR: none (default, Eq. 4) or released (mask scaled by H*W/|M| before "
+                        "squaring, released code)")
+    t.add_argument("--rbr-variant", choices=get_args(RbrVariant),
+                   help="RBR: full (default, Shao et al.'s derivative) or released (the authors' "
+                        "code)")
+    t.add_argument("--batchnorm", choices=get_args(BatchNormMode),
+                   help="RRR/RBR: the input gradient's pass with BatchNorm on running statistics "
+                        "(running, default: per image) or the batch's (batch)")
     t.add_argument("--source", default="embedded",
                    help="embedded (default, offline: 5,000 digits), mnist (full MNIST from the "
                         "cache `tapkit data mnist` fills; fetched on first use), "

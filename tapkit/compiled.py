@@ -86,7 +86,7 @@ def compiled_step(model: nn.Module, cfg, targets: tuple[str, ...], teacher=None,
         task = F.cross_entropy(logits, y)
         if method.term is None:
             return task, task.new_zeros(())
-        return task, method.term(XSBatch(model, x, y, mask, logits, acts, cfg, teacher))
+        return task, method.term(XSBatch(model, x, y, mask, logits, acts, cfg.options, teacher))
 
     compile_ = functools.partial(torch.compile, backend=backend or "inductor", dynamic=False)
     try:

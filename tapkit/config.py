@@ -1,5 +1,12 @@
 """One frozen config per run (Eq. 3's ``L = L_task + lambda * L_XS`` and everything else that
-determines a result). ``key()`` hashes it for the results store; the device is not part of it."""
+determines a result). ``key()`` hashes it for the results store; the device is not part of it.
+
+The XS method's options (TAP's norm, RRR's scale, ...) are one typed field, ``options``, of the
+method's own class (:mod:`tapkit.method_options`), so a run's key hashes only its method's
+options. Configs stored before that (flat ``tap_norm``, ``rrr_scale``, ``rbr_variant``,
+``kernel_size``, ``kd_temperature`` and ``xs_batchnorm="eval"/"train"`` on every run) still load:
+:meth:`TrainConfig.from_dict` translates them (:func:`options_from_flat`).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +14,9 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
+from typing import Any, Mapping
 
+from .method_options import MethodOptions
 from .methods import get_method
 from .models import list_models, target_layers, target_sigma
 from .sources import Embedded, Source, parse_source
@@ -43,16 +52,13 @@ class TrainConfig:
     test_per_class: int | None = None   # stand-in test digits per class (None: per_class // 4)
     pretrained: bool = False
     weights_fallback: bool = True       # pretrained weights missing: random start (recorded) or error
-    tap_norm: str = "l1"                # "l1" (Definition 2) or "l2sq" (released code)
-    tap_pooling: str = "independent"    # D(M,l) from M per layer, or "cumulative" (released code)
-    rrr_scale: str = "none"             # "none" (Eq. 4) or "released" (mask x H*W/|M| before squaring)
-    kernel_size: int = 3
-    rbr_variant: str = "full"           # "full" (Shao et al.) or "released" (authors' code)
-    xs_batchnorm: str = "eval"          # input gradients on BatchNorm "eval" (running) or "train" stats
-    kd_temperature: float = 4.0
+    # the method's options: an instance of its registry entry's class (TapOptions for "tap", ...),
+    # or its JSON form; None: the method's defaults (the equations as written)
+    options: MethodOptions | None = None
 
     def __post_init__(self) -> None:
         method = get_method(self.method)  # an unknown name raises listing the registered ones
+        object.__setattr__(self, "options", method.make_options(self.options))
         if self.data not in ("contaminated", "clean", "holdout"):
             raise ValueError(f"unknown data {self.data!r}; expected contaminated, clean or holdout")
         if self.annotation not in ("ground_truth", "teacher", "random"):
@@ -65,37 +71,31 @@ class TrainConfig:
             raise ValueError("annotation='teacher' needs a teacher config")
         if self.optimizer not in ("adam", "sgd"):
             raise ValueError(f"unknown optimizer {self.optimizer!r}; expected 'adam' or 'sgd'")
-        if self.xs_batchnorm not in ("train", "eval"):
-            raise ValueError("xs_batchnorm must be 'train' or 'eval'")
-        if self.tap_norm not in ("l1", "l2sq"):
-            raise ValueError(f"unknown tap_norm {self.tap_norm!r}; expected 'l1' or 'l2sq'")
-        if self.tap_pooling not in ("independent", "cumulative"):
-            raise ValueError(f"unknown tap_pooling {self.tap_pooling!r}; expected 'independent' "
-                             "or 'cumulative'")
-        if self.rrr_scale not in ("none", "released"):
-            raise ValueError(f"unknown rrr_scale {self.rrr_scale!r}; expected 'none' or 'released'")
-        if self.rbr_variant not in ("full", "released"):
-            raise ValueError(f"unknown rbr_variant {self.rbr_variant!r}; expected 'full' or "
-                             "'released'")
         # the source is parsed and checked here, when the config is built (a folder must exist,
         # torchvision needs a root), so a bad source fails before any training starts
         object.__setattr__(self, "source", parse_source(self.source, self.experiment))
 
     def to_dict(self) -> dict:
-        """Plain JSON-able fields; the source as its string (``str(source)``), which is what it
-        was before sources had types, so configs keep their hash (and for the same reason no
-        ``test_per_class`` or ``random_coverage`` when it is None)."""
+        """Plain JSON-able fields: the source as its string (``str(source)``, which
+        :func:`tapkit.sources.parse_source` reads back), the options as their fields, the teacher
+        as its own dict."""
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d["source"] = str(self.source)
-        for late in ("test_per_class", "random_coverage"):  # added later: absent when unset,
-            if d[late] is None:                           # so that old keys hold
-                del d[late]
+        d["options"] = self.options.to_dict()
         d["teacher"] = self.teacher.to_dict() if self.teacher is not None else None
         return d
 
     @classmethod
-    def from_dict(cls, d: dict) -> "TrainConfig":
+    def from_dict(cls, d: Mapping[str, Any]) -> "TrainConfig":
+        """The config of a :meth:`to_dict` dict, or of one stored before options were typed (flat
+        option fields on every run: translated by :func:`options_from_flat`, so an old
+        results store's ``metrics.json`` still loads; its runs have other keys now)."""
         d = dict(d)
+        flat = {k: d.pop(k) for k in FLAT_OPTION_FIELDS if k in d}
+        if flat:
+            if d.get("options") is not None:
+                raise ValueError(f"a config has both options and the old flat fields {sorted(flat)}")
+            d["options"] = options_from_flat(d.get("method", cls.method), flat)
         if d.get("teacher") is not None:
             d["teacher"] = cls.from_dict(d["teacher"])
         return cls(**d)
@@ -108,7 +108,38 @@ class TrainConfig:
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
     def replace(self, **changes) -> "TrainConfig":
+        """A copy with ``changes``. A new ``method`` without new ``options`` takes the new
+        method's defaults: options belong to their method (TAP's would not fit an RRR run)."""
+        if changes.get("method", self.method) != self.method and "options" not in changes:
+            changes["options"] = None
         return dataclasses.replace(self, **changes)
+
+
+# The option fields every config carried before they were typed per method: field -> the
+# (method, option) pairs it set. "xs_batchnorm" was "eval"/"train"; the losses' names are
+# "running"/"batch" (OLD_BATCHNORM).
+FLAT_OPTION_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
+    "tap_norm": (("tap", "norm"),),
+    "tap_pooling": (("tap", "pooling"),),
+    "kernel_size": (("tap", "kernel_size"),),
+    "rrr_scale": (("rrr", "scale"),),
+    "rbr_variant": (("rbr", "variant"),),
+    "xs_batchnorm": (("rrr", "batchnorm"), ("rbr", "batchnorm"), ("jt", "batchnorm")),
+    "kd_temperature": (("kd", "temperature"),),
+}
+OLD_BATCHNORM = {"eval": "running", "train": "batch"}
+
+
+def options_from_flat(method: str, flat: Mapping[str, Any]) -> dict[str, Any]:
+    """``method``'s options (their dict form) from an old config's flat fields, e.g.
+    ``options_from_flat("rrr", {"rrr_scale": "released", "xs_batchnorm": "eval", "tap_norm":
+    "l1"}) == {"scale": "released", "batchnorm": "running"}``; the other methods' fields drop."""
+    out = {}
+    for name, value in flat.items():
+        for owner, option in FLAT_OPTION_FIELDS[name]:
+            if owner == method:
+                out[option] = OLD_BATCHNORM.get(value, value) if option == "batchnorm" else value
+    return out
 
 
 def _registered_targets(cfg: TrainConfig) -> list:

@@ -25,6 +25,7 @@ from . import batches, losses
 from .compiled import compiled_step
 from .config import TrainConfig
 from .data import Split, Task, load_experiment
+from .method_options import RbrOptions
 from .methods import Teacher, XSBatch, get_method
 from .models import capture, check_ran, list_models, target_sigma
 from .progress import disabled as progress_disabled
@@ -65,13 +66,14 @@ def step_losses(model: nn.Module, x: Tensor, y: Tensor, mask: Tensor, cfg: Train
     """Task loss and XS loss for one batch (Eq. 3 before weighting).
 
     TAP and AT read the targets' activations after σ (Eq. 6, the registry's σ for ``cfg.model``).
-    RRR, RBR and JT take input gradients per image (Eq. 4): with ``cfg.xs_batchnorm="eval"`` in
-    an extra forward pass with BatchNorm on running statistics (as the authors' code), with
-    ``"train"`` from the training forward pass itself (batch statistics mix the images).
+    RRR, RBR and JT take input gradients per image (Eq. 4): with their options'
+    ``batchnorm="running"`` in an extra forward pass with BatchNorm on running statistics (as the
+    authors' code), with ``"batch"`` from the training forward pass itself (batch statistics mix
+    the images). The XS term reads ``cfg.options``, the method's typed options.
     """
     method = get_method(cfg.method)
-    running = method.batchnorm == "xs_batchnorm" and cfg.xs_batchnorm == "eval"
-    released_rbr = cfg.method == "rbr" and cfg.rbr_variant == "released"
+    running = method.input_grad and cfg.options.batchnorm == "running"
+    released_rbr = isinstance(cfg.options, RbrOptions) and cfg.options.variant == "released"
     extra_forward = method.input_grad and (running or released_rbr)
     x = x.detach().requires_grad_(method.input_grad and not extra_forward)
     layers = targets if method.activations else ()
@@ -88,7 +90,7 @@ def step_losses(model: nn.Module, x: Tensor, y: Tensor, mask: Tensor, cfg: Train
         x.requires_grad_(True)
         with losses.batchnorm_running(model, running):
             logits = model(x)
-    return task, method.term(XSBatch(model, x, y, mask, logits, dict(acts), cfg, teacher, task))
+    return task, method.term(XSBatch(model, x, y, mask, logits, dict(acts), cfg.options, teacher, task))
 
 
 @dataclass

@@ -1,21 +1,24 @@
 """The XS methods as a registry (torchvision's model registry, for losses): one entry per method,
 one call signature (:class:`XSBatch` -> scalar Tensor), and what the fit loop needs to know about
-each as data. Adding a method is adding one :func:`register_method` call.
+each as data, its options as a frozen dataclass (:mod:`tapkit.method_options`). Adding a method
+is adding one :func:`register_method` call (and its options class, if it has options).
 
-``none`` (no XS term), ``tap`` (Definition 2), ``rrr`` (Eq. 4), ``rbr`` (Shao et al.), and the
-knowledge-distillation baselines ``kd``, ``at``, ``jt`` (appendix), which learn from a teacher.
+``none`` (no XS term), ``tap`` (Definition 2, Eq. 8), ``rrr`` (Eq. 4), ``rbr`` (Shao et al.), and
+the knowledge-distillation baselines ``kd``, ``at``, ``jt`` (appendix), which learn from a teacher.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from . import baselines, losses
+from .method_options import (JtOptions, KdOptions, MethodOptions, NoOptions, RbrOptions,
+                             RrrOptions, TapOptions, has_batchnorm_mode)
 from .models import capture, check_ran
 
 
@@ -31,8 +34,9 @@ class Teacher:
 @dataclass
 class XSBatch:
     """What every XS term receives: one call signature for all methods. ``x`` and ``logits`` are
-    those of the XS forward pass (BatchNorm on running statistics when ``xs_batchnorm="eval"``),
-    ``task`` the task loss of the training forward pass."""
+    those of the XS forward pass (BatchNorm on running statistics when the options' ``batchnorm``
+    is ``"running"``), ``task`` the task loss of the training forward pass, ``options`` the run's
+    options of its method (the registry entry's class, e.g. :class:`TapOptions` for TAP)."""
 
     model: nn.Module
     x: Tensor
@@ -40,18 +44,20 @@ class XSBatch:
     mask: Tensor
     logits: Tensor
     acts: dict[str, Tensor]
-    cfg: Any                  # the run's tapkit.config.TrainConfig (config imports this module)
+    options: MethodOptions
     teacher: Teacher | None = None
     task: Tensor | None = None
 
 
 @dataclass(frozen=True)
 class XSMethod:
-    """One XS method: its term and the facts the training loop reads.
+    """One XS method: its term, its options class and the facts the training loop reads.
 
+    ``options``: the frozen dataclass of the method's options (:mod:`tapkit.method_options`); a
+    run carries one instance, and only it enters the run's key.
     ``input_grad``: the term takes per-image input gradients (a double backward); on BatchNorm
-    networks these come from an extra forward pass whose BatchNorm mode is ``batchnorm``
-    (``"xs_batchnorm"``: the config's ``xs_batchnorm``, running statistics by default).
+    networks these come from an extra forward pass with BatchNorm on running statistics when the
+    options' ``batchnorm`` is ``"running"`` (the default), so its options class has that field.
     ``activations``: the term reads the model's target activations (after σ, Eq. 6).
     ``teacher``: the term needs a trained teacher (the config's ``teacher``).
     ``compilable``: the step may be compiled (:mod:`tapkit.compiled`; no double backward).
@@ -59,15 +65,29 @@ class XSMethod:
 
     name: str
     term: Callable[[XSBatch], Tensor] | None
+    options: type[MethodOptions] = NoOptions
     input_grad: bool = False
     activations: bool = False
     teacher: bool = False
-    batchnorm: str | None = None
     compilable: bool = True
 
     @property
     def needs_teacher(self) -> bool:
         return self.teacher
+
+    def make_options(self, value: MethodOptions | Mapping[str, Any] | None = None) -> MethodOptions:
+        """The method's options from ``value``: ``None`` gives the defaults, a mapping its fields
+        (a stored config's JSON form), an instance of the method's class itself. Another class
+        raises ``ValueError`` naming the expected one (TAP's options on an RRR run are a mistake,
+        not something to ignore)."""
+        if value is None:
+            return self.options()
+        if isinstance(value, Mapping):
+            return self.options.from_dict(value)
+        if type(value) is not self.options:
+            raise ValueError(f"method {self.name!r} takes {self.options.__name__}, got "
+                             f"{type(value).__name__}")
+        return value
 
 
 _METHODS: dict[str, XSMethod] = {}
@@ -76,9 +96,9 @@ _METHODS: dict[str, XSMethod] = {}
 def register_method(method: XSMethod) -> XSMethod:
     if method.name in _METHODS:
         raise ValueError(f"XS method {method.name!r} is already registered")
-    if method.input_grad and (method.compilable or method.batchnorm is None):
-        raise ValueError(f"{method.name!r}: input-gradient methods name a BatchNorm mode and "
-                         "cannot be compiled (double backward)")
+    if method.input_grad and (method.compilable or not has_batchnorm_mode(method.options)):
+        raise ValueError(f"{method.name!r}: input-gradient methods have a BatchNorm mode in their "
+                         "options (a batchnorm field) and cannot be compiled (double backward)")
     _METHODS[method.name] = method
     return method
 
@@ -95,6 +115,11 @@ def get_method(name: str) -> XSMethod:
     return _METHODS[name]
 
 
+def default_options(name: str) -> MethodOptions:
+    """The options ``name`` trains with unless told otherwise (the equations as written)."""
+    return get_method(name).options()
+
+
 def methods_where(**facts: bool) -> list[str]:
     """Names of the methods whose facts match, e.g. ``methods_where(teacher=False)``."""
     return [m.name for m in _METHODS.values()
@@ -109,13 +134,14 @@ def _input_grads(b: XSBatch) -> Tensor:
 
 def _teacher_forward(b: XSBatch, with_grad: bool = False):
     """The frozen teacher's logits, σ-activations of its targets and (``with_grad``) its input
-    gradients, with BatchNorm as ``xs_batchnorm`` says for the gradient (JT compares per-image
-    gradients)."""
+    gradients, with BatchNorm as the options' ``batchnorm`` says for the gradient (JT compares
+    per-image gradients)."""
     if b.teacher is None:
-        raise ValueError(f"method {b.cfg.method!r} needs a teacher model")
+        raise ValueError("KD, AT and JT need a teacher model (the config's teacher)")
     t = b.teacher
     tx = b.x.detach().requires_grad_(with_grad)
-    bn = losses.batchnorm_running(t.model, with_grad and b.cfg.xs_batchnorm == "eval")
+    running = with_grad and getattr(b.options, "batchnorm", "running") == "running"
+    bn = losses.batchnorm_running(t.model, running)
     with torch.set_grad_enabled(with_grad), bn, capture(t.model, t.targets, t.sigma) as t_acts:
         t_logits = t.model(tx)
     check_ran(t_acts)
@@ -124,17 +150,20 @@ def _teacher_forward(b: XSBatch, with_grad: bool = False):
 
 
 def _tap(b: XSBatch) -> Tensor:
-    return losses.tap(b.acts, b.mask, b.cfg.kernel_size, b.cfg.tap_norm, b.cfg.tap_pooling)
+    """Definition 2 (Eq. 8) on the σ-activations of the targets (Eq. 6), masks by Eq. 7."""
+    o: TapOptions = b.options
+    return losses.tap(b.acts, b.mask, o.kernel_size, o.norm, o.pooling)
 
 
 def _rrr(b: XSBatch) -> Tensor:
-    return losses.rrr_penalty(_input_grads(b), b.mask, b.cfg.rrr_scale)
+    """Eq. 4 on the XS forward's per-image input gradients."""
+    return losses.rrr_penalty(_input_grads(b), b.mask, b.options.scale)
 
 
 def _rbr(b: XSBatch) -> Tensor:
     """RBR in the training loop: the released variant's influence term comes from the training
     forward's task loss (made before x required grad), the full one from the XS forward's."""
-    released = b.cfg.rbr_variant == "released"
+    released = b.options.variant == "released"
     task = b.task if released else F.cross_entropy(b.logits, b.y)
     term = losses.influence(task, b.x, list(b.model.parameters()))
     return losses.rbr_penalty(_input_grads(b), term, b.mask, "sum" if released else "mean",
@@ -142,7 +171,7 @@ def _rbr(b: XSBatch) -> Tensor:
 
 
 def _kd(b: XSBatch) -> Tensor:
-    return baselines.kd(b.logits, _teacher_forward(b)[0], b.cfg.kd_temperature)
+    return baselines.kd(b.logits, _teacher_forward(b)[0], b.options.temperature)
 
 
 def _at(b: XSBatch) -> Tensor:
@@ -153,12 +182,12 @@ def _jt(b: XSBatch) -> Tensor:
     return baselines.jt(_input_grads(b), _teacher_forward(b, with_grad=True)[2])
 
 
-GRAD = dict(input_grad=True, batchnorm="xs_batchnorm", compilable=False)
+GRAD = dict(input_grad=True, compilable=False)
 for _entry in (XSMethod("none", None),
-               XSMethod("tap", _tap, activations=True),
-               XSMethod("rrr", _rrr, **GRAD),
-               XSMethod("rbr", _rbr, **GRAD),
-               XSMethod("kd", _kd, teacher=True),
+               XSMethod("tap", _tap, TapOptions, activations=True),
+               XSMethod("rrr", _rrr, RrrOptions, **GRAD),
+               XSMethod("rbr", _rbr, RbrOptions, **GRAD),
+               XSMethod("kd", _kd, KdOptions, teacher=True),
                XSMethod("at", _at, activations=True, teacher=True),
-               XSMethod("jt", _jt, teacher=True, **GRAD)):
+               XSMethod("jt", _jt, JtOptions, teacher=True, **GRAD)):
     register_method(_entry)

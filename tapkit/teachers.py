@@ -35,8 +35,7 @@ THRESHOLD_RULES: tuple[str, ...] = ("absolute", "quantile")
 # Config fields that describe how a student learns, not the teacher: reset to their defaults in a
 # teacher config so that every student of one protocol, fraction and seed shares one teacher.
 STUDENT_FIELDS = ("method", "lam", "annotation", "teacher", "tau", "threshold", "saliency",
-                  "tap_norm", "tap_pooling", "rrr_scale", "kernel_size", "rbr_variant",
-                  "xs_batchnorm", "kd_temperature")
+                  "options")
 # Fields that fix the data split: a student and its teacher must agree on them, else the
 # teacher's clean holdout is not the part removed from the student's data.
 DATA_FIELDS = ("experiment", "source", "seed", "image_size", "artifact", "per_class")

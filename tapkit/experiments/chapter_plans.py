@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 
 from ..config import TrainConfig
+from ..method_options import KdOptions
 from ..results import resolve_device
 from . import medical_plans, plans, protocols
 from . import medical_teacher_plans as mtp
@@ -131,10 +132,10 @@ def distillation(p: MnistProtocol, root: str | Path, run: Runner | None = None,
     name (``"no teacher"`` for No XS), method: TAP, KD, AT, JT or none."""
     t = t or protocols.mnist_teachers(p.name)
     lams = plans.kd_lambdas(lambdas)
-    extra = {} if kd_temperature is None else {"kd_temperature": kd_temperature}
+    p = p if kd_temperature is None else p.with_options(kd=KdOptions(temperature=kd_temperature))
     rows = plans.kd_rows(p, t, methods)
     return [Cell(cfg, "mnist_kd", model=cfg.model, method=m, case=who, seed=seed, lam=cfg.lam)
-            for (who, m, _, seed), cfg in zip(rows, plans.kd_configs(p, t, methods, lams, **extra))]
+            for (who, m, _, seed), cfg in zip(rows, plans.kd_configs(p, t, methods, lams))]
 
 
 # ----------------------------------------------------------------------------- medical
@@ -233,9 +234,9 @@ def medical_distillation(p: MedicalProtocol, root: str | Path, run: Runner | Non
     """TAP with teacher masks at τ = 0.01, KD/AT/JT students and No XS on PNEU and KNEE (``p`` on
     the teachers' seeds; table ``"medical_kd"``; case the teacher's name or ``none``)."""
     t = t or protocols.medical_teachers(p.name)
-    extra = {} if kd_temperature is None else {"kd_temperature": kd_temperature}
+    p = p if kd_temperature is None else p.with_options(kd=KdOptions(temperature=kd_temperature))
     return [c for e in datasets
-            for c in _student_cells(mtp.distillation_students(p, t, e, root, lambdas, **extra),
+            for c in _student_cells(mtp.distillation_students(p, t, e, root, lambdas),
                                     "medical_kd")]
 
 

@@ -16,7 +16,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Protocol, Sequence
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 import pandas as pd
 import torch
@@ -24,6 +24,7 @@ from tqdm import tqdm
 
 from ..allocator import reusing_cpu_allocator
 from ..config import TrainConfig
+from ..method_options import options_label
 from ..progress import disabled as progress_disabled
 from . import planner
 from .cluster import SubmititExecutor  # noqa: F401 (an executor by name, below)
@@ -142,7 +143,8 @@ def _teacher_failed(cfg: TrainConfig, failed: dict[str, RunFailed]) -> str | Non
 def run_many(configs: Iterable[TrainConfig], root: str | Path, device: str = "auto",
              executor: Executor | str | None = None, compile_step: bool = False) -> pd.DataFrame:
     """Run (or read from the store) every config, teachers first (:func:`.planner.waves`); one
-    row per config asked for, config fields flattened. ``executor`` is an executor or its name
+    row per config asked for, config fields flattened (the method's options as one ``options``
+    cell, :func:`tapkit.method_options.options_label`). ``executor`` is an executor or its name
     (:func:`make_executor`); ``compile_step`` is an execution option (:mod:`tapkit.compiled`).
 
     The store is read here first: only runs it lacks go to the executor (a resumed sweep submits
@@ -189,6 +191,8 @@ def records_frame(records: Sequence[dict]) -> pd.DataFrame:
     for rec in records:
         row = {k: v for k, v in rec.items() if k not in ("config", "provenance", "history")}
         row.update({k: v for k, v in rec["config"].items() if k != "teacher"})
+        if isinstance(row.get("options"), Mapping):  # one cell: "norm=l2sq, pooling=cumulative, ..."
+            row["options"] = options_label(row["options"])
         row.update({f"prov_{k}": v for k, v in rec["provenance"].items()})
         rows.append(row)
     return pd.DataFrame(rows)

@@ -128,7 +128,7 @@ def chapter_settings(profile: str, **overrides: Any) -> MedicalProtocol:
 def case_config(p: MedicalProtocol, experiment: str, model: str, case: str, lam: float | None,
                 seed: int, artifact: str = "tag") -> TrainConfig:
     """The run of one case. RRR and RBR take their input gradients per image, with BatchNorm on
-    running statistics for the XS term (the config's default ``xs_batchnorm="eval"``, as the
+    running statistics for the XS term (their options' default ``batchnorm="running"``, as the
     authors' extra forward pass; PyTorch has no third derivative of training-mode batch_norm
     either); the task loss keeps its normal forward. A ``method_batch_size`` entry of the
     protocol sets that case's batch (paper: DenseNet-121 RBR at 8); ``variants`` the registry

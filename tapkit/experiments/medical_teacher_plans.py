@@ -151,9 +151,9 @@ def reference_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experimen
 
 
 def kd_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str, model: str,
-                lams: Mapping[str, float], **extra: Any) -> list[Student]:
-    """KD/AT/JT students of ``model`` with each ``t.kd_fractions`` teacher; ``extra`` sets
-    further fields (e.g. ``kd_temperature``). AT pairs the student's and the teacher's target
+                lams: Mapping[str, float]) -> list[Student]:
+    """KD/AT/JT students of ``model`` with each ``t.kd_fractions`` teacher, each method's options
+    from ``p.options`` (e.g. KD's temperature). AT pairs the student's and the teacher's target
     layers by resolution (:func:`tapkit.baselines.pair_by_resolution`)."""
     out = []
     for fraction in t.kd_fractions:
@@ -161,7 +161,8 @@ def kd_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str,
             for seed in p.seeds:
                 cfg = teachers.with_teacher(case_config(p, experiment, model, "none", 0.0, seed),
                                             teacher_config(p, t, experiment, fraction, seed),
-                                            method=method, lam=lams[method], **extra)
+                                            method=method, lam=lams[method],
+                                            options=p.options_for(method))
                 out.append(Student(experiment, model, method, annotator(fraction), "any", seed,
                                    lams[method], cfg))
     return out
@@ -182,8 +183,8 @@ def setting2_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment
 
 
 def distillation_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str,
-                          root: str | Path, lambdas: Mapping[str, Any] | None = None,
-                          **extra: Any) -> list[Student]:
+                          root: str | Path,
+                          lambdas: Mapping[str, Any] | None = None) -> list[Student]:
     """The distillation chapter's students of ``experiment``, for every ``t.kd_models``
     architecture: TAP with the ``t.kd_fractions`` teachers' masks at τ = 0.01 (Setting 2's
     runs), their KD/AT/JT students (:func:`kd_students`) and No XS (Setting 1's run)."""
@@ -194,7 +195,7 @@ def distillation_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experi
         lams = student_lambdas(t, root, experiment, model, lambdas)
         out += [st for st in xs_students(p, tap_t, experiment, model, lams, None)
                 if st.case in kd_cases]
-        out += kd_students(p, t, experiment, model, lams, **extra)
+        out += kd_students(p, t, experiment, model, lams)
         out += reference_students(p, t.with_overrides(xs_methods=()), experiment, model, {})
     return out
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
@@ -38,10 +38,10 @@ def search_configs(p: MnistProtocol, grids: Mapping[str, Iterable[float]] | None
 def normalisation_configs(p: MnistProtocol) -> list[tuple[str, TrainConfig]]:
     """The report's ablation of the loss normalisations: every (method, λ) of ``p.ablation``
     trained with the equations as written and with the released code's normalisations (the
-    same λ grid for both), on the first seed; ``(norms name, config)`` pairs."""
-    return [(name, p.config(method=m, lam=float(lam), seed=p.seeds[0], **norms.fields()))
+    same λ grid for both), on the first seed; ``(form name, config)`` pairs."""
+    return [(name, p.config(method=m, lam=float(lam), seed=p.seeds[0], options=table.get(m)))
             for m, lams in p.ablation.items() for lam in lams
-            for name, norms in (("equations", EQUATIONS), ("released", RELEASED))]
+            for name, table in (("equations", EQUATIONS), ("released", RELEASED))]
 
 
 def choose_lambdas(search: pd.DataFrame, keys: Sequence[str] = ("method",)) -> pd.DataFrame:
@@ -152,9 +152,10 @@ def kd_lambdas(lambdas: Mapping[str, float] | None = None) -> dict[str, float]:
 
 
 def kd_student(p: MnistProtocol, method: str, fraction: float | None, seed: int,
-               lams: Mapping[str, float], **extra: Any) -> TrainConfig:
+               lams: Mapping[str, float]) -> TrainConfig:
     """TAP with the teacher's masks at tau = 0.01 (Setting 2's run), a distillation student of
-    the same teacher, or No XS (Setting 1's run)."""
+    the same teacher (its options from ``p.options``, e.g. KD's temperature), or No XS (Setting
+    1's run)."""
     if method == "none":
         return p.config(method="none", seed=seed)
     if fraction is None:
@@ -163,7 +164,7 @@ def kd_student(p: MnistProtocol, method: str, fraction: float | None, seed: int,
         cfg = p.config(method="tap", lam=lams["tap"], seed=seed)
         return teachers.with_teacher(cfg, teacher(p, fraction, seed), annotation="teacher", tau=0.01)
     return teachers.with_teacher(p.config(seed=seed), teacher(p, fraction, seed), method=method,
-                                 lam=lams[method], **extra)
+                                 lam=lams[method], options=p.options_for(method))
 
 
 def kd_rows(p: MnistProtocol, t: TeachersProtocol, methods: Sequence[str]) -> list[tuple]:
@@ -175,5 +176,5 @@ def kd_rows(p: MnistProtocol, t: TeachersProtocol, methods: Sequence[str]) -> li
 
 
 def kd_configs(p: MnistProtocol, t: TeachersProtocol, methods: Sequence[str],
-               lams: Mapping[str, float], **extra: Any) -> list[TrainConfig]:
-    return [kd_student(p, m, f, seed, lams, **extra) for _, m, f, seed in kd_rows(p, t, methods)]
+               lams: Mapping[str, float]) -> list[TrainConfig]:
+    return [kd_student(p, m, f, seed, lams) for _, m, f, seed in kd_rows(p, t, methods)]

@@ -1,30 +1,59 @@
-"""What every protocol dataclass shares (:mod:`.protocols` holds the profiles): the loss
-normalisations a run trains with, and overrides plus a JSON form for the tables' metadata."""
+"""What every protocol dataclass shares (:mod:`.protocols` holds the profiles): the options each
+XS method trains with, and overrides plus a JSON form for the tables' metadata."""
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Mapping
 
+from ..config import TrainConfig
+from ..method_options import MethodOptions, RbrOptions, RrrOptions, TapOptions
+from ..methods import get_method
 from ..sources import SOURCE_TYPES
 
+# Which form of each XS loss a protocol's runs train with: method -> its options (a method not
+# named trains with its defaults). EQUATIONS: the paper's equations as written (Definition 2's
+# L1 norm with D(M, l) from M per layer, Eq. 4 unscaled, Shao et al.'s RBR). RELEASED: the
+# authors' released code, on which the paper's λ were tuned (TAP's squared Frobenius norm with
+# cumulatively re-pooled masks, RRR's mask scaled by H·W/|M| before squaring, RBR as released).
+MethodOptionsTable = Mapping[str, MethodOptions]
+EQUATIONS: MethodOptionsTable = MappingProxyType({})
+RELEASED: MethodOptionsTable = MappingProxyType({
+    "tap": TapOptions(norm="l2sq", pooling="cumulative"),
+    "rrr": RrrOptions(scale="released"),
+    "rbr": RbrOptions(variant="released"),
+})
 
-@dataclass(frozen=True)
-class LossNorms:
-    """Which form of each XS loss a run trains with (TrainConfig fields of the same names)."""
 
-    tap_norm: str = "l1"              # Definition 2; "l2sq" = released code
-    tap_pooling: str = "independent"  # D(M,l) from M per layer; "cumulative" = released code
-    rrr_scale: str = "none"           # Eq. 4; "released" = mask x H*W/|M| before squaring
-    rbr_variant: str = "full"         # Shao et al.'s derivative; "released" = authors' code
-
-    def fields(self) -> dict[str, str]:
-        return dataclasses.asdict(self)
+def check_options_table(table: MethodOptionsTable) -> None:
+    """``ValueError`` unless every entry is its method's options class (a protocol names a
+    mistake when it is built, not when its first run is)."""
+    for method, options in table.items():
+        get_method(method).make_options(options)
 
 
-EQUATIONS = LossNorms()
-RELEASED = LossNorms("l2sq", "cumulative", "released", "released")
+class _TrainsMethods:
+    """Shared by the protocols that build :class:`TrainConfig` s: each run's method options come
+    from the protocol's ``options`` table unless the run names its own."""
+
+    options: MethodOptionsTable
+
+    def options_for(self, method: str) -> MethodOptions:
+        """The options ``method`` trains with under this protocol."""
+        return get_method(method).make_options(self.options.get(method))
+
+    def with_options(self, **by_method: MethodOptions):
+        """A copy whose table sets ``by_method`` (e.g. ``kd=KdOptions(temperature=2.0)``)."""
+        table = MappingProxyType({**self.options, **by_method})
+        check_options_table(table)
+        return dataclasses.replace(self, options=table)  # type: ignore[type-var]
+
+    def _train_config(self, base: Mapping[str, Any], fields: Mapping[str, Any]) -> TrainConfig:
+        merged = {**base, **fields}
+        if "options" not in fields:
+            merged["options"] = self.options_for(merged.get("method", TrainConfig.method))
+        return TrainConfig(**merged)
 
 
 def _jsonable(value: Any) -> Any:

@@ -8,9 +8,10 @@ everything and ``-p seeds "[1]"`` overrides one thing.
 **Loss normalisations.** The paper's λ were tuned on the authors' released losses (TAP as a
 squared Frobenius norm with cumulatively re-pooled masks, RRR scaled by H·W/|M| before squaring,
 RBR as in the released code; see ``shared notes: paper-and-released-code``). The paper profile
-pairs every λ with those normalisations (``norms=RELEASED``), and every run records them in its
-config. The quick profile keeps the equations as written (``norms=EQUATIONS``) with λ from its
-own search.
+pairs every λ with those normalisations (``options=RELEASED``: TapOptions, RrrOptions and
+RbrOptions per method), and every run records its method's options in its config. The quick
+profile keeps the equations as written (``options=EQUATIONS``: every method's defaults) with λ
+from its own search.
 
 **λ search** (the paper's Experimental Design): log steps from 1e-9 to 1 for TAP and RRR and
 from 1 to 1e9 for RBR; the λ with the lowest loss on the validation split SC(X*, permute(y))
@@ -28,7 +29,8 @@ from typing import Any, Mapping
 
 from ..sources import Source, parse_source
 from ..config import TrainConfig
-from .protocol_base import EQUATIONS, RELEASED, LossNorms, _Protocol  # noqa: F401 (re-exported)
+from .protocol_base import (EQUATIONS, RELEASED, MethodOptionsTable,  # noqa: F401 (re-exported)
+                            _Protocol, _TrainsMethods, check_options_table)
 from .setting2_protocols import MedicalTeachersProtocol, TeachersProtocol  # noqa: F401
 
 PROFILES = ("quick", "paper", "smoke")  # smoke: see SMOKE below
@@ -44,8 +46,9 @@ PAPER_GRIDS = {"tap": tuple(10.0 ** k for k in range(-9, 1)),
 
 
 @dataclass(frozen=True)
-class MnistProtocol(_Protocol):
-    """Decoy-MNIST on the two-layer CNN (Setting 1 and the chapters that read its runs)."""
+class MnistProtocol(_TrainsMethods, _Protocol):
+    """Decoy-MNIST on the two-layer CNN (Setting 1 and the chapters that read its runs).
+    ``options``: each XS method's options (:data:`EQUATIONS` or :data:`RELEASED`)."""
 
     name: str
     source: Source
@@ -54,7 +57,7 @@ class MnistProtocol(_Protocol):
     batch_size: int
     optimizer: str
     lr: float
-    norms: LossNorms = EQUATIONS
+    options: MethodOptionsTable = field(default_factory=lambda: EQUATIONS)
     search: Mapping[str, tuple[float, ...]] = field(default_factory=dict)  # λ grid per method
     # the report's ablation: each method at every λ of its grid, equations vs released norms
     ablation: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
@@ -67,17 +70,19 @@ class MnistProtocol(_Protocol):
     def __post_init__(self) -> None:
         object.__setattr__(self, "source", parse_source(self.source, "decoy-mnist"))
         object.__setattr__(self, "seeds", tuple(int(s) for s in self.seeds))
+        check_options_table(self.options)
 
     def config(self, **fields: Any) -> TrainConfig:
-        """A Decoy-MNIST config of this protocol with per-run ``fields``."""
+        """A Decoy-MNIST config of this protocol with per-run ``fields`` (the method's options
+        from :attr:`options` unless ``fields`` name them)."""
         base = dict(experiment="decoy-mnist", model="two_layer_cnn", source=self.source,
                     epochs=self.epochs, batch_size=self.batch_size, optimizer=self.optimizer,
-                    lr=self.lr, **self.norms.fields())
-        return TrainConfig(**{**base, **fields})
+                    lr=self.lr)
+        return self._train_config(base, fields)
 
 
 @dataclass(frozen=True)
-class MedicalProtocol(_Protocol):
+class MedicalProtocol(_TrainsMethods, _Protocol):
     """PNEU/KNEE (or their digits stand-in). ``source``: ``"embedded"`` (the stand-in), a folder,
     or ``None`` = ``$TAPKIT_DATA``'s folder. ``per_class``, ``test_per_class`` (stand-in test
     digits per class; None: ``max(per_class // 4, 10)``), ``not_run`` and every
@@ -85,7 +90,8 @@ class MedicalProtocol(_Protocol):
     an architecture trains as (recorded in its configs). ``search[method]``: one λ grid, or one
     per architecture (XS terms differ by orders of magnitude between networks trained from
     scratch). ``not_run[model][case]``: why a cell is left out. ``method_batch_size``: the
-    paper's DenseNet-121 RBR at batch 8. ``weights_fallback=False``: never silently random."""
+    paper's DenseNet-121 RBR at batch 8. ``weights_fallback=False``: never silently random.
+    ``options``: each XS method's options (:data:`EQUATIONS` or :data:`RELEASED`)."""
 
     name: str
     source: str | None
@@ -102,7 +108,7 @@ class MedicalProtocol(_Protocol):
     model_overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     method_batch_size: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     stripe_models: tuple[str, ...] = ()
-    norms: LossNorms = EQUATIONS
+    options: MethodOptionsTable = field(default_factory=lambda: EQUATIONS)
     search: Mapping[str, Any] = field(default_factory=dict)
     test_per_class: Any = None
     variants: Mapping[str, str] = field(default_factory=dict)
@@ -117,6 +123,7 @@ class MedicalProtocol(_Protocol):
         object.__setattr__(self, "seeds", tuple(int(s) for s in self.seeds))
         if self.source is not None and not isinstance(self.source, str):
             object.__setattr__(self, "source", str(self.source))
+        check_options_table(self.options)
 
     def source_for(self, experiment: str) -> Source:
         """The typed, checked source of ``experiment`` (raises naming the expected layout)."""
@@ -139,8 +146,8 @@ class MedicalProtocol(_Protocol):
                     epochs=self.epochs, batch_size=self.batch_size, optimizer=self.optimizer,
                     lr=self.lr, image_size=self.image_size, per_class=self.per_class,
                     pretrained=self.pretrained, weights_fallback=self.weights_fallback,
-                    test_per_class=self.test_per_class, **self.norms.fields())
-        return TrainConfig(**{**base, **fields})
+                    test_per_class=self.test_per_class)
+        return self._train_config(base, fields)
 
 
 @dataclass(frozen=True)
@@ -214,7 +221,7 @@ MEDICAL = {
                              pretrained=True, weights_fallback=False, threads=None,
                              method_batch_size={"densenet121": {"rbr": 8}},
                              stripe_models=("vgg16", "resnet18", "densenet121"),
-                             norms=RELEASED, search=PAPER_GRIDS),
+                             options=RELEASED, search=PAPER_GRIDS),
 }
 
 # Paper: the Setting-2 section and its appendices (all three students, both teachers, tau 0.01,
