@@ -354,6 +354,7 @@ def test_training_step_xs_terms_are_the_public_losses(method, variant, bn):
 
     from tapkit.config import TrainConfig
     from tapkit.fit import step_losses
+    from tapkit.method_options import RbrOptions, RrrOptions
 
     gen = torch.Generator().manual_seed(4)
     x = torch.randn(3, 1, 5, 5, dtype=torch.float64, generator=gen)
@@ -362,9 +363,10 @@ def test_training_step_xs_terms_are_the_public_losses(method, variant, bn):
     mask[:, :, :2] = 1.0
     model = TinyBN().train()
     twin = copy.deepcopy(model)
-    cfg = TrainConfig(method=method, lam=1.0, rbr_variant=variant, xs_batchnorm=bn)
-    _, xs = step_losses(model, x, y, mask, cfg, ())
     mode = "running" if bn == "eval" else "batch"
+    options = RrrOptions(batchnorm=mode) if method == "rrr" else RbrOptions(variant, mode)
+    cfg = TrainConfig(method=method, lam=1.0, options=options)
+    _, xs = step_losses(model, x, y, mask, cfg, ())
     if mode == "running" and variant == "full":
         with torch.no_grad():
             twin(x)  # the training forward's update of the running statistics

@@ -84,10 +84,10 @@ def _check_paper_mnist_runs(runs: list[dict], folder: Path) -> None:
         assert run["epochs_done"] == 1 and run["provenance"]
     lam = {r["config"]["method"]: r["config"] for r in runs}
     # the paper's MNIST λ, each with the normalisation it was tuned on (the released code's)
-    assert (lam["tap"]["lam"], lam["tap"]["tap_norm"], lam["tap"]["tap_pooling"]) == (
+    assert (lam["tap"]["lam"], lam["tap"]["options"]["norm"], lam["tap"]["options"]["pooling"]) == (
         1e-3, "l2sq", "cumulative")
-    assert (lam["rrr"]["lam"], lam["rrr"]["rrr_scale"]) == (1e-3, "released")
-    assert (lam["rbr"]["lam"], lam["rbr"]["rbr_variant"]) == (1e4, "released")
+    assert (lam["rrr"]["lam"], lam["rrr"]["options"]["scale"]) == (1e-3, "released")
+    assert (lam["rbr"]["lam"], lam["rbr"]["options"]["variant"]) == (1e4, "released")
     # 10% of the 400 generated digits (4 of each digit's 40) are the validation split, apart
     # from the 360 the runs train on
     _, splits = experiment_data(TrainConfig.from_dict(lam["tap"]))

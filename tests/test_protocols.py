@@ -13,6 +13,7 @@ from tapkit import sources
 from tapkit.book import medical, params
 from tapkit.data import DataNotFoundError
 from tapkit.experiments import chapter_plans, medical_plans, plans, protocols
+from tapkit.methods import default_options
 from tapkit.experiments import medical_teacher_plans as mtp
 from tapkit.config import TrainConfig
 
@@ -71,8 +72,9 @@ def test_paper_profile_pairs_lambdas_with_their_normalisation(tmp_path):
     for chapter, cfgs in configs.items():
         # teachers (data="holdout") train no XS term; teachers.teacher_config resets their loss fields
         for cfg in [c for c in cfgs if c.data != "holdout"]:
-            assert (cfg.tap_norm, cfg.tap_pooling, cfg.rrr_scale, cfg.rbr_variant) == (
-                "l2sq", "cumulative", "released", "released"), chapter
+            assert cfg.options == protocols.RELEASED.get(cfg.method, default_options(cfg.method)), chapter
+            if cfg.method == "tap":
+                assert (cfg.options.norm, cfg.options.pooling) == ("l2sq", "cumulative"), chapter
     mnist = configs["mnist"]
     assert {c.source for c in mnist} == {sources.Mnist()}
     assert {(c.epochs, c.batch_size, c.optimizer) for c in mnist} == {(50, 256, "sgd")}
@@ -88,8 +90,8 @@ def test_paper_profile_pairs_lambdas_with_their_normalisation(tmp_path):
 
 def test_quick_profile_keeps_the_equations_and_its_trimmed_search(tmp_path):
     configs = every_config("quick", tmp_path)
-    assert all((c.tap_norm, c.tap_pooling, c.rrr_scale, c.rbr_variant)
-               == ("l1", "independent", "none", "full") for cfgs in configs.values() for c in cfgs)
+    assert all(c.options == default_options(c.method) for cfgs in configs.values() for c in cfgs)
+    assert any(c.method == "tap" for c in configs["mnist"])
     assert [(c.method, c.lam) for c in configs["lambda_search"]] == [
         ("tap", 1e-4), ("tap", 1e-3), ("tap", 1e-2)]
     assert {c.source for c in configs["mnist"]} == {sources.Embedded()}
