@@ -129,7 +129,8 @@ def distillation(p: MnistProtocol, root: str | Path, run: Runner | None = None,
                  kd_temperature: float | None = None) -> list[Cell]:
     """TAP with each teacher's masks at τ = 0.01 (Setting 2's runs), KD/AT/JT students of the
     ``kd_fractions`` teachers and No XS (Setting 1's run) on Decoy-MNIST; case: the teacher's
-    name (``"no teacher"`` for No XS), method: TAP, KD, AT, JT or none."""
+    name (``"no teacher"`` for No XS), method: TAP, KD, AT, JT or none. ``kd_temperature``: KD's
+    :class:`~tapkit.method_options.KdOptions` temperature (None: the protocol's, default 4)."""
     t = t or protocols.mnist_teachers(p.name)
     lams = plans.kd_lambdas(lambdas)
     p = p if kd_temperature is None else p.with_options(kd=KdOptions(temperature=kd_temperature))
@@ -232,7 +233,9 @@ def medical_distillation(p: MedicalProtocol, root: str | Path, run: Runner | Non
                          lambdas: Mapping[str, Any] | None = None,
                          kd_temperature: float | None = None) -> list[Cell]:
     """TAP with teacher masks at τ = 0.01, KD/AT/JT students and No XS on PNEU and KNEE (``p`` on
-    the teachers' seeds; table ``"medical_kd"``; case the teacher's name or ``none``)."""
+    the teachers' seeds; table ``"medical_kd"``; case the teacher's name or ``none``).
+    ``kd_temperature``: KD's :class:`~tapkit.method_options.KdOptions` temperature (None: the
+    protocol's, default 4)."""
     t = t or protocols.medical_teachers(p.name)
     p = p if kd_temperature is None else p.with_options(kd=KdOptions(temperature=kd_temperature))
     return [c for e in datasets
