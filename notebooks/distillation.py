@@ -76,10 +76,10 @@ ch.show_settings({"settings": s.as_dict(), "teachers for KD/AT/JT": list(t.kd_fr
 cells = chapter_plans.distillation(s, root, t=t, methods=methods, lambdas=lambdas,
                                    kd_temperature=kd_temperature)
 runs = run_many(chapter_plans.configs(cells), root / "runs", device)
-runs["teacher"] = [c.case for c in cells]
-runs["case"] = [c.method for c in cells]
+runs["teacher"] = [report.teacher_name(c.annotation) for c in cells]
+runs["method"] = [c.method for c in cells]
 label = report.provenance_label(runs, profile)
-summary = report.summarise(runs, ["teacher", "case"])
+summary = report.summarise(runs, ["teacher", "method"])
 report.write_table(summary, root, "mnist_kd", {"label": label, "settings": s.as_dict(),
                                                "lambdas": lams, "teachers": t.as_dict(), **extra})
 display(Markdown(f"*Results: {label}*"))
@@ -90,9 +90,9 @@ display(Markdown(f"*Results: {label}*"))
 # %% tags=["hide-input"]
 order = [(a, c) for a in ("teacher_10", "teacher_1") for c in ("tap", "at", "jt", "kd")]
 order += [("no teacher", "none")]
-wide = summary.pivot(index=["teacher", "case"], columns="split", values="mean")
+wide = summary.pivot(index=["teacher", "method"], columns="split", values="mean")
 wide = wide.reindex([o for o in order if o in wide.index])
-wide.index = [f"{case.upper()}\n{who}" for who, case in wide.index]
+wide.index = [f"{method.upper()}\n{who}" for who, method in wide.index]
 fig = report.plot_metric_and_delta(wide, f"Decoy-MNIST, TAP vs knowledge distillation — {label}")
 report.save_figure(fig, root, "mnist_kd")
 plt.show()
@@ -101,21 +101,21 @@ plt.show()
 # ## The table, beside the paper's
 #
 # Paper values are the appendix's MNIST knowledge-distillation table (five seeds, full MNIST, 50
-# SGD epochs), and No XS from its Setting-1 table. A "–" on our side is a case this profile does
+# SGD epochs), and No XS from its Setting-1 table. A "–" on our side is a row this profile does
 # not train.
 
 # %% tags=["hide-input"]
-paper = report.paper_values("kd_results").query("dataset == 'MNIST'").rename(columns={"method": "case"})
+paper = report.paper_values("kd_results").query("dataset == 'MNIST'")
 no_xs = report.paper_values("gt_results").query("dataset == 'MNIST' and method == 'none'")
-paper = pd.concat([paper, no_xs.rename(columns={"method": "case"}).assign(teacher="no teacher")])
-keys = paper[["teacher", "case"]].drop_duplicates()
+paper = pd.concat([paper, no_xs.assign(teacher="no teacher")])
+keys = paper[["teacher", "method"]].drop_duplicates()
 ours = keys.merge(pd.DataFrame({"split": list(report.SPLITS)}), how="cross").merge(
-    summary, on=["teacher", "case", "split"], how="left")
-both = report.beside(ours, paper, ["teacher", "case", "split"])
+    summary, on=["teacher", "method", "split"], how="left")
+both = report.beside(ours, paper, ["teacher", "method", "split"])
 table = both.assign(ours=[report.fmt(m, sd) if not pd.isna(m) else "–"
                           for m, sd in zip(both.ours, both.ours_std)],
                     paper=[report.fmt(m, sd) for m, sd in zip(both.paper, both.paper_std)])
-table = table.pivot(index=["teacher", "case"], columns="split", values=["ours", "paper"])
+table = table.pivot(index=["teacher", "method"], columns="split", values=["ours", "paper"])
 table.columns = [f"{split} ({who})" for who, split in table.columns]
 display(table[[f"{sp} ({w})" for sp in report.SPLITS for w in ("ours", "paper")]].reindex(order))
 
@@ -151,7 +151,7 @@ paper_profile = protocols.results_root("paper", root.parent) / "tables" / "mnist
 if profile != "paper" and paper_profile.exists():
     meta = pd.read_json(paper_profile.with_suffix(".json"), typ="series")
     display(Markdown(f"*{meta['label']}*"))
-    display(pd.read_csv(paper_profile).pivot(index=["teacher", "case"], columns="split", values="mean"))
+    display(pd.read_csv(paper_profile).pivot(index=["teacher", "method"], columns="split", values="mean"))
 else:
     display(Markdown("No paper-profile results are committed for this chapter yet: run "
                      "`make book PROFILE=paper` on a GPU with full MNIST and commit `results/paper/`."))

@@ -87,11 +87,10 @@ display(pairs.assign(student=pairs.student.map(medical.ARCH_LABELS)).set_index(
 students_ = chapter_plans.medical_distillation(s, root, t=t, datasets=datasets, lambdas=lambdas,
                                                kd_temperature=kd_temperature)
 runs = run_many(chapter_plans.configs(students_), runs_root, device).assign(
-    **chapter_plans.columns(students_, "experiment", "model", "method", "case", "tau", "lam"))
-runs["case"] = [st.method for st in students_]  # TAP, KD, AT, JT or none (No XS)
-runs["teacher"] = [st.case if st.case != "none" else "no teacher" for st in students_]
+    **chapter_plans.columns(students_, "experiment", "model", "method", "lam"))  # TAP, KD, AT, JT, none
+runs["teacher"] = [report.teacher_name(st.annotation) for st in students_]
 label = report.provenance_label(runs, profile)
-summary = report.summarise(runs, ["experiment", "model", "teacher", "case"])
+summary = report.summarise(runs, ["experiment", "model", "teacher", "method"])
 report.write_table(summary, root, "medical_kd",
                    {"label": label, "settings": s.as_dict(), "teachers": t.as_dict(), "data": on,
                     "origin": medical.origin(s).value,

@@ -79,7 +79,7 @@ ch.show_settings({"settings": s.as_dict(), "Setting 2": t.as_dict(),
 # about the same on all three.
 
 # %% tags=["hide-input"]
-teacher_rows = [(c.experiment, c.case, c.seed, c.cfg)
+teacher_rows = [(c.experiment, c.annotation.value, c.seed, c.cfg)
                 for c in chapter_plans.medical_teacher_cells(s, t, datasets)]
 teacher_runs = run_many([cfg for *_, cfg in teacher_rows], runs_root, device)
 teacher_runs["experiment"] = [e for e, *_ in teacher_rows]
@@ -149,10 +149,10 @@ students_ = chapter_plans.part(chapter_plans.medical_teachers(
     s, root, chapter_plans.runner(root, device), t=t, datasets=datasets, threshold=threshold,
     lambdas=lambdas, coverage=coverage), "medical_teacher")
 runs = run_many(chapter_plans.configs(students_), runs_root, device).assign(
-    **chapter_plans.columns(students_, "experiment", "model", "method", "case", "tau", "lam"))
+    **chapter_plans.columns(students_, "experiment", "model", "method", "annotation", "tau", "lam"))
 label = report.provenance_label(runs, profile)
-summary = report.summarise(runs, ["experiment", "model", "method", "case", "tau"])
-report.write_table(summary, root, "medical_teacher",
+summary = report.summarise(runs, ["experiment", "model", "method", "annotation", "tau"])
+report.write_cells(summary, root, "medical_teacher",
                    {"label": label, "settings": s.as_dict(), "teachers": t.as_dict(), "data": on,
                     "origin": medical.origin(s).value,
                     "coverage": {e: {f"{k:g}": v for k, v in c.items()} for e, c in coverage.items()},

@@ -54,7 +54,7 @@ ch.show_settings({"settings": s.as_dict(), "λ": lams})
 # %% tags=["hide-input"]
 cells = chapter_plans.mnist(s, root, cases=methods, lambdas=lambdas)
 runs = run_many(chapter_plans.configs(cells), root / "runs", device)
-runs["case"] = [c.case for c in cells]
+runs["case"] = [c.method for c in cells]  # the table's method row (base: No XS on clean digits)
 label = report.provenance_label(runs, profile)
 summary = report.summarise(runs, ["case"])
 report.write_table(summary, root, "mnist_gt", {"label": label, "settings": s.as_dict(), "lambdas": lams})

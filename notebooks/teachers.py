@@ -94,7 +94,7 @@ teacher_cells = chapter_plans.part(cells, "teacher_performance")  # fraction-maj
 teacher_of = dict(zip([(f, seed) for f in t.fractions for seed in s.seeds],
                       chapter_plans.configs(teacher_cells)))
 teacher_runs = run_many(chapter_plans.configs(teacher_cells), root / "runs", device)
-teacher_runs["teacher"] = [c.case for c in teacher_cells]
+teacher_runs["teacher"] = [c.annotation.value for c in teacher_cells]
 label = report.provenance_label(teacher_runs, profile)
 perf = report.summarise(teacher_runs, ["teacher"])
 report.write_table(perf, root, "teacher_performance", {"label": label, "settings": s.as_dict(), "teachers": t.as_dict()})
@@ -185,10 +185,10 @@ plt.show()
 cases = plans.teacher_cases(t)
 tap_cells = chapter_plans.part(cells, "mnist_teacher")
 tap_runs = run_many(chapter_plans.configs(tap_cells), root / "runs", device).assign(
-    **chapter_plans.columns(tap_cells, "method", "case", "tau"))
+    **chapter_plans.columns(tap_cells, "method", "annotation", "tau"))
 label = report.provenance_label(tap_runs, profile)
-tap_summary = report.summarise(tap_runs, ["method", "case", "tau"])
-report.write_table(tap_summary, root, "mnist_teacher",
+tap_summary = report.summarise(tap_runs, ["method", "annotation", "tau"])
+report.write_cells(tap_summary, root, "mnist_teacher",
                    {"label": label, "settings": s.as_dict(), "teachers": t.as_dict(), "lambdas": lams,
                     "gt_lambda": gt_lams["tap"], "threshold": threshold})
 display(Markdown(f"*Results: {label}*"))
@@ -220,14 +220,14 @@ extra = [m for m in t.xs_methods if m != "tap"]
 if extra:
     xs_cells = chapter_plans.part(cells, "mnist_teacher_xs")
     xs_runs = run_many(chapter_plans.configs(xs_cells), root / "runs", device).assign(
-        **chapter_plans.columns(xs_cells, "method", "case", "tau"))
+        **chapter_plans.columns(xs_cells, "method", "annotation", "tau"))
     xs_label = report.provenance_label(xs_runs, profile)
-    xs_summary = report.summarise(xs_runs, ["method", "case", "tau"])
-    report.write_table(xs_summary, root, "mnist_teacher_xs", {"label": xs_label, "lambdas": lams})
+    xs_summary = report.summarise(xs_runs, ["method", "annotation", "tau"])
+    report.write_cells(xs_summary, root, "mnist_teacher_xs", {"label": xs_label, "lambdas": lams})
     display(Markdown(f"*Results: {xs_label}*"))
     values = [report.fmt(m, sd) for m, sd in zip(xs_summary["mean"], xs_summary["std"])]
-    table = xs_summary.assign(value=values).pivot(index=["method", "case", "tau"], columns="split",
-                                                  values="value")
+    table = report.printable(xs_summary).assign(value=values).pivot(
+        index=["method", "annotation", "tau"], columns="split", values="value")
     display(table[list(report.SPLITS)])
 else:
     display(Markdown(f"The `{profile}` profile trains TAP only with teacher masks (an RRR epoch costs "

@@ -98,7 +98,7 @@ def setting1_configs(source: str, seeds: list[int] | None, epochs: int | None):
     p = chapter_plans.protocol_for("mnist", "paper", source=source, seeds=seeds, epochs=epochs)
     lams = dict(protocols.MNIST_LAMBDAS)
     cells = chapter_plans.PLANS["mnist"](p, REPO / "results" / "paper", lambdas=lams)
-    return p, lams, [(c.case, c.cfg) for c in cells]
+    return p, lams, [(c.method, c.cfg) for c in cells]
 
 
 def check_data(source: str, dry_run: bool) -> dict:

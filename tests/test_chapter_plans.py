@@ -7,6 +7,7 @@ choices). A notebook run costs 30-220 s on a busy CPU (about 25 minutes for all 
 MNIST λ search (one run) runs in ``make test``; the other eight run with
 ``TAPKIT_PLAN_NOTEBOOKS=1`` (they would double ``make test``; the book runs the same notebooks)."""
 
+import math
 import os
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tapkit.experiments import chapter_plans, planner
+from tapkit.experiments.cells import Annotation
 
 ROOT = Path(__file__).resolve().parents[1]
 ALL = os.environ.get("TAPKIT_PLAN_NOTEBOOKS") == "1"  # every chapter, not only the λ search
@@ -55,19 +57,20 @@ def test_a_plan_is_cells_whose_tables_split_the_chapter(tmp_path):
     p = chapter_plans.protocol_for("teachers", "smoke")
     cells = chapter_plans.PLANS["teachers"](p, tmp_path)
     # smoke: one seed, teachers 10% and 1%, TAP at τ 0.01 only, no RRR/RBR with teacher masks
-    assert [(c.table, c.method, c.case, c.tau) for c in cells] == [
-        ("teacher_performance", "none", "teacher_10", "any"),
-        ("teacher_performance", "none", "teacher_1", "any"),
-        ("mnist_teacher", "tap", "teacher_10", "0.01"),
-        ("mnist_teacher", "tap", "teacher_1", "0.01"),
-        ("mnist_teacher", "tap", "random", "any"),
-        ("mnist_teacher", "tap", "ground_truth", "any"),
-        ("mnist_teacher", "none", "none", "any")]
+    assert [(c.table, c.method, c.annotation, c.tau) for c in cells] == [
+        ("teacher_performance", "none", Annotation.TEACHER_10, None),
+        ("teacher_performance", "none", Annotation.TEACHER_1, None),
+        ("mnist_teacher", "tap", Annotation.TEACHER_10, 0.01),
+        ("mnist_teacher", "tap", Annotation.TEACHER_1, 0.01),
+        ("mnist_teacher", "tap", Annotation.RANDOM, None),
+        ("mnist_teacher", "tap", Annotation.GROUND_TRUTH, None),
+        ("mnist_teacher", "none", Annotation.NONE, None)]
     assert cells[2].cfg.teacher == cells[0].cfg and cells[3].cfg.teacher == cells[1].cfg
     assert cells[2].lam == 1e-4 and cells[5].lam == 1e-3  # teacher-annotation λ; Setting 1's
     tap = chapter_plans.part(cells, "mnist_teacher")
-    assert chapter_plans.columns(tap[:2], "case", "tau") == {"case": ["teacher_10", "teacher_1"],
-                                                             "tau": ["0.01", "0.01"]}
+    found = chapter_plans.columns(tap[1:3], "annotation", "tau")
+    assert found["annotation"] == ["teacher_1", "random"] and found["tau"][0] == 0.01
+    assert math.isnan(found["tau"][1])  # random masks take no τ
 
 
 def test_protocol_for_puts_setting2_on_the_teachers_seeds():

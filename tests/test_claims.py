@@ -7,6 +7,7 @@ import pytest
 from tapkit.book import claim_table, claims, medical_claims
 from tapkit.book.origin import DataOrigin
 from tapkit.book.report import write_table
+from tapkit.experiments.cells import Annotation
 
 
 def runs_table(rows: dict[str, list[tuple[float, float]]], status: dict | None = None) -> pd.DataFrame:
@@ -154,10 +155,10 @@ def test_claims_table_lists_every_claim_even_when_chapters_did_not_run(tmp_path)
 @pytest.mark.parametrize("count,verdict", [(1, claims.NOT_RUN), (3, claims.REPRODUCED)])
 def test_teacher_claim(count, verdict):
     rows = pd.DataFrame([
-        {"method": "tap", "case": "teacher_1", "tau": "0.01", "split": "permuted", "mean": 0.95,
-         "std": 0.01, "count": count},
-        {"method": "none", "case": "none", "tau": "any", "split": "permuted", "mean": 0.90,
-         "std": 0.01, "count": count}])
+        {"method": "tap", "annotation": Annotation.TEACHER_1, "tau": 0.01, "split": "permuted",
+         "mean": 0.95, "std": 0.01, "count": count},
+        {"method": "none", "annotation": Annotation.NONE, "tau": float("nan"), "split": "permuted",
+         "mean": 0.90, "std": 0.01, "count": count}])
     assert claims.teacher_claim(rows, "MNIST").verdict == verdict
 
 
@@ -231,14 +232,15 @@ def test_teacher_annotations_beat_random_only_where_every_precision_is_above_the
 
 
 def summary_rows(cells: dict[tuple[str, str], tuple[float, float, float]]) -> pd.DataFrame:
-    """(model, case) -> (contaminated, permuted, std of both) over three seeds, PNEU, tau 0.01."""
+    """(model, annotation) -> (contaminated, permuted, std of both) over three seeds, PNEU, τ
+    0.01 (NaN for No XS, which takes none)."""
     out = []
-    for (model, case), (c, p, sd) in cells.items():
+    for (model, annotation), (c, p, sd) in cells.items():
         for split, mean in (("contaminated", c), ("permuted", p)):
-            out.append({"experiment": "pneu", "model": model, "case": case,
-                        "method": "none" if case == "none" else "tap",
-                        "tau": "any" if case == "none" else "0.01", "split": split, "mean": mean,
-                        "std": sd, "count": 3})
+            out.append({"experiment": "pneu", "model": model, "annotation": Annotation(annotation),
+                        "method": "none" if annotation == "none" else "tap",
+                        "tau": float("nan") if annotation == "none" else 0.01, "split": split,
+                        "mean": mean, "std": sd, "count": 3})
     return pd.DataFrame(out)
 
 

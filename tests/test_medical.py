@@ -216,7 +216,7 @@ def test_standin_rejects_an_unknown_task():
 def test_medical_runs_use_the_paper_lambdas_and_batchnorm_eval_for_rbr():
     s = medical.chapter_settings("quick", not_run={})  # every cell, at the paper's λ
     runs = medical.medical_runs(s, "pneu", ["vgg16", "resnet18"], medical.CASES)
-    by = {(r.model, r.case): r.cfg for r in runs}
+    by = {(r.model, r.method): r.cfg for r in runs}
     assert len(runs) == 2 * len(medical.CASES) * len(s.seeds)
     assert by["resnet18", "tap"].lam == 1e-3 and by["resnet18", "rbr"].lam == 1e7
     assert by["vgg16", "tap"].lam == 1e-7
@@ -292,7 +292,7 @@ def test_trained_reads_a_stored_model_without_initialising_it(tmp_path):
 def test_quick_profile_leaves_cells_out_with_a_reason_and_searches_per_architecture():
     s = protocols.medical("quick")
     runs = medical.medical_runs(s, "pneu", medical.ARCHITECTURES, medical.CASES, lambdas={"tap": 1.0, "rrr": 1.0})
-    assert [(r.model, r.case) for r in runs] == [
+    assert [(r.model, r.method) for r in runs] == [
         ("vgg16", "base"), ("vgg16", "none"), ("resnet18", "base"), ("resnet18", "none"),
         ("resnet18", "rrr"), ("resnet18", "tap"), ("densenet121", "base"),
         ("densenet121", "none"), ("densenet121", "tap")]

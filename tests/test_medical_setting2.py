@@ -4,24 +4,28 @@ import matplotlib
 import pandas as pd
 
 from tapkit.book import medical_setting2 as s2
+from tapkit.book import report
+from tapkit.experiments.cells import Annotation
 
 matplotlib.use("Agg")
 
 
 def summary(experiment: str, cells: dict) -> pd.DataFrame:
-    """(model, method, case, tau) -> (contaminated, permuted, clean), one seed."""
+    """(model, method, annotation, tau) -> (contaminated, permuted, clean), one seed; τ a number,
+    NaN where none applies (as :func:`tapkit.book.report.read_cells` gives it)."""
     rows = []
-    for (model, method, case, tau), values in cells.items():
+    for (model, method, annotation, tau), values in cells.items():
         for split, mean in zip(("contaminated", "permuted", "clean"), values):
-            rows.append({"experiment": experiment, "model": model, "method": method, "case": case,
-                         "tau": tau, "split": split, "mean": mean, "std": float("nan"), "count": 1})
+            rows.append({"experiment": experiment, "model": model, "method": method,
+                         "annotation": annotation, "tau": tau, "split": split, "mean": mean, "std": float("nan"), "count": 1})
     return pd.DataFrame(rows)
 
 
-CELLS = {("resnet18", "tap", "teacher_10", "0.01"): (0.90, 0.80, 0.85),   # loses 0.10
-         ("resnet18", "tap", "teacher_1", "0.01"): (0.95, 0.40, 0.90),    # loses 0.55
-         ("resnet18", "tap", "random", "0.01"): (1.00, 0.50, 0.60),       # loses 0.50
-         ("resnet18", "none", "none", "any"): (1.00, 0.00, 0.70)}         # loses 1.00
+NAN = float("nan")
+CELLS = {("resnet18", "tap", Annotation.TEACHER_10, 0.01): (0.90, 0.80, 0.85),   # loses 0.10
+         ("resnet18", "tap", Annotation.TEACHER_1, 0.01): (0.95, 0.40, 0.90),    # loses 0.55
+         ("resnet18", "tap", Annotation.RANDOM, 0.01): (1.00, 0.50, 0.60),       # loses 0.50
+         ("resnet18", "none", Annotation.NONE, NAN): (1.00, 0.00, 0.70)}         # loses 1.00
 
 
 def test_ts_findings_compare_each_annotation_with_random_masks_of_the_same_tau():
@@ -40,10 +44,10 @@ def test_ts_findings_turn_the_sign_for_an_error_metric():
 
 
 def test_kd_findings_name_the_students_that_lean_less_on_the_tag():
-    rows = summary("pneu", {("resnet18", "kd", "kd", "any"): (0.9, 0.85, 0.9),
-                            ("resnet18", "at", "at", "any"): (1.0, 0.0, 0.7),
-                            ("resnet18", "none", "none", "any"): (1.0, 0.1, 0.7)})
-    rows["teacher"] = rows["case"].map({"kd": "teacher_10", "at": "teacher_10", "none": "no teacher"})
+    rows = summary("pneu", {("resnet18", "kd", Annotation.TEACHER_10, NAN): (0.9, 0.85, 0.9),
+                            ("resnet18", "at", Annotation.TEACHER_10, NAN): (1.0, 0.0, 0.7),
+                            ("resnet18", "none", Annotation.NONE, NAN): (1.0, 0.1, 0.7)})
+    rows["teacher"] = rows["annotation"].map(report.teacher_name)
     text = s2.kd_findings(rows, "pneu")
     assert "No XS +0.900" in text and "KD (10% teacher) +0.050" in text
     assert text.endswith("(by more than 0.02): KD (10% teacher).")

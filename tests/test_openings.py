@@ -117,7 +117,7 @@ def test_report_opening_counts_every_verdict():
 
 def test_distillation_and_normalisation_openings():
     kd = _summary({("no teacher", "none"): (0.98, 0.60), ("teacher_10", "tap"): (0.97, 0.95),
-                   ("teacher_10", "kd"): (0.97, 0.61)}, ["teacher", "case"])
+                   ("teacher_10", "kd"): (0.97, 0.61)}, ["teacher", "method"])
     text = openings.distillation_found(kd)
     assert text == ("No XS loses 0.380 accuracy when the decoys are permuted; TAP (10% teacher) "
                     "0.020, KD (10% teacher) 0.360. Clearly less than No XS (by more than 0.01): "

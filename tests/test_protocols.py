@@ -97,13 +97,13 @@ def test_quick_profile_keeps_the_equations_and_its_trimmed_search(tmp_path):
     assert {c.source for c in configs["mnist"]} == {sources.Embedded()}
     # the medical stand-in: three λ per architecture it runs XS on, none for VGG-16 (not run)
     quick = protocols.medical("quick")
-    found = {(r.model, r.case): [] for r in medical_plans.search_runs(quick, "pneu", medical.ARCHITECTURES, XS)}
+    found = {(r.model, r.method): [] for r in medical_plans.search_runs(quick, "pneu", medical.ARCHITECTURES, XS)}
     for r in medical_plans.search_runs(quick, "pneu", medical.ARCHITECTURES, XS):
-        found[r.model, r.case].append(r.lam)
+        found[r.model, r.method].append(r.lam)
     assert found == {("resnet18", "rrr"): [1e1, 1e2, 1e3], ("resnet18", "tap"): [1e-3, 1e-2, 1e-1],
                      ("densenet121", "tap"): [1e-3, 1e-2, 1e-1]}
     knee = medical_plans.search_runs(quick, "knee", medical.ARCHITECTURES, XS)
-    assert {(r.model, r.case) for r in knee} == {("resnet18", "rrr"), ("resnet18", "tap"),
+    assert {(r.model, r.method) for r in knee} == {("resnet18", "rrr"), ("resnet18", "tap"),
                                                  ("densenet121", "tap")}
     assert medical_plans.search_runs(quick, "pneu", medical.EXTRA_ARCHITECTURES, XS) == []
 
@@ -116,7 +116,7 @@ def test_paper_search_follows_the_paper_grid(tmp_path):
     assert len(lams["rbr"]) == 10 and lams["rbr"][0] == 1.0 and lams["rbr"][-1] == pytest.approx(1e9)
     m = protocols.medical("paper", source=_medical_fixture(tmp_path))
     runs = medical_plans.search_runs(m, "knee", medical.ARCHITECTURES, XS)
-    assert {(r.model, r.case) for r in runs} == {(a, x) for a in medical.ARCHITECTURES for x in XS}
+    assert {(r.model, r.method) for r in runs} == {(a, x) for a in medical.ARCHITECTURES for x in XS}
     assert len(runs) == 3 * 3 * 10 and {r.seed for r in runs} == {0}
 
 
@@ -248,10 +248,10 @@ def test_medical_setting2_students_share_their_teachers_data(profile, tmp_path):
     per_seed_tau = len(t.fractions) + 1  # each teacher's masks, and random masks
     assert len(students) == len(t.xs_methods) * len(t.train_taus) * len(p.seeds) * per_seed_tau
     for st in students:
-        if st.case == "random":
+        if st.annotation == "random":
             assert st.cfg.annotation == "random" and st.cfg.random_coverage == 0.25
         else:  # taught by one of the teachers above, at the student's tau
-            assert st.cfg.teacher.key() in teachers_ and f"{st.cfg.tau:g}" == st.tau
+            assert st.cfg.teacher.key() in teachers_ and st.cfg.tau == st.tau
     kd = mtp.kd_students(p, t, "pneu", t.kd_models[0], mtp.student_lambdas(t, tmp_path, "pneu", t.kd_models[0]))
     assert {st.method for st in kd} == set(t.kd_methods)
     assert all(st.cfg.teacher.key() in teachers_ for st in kd)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .report import read_cells
 from .claims import COLUMNS, INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, REPRODUCED, SPEED_CLAIM, \
     Claim, cost_claim, decoy_claim, matches_claim, removes_claim, speed_claim, teacher_claim
 from .medical_claims import annotation_claim, deep_claim, medical_teacher_claim
@@ -16,11 +17,13 @@ from .origin import DataOrigin
 
 
 def _read(root: Path, name: str) -> tuple[pd.DataFrame | None, dict]:
+    """A table of ``root/tables`` typed (:func:`.report.read_cells`: Setting 2's annotation as
+    its enum, τ a number) and its provenance, or ``(None, {})`` when the build did not write it."""
     path = root / "tables" / f"{name}.csv"
     if not path.exists():
         return None, {}
     meta = path.with_suffix(".json")
-    return pd.read_csv(path), (json.loads(meta.read_text()) if meta.exists() else {})
+    return read_cells(path), (json.loads(meta.read_text()) if meta.exists() else {})
 
 
 VERDICT_COLOURS = {REPRODUCED: "#d9f2d9", NOT_REPRODUCED: "#f8d7d7", NOT_RUN: "#eeeeee",

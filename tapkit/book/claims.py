@@ -18,6 +18,8 @@ from typing import Callable, Iterable
 
 import pandas as pd
 
+from ..experiments.cells import Annotation, tau_text
+
 from ..seedstats import Estimate, from_summary, mean_ci, paired_difference
 from .thresholds import KEEPS, MARGIN  # noqa: F401  (read as claims.KEEPS by the chapters)
 
@@ -208,14 +210,14 @@ def teacher_claim(summary: pd.DataFrame, data: str) -> Claim:
     """TAP with masks from a teacher trained on 1% of clean data beats No XS on permuted digits."""
     claim = "TAP works with masks from a teacher trained on 1% of clean data"
     rows = summary[summary["split"] == "permuted"]
-    tap = rows[(rows["case"] == "teacher_1") & (rows["method"] == "tap")]
-    none = rows[rows["case"] == "none"]
+    tap = rows[(rows["annotation"] == Annotation.TEACHER_1) & (rows["method"] == "tap")]
+    none = rows[rows["annotation"] == Annotation.NONE]
     if tap.empty or none.empty:
         return Claim(claim, "Setting 2, Fig. ts", "no 1%-teacher TAP run in this build", "—", data,
                      NOT_RUN)
     t, n = tap.iloc[0], none.iloc[0]
     count = int(min(t["count"], n["count"]))
-    evidence = (f"MNIST permuted accuracy: TAP with 1%-teacher masks (τ {t['tau']}) "
+    evidence = (f"MNIST permuted accuracy: TAP with 1%-teacher masks (τ {tau_text(t['tau'])}) "
                 f"{t['mean']:.3f}, No XS {n['mean']:.3f}")
     if count < 2:
         return Claim(claim, "Setting 2, Fig. ts", evidence + " (one seed: not judged; the paper's "

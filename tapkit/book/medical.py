@@ -15,7 +15,7 @@ from ..data import MIN_TAG_PX
 from ..experiments.executors import set_threads  # noqa: F401
 from ..experiments.medical_maps import overlap_frame, overlap_layers, trained  # noqa: F401
 from ..experiments.medical_plans import (ARCHITECTURES, CASES, DATASETS,  # noqa: F401
-                                         EXTRA_ARCHITECTURES, EXTRA_LAMBDAS, LAMBDA_SETTINGS, Run,
+                                         EXTRA_ARCHITECTURES, EXTRA_LAMBDAS, LAMBDA_SETTINGS,
                                          case_config, chapter_settings, has_batchnorm, left_out,
                                          medical_runs, paper_lambdas, per_experiment,
                                          run_settings, untrained)

@@ -13,6 +13,7 @@ from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
+from ..experiments.cells import Annotation
 from ..metrics import tag_reliance, task_metric
 from ..seedstats import Estimate, from_summary
 from .claims import NOT_REPRODUCED, NOT_RUN, REPRODUCED, Claim
@@ -22,13 +23,15 @@ from .thresholds import keeps_off, relies
 RELIANCE = "reliance on the tag (metric lost when the tag is swapped, > 0 uses it)"
 
 
-def _reliances(frame: pd.DataFrame, experiment: str) -> list[tuple[str, str, Estimate]]:
-    """``(model, case, reliance)`` of a medical summary table, in its order: the reliance of
+def _reliances(frame: pd.DataFrame, experiment: str,
+               row: str = "case") -> list[tuple[str, str, Estimate]]:
+    """``(model, row, reliance)`` of a medical summary table, in its order, per model and its
+    ``row`` column (Setting 1's ``case``, Setting 2's ``annotation``): the reliance of
     :func:`tapkit.metrics.tag_reliance` from the means of the contaminated and swapped splits,
     with the t-interval of :func:`_deep_verdict`'s docstring."""
     metric = task_metric(experiment)
     out = []
-    for (model, case), grp in frame.groupby(["model", "case"], sort=False):
+    for (model, case), grp in frame.groupby(["model", row], sort=False):
         rows = grp.set_index("split")
         if {"contaminated", "permuted"} <= set(rows.index):
             r = tag_reliance(rows.loc["contaminated", "mean"], rows.loc["permuted", "mean"], metric)
@@ -98,18 +101,18 @@ def medical_teacher_claim(summary: pd.DataFrame, meta: Mapping) -> Claim:
     """On PNEU, TAP with either teacher's masks keeps the student off the tag: at τ = 0.01 each
     teacher student keeps off the tag while No XS relies on it (:mod:`.thresholds`). Judged on
     the paper's data with several seeds only; KNEE's numbers are shown. ``summary``'s τ column
-    holds numbers, and ``"any"`` for the runs that take no τ (No XS)."""
+    holds numbers, NaN for the runs that take no τ (No XS)."""
     claim = "TAP with 10%- or 1%-teacher masks keeps deep CNNs off the tag on PNEU"
     parts, ok = [], True
     for exp in dict.fromkeys(summary["experiment"]):
         frame = summary[(summary["experiment"] == exp) & (summary["method"].isin(["tap", "none"]))
                         & _at_tau(summary["tau"], CLAIM_TAU)]
         cells = []
-        for model, case, d in _reliances(frame, exp):  # one row per (model, case) at tau 0.01
-            if case in ("teacher_10", "teacher_1", "none"):
-                cells.append(f"{model} {case.replace('_', ' ')} {d.mean:+.3f}")
+        for model, case, d in _reliances(frame, exp, "annotation"):  # one per (model, annotation)
+            if case in (Annotation.TEACHER_10, Annotation.TEACHER_1, Annotation.NONE):
+                cells.append(f"{model} {Annotation(case).value.replace('_', ' ')} {d.mean:+.3f}")
                 if exp == "pneu":
-                    ok = ok and (keeps_off(d) if case != "none" else relies(d))
+                    ok = ok and (keeps_off(d) if case != Annotation.NONE else relies(d))
         parts.append(f"{exp.upper()}: " + ", ".join(cells))
     evidence = f"{RELIANCE} — " + "; ".join(parts)
     return _medical_verdict(claim, "Setting 2, Fig. ts", evidence, meta, lambda: ok)
@@ -120,9 +123,9 @@ CLAIM_TAU = 0.01   # the τ of the paper's teacher-student figure the claim read
 
 def _at_tau(tau: pd.Series, value: float) -> pd.Series:
     """Rows whose τ is ``value`` (compared as a number, so that ``0.010`` and ``1e-2`` match) or
-    ``"any"`` (a run that takes no τ); τ may come as numbers or, read from a CSV with ``"any"``
-    rows, as text."""
-    return (pd.to_numeric(tau, errors="coerce") == value) | (tau.astype(str) == "any")
+    missing (a run that takes no τ: NaN, or a legacy table's ``"any"``)."""
+    numbers = pd.to_numeric(tau, errors="coerce")
+    return (numbers == value) | numbers.isna()
 
 
 def _medical_verdict(claim: str, where: str, evidence: str, meta: Mapping,

@@ -7,6 +7,7 @@ from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
+from ..experiments.cells import Annotation
 from ..metrics import tag_reliance, task_metric
 from . import report
 from .medical_notes import ARCH_LABELS, constant_score
@@ -91,13 +92,14 @@ def quality_findings(quality: pd.DataFrame, truth_coverage: dict[str, float]) ->
 
 def plot_ts(summary: pd.DataFrame, experiment: str, title: str):
     """fig:ts for one data set: one bar per annotation (and τ) for every architecture."""
-    return plot_grouped(summary, experiment, ("case", "tau"), lambda c, t: CASE_NAMES.get(c, c)
-                        + ("" if t == "any" else f" τ={t}"), title)
+    return plot_grouped(report.printable(summary), experiment, ("annotation", "tau"),
+                        lambda c, t: CASE_NAMES.get(c, c) + ("" if t == "any" else f" τ={t}"),
+                        title)
 
 
 def plot_kd(summary: pd.DataFrame, experiment: str, title: str):
     """The distillation figure for one data set: one bar per (teacher, method)."""
-    return plot_grouped(summary, experiment, ("case", "teacher"), lambda c, w: CASE_NAMES.get(c, c)
+    return plot_grouped(summary, experiment, ("method", "teacher"), lambda c, w: CASE_NAMES.get(c, c)
                         + ("" if w == "no teacher" else f" ({CASE_NAMES.get(w, w)})"), title)
 
 
@@ -160,18 +162,18 @@ def ts_findings(summary: pd.DataFrame, experiment: str, method: str = "tap") -> 
     are near chance (a clean score no better than a constant prediction's)."""
     metric = task_metric(experiment)
     const = constant_score(experiment)
-    part = summary[summary.experiment == experiment]
-    wide = part.pivot_table(index=["model", "case", "tau", "method"], columns="split",
+    part = report.printable(summary[summary.experiment == experiment])
+    wide = part.pivot_table(index=["model", "annotation", "tau", "method"], columns="split",
                             values="mean", sort=False)
     loss = _loss(wide, experiment)
     lines = []
     for model in dict.fromkeys(part.model):
         cells, chance = [], []
-        for (case, tau, m), r in wide.loc[model].iterrows():
+        for (annotation, tau, m), r in wide.loc[model].iterrows():
             if m not in (method, "none"):
                 continue
-            name = CASE_NAMES.get(case, case) + ("" if tau == "any" else f" τ={tau}")
-            cells.append(f"{name} {loss[(model, case, tau, m)]:+.3f}")
+            name = CASE_NAMES.get(annotation, annotation) + ("" if tau == "any" else f" τ={tau}")
+            cells.append(f"{name} {loss[(model, annotation, tau, m)]:+.3f}")
             if (r["clean"] <= const) if metric.higher_is_better else (r["clean"] >= const):
                 chance.append(name)
         note = (f" Near chance (clean {metric.name.upper()} no better than a constant prediction's "
@@ -185,10 +187,10 @@ def ts_findings(summary: pd.DataFrame, experiment: str, method: str = "tap") -> 
 def _teacher_vs_random(loss: pd.Series) -> str:
     """How often each teacher's students lean on the tag less than the random-mask students of
     the same τ and architecture (by more than :data:`.thresholds.MARGIN`); ``loss`` is indexed
-    (model, case, τ, method)."""
-    rnd = {(m, tau): d for (m, c, tau, _), d in loss.items() if c == "random"}
+    (model, annotation, τ, method)."""
+    rnd = {(m, tau): d for (m, c, tau, _), d in loss.items() if c == Annotation.RANDOM}
     out = []
-    for teacher in ("teacher_10", "teacher_1"):
+    for teacher in (Annotation.TEACHER_10, Annotation.TEACHER_1):
         pairs = [(d, rnd[(m, tau)]) for (m, c, tau, _), d in loss.items()
                  if c == teacher and (m, tau) in rnd]
         if pairs:
@@ -201,9 +203,9 @@ def _teacher_vs_random(loss: pd.Series) -> str:
 
 def results_table(summary: pd.DataFrame, experiment: str) -> pd.DataFrame:
     """Mean (std) per (architecture, method, annotation, τ) and split, as the appendix tables."""
-    return _mean_std_table(summary[summary.experiment == experiment], {
+    return _mean_std_table(report.printable(summary[summary.experiment == experiment]), {
         "architecture": ("model", ARCH_LABELS), "method": ("method", CASE_NAMES),
-        "annotation": ("case", CASE_NAMES), "τ": ("tau", None)})
+        "annotation": ("annotation", CASE_NAMES), "τ": ("tau", None)})
 
 
 def kd_findings(summary: pd.DataFrame, experiment: str) -> str:
@@ -211,7 +213,7 @@ def kd_findings(summary: pd.DataFrame, experiment: str) -> str:
     metric's direction), beside No XS's; which students lose clearly less than No XS."""
     metric = task_metric(experiment)
     part = summary[summary.experiment == experiment]
-    loss = _loss(part.pivot_table(index=["model", "teacher", "case"], columns="split",
+    loss = _loss(part.pivot_table(index=["model", "teacher", "method"], columns="split",
                                   values="mean", sort=False), experiment)
     lines = []
     for model in dict.fromkeys(part.model):
@@ -231,4 +233,4 @@ def kd_table(summary: pd.DataFrame, experiment: str) -> pd.DataFrame:
     """Mean (std) per (architecture, teacher, method) and split, as the appendix's tables."""
     return _mean_std_table(summary[summary.experiment == experiment], {
         "architecture": ("model", ARCH_LABELS), "annotator": ("teacher", CASE_NAMES),
-        "method": ("case", CASE_NAMES)})
+        "method": ("method", CASE_NAMES)})

@@ -12,6 +12,7 @@ from torch import Tensor
 
 from .. import teachers
 from ..data import Split
+from ..experiments.cells import Annotation, tau_text
 from ..experiments.plans import annotator
 from . import report
 
@@ -83,42 +84,47 @@ def quality_findings(quality_mean: pd.DataFrame, gt_coverage: float) -> str:
         "KNEE and gives no annotation-quality numbers for MNIST.")
 
 
-def bar_labels(summary: pd.DataFrame, cases: Sequence[str]) -> pd.DataFrame:
-    """Mean per (case, tau) and split, in the order of ``cases``, labelled for the x axis."""
-    wide = summary.pivot(index=["case", "tau"], columns="split", values="mean")
-    wide = wide.iloc[sorted(range(len(wide)), key=lambda i: list(cases).index(wide.index[i][0]))]
-    wide.index = [c if tau == "any" else f"{c}\nτ={tau}" for c, tau in wide.index]
+def bar_labels(summary: pd.DataFrame, annotations: Sequence[str]) -> pd.DataFrame:
+    """Mean per (annotation, τ) and split, in the order of ``annotations``, labelled for the x
+    axis."""
+    wide = report.printable(summary).pivot(index=["annotation", "tau"], columns="split", values="mean")
+    order = [Annotation(a).value for a in annotations]
+    wide = wide.iloc[sorted(range(len(wide)), key=lambda i: order.index(wide.index[i][0]))]
+    wide.index = [a if tau == "any" else f"{a}\nτ={tau}" for a, tau in wide.index]
     return wide
 
 
 def paper_rows(method: str) -> pd.DataFrame:
     """The paper's MNIST rows of ``method``: its teacher table's teacher and random rows, and its
-    Setting-1 table's ground-truth and No-XS rows (τ "any")."""
+    Setting-1 table's ground-truth and No-XS rows (τ NaN: none applies)."""
     teacher_paper = report.paper_values("teacher_results").query("dataset == 'MNIST'")
-    teacher_paper = teacher_paper.query("method == @method").rename(columns={"annotation": "case"})
-    teacher_paper["tau"] = teacher_paper["tau"].map(lambda v: f"{float(v):g}")
+    teacher_paper = teacher_paper.query("method == @method").assign(
+        tau=lambda f: f["tau"].astype(float))
     gt = report.paper_values("gt_results").query(
         "dataset == 'MNIST' and artifact == 'tag' and method == @method")
-    gt = gt.assign(case="ground_truth", tau="any")
+    gt = gt.assign(annotation=Annotation.GROUND_TRUTH.value, tau=float("nan"))
     none = report.paper_values("gt_results").query(
-        "dataset == 'MNIST' and artifact == 'tag' and method == 'none'").assign(case="none", tau="any")
+        "dataset == 'MNIST' and artifact == 'tag' and method == 'none'").assign(
+        annotation=Annotation.NONE.value, tau=float("nan"))
     return pd.concat([teacher_paper, gt, none], ignore_index=True)
 
 
 def ours_with_paper(summary: pd.DataFrame, method: str, train_taus: Sequence[float],
-                    cases: Sequence[str]) -> pd.DataFrame:
-    """One row per (case, tau) beside the paper's; our random row is repeated under every
-    training tau, beside the paper's random row of that tau."""
-    ours = summary[(summary.method == method) | (summary.case == "none")]
-    rnd = ours[ours.case == "random"]
-    spread = [rnd.assign(tau=f"{tau:g}") for tau in train_taus] if len(rnd) else []
-    ours = pd.concat([ours[ours.case != "random"], *spread], ignore_index=True)
-    both = report.beside(ours, paper_rows(method), ["case", "tau", "split"])
-    order = [(c, tau) for tau in [f"{x:g}" for x in train_taus]
-             for c in cases if c not in ("ground_truth", "none")]
-    order += [("ground_truth", "any"), ("none", "any")]
-    order = [o for o in order if o in set(zip(both.case, both.tau))]
-    return report.side_by_side(both, ["case", "tau"], order)
+                    annotations: Sequence[str]) -> pd.DataFrame:
+    """One row per (annotation, τ) beside the paper's; our random row is repeated under every
+    training τ, beside the paper's random row of that τ. The rows are labelled by the
+    annotation's name and τ as printed (``"any"`` where none applies)."""
+    ours = report.printable(summary[(summary.method == method) | (summary.annotation == Annotation.NONE)])
+    rnd = ours[ours.annotation == Annotation.RANDOM]
+    spread = [rnd.assign(tau=tau_text(tau)) for tau in train_taus] if len(rnd) else []
+    ours = pd.concat([ours[ours.annotation != Annotation.RANDOM], *spread], ignore_index=True)
+    both = report.beside(ours, report.printable(paper_rows(method)), ["annotation", "tau", "split"])
+    names = [Annotation(a).value for a in annotations]
+    order = [(a, tau_text(tau)) for tau in train_taus for a in names
+             if a not in (Annotation.GROUND_TRUTH, Annotation.NONE)]
+    order += [(Annotation.GROUND_TRUTH.value, "any"), (Annotation.NONE.value, "any")]
+    order = [o for o in order if o in set(zip(both.annotation, both.tau))]
+    return report.side_by_side(both, ["annotation", "tau"], order)
 
 
 def left_out(seeds: Sequence[int], train_taus: Sequence[float], extra: Sequence[str],

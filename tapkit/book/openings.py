@@ -15,6 +15,7 @@ from typing import Mapping
 
 import pandas as pd
 
+from ..experiments.cells import Annotation
 from ..metrics import tag_reliance, task_metric
 from .claims import NOT_RUN, VERDICTS, cost_claim, decoy_claim, matches_claim, \
     removes_claim, speed_claim, teacher_claim, verdicts
@@ -177,12 +178,13 @@ def mnist_found(runs: pd.DataFrame, data: str) -> str:
 def teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, data: str) -> str:
     """Setting 2 on MNIST: the teachers' annotation precision beside random's (``quality``: the
     mean table with ``annotator``, ``precision``, ``lift``) and TAP's permuted accuracy with each
-    annotation (``summary``: method, case, tau, split, mean, std, count)."""
+    annotation (``summary``: method, annotation, tau, split, mean, std, count)."""
     taught = quality[quality["annotator"].str.startswith("teacher")]
     rnd = quality.loc[quality["annotator"] == "random (GT coverage)", "precision"].mean()
     perm = summary[summary["split"] == "permuted"]
-    tap = perm[perm["method"] == "tap"].groupby("case", sort=False)["mean"].mean()
-    none = perm.loc[perm["case"] == "none", "mean"]
+    tap = perm[perm["method"] == "tap"].groupby(
+        perm["annotation"].map(lambda a: Annotation(a).value), sort=False)["mean"].mean()
+    none = perm.loc[perm["annotation"] == Annotation.NONE, "mean"]
     with_ = {"ground_truth": "ground-truth masks", "random": "random masks"}
     parts = _and([f"{v:.3f} with " + with_.get(c, f"{LABELS.get(c, c)}'s masks")
                   for c, v in tap.items()])
@@ -195,8 +197,8 @@ def teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, data: str) -> s
 
 def distillation_found(summary: pd.DataFrame) -> str:
     """TAP against KD/AT/JT on MNIST: each student's accuracy lost when the decoys are permuted
-    (``summary``: teacher, case, split, mean), and which lose clearly less than No XS."""
-    wide = summary.pivot_table(index=["teacher", "case"], columns="split", values="mean",
+    (``summary``: teacher, method, split, mean), and which lose clearly less than No XS."""
+    wide = summary.pivot_table(index=["teacher", "method"], columns="split", values="mean",
                                sort=False)
     loss = tag_reliance(wide["contaminated"], wide["permuted"], task_metric("mnist"))
     ref = loss.get(("no teacher", "none"))

@@ -14,6 +14,7 @@ from typing import Iterable, Mapping, Sequence
 import pandas as pd
 
 from ..metrics import tag_reliance, task_metric
+from . import report
 from .claims import verdicts
 from .medical_claims import annotation_claim, deep_claim, medical_teacher_claim
 from .medical_notes import ARCH_LABELS
@@ -143,12 +144,13 @@ def visual_found(figure1, panels: Mapping[tuple[str, str], tuple], skip: Sequenc
 def medical_teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, meta: Mapping) -> str:
     """Setting 2 on PNEU/KNEE: the teachers' annotation precision beside random's (``quality``
     with ``tag_coverage``), TAP students' loss with teacher masks beside No XS's and random
-    masks' (``summary``: experiment, model, method, case, tau, split, mean; each loss is of the
+    masks' (``summary``: experiment, model, method, annotation, tau, split, mean; each loss is of the
     means over architectures and τ), and the report's verdicts (``meta``: the tables'
     provenance, with ``data``, ``origin`` and ``settings``)."""
     parts = []
     for e, q in quality.groupby("experiment", sort=False):
-        loss = losses(summary[summary["experiment"] == e], e, ["method", "case"])
+        loss = losses(report.printable(summary[summary["experiment"] == e]), e,
+                      ["method", "annotation"])
         taught = [d for (m, c), d in loss.items() if m == "tap" and c.startswith("teacher")]
         ref = {c: d for (m, c), d in loss.items() if c in ("none", "random")}
         students = (f"; {worse(e)} when the tags are permuted, by TAP "
@@ -164,10 +166,10 @@ def medical_teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, meta: M
 
 def medical_kd_found(summary: pd.DataFrame) -> str:
     """TAP against KD/AT/JT on PNEU/KNEE: per data set and student architecture, each student's
-    loss when the tags are permuted (``summary``: experiment, model, teacher, case, split, mean)."""
+    loss when the tags are permuted (``summary``: experiment, model, teacher, method, split, mean)."""
     parts = []
     for e, part in summary.groupby("experiment", sort=False):
-        loss = losses(part, e, ["model", "teacher", "case"])
+        loss = losses(part, e, ["model", "teacher", "method"])
         for model in dict.fromkeys(part["model"]):
             cells = [f"{NAMES.get(c, c)}" + (f" ({NAMES.get(t, t)})" if t != "no teacher" else "")
                      + f" {signed(d)}" for (m, t, c), d in loss.items() if m == model]

@@ -11,6 +11,7 @@ from typing import Sequence
 import pandas as pd
 
 from .. import results
+from ..experiments.cells import Annotation, from_record, tau_text, to_record
 from ..metrics import EXPERIMENT_METRICS, TaskMetric, tag_reliance
 from ..results import write_atomic
 from .origin import DataOrigin
@@ -28,6 +29,39 @@ def write_table(df: pd.DataFrame, root: str | Path, name: str,
     path = results.write_table(df, root, name, provenance)
     _WRITTEN.append(path)
     return path
+
+
+def write_cells(df: pd.DataFrame, root: str | Path, name: str,
+                provenance: dict | None = None) -> Path:
+    """:func:`write_table` of a table labelled by cells (:func:`.cells.to_record`: the
+    annotation as its name, τ a number, empty where none applies); :func:`read_cells` reads it
+    back typed."""
+    return write_table(to_record(df), root, name, provenance)
+
+
+def read_cells(path: str | Path) -> pd.DataFrame:
+    """A table :func:`write_cells` wrote, typed again (:func:`.cells.from_record`): the annotation
+    as :class:`tapkit.experiments.cells.Annotation`, τ a float (NaN where none applies)."""
+    return from_record(pd.read_csv(path))
+
+
+def printable(summary: pd.DataFrame) -> pd.DataFrame:
+    """``summary`` with its annotation as its name and τ as the page prints it (``"any"`` where
+    none applies, :func:`tapkit.experiments.cells.tau_text`), to pivot and show; the columns it
+    lacks stay as they are."""
+    out = summary.copy()
+    if "annotation" in out:
+        out["annotation"] = out["annotation"].map(lambda a: Annotation(a).value)
+    if "tau" in out:
+        out["tau"] = out["tau"].map(tau_text)
+    return out
+
+
+def teacher_name(annotation: Annotation | str) -> str:
+    """A distillation table's ``teacher`` column: the teacher's annotation name, ``"no teacher"``
+    for No XS (as the paper's distillation table names its rows)."""
+    annotation = Annotation(annotation)
+    return "no teacher" if annotation is Annotation.NONE else annotation.value
 
 
 def written_tables() -> list[Path]:
@@ -63,9 +97,10 @@ def tidy(runs: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
 
 def summarise(runs: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     """Mean and std over seeds per ``keys`` and split, with the count of runs that did not
-    converge, as the paper's tables report them."""
+    converge, as the paper's tables report them. A key may be missing (NaN): τ of a run that
+    takes none keeps its row."""
     long = tidy(runs, keys)
-    grouped = long.groupby(list(keys) + ["split"], sort=False)
+    grouped = long.groupby(list(keys) + ["split"], sort=False, dropna=False)
     out = grouped["value"].agg(["mean", "std", "count"]).reset_index()
     out["dnc_runs"] = grouped["status"].agg(lambda s: int((s != "ok").sum())).values
     return out

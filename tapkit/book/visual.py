@@ -53,7 +53,7 @@ def explained(ch: Chapter, experiment: str, model: str, cases: Sequence[str], co
         idx = np.sort(np.random.default_rng(image_seed).choice(len(test), count, replace=False))
         x, mask = test.x[idx], test.mask[idx]
         got = explain(net, x.to(dev), medical.overlap_layers(model), target_sigma(model))
-        found[medical.CASE_LABELS[run.case]] = Maps(
+        found[medical.CASE_LABELS[run.method]] = Maps(
             got.input_grad.cpu(), {k: a.cpu() for k, a in got.activations.items()},
             got.probs.cpu())
     if x is None:

@@ -1,5 +1,5 @@
 """Every training chapter's plan, written once: :data:`PLANS` maps a chapter to the function that
-lists the runs its notebook asks the results store for, as :class:`Cell` objects.
+lists the runs its notebook asks the results store for, as :class:`.cells.Cell` objects.
 
 The notebooks (``notebooks/*.py``), ``tapkit sweep`` (:mod:`.sweep`), ``scripts/gpu.py`` and
 the tests all call these functions, so the sweep fills exactly what the pages read, and
@@ -15,7 +15,7 @@ notebook's parameters, with the notebook's defaults, which the sweep uses.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -26,6 +26,7 @@ from ..method_options import KdOptions
 from ..results import resolve_device
 from . import medical_plans, plans, protocols
 from . import medical_teacher_plans as mtp
+from .cells import Annotation, Cell, labels
 from .executors import run_many
 from .medical_runs import search_and_choose
 from .protocols import MedicalProtocol, MedicalTeachersProtocol, MnistProtocol, TeachersProtocol
@@ -34,29 +35,6 @@ Runner = Callable[[list], Any]  # trains / reads a list of configs; returns thei
 KD_METHODS = ("kd", "at", "jt")
 EXTRA_CASES = ("base", "none", "tap")
 MEDICAL_DATASETS = tuple(medical_plans.DATASETS)
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One run a chapter asks for: the config that trains it, and the labels its table shows.
-
-    ``table``: the chapter's table the run feeds (e.g. ``"mnist_teacher"``, or a λ search's
-    ``"lambda_choice_pneu_tag"``), so a notebook picks its part of the plan; ``case``: Setting 1's
-    case (``base``, ``none``, a method) or Setting 2's annotation source (a teacher's name,
-    ``random``, ``ground_truth``, ``none``); ``tau``: the threshold as the tables print it,
-    ``"any"`` where none applies. It has the attributes of :class:`.medical_plans.Run` and
-    :class:`.medical_teacher_plans.Student`, so the functions that take those take it."""
-
-    cfg: TrainConfig
-    table: str
-    experiment: str = "mnist"
-    model: str = ""
-    method: str = "none"
-    case: str = "none"
-    tau: str = "any"
-    seed: int = 0
-    lam: float = 0.0
-    artifact: str = "tag"
 
 
 def runner(root: str | Path, device: str = "auto") -> Runner:
@@ -76,8 +54,15 @@ def part(cells: Iterable[Cell], *tables: str) -> list[Cell]:
 
 
 def columns(cells: Sequence[Cell], *names: str) -> dict[str, list]:
-    """The label columns ``names`` of a run frame of ``cells`` (they replace the configs' own)."""
-    return {name: [getattr(c, name) for c in cells] for name in names}
+    """The label columns ``names`` of a run frame of ``cells`` (they replace the configs' own):
+    τ as a float (NaN where none applies), the annotation as :class:`.cells.Annotation`
+    (:func:`.cells.labels`)."""
+    return labels(list(cells), *names)
+
+
+def _named(cells: Iterable[Cell], table: str) -> list[Cell]:
+    """``cells`` feeding the chapter's table ``table``."""
+    return [dataclasses.replace(c, table=table) for c in cells]
 
 
 # ----------------------------------------------------------------------------- MNIST
@@ -86,8 +71,9 @@ def lambda_search(p: MnistProtocol, root: str | Path, run: Runner | None = None,
                   grids: Mapping[str, Iterable[float]] | None = None) -> list[Cell]:
     """The λ search on Decoy-MNIST (:func:`.plans.search_configs`): every (method, λ) of
     ``grids`` (default: the protocol's) on the first seed."""
-    return [Cell(cfg, "lambda_search", model=cfg.model, method=cfg.method, case=cfg.method,
-                 seed=cfg.seed, lam=cfg.lam) for cfg in plans.search_configs(p, grids)]
+    return [Cell(cfg, "lambda_search", model=cfg.model, method=cfg.method,
+                 annotation=Annotation.GROUND_TRUTH, seed=cfg.seed, lam=cfg.lam)
+            for cfg in plans.search_configs(p, grids)]
 
 
 def mnist(p: MnistProtocol, root: str | Path, run: Runner | None = None,
@@ -95,32 +81,24 @@ def mnist(p: MnistProtocol, root: str | Path, run: Runner | None = None,
           lambdas: Mapping[str, float] | None = None) -> list[Cell]:
     """Setting 1 on Decoy-MNIST: every case for each of its seeds, case-major, at the λ search's
     choice (:func:`.plans.mnist_lambdas`)."""
-    lams = plans.mnist_lambdas(root, lambdas)
-    return [Cell(cfg, "mnist_gt", model=cfg.model, method=cfg.method, case=c, seed=seed,
-                 lam=cfg.lam)
-            for c in cases for seed in p.seeds_for(c)
-            for cfg in [plans.mnist_case_config(p, c, lams, seed)]]
-
-
-def _students(cfgs: list[TrainConfig], labels: list[dict], table: str) -> list[Cell]:
-    return [Cell(cfg, table, model=cfg.model, method=lab["method"], case=lab["case"],
-                 tau=lab["tau"], seed=cfg.seed, lam=cfg.lam) for cfg, lab in zip(cfgs, labels)]
+    return plans.mnist_cells(p, cases, plans.mnist_lambdas(root, lambdas), "mnist_gt")
 
 
 def teachers(p: MnistProtocol, root: str | Path, run: Runner | None = None,
              t: TeachersProtocol | None = None, lambdas: Mapping[str, float] | None = None,
              threshold: str = "absolute") -> list[Cell]:
     """Setting 2 on Decoy-MNIST (``p`` on the teachers' seeds, :meth:`on_seeds`): the teachers
-    (``"teacher_performance"``, case the teacher's name), TAP with teacher, random and
+    (``"teacher_performance"``, annotation the teacher's own), TAP with teacher, random and
     ground-truth masks and No XS (``"mnist_teacher"``), and the protocol's other XS methods with
     the first teacher's and random masks (``"mnist_teacher_xs"``)."""
     t = t or protocols.mnist_teachers(p.name)
     tl, gt = plans.teacher_lambdas(lambdas), plans.mnist_lambdas(root)
-    out = [Cell(cfg, "teacher_performance", model=cfg.model, case=plans.annotator(f), seed=seed)
+    out = [Cell(cfg, "teacher_performance", model=cfg.model, annotation=plans.annotator(f),
+                seed=seed)
            for f in t.fractions for seed in p.seeds for cfg in [plans.teacher(p, f, seed)]]
-    out += _students(*plans.student_configs(p, t, "tap", plans.teacher_cases(t), tl, gt,
-                                            threshold), "mnist_teacher")
-    return out + _students(*plans.teacher_xs_configs(p, t, tl, gt, threshold), "mnist_teacher_xs")
+    out += plans.student_cells(p, t, "tap", plans.teacher_cases(t), tl, gt, threshold,
+                               "mnist_teacher")
+    return out + plans.teacher_xs_cells(p, t, tl, gt, threshold, "mnist_teacher_xs")
 
 
 def distillation(p: MnistProtocol, root: str | Path, run: Runner | None = None,
@@ -128,23 +106,16 @@ def distillation(p: MnistProtocol, root: str | Path, run: Runner | None = None,
                  lambdas: Mapping[str, float] | None = None,
                  kd_temperature: float | None = None) -> list[Cell]:
     """TAP with each teacher's masks at τ = 0.01 (Setting 2's runs), KD/AT/JT students of the
-    ``kd_fractions`` teachers and No XS (Setting 1's run) on Decoy-MNIST; case: the teacher's
-    name (``"no teacher"`` for No XS), method: TAP, KD, AT, JT or none. ``kd_temperature``: KD's
+    ``kd_fractions`` teachers and No XS (Setting 1's run) on Decoy-MNIST; annotation: the
+    teacher's (none for No XS), method: TAP, KD, AT, JT or none. ``kd_temperature``: KD's
     :class:`~tapkit.method_options.KdOptions` temperature (None: the protocol's, default 4)."""
     t = t or protocols.mnist_teachers(p.name)
     lams = plans.kd_lambdas(lambdas)
     p = p if kd_temperature is None else p.with_options(kd=KdOptions(temperature=kd_temperature))
-    rows = plans.kd_rows(p, t, methods)
-    return [Cell(cfg, "mnist_kd", model=cfg.model, method=m, case=who, seed=seed, lam=cfg.lam)
-            for (who, m, _, seed), cfg in zip(rows, plans.kd_configs(p, t, methods, lams))]
+    return plans.kd_cells(p, t, methods, lams, "mnist_kd")
 
 
 # ----------------------------------------------------------------------------- medical
-
-def _run_cells(runs: Iterable[medical_plans.Run], table: str) -> list[Cell]:
-    return [Cell(r.cfg, table, r.experiment, r.model, r.cfg.method, r.case, "any", r.seed, r.lam,
-                 r.artifact) for r in runs]
-
 
 def searched_runs(p: MedicalProtocol, root: str | Path, run: Runner, experiment: str,
                   models: Sequence[str], cases: Sequence[str], artifact: str,
@@ -154,11 +125,11 @@ def searched_runs(p: MedicalProtocol, root: str | Path, run: Runner, experiment:
     search's cells (table :func:`.medical_plans.choice_name`) and the table's."""
     search_and_choose(p, experiment, models, cases, artifact, root, run=run)
     xs = [m for m in cases if m in ("rrr", "rbr", "tap")]
-    found = _run_cells(medical_plans.search_runs(p, experiment, models, xs, artifact),
-                       medical_plans.choice_name(experiment, artifact))
+    found = _named(medical_plans.search_runs(p, experiment, models, xs, artifact),
+                   medical_plans.choice_name(experiment, artifact))
     lams = medical_plans.searched_lambdas(root, experiment, artifact, lambdas)
-    return found + _run_cells(medical_plans.medical_runs(p, experiment, models, cases, artifact,
-                                                         lams), table)
+    return found + _named(medical_plans.medical_runs(p, experiment, models, cases, artifact, lams),
+                          table)
 
 
 def medical_gt(p: MedicalProtocol, root: str | Path, run: Runner, experiment: str = "pneu",
@@ -188,16 +159,11 @@ def extra_architectures(p: MedicalProtocol, root: str | Path, run: Runner,
             for c in searched_runs(p, root, run, e, models, cases, "tag", lambdas, f"extra_{e}")]
 
 
-def _student_cells(students: Iterable[mtp.Student], table: str) -> list[Cell]:
-    return [Cell(st.cfg, table, st.experiment, st.model, st.method, st.case, st.tau, st.seed,
-                 st.lam) for st in students]
-
-
 def medical_teacher_cells(p: MedicalProtocol, t: MedicalTeachersProtocol,
                           datasets: Sequence[str] = MEDICAL_DATASETS) -> list[Cell]:
-    """The Setting-2 teachers of ``datasets`` (table ``"medical_teacher_performance"``, case the
-    teacher's name): the first part of :func:`medical_teachers`."""
-    return [Cell(cfg, "medical_teacher_performance", e, cfg.model, "none", name, "any", seed)
+    """The Setting-2 teachers of ``datasets`` (table ``"medical_teacher_performance"``,
+    annotation the teacher's own): the first part of :func:`medical_teachers`."""
+    return [Cell(cfg, "medical_teacher_performance", e, cfg.model, "none", name, None, seed)
             for e in datasets for name, seed, cfg in mtp.teacher_configs(p, t, e)]
 
 
@@ -222,8 +188,8 @@ def medical_teachers(p: MedicalProtocol, root: str | Path, run: Runner,
                                          threshold)
         else:
             cover = coverage[e]
-        out += teacher + _student_cells(mtp.setting2_students(p, t, e, root, cover, threshold,
-                                                              lambdas), "medical_teacher")
+        out += teacher + _named(mtp.setting2_students(p, t, e, root, cover, threshold, lambdas),
+                                "medical_teacher")
     return out
 
 
@@ -233,14 +199,13 @@ def medical_distillation(p: MedicalProtocol, root: str | Path, run: Runner | Non
                          lambdas: Mapping[str, Any] | None = None,
                          kd_temperature: float | None = None) -> list[Cell]:
     """TAP with teacher masks at τ = 0.01, KD/AT/JT students and No XS on PNEU and KNEE (``p`` on
-    the teachers' seeds; table ``"medical_kd"``; case the teacher's name or ``none``).
+    the teachers' seeds; table ``"medical_kd"``; annotation the teacher's, or none for No XS).
     ``kd_temperature``: KD's :class:`~tapkit.method_options.KdOptions` temperature (None: the
     protocol's, default 4)."""
     t = t or protocols.medical_teachers(p.name)
     p = p if kd_temperature is None else p.with_options(kd=KdOptions(temperature=kd_temperature))
     return [c for e in datasets
-            for c in _student_cells(mtp.distillation_students(p, t, e, root, lambdas),
-                                    "medical_kd")]
+            for c in _named(mtp.distillation_students(p, t, e, root, lambdas), "medical_kd")]
 
 
 # ----------------------------------------------------------------------------- the registry

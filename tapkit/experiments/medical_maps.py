@@ -15,13 +15,14 @@ import pandas as pd
 from ..fit import experiment_data
 from ..maps import explain, overlap_by_layer
 from ..models import target_layers, target_sigma
-from .medical_plans import DATASETS, Run
+from .cells import Cell
+from .medical_plans import DATASETS
 from .store import ResultStore
 
 log = logging.getLogger(__name__)
 
 
-def trained(run: Run, root: str | Path, device: str = "cpu"):
+def trained(run: Cell, root: str | Path, device: str = "cpu"):
     """``(model in eval mode, task, splits)`` of a run from the store ``root/runs`` (trained first
     if it is not there; :meth:`.store.ResultStore.model`, its weights memory-mapped), or None
     when the run did not converge."""
@@ -38,7 +39,7 @@ def overlap_layers(model: str) -> tuple[str, ...]:
     return target_layers(model)[-4:]
 
 
-def overlap_frame(runs: Sequence[Run], root: str | Path, device: str = "cpu",
+def overlap_frame(runs: Sequence[Cell], root: str | Path, device: str = "cpu",
                   max_images: int | None = None) -> pd.DataFrame:
     """Recall and precision of top-quartile input gradients and activations against the tags on
     SC(X*, y)_test, one row per run, layer and metric (the appendix's overlap tables), with the
@@ -48,7 +49,7 @@ def overlap_frame(runs: Sequence[Run], root: str | Path, device: str = "cpu",
     for run in runs:
         found = trained(run, root, device)
         if found is None:
-            log.warning("%s %s did not converge: no overlap", run.model, run.case)
+            log.warning("%s %s did not converge: no overlap", run.model, run.method)
             continue
         model, _, splits = found
         test = splits["test_contaminated"]
@@ -61,7 +62,7 @@ def overlap_frame(runs: Sequence[Run], root: str | Path, device: str = "cpu",
         for layer, (recall, precision) in result.items():
             for metric, value in (("recall", recall), ("precision", precision)):
                 rows.append({"dataset": DATASETS[run.experiment], "model": run.model,
-                             "case": run.case, "seed": run.seed, "layer": layer,
+                             "case": run.method, "seed": run.seed, "layer": layer,
                              "map_size": sizes[layer], "metric": metric, "value": value,
                              "chance": 0.25 if metric == "recall" else coverage})
     return pd.DataFrame(rows)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import csv
 from importlib import resources
 import dataclasses
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -26,6 +25,7 @@ import torch
 
 from ..models import build_model
 from ..config import TrainConfig
+from .cells import Cell, masks_of
 from .protocols import MedicalProtocol, medical
 
 ARCHITECTURES = ("vgg16", "resnet18", "densenet121")
@@ -132,7 +132,7 @@ def case_config(p: MedicalProtocol, experiment: str, model: str, case: str, lam:
     authors' extra forward pass; PyTorch has no third derivative of training-mode batch_norm
     either); the task loss keeps its normal forward. A ``method_batch_size`` entry of the
     protocol sets that case's batch (paper: DenseNet-121 RBR at 8); ``variants`` the registry
-    entry that trains (:class:`Run` keeps the chapter's name)."""
+    entry that trains (the :class:`.cells.Cell` keeps the chapter's name)."""
     if case not in CASES:
         raise ValueError(f"unknown case {case!r}; expected one of {CASES}")
     ms = run_settings(p, experiment, model)
@@ -150,22 +150,17 @@ def case_config(p: MedicalProtocol, experiment: str, model: str, case: str, lam:
                      **extra)
 
 
-@dataclass(frozen=True)
-class Run:
-    """One cell of a medical table: what it is, and the config that trains it."""
-
-    experiment: str
-    artifact: str
-    model: str
-    case: str
-    seed: int
-    lam: float
-    cfg: TrainConfig
+def case_cell(p: MedicalProtocol, experiment: str, model: str, case: str, lam: float | None,
+              seed: int, artifact: str = "tag") -> Cell:
+    """One case of a Setting-1 medical table (:func:`case_config`) as a cell: its method row is
+    the case, its masks the ground truth for an XS method."""
+    return Cell(case_config(p, experiment, model, case, lam, seed, artifact), "", experiment,
+                model, case, masks_of(case), None, seed, lam or 0.0, artifact)
 
 
 def medical_runs(p: MedicalProtocol, experiment: str, models: Sequence[str],
                  cases: Sequence[str] = CASES, artifact: str = "tag",
-                 lambdas: Mapping[str, Any] | None = None) -> list[Run]:
+                 lambdas: Mapping[str, Any] | None = None) -> list[Cell]:
     """Every (model, case, seed) run of a medical chapter but the protocol's ``not_run`` cells.
     ``lambdas`` overrides the paper's λ, per model and method (``{"resnet18": {"tap": 1e-3}}``),
     then per method (``{"tap": 1e-3}``)."""
@@ -176,21 +171,19 @@ def medical_runs(p: MedicalProtocol, experiment: str, models: Sequence[str],
         lams.update({k: float(v) for k, v in (lambdas or {}).items() if not isinstance(v, Mapping)})
         for case in [c for c in cases if not why_not_run(p, experiment, model, c)]:
             lam = lams.get(case) if case in ("rrr", "rbr", "tap") else 0.0
-            for seed in p.seeds:
-                cfg = case_config(p, experiment, model, case, lam, seed, artifact)
-                out.append(Run(experiment, artifact, model, case, seed, lam or 0.0, cfg))
+            out += [case_cell(p, experiment, model, case, lam, seed, artifact)
+                    for seed in p.seeds]
     return out
 
 
 # ----------------------------------------------------------------------------- λ search
 
 def search_runs(p: MedicalProtocol, experiment: str, models: Sequence[str],
-                 methods: Sequence[str], artifact: str = "tag") -> list[Run]:
+                 methods: Sequence[str], artifact: str = "tag") -> list[Cell]:
     """The λ search of a medical chapter: every λ of the protocol's grid for each architecture
     and XS method it trains (:meth:`MedicalProtocol.grid`; none without a grid or for a
     ``not_run`` cell), on the first seed."""
-    return [Run(experiment, artifact, model, method, p.seeds[0], float(lam),
-                case_config(p, experiment, model, method, float(lam), p.seeds[0], artifact))
+    return [case_cell(p, experiment, model, method, float(lam), p.seeds[0], artifact)
             for model in models for method in methods
             if not why_not_run(p, experiment, model, method) for lam in p.grid(method, model)]
 

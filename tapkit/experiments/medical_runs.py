@@ -13,20 +13,22 @@ import pandas as pd
 
 from ..results import write_table
 from .executors import run_many
-from .medical_plans import Run, choice_name, search_runs
+from .cells import Cell
+from .medical_plans import choice_name, search_runs
 from .plans import choose_lambdas
 from .protocols import MedicalProtocol
 from .store import ResultStore
 
 
-def run_frame(runs: Sequence[Run], root: str | Path, device: str = "auto",
+def run_frame(runs: Sequence[Cell], root: str | Path, device: str = "auto",
               run: Callable | None = None) -> pd.DataFrame:
     """Train (or read from the cache) every run into the store ``root/runs``; one row per run
-    with model/case/lam columns. ``run`` runs a list of configs (default: :func:`run_many`)."""
+    with model/case/lam columns (``case``: the Setting-1 table's method row, ``base`` included).
+    ``run`` runs a list of configs (default: :func:`run_many`)."""
     configs = [r.cfg for r in runs]
     frame = run(configs) if run is not None else run_many(configs, Path(root) / "runs", device)
     frame["model"] = [r.model for r in runs]
-    frame["case"] = [r.case for r in runs]
+    frame["case"] = [r.method for r in runs]
     frame["lam"] = [r.lam for r in runs]
     store = ResultStore(Path(root) / "runs")
     history = [(store.load(r.cfg) or {}).get("history") or [{}] for r in runs]
@@ -45,7 +47,7 @@ def search_frame(p: MedicalProtocol, experiment: str, models: Sequence[str],
     if not runs:
         return pd.DataFrame()
     frame = run_frame(runs, root, device, run)
-    frame["method"] = [r.case for r in runs]
+    frame["method"] = [r.method for r in runs]
     return frame
 
 

@@ -11,9 +11,8 @@ after the teachers have trained. Ground-truth and No-XS references are Setting 1
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping
 
 import pandas as pd
 import torch
@@ -25,6 +24,7 @@ from ..config import TrainConfig
 from ..data import Split
 from ..fit import experiment_data, training_split
 from ..models import build_model, capture, target_layers
+from .cells import Annotation, Cell
 from .medical_plans import case_config, paper_lambdas, paper_table, searched_lambdas, why_not_run
 from .plans import annotator
 from .protocols import MedicalProtocol, MedicalTeachersProtocol
@@ -33,20 +33,10 @@ from .store import teacher_saliency
 XS_METHODS = ("tap", "rrr", "rbr")
 
 
-@dataclass(frozen=True)
-class Student:
-    """One cell of a Setting-2 or distillation table and the config that trains it. ``case``: a
-    teacher's name (``teacher_10``, ``teacher_1``), ``random``, ``ground_truth`` or ``none``;
-    ``tau``: the threshold as text, "any" where none applies."""
-
-    experiment: str
-    model: str
-    method: str
-    case: str
-    tau: str
-    seed: int
-    lam: float
-    cfg: TrainConfig
+def _student(experiment: str, model: str, method: str, annotation: Annotation,
+             tau: float | None, seed: int, lam: float, cfg: TrainConfig) -> Cell:
+    """A Setting-2 or distillation student as a :class:`.cells.Cell` (its table named later)."""
+    return Cell(cfg, "", experiment, model, method, annotation, tau, seed, lam)
 
 
 def teacher_config(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str,
@@ -112,7 +102,7 @@ def teacher_coverage(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment:
 
 def xs_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str, model: str,
                 lams: Mapping[str, float], coverage: Mapping[float, float] | None,
-                threshold: str = "absolute") -> list[Student]:
+                threshold: str = "absolute") -> list[Cell]:
     """TAP/RRR/RBR (``t.xs_methods`` but the protocol's ``not_run`` cells) of ``model`` with each
     teacher's masks and (unless ``coverage`` is None) with random masks of ``coverage[tau]``, at
     every τ of ``t.train_taus``."""
@@ -125,33 +115,33 @@ def xs_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str,
                     taught = teachers.with_teacher(
                         cfg, teacher_config(p, t, experiment, fraction, seed),
                         annotation="teacher", tau=tau, threshold=threshold)
-                    out.append(Student(experiment, model, method, annotator(fraction),
-                                       f"{tau:g}", seed, lams[method], taught))
+                    out.append(_student(experiment, model, method, annotator(fraction), tau,
+                                        seed, lams[method], taught))
                 if coverage is None:
                     continue
                 rnd = cfg.replace(annotation="random", random_coverage=round(coverage[tau], 6))
-                out.append(Student(experiment, model, method, "random", f"{tau:g}", seed,
-                                   lams[method], rnd))
+                out.append(_student(experiment, model, method, Annotation.RANDOM, tau, seed,
+                                    lams[method], rnd))
     return out
 
 
 def reference_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str,
-                       model: str, gt_lams: Mapping[str, float]) -> list[Student]:
+                       model: str, gt_lams: Mapping[str, float]) -> list[Cell]:
     """Setting 1's runs beside them: No XS and each XS method with ground-truth masks (at
     Setting 1's λ ``gt_lams``), read from the cache when the Setting-1 chapter ran."""
     out = []
     for seed in p.seeds:
-        out.append(Student(experiment, model, "none", "none", "any", seed, 0.0,
-                           case_config(p, experiment, model, "none", 0.0, seed)))
+        out.append(_student(experiment, model, "none", Annotation.NONE, None, seed, 0.0,
+                            case_config(p, experiment, model, "none", 0.0, seed)))
         for method in [m for m in t.xs_methods if not why_not_run(p, experiment, model, m)]:
-            out.append(Student(experiment, model, method, "ground_truth", "any", seed,
-                               gt_lams[method],
-                               case_config(p, experiment, model, method, gt_lams[method], seed)))
+            out.append(_student(experiment, model, method, Annotation.GROUND_TRUTH, None, seed,
+                                gt_lams[method],
+                                case_config(p, experiment, model, method, gt_lams[method], seed)))
     return out
 
 
 def kd_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str, model: str,
-                lams: Mapping[str, float]) -> list[Student]:
+                lams: Mapping[str, float]) -> list[Cell]:
     """KD/AT/JT students of ``model`` with each ``t.kd_fractions`` teacher, each method's options
     from ``p.options`` (e.g. KD's temperature). AT pairs the student's and the teacher's target
     layers by resolution (:func:`tapkit.baselines.pair_by_resolution`)."""
@@ -163,15 +153,15 @@ def kd_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str,
                                             teacher_config(p, t, experiment, fraction, seed),
                                             method=method, lam=lams[method],
                                             options=p.options_for(method))
-                out.append(Student(experiment, model, method, annotator(fraction), "any", seed,
-                                   lams[method], cfg))
+                out.append(_student(experiment, model, method, annotator(fraction), None, seed,
+                                    lams[method], cfg))
     return out
 
 
 def setting2_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str,
                       root: str | Path, coverage: Mapping[float, float],
                       threshold: str = "absolute",
-                      lambdas: Mapping[str, Any] | None = None) -> list[Student]:
+                      lambdas: Mapping[str, Any] | None = None) -> list[Cell]:
     """The Setting-2 chapter's students of ``experiment``: for every architecture of
     ``t.models``, :func:`xs_students` and Setting 1's :func:`reference_students`."""
     out = []
@@ -184,7 +174,7 @@ def setting2_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment
 
 def distillation_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str,
                           root: str | Path,
-                          lambdas: Mapping[str, Any] | None = None) -> list[Student]:
+                          lambdas: Mapping[str, Any] | None = None) -> list[Cell]:
     """The distillation chapter's students of ``experiment``, for every ``t.kd_models``
     architecture: TAP with the ``t.kd_fractions`` teachers' masks at τ = 0.01 (Setting 2's
     runs), their KD/AT/JT students (:func:`kd_students`) and No XS (Setting 1's run)."""
@@ -194,7 +184,7 @@ def distillation_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experi
     for model in t.kd_models:
         lams = student_lambdas(t, root, experiment, model, lambdas)
         out += [st for st in xs_students(p, tap_t, experiment, model, lams, None)
-                if st.case in kd_cases]
+                if st.annotation in kd_cases]
         out += kd_students(p, t, experiment, model, lams)
         out += reference_students(p, t.with_overrides(xs_methods=()), experiment, model, {})
     return out
@@ -225,9 +215,3 @@ def at_pairs(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str,
                           "teacher size": (f"{heights['teacher'][t_names[partner[i]]]} px"
                                            if i in partner else "–")}
                          for i, name in enumerate(s_names)])
-
-
-def frame_columns(students: Sequence[Student]) -> dict[str, list]:
-    """The label columns of a run frame of ``students`` (they replace the configs' own)."""
-    return {name: [getattr(s, name) for s in students]
-            for name in ("experiment", "model", "method", "case", "tau", "lam")}

@@ -18,11 +18,11 @@ import pandas as pd
 
 from .. import teachers
 from ..config import TrainConfig
+from .cells import Annotation, Cell, masks_of
 from .protocols import (EQUATIONS, MNIST_KD_LAMBDAS, MNIST_LAMBDAS, MNIST_TEACHER_LAMBDAS,
                         RELEASED, MnistProtocol, TeachersProtocol)
 
 MNIST_CASES = ("base", "none", "rrr", "rbr", "tap")
-ANNOTATOR = {0.1: "teacher_10", 0.01: "teacher_1"}  # the paper's names for the two teachers
 
 
 # ----------------------------------------------------------------------------- λ search
@@ -79,8 +79,10 @@ def mnist_configs(p: MnistProtocol, cases: Sequence[str], lams: Mapping[str, flo
 
 # ----------------------------------------------------------------------------- Setting 2
 
-def annotator(fraction: float) -> str:
-    return ANNOTATOR.get(fraction, f"teacher_{fraction:g}")
+def annotator(fraction: float) -> Annotation:
+    """The annotation of the teacher that learnt from the clean ``fraction`` (the paper's
+    ``teacher_10``, ``teacher_1``)."""
+    return Annotation.of_teacher(fraction)
 
 
 def teacher(p: MnistProtocol, fraction: float, seed: int) -> TrainConfig:
@@ -93,55 +95,58 @@ def teacher_lambdas(lambdas: Mapping[str, float] | None = None) -> dict[str, flo
     return {**MNIST_TEACHER_LAMBDAS, **(lambdas or {})}
 
 
-def student(p: MnistProtocol, t: TeachersProtocol, method: str, case: str, tau: float, seed: int,
-            lams: Mapping[str, float], gt_lams: Mapping[str, float],
+def student(p: MnistProtocol, t: TeachersProtocol, method: str, annotation: Annotation | str,
+            tau: float, seed: int, lams: Mapping[str, float], gt_lams: Mapping[str, float],
             threshold: str = "absolute") -> TrainConfig:
-    """A Setting-2 student: ``case`` is a teacher's name, "random", "ground_truth" (Setting 1's
-    run, with its λ ``gt_lams``) or "none" (Setting 1's No-XS run)."""
-    if case == "none":
+    """A Setting-2 student with masks from ``annotation``: a teacher, random masks, the ground
+    truth (Setting 1's run, with its λ ``gt_lams``) or none (Setting 1's No-XS run)."""
+    annotation = Annotation(annotation)
+    if annotation is Annotation.NONE:
         return p.config(method="none", seed=seed)
-    if case == "ground_truth":
+    if annotation is Annotation.GROUND_TRUTH:
         return p.config(method=method, lam=gt_lams[method], seed=seed)
     cfg = p.config(method=method, lam=lams[method], seed=seed)
-    if case == "random":  # ground-truth coverage, independent of tau: one run per seed
+    if annotation is Annotation.RANDOM:  # ground-truth coverage, independent of tau: one run per seed
         return cfg.replace(annotation="random")
-    fraction = {annotator(f): f for f in t.fractions}[case]
+    fraction = {annotator(f): f for f in t.fractions}[annotation]
     return teachers.with_teacher(cfg, teacher(p, fraction, seed), annotation="teacher", tau=tau,
                                  threshold=threshold)
 
 
-def teacher_cases(t: TeachersProtocol) -> list[str]:
-    return [annotator(f) for f in t.fractions] + ["random", "ground_truth", "none"]
+def teacher_cases(t: TeachersProtocol) -> list[Annotation]:
+    """The annotations of the MNIST Setting-2 table, in its order: each teacher, random masks,
+    the ground truth and none (No XS)."""
+    return [annotator(f) for f in t.fractions] + [Annotation.RANDOM, Annotation.GROUND_TRUTH,
+                                                  Annotation.NONE]
 
 
-def student_configs(p: MnistProtocol, t: TeachersProtocol, method: str, cases: Sequence[str],
-                    lams: Mapping[str, float], gt_lams: Mapping[str, float],
-                    threshold: str = "absolute") -> tuple[list[TrainConfig], list[dict]]:
-    """Configs and their labels (which replace the config's own method and tau columns): teacher
-    cases at every training tau; random and ground truth once per seed, tau "any"."""
-    configs, labels = [], []
-    for case in cases:
-        case_taus = t.train_taus if case.startswith("teacher") else [None]
-        for tau in case_taus:
+def student_cells(p: MnistProtocol, t: TeachersProtocol, method: str,
+                  annotations: Sequence[Annotation | str], lams: Mapping[str, float],
+                  gt_lams: Mapping[str, float], threshold: str = "absolute",
+                  table: str = "") -> list[Cell]:
+    """The students of ``method`` with each of ``annotations``: a teacher's masks at every
+    training τ; random masks and the ground truth once per seed (τ None; random masks have the
+    ground truth's coverage); none is No XS (method ``none``)."""
+    out = []
+    for annotation in map(Annotation, annotations):
+        for tau in (t.train_taus if annotation.is_teacher else [None]):
             for seed in p.seeds:
-                configs.append(student(p, t, method, case, tau if tau is not None else 0.01, seed,
-                                       lams, gt_lams, threshold))
-                labels.append({"method": "none" if case == "none" else method, "case": case,
-                               "tau": "any" if tau is None else f"{tau:g}"})
-    return configs, labels
+                cfg = student(p, t, method, annotation, tau if tau is not None else 0.01, seed,
+                              lams, gt_lams, threshold)
+                out.append(Cell(cfg, table, model=cfg.model,
+                                method="none" if annotation is Annotation.NONE else method,
+                                annotation=annotation, tau=tau, seed=seed, lam=cfg.lam))
+    return out
 
 
-def teacher_xs_configs(p: MnistProtocol, t: TeachersProtocol, lams: Mapping[str, float],
-                       gt_lams: Mapping[str, float],
-                       threshold: str = "absolute") -> tuple[list[TrainConfig], list[dict]]:
+def teacher_xs_cells(p: MnistProtocol, t: TeachersProtocol, lams: Mapping[str, float],
+                     gt_lams: Mapping[str, float], threshold: str = "absolute",
+                     table: str = "") -> list[Cell]:
     """RRR and RBR (the protocol's ``xs_methods`` beyond TAP) with the first teacher's and random
     masks."""
-    configs, labels = [], []
-    for method in [m for m in t.xs_methods if m != "tap"]:
-        c, lab = student_configs(p, t, method, [annotator(t.fractions[0]), "random"], lams,
-                                 gt_lams, threshold)
-        configs, labels = configs + c, labels + lab
-    return configs, labels
+    return [c for method in t.xs_methods if method != "tap"
+            for c in student_cells(p, t, method, [annotator(t.fractions[0]), Annotation.RANDOM],
+                                   lams, gt_lams, threshold, table)]
 
 
 # ----------------------------------------------------------------------------- distillation
@@ -167,14 +172,28 @@ def kd_student(p: MnistProtocol, method: str, fraction: float | None, seed: int,
                                  lam=lams[method], options=p.options_for(method))
 
 
-def kd_rows(p: MnistProtocol, t: TeachersProtocol, methods: Sequence[str]) -> list[tuple]:
-    """(annotator, method, fraction, seed) of the distillation table: TAP for every teacher,
-    KD/AT/JT for the ``kd_fractions`` teachers, and No XS for reference."""
-    rows = [(annotator(f), m, f, seed) for f in t.fractions for m in ["tap", *methods]
+def kd_cells(p: MnistProtocol, t: TeachersProtocol, methods: Sequence[str],
+             lams: Mapping[str, float], table: str = "") -> list[Cell]:
+    """The distillation table: TAP with every teacher's masks at τ = 0.01, KD/AT/JT students of
+    the ``kd_fractions`` teachers (annotation: the teacher they learn from, τ None; their options
+    from ``p.options``), and No XS for reference."""
+    rows = [(f, m, seed) for f in t.fractions for m in ["tap", *methods]
             if m == "tap" or f in t.kd_fractions for seed in p.seeds]
-    return rows + [("no teacher", "none", None, seed) for seed in p.seeds]
+    rows += [(None, "none", seed) for seed in p.seeds]
+    out = []
+    for f, m, seed in rows:
+        cfg = kd_student(p, m, f, seed, lams)
+        out.append(Cell(cfg, table, model=cfg.model, method=m,
+                        annotation=Annotation.NONE if f is None else annotator(f),
+                        tau=0.01 if m == "tap" else None, seed=seed, lam=cfg.lam))
+    return out
 
 
-def kd_configs(p: MnistProtocol, t: TeachersProtocol, methods: Sequence[str],
-               lams: Mapping[str, float]) -> list[TrainConfig]:
-    return [kd_student(p, m, f, seed, lams) for _, m, f, seed in kd_rows(p, t, methods)]
+def mnist_cells(p: MnistProtocol, cases: Sequence[str], lams: Mapping[str, float],
+                table: str = "") -> list[Cell]:
+    """Setting 1 as cells: every case (the method row, ``base`` included) for each of its seeds,
+    case-major (:func:`mnist_configs`)."""
+    return [Cell(cfg, table, model=cfg.model, method=c, annotation=masks_of(c), seed=seed,
+                 lam=cfg.lam)
+            for c in cases for seed in p.seeds_for(c)
+            for cfg in [mnist_case_config(p, c, lams, seed)]]
