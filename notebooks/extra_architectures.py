@@ -88,8 +88,7 @@ if medical.is_standin(s):
 chapter.show_committed(ch, [f"extra_{experiment}" for experiment in datasets],
                        "run `make book PROFILE=paper` on a GPU with the data folders and commit "
                        "`results/paper/`.",
-                       lambda t: t.pivot_table(index=["model", "case"], columns="split",
-                                               values="mean"));
+                       chapter.by_split);
 
 # %% tags=["hide-input"]
 ch.opening(openings.extra_found({e: sm for e, (sm, _) in summaries.items()}))

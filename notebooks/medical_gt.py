@@ -202,6 +202,6 @@ chapter.show_committed(
     ch, [f"{experiment}_gt", f"{experiment}_stripe"],
     f"run `make book PROFILE=paper` on a GPU with the {NAME} folder as `source` and commit "
     "`results/paper/`.",
-    shape=lambda t: t.pivot_table(index=["model", "case"], columns="split", values="mean"));
+    shape=chapter.by_split);
 ch.opening(openings.medical_found(summary, experiment, on, medical.origin(s), medical.untrained(s)))
 ch.finish();

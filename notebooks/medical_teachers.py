@@ -95,8 +95,7 @@ table = table.pivot(index=["experiment", "teacher"], columns="split", values="va
 table["clean training images"] = teacher_runs.groupby(["experiment", "teacher"])["images"].first()
 display(Markdown(f"*Teachers (F1 on PNEU, higher is better; MAE on KNEE, lower is better) — "
                  f"{'; '.join(on.values())}; {label}*"))
-table.index = table.index.map(lambda k: (k[0].upper(), s2.CASE_NAMES[k[1]])).set_names(
-    ["data", "teacher"])
+table.index = s2.teacher_rows(table.index)
 display(table[[*report.SPLITS, "clean training images"]])
 paper = report.paper_values("teacher_performance").query(
     "dataset in ['PNEU', 'KNEE'] and split == 'clean'")

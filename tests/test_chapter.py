@@ -163,3 +163,14 @@ def test_settings_are_folded_under_one_line_naming_the_profile(monkeypatch):
     assert html.startswith("<details><summary><b>Profile <code>quick</code></b>")
     assert "<td>seeds</td><td><code>[0, 1, 2]</code></td>" in html
     assert "a &lt; b" in html and "<b>λ</b></p><p><code>0.001</code>" in html
+
+
+def test_by_split_puts_each_splits_mean_in_its_own_column():
+    table = pd.DataFrame({"model": ["resnet18"] * 3 + ["vgg16"], "case": ["tap"] * 4,
+                          "split": ["clean", "swapped", "contaminated", "clean"],
+                          "mean": [0.9, 0.7, 0.95, 0.5], "std": [0.1] * 4})
+    shown = chapter.by_split(table)
+    assert list(shown.columns) == ["clean", "contaminated", "swapped"]
+    assert shown.loc[("resnet18", "tap")].tolist() == [0.9, 0.95, 0.7]
+    assert shown.loc[("vgg16", "tap"), "clean"] == 0.5
+    assert pd.isna(shown.loc[("vgg16", "tap"), "swapped"])

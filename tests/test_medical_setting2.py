@@ -52,3 +52,11 @@ def test_kd_findings_name_the_students_that_lean_less_on_the_tag():
     assert "No XS +0.900" in text and "KD (10% teacher) +0.050" in text
     assert text.endswith("(by more than 0.02): KD (10% teacher).")
     assert len(s2.plot_kd(rows, "pneu", "t").axes) == 2
+
+
+def test_teacher_rows_name_the_data_set_and_the_teacher():
+    index = pd.MultiIndex.from_tuples([("pneu", "teacher_10"), ("knee", Annotation.TEACHER_1)],
+                                      names=["experiment", "teacher"])
+    rows = s2.teacher_rows(index)
+    assert list(rows) == [("PNEU", "10% teacher"), ("KNEE", "1% teacher")]
+    assert list(rows.names) == ["data", "teacher"]

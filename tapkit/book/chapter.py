@@ -195,6 +195,12 @@ def committed_tables(root: str | Path, pattern: str) -> list[tuple[str, str, pd.
     return found
 
 
+def by_split(table: pd.DataFrame) -> pd.DataFrame:
+    """A committed medical table as the pages show it: one row per (model, case), one column per
+    test split, the mean."""
+    return table.pivot_table(index=["model", "case"], columns="split", values="mean")
+
+
 def show_committed(chapter: Chapter, patterns: Iterable[str], how_to: str,
                    shape=None) -> int:
     """Display the committed paper-profile tables matching ``patterns`` beside this chapter's,

@@ -21,6 +21,12 @@ CASE_NAMES = {"teacher_10": "10% teacher", "teacher_1": "1% teacher", "random": 
 ORDER = ("teacher_10", "teacher_1", "random", "ground_truth", "tap", "kd", "at", "jt", "none")
 
 
+def teacher_rows(index: pd.Index) -> pd.Index:
+    """An (experiment, teacher annotation) index as the teachers' table shows it: the data set
+    upper-cased, the teacher by name (``("pneu", "teacher_10")`` -> ``("PNEU", "10% teacher")``)."""
+    return index.map(lambda k: (k[0].upper(), CASE_NAMES[k[1]])).set_names(["data", "teacher"])
+
+
 def _rank(case: str) -> int:
     return ORDER.index(case) if case in ORDER else len(ORDER)
 
