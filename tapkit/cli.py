@@ -124,6 +124,23 @@ OPTION_FLAGS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 
 
+# each option flag's allowed values (the losses' Literal types) and its help
+OPTION_CHOICES: dict[str, Any] = {"tap_norm": TapNorm, "tap_pooling": TapPooling,
+                                  "rrr_scale": RrrScale, "rbr_variant": RbrVariant,
+                                  "batchnorm": BatchNormMode}
+OPTION_HELP: dict[str, str] = {
+    "tap_norm": "TAP: l1 (default, Definition 2) or l2sq (the released code's squared Frobenius "
+                "norm)",
+    "tap_pooling": "TAP: independent (default, Eq. 7 from the input mask per layer) or "
+                   "cumulative (each layer's mask re-pooled from the previous, released code)",
+    "rrr_scale": "RRR: none (default, Eq. 4) or released (mask scaled by H*W/|M| before "
+                 "squaring, released code)",
+    "rbr_variant": "RBR: full (default, Shao et al.'s derivative) or released (the authors' code)",
+    "batchnorm": "RRR/RBR: the input gradient's pass with BatchNorm on running statistics "
+                 "(running, default: per image) or the batch's (batch)",
+}
+
+
 def _flag(dest: str) -> str:
     return "--" + dest.replace("_", "-")
 
@@ -249,21 +266,8 @@ def parser() -> argparse.ArgumentParser:
                    help="adam, or sgd with momentum 0.9")
     t.add_argument("--data", default="contaminated", choices=["contaminated", "clean"],
                    help="train on the contaminated images (with annotations) or on clean ones")
-    t.add_argument("--tap-norm", choices=get_args(TapNorm),
-                   help="TAP: l1 (default, Definition 2) or l2sq (the released code's squared "
-                        "Frobenius norm)")
-    t.add_argument("--tap-pooling", choices=get_args(TapPooling),
-                   help="TAP: independent (default, Eq. 7 from the input mask per layer) or "
-                        "cumulative (each layer's mask re-pooled from the previous, released code)")
-    t.add_argument("--rrr-scale", choices=get_args(RrrScale),
-                   help="RRR: none (default, Eq. 4) or released (mask scaled by H*W/|M| before "
-                        "squaring, released code)")
-    t.add_argument("--rbr-variant", choices=get_args(RbrVariant),
-                   help="RBR: full (default, Shao et al.'s derivative) or released (the authors' "
-                        "code)")
-    t.add_argument("--batchnorm", choices=get_args(BatchNormMode),
-                   help="RRR/RBR: the input gradient's pass with BatchNorm on running statistics "
-                        "(running, default: per image) or the batch's (batch)")
+    for dest, text in OPTION_HELP.items():
+        t.add_argument(_flag(dest), choices=get_args(OPTION_CHOICES[dest]), help=text)
     t.add_argument("--source", default="embedded",
                    help="embedded (default, offline: 5,000 digits), mnist (full MNIST from the "
                         "cache `tapkit data mnist` fills; fetched on first use), "

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping, get_args
+from typing import Any, Literal, Mapping, get_args, get_origin, get_type_hints
 
 from .losses import BatchNormMode, RbrVariant, RrrScale, TapNorm, TapPooling
 
@@ -37,7 +37,12 @@ class MethodOptions:
         self.check()
 
     def check(self) -> None:
-        """Raise ``ValueError`` for a field whose value the method does not offer."""
+        """Raise ``ValueError`` for a field whose value the method does not offer: every field
+        typed by a Literal (the losses' choices) is checked here; a subclass adds its other
+        fields' checks after ``super().check()``."""
+        for name, hint in get_type_hints(type(self)).items():
+            if get_origin(hint) is Literal:
+                _check_choice(type(self).__name__, name, getattr(self, name), hint)
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as plain JSON values (what a run's config stores and its key hashes)."""
@@ -76,8 +81,7 @@ class TapOptions(MethodOptions):
     kernel_size: int = 3
 
     def check(self) -> None:
-        _check_choice("TapOptions", "norm", self.norm, TapNorm)
-        _check_choice("TapOptions", "pooling", self.pooling, TapPooling)
+        super().check()
         size = self.kernel_size
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise ValueError(f"TapOptions.kernel_size must be an int of at least 1; got {size!r}")
@@ -94,10 +98,6 @@ class RrrOptions(MethodOptions):
     scale: RrrScale = "none"
     batchnorm: BatchNormMode = "running"
 
-    def check(self) -> None:
-        _check_choice("RrrOptions", "scale", self.scale, RrrScale)
-        _check_choice("RrrOptions", "batchnorm", self.batchnorm, BatchNormMode)
-
 
 @dataclass(frozen=True)
 class RbrOptions(MethodOptions):
@@ -107,10 +107,6 @@ class RbrOptions(MethodOptions):
 
     variant: RbrVariant = "full"
     batchnorm: BatchNormMode = "running"
-
-    def check(self) -> None:
-        _check_choice("RbrOptions", "variant", self.variant, RbrVariant)
-        _check_choice("RbrOptions", "batchnorm", self.batchnorm, BatchNormMode)
 
 
 @dataclass(frozen=True)
@@ -122,6 +118,7 @@ class KdOptions(MethodOptions):
     temperature: float = 4.0
 
     def check(self) -> None:
+        super().check()
         t = self.temperature
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0:
             raise ValueError(f"KdOptions.temperature must be a finite number above 0; got {t!r}")
@@ -134,9 +131,6 @@ class JtOptions(MethodOptions):
     teacher's input-gradient passes, as :class:`RrrOptions`."""
 
     batchnorm: BatchNormMode = "running"
-
-    def check(self) -> None:
-        _check_choice("JtOptions", "batchnorm", self.batchnorm, BatchNormMode)
 
 
 def options_label(fields: Mapping[str, Any]) -> str:
