@@ -79,7 +79,7 @@ for experiment in datasets:
     display(frame[["model", "case", "lam", "epochs", "status", "task_loss_first",
                    "task_loss_last", "seconds"]].round(3))
 if medical.is_standin(s):
-    display(Markdown(medical.STANDIN_CAVEAT))
+    display(Markdown(medical.standin_caveat(s, models)))
 
 # %% [markdown]
 # ## Paper-profile results (committed, from a GPU)

@@ -50,7 +50,8 @@ grids = grids or {m: list(lams) for m, lams in s.search.items()}  # the protocol
 cells = chapter_plans.lambda_search(s, root, grids=grids)
 runs = run_many(chapter_plans.configs(cells), root / "runs", device)
 label = report.provenance_label(runs, profile)
-search = runs[["method", "lam", "status", "val_loss", "contaminated", "permuted"]]
+search = runs.reindex(columns=["method", "lam", "status", "val_loss", "contaminated", "permuted",
+                               "metric", "val_clean", "val_constant"])
 display(Markdown(f"*{label}*"))
 display(search)
 

@@ -64,6 +64,9 @@ lams = {(e, m): mtp.student_lambdas(t, root, e, m, lambdas) for e in datasets fo
 extra = {} if kd_temperature is None else {"kd_temperature": kd_temperature}
 ch.show_settings({"settings": s.as_dict(), "Setting 2": t.as_dict(),
                   "λ": {f"{e} {m}": v for (e, m), v in lams.items()}, **extra})
+if medical.is_standin(s):
+    display(Markdown(medical.pretraining_note(s, medical.pretraining_frame(
+        s, datasets[0], list(dict.fromkeys([t.teacher_model, *t.kd_models])), root, device))))
 
 # %% [markdown]
 # ## AT's layer pairs

@@ -82,8 +82,11 @@ ch.show_settings()
 # lowest loss on the validation split with permuted tags, SC(X*, permute(y))_val. The paper
 # profile searches the paper's grid for every architecture and method, with the loss
 # normalisations the paper's λ were tuned on (the released code's). The paper's λ were tuned for
-# ImageNet-initialised {cite:p}`deng2009imagenet` networks at 224 px, and the XS terms of networks trained from scratch
-# differ by orders of magnitude between architectures, so the quick profile searches the
+# ImageNet-initialised {cite:p}`deng2009imagenet` networks at 224 px. The quick profile cannot
+# download ImageNet weights; its networks start instead from weights pretrained on embedded digits
+# that no stand-in image comes from (below: what that start is, what it cost, and why not the
+# formula-driven fractals of {cite:t}`kataoka2020fractaldb`), and XS terms differ by orders of
+# magnitude between architectures, so the quick profile searches the
 # stand-in's own validation split over three values per architecture (the grids in the settings
 # above, `search`); a method without a grid uses the paper's λ. RBR is the
 # full-derivative penalty of {cite:t}`shao2021rbr` (its influence term differentiated through the
@@ -112,12 +115,17 @@ display(Markdown(f"*Results on the {on}: {label}*"))
 if medical.is_standin(s):
     display(Markdown(medical.budget_note(s, experiment, frame.seconds.sum()
                                          + (search.seconds.sum() if len(search) else 0))))
+    display(Markdown(medical.pretraining_note(
+        s, medical.pretraining_frame(s, experiment, models, root, device))))
 
 # %% tags=["hide-input"]
 if len(search):
     choice = pd.read_csv(root / "tables" / f"{medical_plans.choice_name(experiment)}.csv")
     display(Markdown(f"## The λ search on the {on}\n\nEvery grid value on the first seed; the "
-                     f"chosen λ (✓) has the lowest validation loss, the paper's criterion. "
+                     f"chosen λ (✓) has the lowest validation loss (the paper's criterion) among "
+                     "the runs that learned the task: their clean validation score (`val_clean`) "
+                     "goes at least a quarter of the way from a constant prediction's to perfect "
+                     "(`learned`). Column `unguarded` marks the paper's criterion alone. "
                      f"{TEXT['metric']} on the three test splits is shown for reading the choice "
                      "only; it plays no part in it. What was chosen:"))
     display(Markdown(medical.search_findings(search, choice, experiment)))

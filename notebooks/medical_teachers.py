@@ -70,6 +70,9 @@ lams = {(e, m): mtp.student_lambdas(t, root, e, m, lambdas) for e in datasets fo
 ch.show_settings({"settings": s.as_dict(), "Setting 2": t.as_dict(),
                   "student threshold": threshold,
                   "λ": {f"{e} {m}": v for (e, m), v in lams.items()}})
+if medical.is_standin(s):
+    display(Markdown(medical.pretraining_note(s, medical.pretraining_frame(
+        s, datasets[0], list(dict.fromkeys([t.teacher_model, *t.models])), root, device))))
 
 # %% [markdown]
 # ## The teachers

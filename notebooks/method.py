@@ -62,6 +62,7 @@ import torch
 from IPython.display import Markdown, display
 
 from tapkit import contamination as sc
+from tapkit import data
 from tapkit.book import chapter, openings
 from tapkit import losses, models
 from tapkit.book import report
@@ -80,18 +81,27 @@ lams = plans.mnist_lambdas(root, lambdas)
 #
 # Top: a Decoy-MNIST {cite:p}`ross2017rrr` mask downscaled to the two-layer CNN's targeted layers,
 # the outputs of its two conv blocks (after each max-pool, as for VGG-16 {cite:p}`simonyan2015vgg`
-# and as in the authors' released code {cite:p}`zhang2023tapcode`). Bottom: a text-tag mask on a
-# 224-px image downscaled to the four residual stages of ResNet-18 {cite:p}`he2016resnet`. Grey levels are the
-# weights D(M, l) gives each activation.
+# and as in the authors' released code {cite:p}`zhang2023tapcode`). Second: a text-tag mask on a
+# 224-px image downscaled to the four residual stages of ResNet-18 {cite:p}`he2016resnet`. The
+# last rows: a tag of the medical stand-in at the quick profile's image size, downscaled to the
+# layers ResNet-18 and DenseNet-121 {cite:p}`huang2017densenet` are penalised at there (at 32 px
+# ResNet-18's last stage would be 1×1, and any tag would cover all of it; hence the stand-in's
+# size). Grey levels are the weights D(M, l) gives each activation.
 
 # %% tags=["hide-input"]
 _, splits = experiment_data(plans.mnist_case_config(s, "tap", lams, s.seeds[0]))
 mnist_mask = splits["test_contaminated"].mask[:1]
 tag_img, tag_mask = sc.text_tag(np.zeros((1, 224, 224)), np.array([1]), np.random.default_rng(0))
 tag_mask = torch.from_numpy(tag_mask).unsqueeze(1)
+standin_px = protocols.medical("quick").image_size
+_, standin_mask = sc.text_tag(np.zeros((1, standin_px, standin_px)), np.array([1]),
+                              np.random.default_rng(0), scale=data.tag_scale(standin_px))
+standin_mask = torch.from_numpy(standin_mask).unsqueeze(1)
 rows = [("two_layer_cnn", mnist_mask, models.target_sizes("two_layer_cnn", 1, 28)),
-        ("resnet18", tag_mask, models.target_sizes("resnet18", 3, 224))]
-fig, axes = plt.subplots(2, 5, figsize=(11, 4.6))
+        ("resnet18", tag_mask, models.target_sizes("resnet18", 3, 224)),
+        ("resnet18", standin_mask, models.target_sizes("resnet18", 3, standin_px)),
+        ("densenet121", standin_mask, models.target_sizes("densenet121", 3, standin_px))]
+fig, axes = plt.subplots(len(rows), 5, figsize=(11, 2.3 * len(rows)))
 for r, (name, mask, sizes) in enumerate(rows):
     axes[r, 0].imshow(mask[0, 0], cmap="gray_r", vmin=0, vmax=1)
     axes[r, 0].set_title(f"M ({name} input {tuple(mask.shape[-2:])})", fontsize=8)

@@ -29,7 +29,7 @@
 # Pixels are pooled over all test images. Lower is better: a model that ignores the tag has
 # little of its top quartile on it. A top quartile placed at random has recall 0.25 and, as
 # precision, the share of the image covered by tags; the tables state that chance level, which
-# is much higher on the 32-px stand-in (whose tags are enlarged to stay legible) than on
+# is much higher on the small stand-in images (whose tags are enlarged to stay legible) than on
 # 224-px images. The models are read from the results store; this chapter
 # builds exactly the configs of the PNEU and KNEE chapters (`tapkit.experiments.medical_runs`), so
 # it trains nothing when those chapters have run.
@@ -71,6 +71,9 @@ data_names = "; ".join(medical.data_name(s, e) for e in datasets)
 both = medical.overlap_beside_paper(overlap)
 report.write_table(both, root, "overlap", {"label": label, "settings": s.as_dict(), "data": data_names})
 display(Markdown(f"*Overlap on {data_names} — {label}*"))
+if medical.is_standin(s):
+    display(Markdown(medical.pretraining_note(
+        s, medical.pretraining_frame(s, datasets[0], models, root, device))))
 
 # %% [markdown]
 # ## Recall per layer
@@ -109,10 +112,11 @@ plt.show()
 # ## The tables, beside the paper's
 #
 # Recall and precision, ours (mean over seeds) beside the paper's (five seeds, real data at
-# 224 px). The `map_size` row gives the spatial size of each map before upsampling: at the quick
-# profile's 32 px the deepest maps are 2×2 or 1×1, so their upsampled top quartile is decided by
-# a handful of values (a 1×1 map is constant, and its "top quartile" is the first rows of the
-# image by tie order). Only the input gradients and the first layers carry information there.
+# 224 px). The `map_size` row gives the spatial size of each map before upsampling: on the quick
+# profile's stand-in (64 px for ResNet-18 and DenseNet-121, 32 px for VGG-16) the deepest maps
+# are 2×2 or 1×1, so their upsampled top quartile is decided by a handful of values (a 1×1 map is
+# constant, and its "top quartile" is the first rows of the image by tie order). Only the input
+# gradients and the first layers carry much information there.
 
 # %% tags=["hide-input"]
 for experiment in datasets:

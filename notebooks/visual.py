@@ -39,9 +39,14 @@ device = "auto"
 results = None         # None: <repository>/results
 
 # %% tags=["hide-input"]
+from IPython.display import Markdown, display
+
 from tapkit.book import chapter, medical, openings, visual
 
 ch = chapter.open_chapter(globals(), "visual", "medical", datasets, show=True)
+if medical.is_standin(ch.settings):
+    display(Markdown(medical.pretraining_note(ch.settings, medical.pretraining_frame(
+        ch.settings, datasets[0], models, ch.root, ch.device))))
 
 # %% [markdown]
 # ## Figure 1
@@ -59,10 +64,10 @@ figure1 = (visual.figure(ch, "pneu", figure1_model, ["rrr", "rbr", "tap"], 1, "v
 #
 # Rows: for each image, one row per method; columns: the image, |input gradient|, and the
 # activation maps of the four penalised layers (each map drawn over the whole image, so a 2×2 map
-# shows as four blocks). In the quick profile the images are 32 px, so the deepest maps are 2×2
-# or 1×1 and only the first layers can show where the tag is. Cells the profile does not run (in
-# the quick profile: XS on VGG-16, RBR, RRR beyond ResNet-18 on PNEU; the PNEU and KNEE chapters
-# say why) have no rows.
+# shows as four blocks). In the quick profile the images are 64 px (VGG-16: 32 px), so the
+# deepest maps are 2×2 (VGG-16: 1×1) and the first layers show best where the tag is. Cells the
+# profile does not run (in the quick profile: RRR and RBR on VGG-16, RBR, RRR beyond ResNet-18;
+# the PNEU and KNEE chapters say why) have no rows.
 
 # %% tags=["hide-input"]
 panels = {}

@@ -55,6 +55,9 @@ class TrainConfig:
     # the method's options: an instance of its registry entry's class (TapOptions for "tap", ...),
     # or its JSON form; None: the method's defaults (the equations as written)
     options: MethodOptions | None = None
+    # the run whose trained weights this run starts from, its classifier head excepted (the quick
+    # profile's pretrained start, standing in for ImageNet weights); None: ``pretrained`` decides
+    start: "TrainConfig | None" = None
 
     def __post_init__(self) -> None:
         method = get_method(self.method)  # an unknown name raises listing the registered ones
@@ -69,6 +72,9 @@ class TrainConfig:
             raise ValueError(f"method {self.method!r} needs a teacher config")
         if self.annotation == "teacher" and self.teacher is None:
             raise ValueError("annotation='teacher' needs a teacher config")
+        if self.start is not None and (self.start.model != self.model or self.pretrained):
+            raise ValueError(f"start must be a run of the same model ({self.model}, not "
+                             f"{self.start.model}), and a run with a start is not also pretrained")
         if self.optimizer not in ("adam", "sgd"):
             raise ValueError(f"unknown optimizer {self.optimizer!r}; expected 'adam' or 'sgd'")
         # the source is parsed and checked here, when the config is built (a folder must exist,
@@ -83,6 +89,10 @@ class TrainConfig:
         d["source"] = str(self.source)
         d["options"] = self.options.to_dict()
         d["teacher"] = self.teacher.to_dict() if self.teacher is not None else None
+        if self.start is None:  # absent rather than null: the keys of runs without a start stay
+            del d["start"]
+        else:
+            d["start"] = self.start.to_dict()
         return d
 
     @classmethod
@@ -96,8 +106,9 @@ class TrainConfig:
             if d.get("options") is not None:
                 raise ValueError(f"a config has both options and the old flat fields {sorted(flat)}")
             d["options"] = options_from_flat(d.get("method", cls.method), flat)
-        if d.get("teacher") is not None:
-            d["teacher"] = cls.from_dict(d["teacher"])
+        for nested in ("teacher", "start"):
+            if d.get(nested) is not None:
+                d[nested] = cls.from_dict(d[nested])
         return cls(**d)
 
     def key(self) -> str:

@@ -142,13 +142,14 @@ def make_split(images: np.ndarray, labels: np.ndarray, contaminate: Callable | N
 
 
 def build_splits(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray,
-                 contaminate: Callable, permute: sc.Assignment, seed: int, mean, std,
+                 contaminate: Callable | None, permute: sc.Assignment, seed: int, mean, std,
                  channels: int = 1, clean_fraction: float = 0.0,
                  val_fraction: float = 0.1) -> dict[str, Split]:
     """The paper's splits: ``train`` SC(X*,y); ``val`` (10% of train) SC(X*,permute(y));
     ``test_contaminated``, ``test_permuted``, ``test_clean``; and ``clean_holdout`` — a clean
     ``clean_fraction`` of train removed before contamination, for pre-training a teacher — plus
-    ``train_clean``, the clean version of ``train`` (the Base model's data)."""
+    ``train_clean``, the clean version of ``train`` (the Base model's data), and ``val_clean``,
+    the clean version of ``val``."""
     rng = np.random.default_rng(seed)
     rest, val_idx = stratified_split(y_train, val_fraction, rng)
     splits: dict[str, Split] = {}
@@ -164,6 +165,9 @@ def build_splits(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y
     splits["test_contaminated"] = make_split(x_test, y_test, contaminate, "label", *args)
     splits["test_permuted"] = make_split(x_test, y_test, contaminate, permute, *args)
     splits["test_clean"] = make_split(x_test, y_test, None, "label", *args)
+    # the validation images without tags: a clean score for the λ search's guard (drawn last and
+    # without randomness, so the splits above are what they were before it existed)
+    splits["val_clean"] = make_split(x_train[val_idx], y_train[val_idx], None, "label", *args)
     return splits
 
 
@@ -260,23 +264,39 @@ def knee(path: str | Path, **kwargs) -> tuple[Task, dict[str, Split]]:
     return medical_folder("knee", path, **kwargs)
 
 
+def embedded_pools() -> tuple[np.ndarray, np.ndarray]:
+    """The embedded training digits' two halves, stratified by digit and fixed: the medical
+    stand-ins draw from the first, the digits pretraining task (:func:`digits_pretrain`) from the
+    second, so a pretrained start never sees a stand-in's image."""
+    _, y_train, _, _ = mnist_embedded()
+    return stratified_split(y_train, 0.5, np.random.default_rng(2024))
+
+
+def _resize(images: np.ndarray, size: int) -> np.ndarray:
+    from PIL import Image
+
+    return np.stack([np.asarray(Image.fromarray(img.astype(np.uint8)).resize(
+        (size, size), Image.BILINEAR), dtype=np.float32) for img in images])
+
+
 def digits_standin(task: str, seed: int = 0, size: int = 64, artifact: str = "tag",
                    clean_fraction: float = 0.0, per_class: int | None = None,
                    test_per_class: int | None = None) -> tuple[Task, dict[str, Split]]:
     """A stand-in for PNEU (``task="pneu"``: digits 0-4 vs 5-9) or KNEE (``task="knee"``: digits
-    0-4 as grades) built from the embedded real digits, resized to ``size`` and run through the
-    medical protocol (3 channels, text tags or stripes, ImageNet normalisation). It is what the
-    medical chapters run when the PNEU/KNEE folders are absent; the book labels it as such; test
-    digits per class: ``test_per_class``, else ``max(per_class // 4, 10)`` (noisy for F1)."""
-    from PIL import Image
-
+    0-4 as grades) built from the embedded real digits (training images from the stand-in half of
+    :func:`embedded_pools`), resized to ``size`` and run through the medical protocol (3 channels,
+    text tags or stripes, ImageNet normalisation). It is what the medical chapters run when the
+    PNEU/KNEE folders are absent; the book labels it as such; test digits per class:
+    ``test_per_class``, else ``max(per_class // 4, 10)`` (noisy for F1)."""
     x_train, y_train, x_test, y_test = mnist_embedded()
+    pool = np.zeros_like(y_train, bool)
+    pool[embedded_pools()[0]] = True
     if task == "pneu":
         conv, classes = (lambda y: (y >= 5).astype(np.int64)), 2
-        keep_tr, keep_te = np.ones_like(y_train, bool), np.ones_like(y_test, bool)
+        keep_tr, keep_te = pool, np.ones_like(y_test, bool)
     elif task == "knee":
         conv, classes = (lambda y: y), 5
-        keep_tr, keep_te = y_train < 5, y_test < 5
+        keep_tr, keep_te = pool & (y_train < 5), y_test < 5
     else:
         raise ValueError(f"unknown stand-in task {task!r}; expected 'pneu' or 'knee'")
     rng = np.random.default_rng(seed + 777)
@@ -287,9 +307,7 @@ def digits_standin(task: str, seed: int = 0, size: int = 64, artifact: str = "ta
             lab = conv(y[idx])
             idx = np.concatenate([rng.permutation(idx[lab == c])[:n] for c in range(classes)])
             idx.sort()
-        resized = np.stack([np.asarray(Image.fromarray(img.astype(np.uint8)).resize(
-            (size, size), Image.BILINEAR), dtype=np.float32) for img in x[idx]])
-        return resized, conv(y[idx])
+        return _resize(x[idx], size), conv(y[idx])
 
     n_test = test_per_class or (None if per_class is None else max(per_class // 4, 10))
     xtr, ytr = take(x_train, y_train, keep_tr, per_class)
@@ -298,6 +316,42 @@ def digits_standin(task: str, seed: int = 0, size: int = 64, artifact: str = "ta
     splits = build_splits(xtr, ytr, xte, yte, contaminate, permute, seed, IMAGENET_MEAN,
                           IMAGENET_STD, 3, clean_fraction)
     return Task(f"{task}-standin", classes, 3, size, "f1" if classes == 2 else "mae"), splits
+
+
+def digits_pretrain(seed: int = 0, size: int = 64,
+                    per_class: int | None = None) -> tuple[Task, dict[str, Split]]:
+    """Pretraining on digits (a substitute for ImageNet weights): the ten digits of the
+    pretraining half of :func:`embedded_pools` (200 of each, no stand-in draws them; ``per_class``:
+    the first that many), clean, resized to ``size``, 3 channels and ImageNet-normalised as the
+    stand-ins are; tested on the embedded test digits, which it never trains on."""
+    x_train, y_train, x_test, y_test = mnist_embedded()
+    idx = np.sort(embedded_pools()[1])
+    if per_class is not None:
+        idx = np.sort(np.concatenate([idx[y_train[idx] == d][:per_class] for d in range(10)]))
+    splits = build_splits(_resize(x_train[idx], size), y_train[idx], _resize(x_test, size), y_test,
+                          None, "label", seed, IMAGENET_MEAN, IMAGENET_STD, 3)
+    return Task("digits-pretrain", 10, 3, size, "accuracy"), splits
+
+
+FRACTAL_CATEGORIES = 40
+
+
+def fractal_pretrain(seed: int = 0, size: int = 64,
+                     per_class: int | None = None) -> tuple[Task, dict[str, Split]]:
+    """Formula-driven pretraining (FractalDB-style, :mod:`tapkit.fractals`):
+    :data:`FRACTAL_CATEGORIES` IFS categories, ``per_class`` images each (None: 50) for training
+    and validation and a fifth as many more for testing, drawn at ``size`` px, 3 channels and
+    ImageNet-normalised as the stand-ins are. The categories are the same for every seed (drawn
+    from seed 0); ``seed`` splits validation off as for any experiment."""
+    from .fractals import fractal_images
+
+    n = per_class or 50
+    x, y = fractal_images(FRACTAL_CATEGORIES, n + max(n // 5, 2), size)
+    train, test = stratified_split(y, max(n // 5, 2) / (n + max(n // 5, 2)),
+                                   np.random.default_rng(1))
+    splits = build_splits(x[train], y[train], x[test], y[test], None, "label", seed,
+                          IMAGENET_MEAN, IMAGENET_STD, 3)
+    return Task("fractal-pretrain", FRACTAL_CATEGORIES, 3, size, "accuracy"), splits
 
 
 def load_experiment(experiment: str, *, source: "Source | str" = "embedded", seed: int = 0,
@@ -312,4 +366,11 @@ def load_experiment(experiment: str, *, source: "Source | str" = "embedded", see
         if isinstance(src, Embedded):
             return digits_standin(experiment, seed, size, artifact, clean_fraction, per_class, test_per_class)
         return medical_folder(experiment, src.path, seed, size, artifact, clean_fraction, per_class)
-    raise ValueError(f"unknown experiment {experiment!r}; expected 'decoy-mnist', 'pneu' or 'knee'")
+    if experiment == "digits-pretrain":
+        parse_source(source, experiment)
+        return digits_pretrain(seed, image_size or 64, per_class)
+    if experiment == "fractal-pretrain":
+        parse_source(source, experiment)
+        return fractal_pretrain(seed, image_size or 64, per_class)
+    raise ValueError(f"unknown experiment {experiment!r}; expected 'decoy-mnist', 'pneu', "
+                     "'knee', 'digits-pretrain' or 'fractal-pretrain'")

@@ -54,6 +54,16 @@ EXPERIMENT_METRICS = {"mnist": TASK_METRICS["accuracy"],
                       **{name: TASK_METRICS[ds.metric] for name, ds in FOLDER_DATASETS.items()}}
 
 
+def constant_score(y: Tensor, metric: str) -> float:
+    """The best score a constant prediction reaches on labels ``y``: what a model that learned
+    nothing scores. Accuracy: the largest class's share; F1: predicting the positive class
+    everywhere (2/3 on balanced labels); MAE: predicting the median grade (1.2 on five balanced
+    grades). A λ search guards its choice with it (the models a criterion may choose must beat it)."""
+    scorer = METRICS[metric]
+    scores = [scorer(torch.full_like(y, c), y) for c in range(int(y.max().item()) + 1)]
+    return min(scores) if metric == "mae" else max(scores)
+
+
 def task_metric(experiment: str) -> TaskMetric:
     """The metric of ``experiment`` (``"mnist"``, ``"pneu"`` or ``"knee"``)."""
     if experiment not in EXPERIMENT_METRICS:

@@ -26,6 +26,9 @@ from typing import Union
 
 MNIST_EXPERIMENTS = ("decoy-mnist",)
 MEDICAL_EXPERIMENTS = ("pneu", "knee")
+# substitutes for ImageNet pretraining, nothing to download: embedded digits no stand-in draws
+# (tapkit.data.digits_pretrain) or formula-driven fractals (tapkit.data.fractal_pretrain)
+PRETRAIN_EXPERIMENTS = ("digits-pretrain", "fractal-pretrain")
 
 IDX_FILES = {
     "train_images": "train-images-idx3-ubyte",
@@ -205,9 +208,9 @@ def parse_source(value: "Source | str | None", experiment: str = "decoy-mnist") 
     ``experiment``: folders must exist with their layout, torchvision needs a root, MNIST sources
     only feed Decoy-MNIST and medical folders only PNEU/KNEE. Raises ValueError (or
     :class:`DataNotFoundError` for a folder) saying what to write instead."""
-    if experiment not in MNIST_EXPERIMENTS + MEDICAL_EXPERIMENTS:
-        raise ValueError(f"unknown experiment {experiment!r}; expected one of "
-                         f"{MNIST_EXPERIMENTS + MEDICAL_EXPERIMENTS}")
+    known = MNIST_EXPERIMENTS + MEDICAL_EXPERIMENTS + PRETRAIN_EXPERIMENTS
+    if experiment not in known:
+        raise ValueError(f"unknown experiment {experiment!r}; expected one of {known}")
     medical = experiment in MEDICAL_EXPERIMENTS
     if value is None:
         value = "embedded"
@@ -231,6 +234,8 @@ def parse_source(value: "Source | str | None", experiment: str = "decoy-mnist") 
     if not isinstance(value, SOURCE_TYPES):
         raise TypeError(f"a data source is a string or one of {[t.__name__ for t in SOURCE_TYPES]}"
                         f", not {type(value).__name__}")
+    if experiment in PRETRAIN_EXPERIMENTS and not isinstance(value, Embedded):
+        raise ValueError(f"{experiment} is built in (source 'embedded'), not read from {str(value)!r}")
     if medical and not isinstance(value, (Embedded, MedicalFolder)):
         raise ValueError(f"source {str(value)!r} is MNIST; {experiment} reads 'embedded' (the "
                          f"digits stand-in) or its folder ({FOLDER_DATASETS[experiment].layout})")

@@ -1,6 +1,7 @@
-"""ImageNet weights for the torchvision models: loaded when asked for, and when they cannot be
-(offline, no cached file) either a random start, recorded and warned about once (the quick
-profile), or an error saying which file to put where (the paper profile)."""
+"""A model's starting weights. ImageNet weights for the torchvision models: loaded when asked
+for, and when they cannot be (offline, no cached file) either a random start, recorded and warned
+about once (the quick profile), or an error saying which file to put where (the paper profile).
+Or another run's trained weights (:func:`start_from`): the quick profile's pretrained start."""
 
 from __future__ import annotations
 
@@ -51,3 +52,17 @@ def _warn_offline(name: str, err: Exception) -> None:
                       stacklevel=3)
 
 
+
+
+def start_from(model: nn.Module, state: dict[str, torch.Tensor]) -> list[str]:
+    """Copy into ``model`` every tensor of ``state`` (another run's trained weights) whose name
+    and shape match, as fine-tuning from ImageNet weights keeps all but the classifier; return the
+    names left at their initial values (the head, when the class counts differ). ``ValueError``
+    when less than half of the model's tensors match: ``state`` is another architecture's."""
+    own = model.state_dict()
+    matched = {k: v for k, v in state.items() if k in own and own[k].shape == v.shape}
+    if len(matched) < len(own) / 2:
+        raise ValueError(f"the start's weights fit {len(matched)} of the model's {len(own)} "
+                         "tensors: they belong to another architecture")
+    model.load_state_dict(matched, strict=False)
+    return sorted(set(own) - set(matched))

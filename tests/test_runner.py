@@ -22,7 +22,7 @@ def _fake_record(cfg):
 
 
 def _slow_fake_train_run(cfg, run_dir, teacher=None, masks=None, device="auto", progress=True,
-                         compile_step=False):
+                         compile_step=False, start_weights=None):
     with open(os.path.join(run_dir.parent, "events.log"), "a") as fh:
         fh.write(f"train {os.getpid()}\n")
     time.sleep(2.0)  # long enough for the other worker to ask meanwhile
@@ -50,7 +50,7 @@ def test_two_workers_asking_for_the_same_run_train_it_once(tmp_path):
 
 def _fake_train(calls):
     def train_run(cfg, run_dir, teacher=None, masks=None, device="auto", progress=True,
-                  compile_step=False):
+                  compile_step=False, start_weights=None):
         from tapkit.results import write_json
 
         calls.append(sorted(p.name for p in run_dir.iterdir()))

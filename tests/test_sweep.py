@@ -92,7 +92,7 @@ def _fake_train_run(calls: list, failing: set):
     """train_run replaced: a record whose validation loss is lowest at λ 1e-3, or, for a config
     in ``failing``, the error a GPU job meets."""
     def train_run(cfg, run_dir, teacher=None, masks=None, device="auto", progress=True,
-                  compile_step=False):
+                  compile_step=False, start_weights=None):
         calls.append(cfg.key())
         if cfg.key() in failing:
             raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
@@ -231,7 +231,7 @@ def test_students_of_a_failed_teacher_are_not_submitted(tmp_path, monkeypatch):
     assert calls == [teacher.key(), plain.key()]  # the student never ran
     assert [(f.key, f.error) for f in err.value.failures] == [
         (teacher.key(), "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"),
-        (student.key(), f"not run: its teacher {teacher.key()} failed")]
+        (student.key(), f"not run: the run it needs, {teacher.key()}, failed")]
     assert str(err.value).startswith("2 of 3 runs failed: decoy-mnist two_layer_cnn none lam=0 "
                                      f"seed=0 data=holdout@0.1/{teacher.key()} (RuntimeError")
     assert ResultStore(tmp_path).load(plain)["status"] == "ok"

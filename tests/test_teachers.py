@@ -231,6 +231,7 @@ def _tiny_experiment(clean_fraction: float, n: int = 160, side: int = 12):
               "test_clean": split(64, False), "train_clean": split(n, False)}
     if clean_fraction > 0:
         splits["clean_holdout"] = split(48, False)
+    splits["val_clean"] = split(32, False)
     return Task("tiny", 2, 1, side, "accuracy"), splits
 
 

@@ -164,7 +164,7 @@ def test_store_runs_once_then_reads_the_cache(tmp_path, monkeypatch):
     calls = []
 
     def fake_train_run(c, run_dir, teacher=None, masks=None, device="auto", progress=True,
-                       compile_step=False):
+                       compile_step=False, start_weights=None):
         calls.append(c.key())
         record = {"metric": "accuracy", "contaminated": 0.9, "permuted": 0.5, "clean": 0.6,
                   "status": "ok", "seconds": 1.0, "seed": c.seed, "config": c.to_dict(),

@@ -62,7 +62,7 @@ def test_a_planted_model_in_a_copied_store_runs_no_code_and_is_redone(tmp_path, 
     calls = []
 
     def train_run(cfg, run_dir, teacher=None, masks=None, device="auto", progress=True,
-                  compile_step=False):
+                  compile_step=False, start_weights=None):
         calls.append(sorted(p.name for p in run_dir.iterdir() if not p.name.startswith(".")))
         torch.save({"w": torch.arange(3.0)}, run_dir / "model.pt")
         write_json(run_dir / "metrics.json", {"status": "ok"})

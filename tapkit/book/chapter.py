@@ -244,4 +244,4 @@ def medical_figure(ch: Chapter, summary: pd.DataFrame, experiment: str, models, 
     if left:
         display(Markdown(medical.left_out_note(left)))
     if caveat and medical.is_standin(ch.settings):
-        display(Markdown(medical.STANDIN_CAVEAT))
+        display(Markdown(medical.standin_caveat(ch.settings, models)))

@@ -19,13 +19,14 @@ from ..experiments.medical_plans import (ARCHITECTURES, CASES, DATASETS,  # noqa
                                          case_config, chapter_settings, has_batchnorm, left_out,
                                          medical_runs, paper_lambdas, per_experiment,
                                          run_settings, untrained)
-from ..experiments.medical_runs import run_frame, search_and_choose, search_frame  # noqa: F401
+from ..experiments.medical_runs import (pretraining_frame, run_frame,  # noqa: F401
+                                        search_and_choose, search_frame)
 from ..experiments.protocols import MedicalProtocol
 from ..metrics import TaskMetric, tag_reliance, task_metric  # noqa: F401  (the chapters' metric)
 from . import report
 from .medical_notes import (ARCH_LABELS, CASE_LABELS, budget_note, constant_score,  # noqa: F401
-                            left_out_note, mark_left_out, override_note, search_findings, search_table,
-                            standin_caveat)
+                            left_out_note, mark_left_out, override_note, pretraining_note,
+                            search_findings, search_table, standin_caveat)
 from .origin import DataOrigin
 from .thresholds import tag_use
 
@@ -230,4 +231,3 @@ def _ratio(value, base) -> float | None:
     return float(value) / float(base)
 
 
-STANDIN_CAVEAT = standin_caveat()

@@ -12,7 +12,9 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from ..experiments.medical_plans import per_experiment
-from ..experiments.protocols import MedicalProtocol
+from ..experiments.plans import LEARNED_SHARE, learned_share
+from ..experiments.protocols import MedicalProtocol, PretrainTask
+from ..data import FRACTAL_CATEGORIES
 from ..metrics import task_metric
 from .thresholds import NEAR_CHANCE
 
@@ -72,29 +74,79 @@ def budget_note(s: MedicalProtocol, experiment: str, seconds: float) -> str:
             f"training recorded by its runs, λ search included.")
 
 
-def standin_caveat() -> str:
-    """How to read the stand-in's numbers (one seed, random init, small data); what the runs
-    did learn is in the findings computed from the table."""
-    return ("**Reading the stand-in's numbers.** Each cell is one seed; the last-epoch score of "
-            "these short Adam runs from random weights at 32 px moves by about ±0.04 between seeds "
-            "(measured on ResNet-18, DenseNet-121 and VGG-16), so smaller differences are noise. "
-            "Whether Base learned the digits and No XS the tag is in the findings above: Base's "
-            "clean score and No XS's drop when the tags are permuted. A penalty strong enough to "
-            "keep a model off the tag can also keep it from learning the digits in so few steps. "
-            "None of this says how the methods compare on PNEU or KNEE; the paper profile on the "
-            "real folders does.")
+def pretraining_note(s: MedicalProtocol, starts: pd.DataFrame) -> str:
+    """What the pretrained start of this page's runs is and what it cost (``starts``: one row per
+    architecture, :func:`tapkit.experiments.medical_runs.pretraining_frame`), or that the runs
+    start from random weights."""
+    if s.pretraining is None or not len(starts):
+        return ("**Start**: random weights (no pretraining; the paper fine-tunes ImageNet "
+                "weights).")
+    pre = s.pretraining
+    each = "; ".join(f"{ARCH_LABELS.get(r.model, r.model)} {r.clean:.1%} in {r.seconds:.0f} s"
+                     for r in starts.itertuples())
+    what = PRETRAIN_TEXT[PretrainTask(pre.task)].format(
+        n="all" if pre.per_class is None else pre.per_class, categories=FRACTAL_CATEGORIES)
+    return (f"**Pretrained start, a stand-in for ImageNet weights.** The paper fine-tunes "
+            "ImageNet-initialised networks; ImageNet needs a download, so each architecture here "
+            f"was first trained once, for {pre.epochs} epochs at batch {pre.batch_size} (Adam, "
+            f"with the learning rate and image size of its stand-in runs), {what}. Every run on "
+            "this page starts from those weights with a fresh classifier head, and every medical "
+            "chapter and seed shares them (one run each in the results store). Accuracy on the "
+            f"pretraining task's test images and training time: {each}.")
+
+
+# what each pretraining task is, for the pages (Pretraining.task)
+PRETRAIN_TEXT = {
+    PretrainTask.DIGITS: (
+        "to tell the ten digits apart on {n} embedded digits of each class that no stand-in image "
+        "is drawn from (half of the embedded training digits are kept for it). Unlike ImageNet "
+        "for x-rays, this start already knows the stand-ins' shapes: KNEE's grades are digits "
+        "0-4. The formula-driven fractals of FractalDB (Kataoka et al., ACCV 2020), also built "
+        "in, know nothing of digits, but from them no λ of DenseNet-121's TAP kept it off the "
+        "tag and learning (measured, docs/standin-research.md)"),
+    PretrainTask.FRACTALS: (
+        "to tell apart {categories} categories of formula-driven fractals ({n} images each; "
+        "FractalDB-style pre-training, Kataoka et al., ACCV 2020): images with nothing of a "
+        "digit or a tag in them, as ImageNet has nothing of an x-ray"),
+}
+
+
+def standin_caveat(s: MedicalProtocol, models: Sequence[str]) -> str:
+    """How to read the stand-in's numbers (one seed, small data, and a pretrained or random
+    start for ``models``); what the runs did learn is in the findings computed from the table."""
+    started = [m for m in models if s.pretraining is not None
+               and s.variants.get(m, m) in s.pretraining.models]
+    start = ("fine-tuned from the pretrained start (above)" if len(started) == len(models)
+             else "from random weights" if not started else
+             f"fine-tuned from the pretrained start for "
+             f"{', '.join(ARCH_LABELS.get(m, m) for m in started)} and from random weights for "
+             "the others")
+    seeds = len(s.seeds)
+    return (f"**Reading the stand-in's numbers.** Each cell is {seeds} seed{'s' * (seeds > 1)} of a "
+            f"short Adam run at {s.image_size} px, {start}; a last-epoch score of such runs moves "
+            "by a few hundredths between seeds, so smaller differences are noise. Whether Base "
+            "learned the digits and No XS the tag is in the findings above: Base's clean score "
+            "and No XS's drop when the tags are permuted. A penalty strong enough to keep a model "
+            "off the tag can also keep it from learning the digits in so few steps. None of this "
+            "says how the methods compare on PNEU or KNEE; the paper profile on the real folders "
+            "does.")
 
 
 def search_table(search: pd.DataFrame, choice: pd.DataFrame) -> pd.DataFrame:
-    """The λ search, one row per run: λ, validation loss (the paper's criterion), last training
-    loss, the three test scores, and which λ was chosen."""
-    chosen = {(r.model, r.method, r.lam) for r in choice.itertuples()}
-    out = search.assign(
-        architecture=search.model.map(lambda m: ARCH_LABELS.get(m, m)),
-        chosen=[("✓" if (r.model, r.method, r.lam) in chosen else "") for r in search.itertuples()])
-    cols = ["architecture", "method", "lam", "val_loss", "task_loss_last", "contaminated",
-            "permuted", "clean", "chosen"]
-    return out[cols].round(3)
+    """The λ search, one row per run: λ, validation loss (the paper's criterion), the clean
+    validation score and how far it goes from a constant prediction's to perfect (the guard,
+    :func:`tapkit.experiments.plans.learned_share`), last training loss, the three test scores,
+    and which λ each criterion chose: ``chosen`` with the guard, ``unguarded`` without."""
+    def marks(column: str) -> list[str]:
+        picked = {(r.model, r.method, getattr(r, column)) for r in choice.itertuples()}
+        return ["✓" if (r.model, r.method, r.lam) in picked else "" for r in search.itertuples()]
+
+    out = search.assign(architecture=search.model.map(lambda m: ARCH_LABELS.get(m, m)),
+                        learned=learned_share(search), chosen=marks("lam"),
+                        unguarded=marks("lam_unguarded"))
+    cols = ["architecture", "method", "lam", "val_loss", "val_clean", "learned", "task_loss_last",
+            "contaminated", "permuted", "clean", "chosen", "unguarded"]
+    return out[[c for c in cols if c in out.columns]].round(3)
 
 
 def constant_score(experiment: str) -> float:
@@ -130,8 +182,16 @@ def search_findings(search: pd.DataFrame, choice: pd.DataFrame, experiment: str)
         if (row.clean <= const) if metric.higher_is_better else (row.clean >= const):
             why.append(f"its clean {metric.name.upper()} ({row.clean:.3f}) is no better than a "
                        f"constant prediction's ({const:.3f})")
-        note = (" — **a near-chance model**: " + "; ".join(why) + ", so the paper's criterion "
+        note = (" — **a near-chance model**: " + "; ".join(why) + ", so the criterion "
                 "chose a λ at which the network learned little" if why else "")
+        if not getattr(r, "learned", True):
+            note += (f"; no λ of the grid learned the task (a clean validation score "
+                     f"{LEARNED_SHARE:.0%} of the way from a constant prediction's to perfect), "
+                     "so the guard could not choose and this is the unguarded choice")
+        elif getattr(r, "lam_unguarded", r.lam) != r.lam:
+            note += (f"; without the guard the paper's criterion would choose λ = "
+                     f"{r.lam_unguarded:g} (val_loss {r.val_loss_unguarded:.3f}), a run that did "
+                     "not learn the task")
         lines.append(f"- {name}: λ = {r.lam:g} (val_loss {row.val_loss:.3f}; "
                      f"{metric.name.upper()} "
                      f"{row.contaminated:.3f} contaminated / {row.permuted:.3f} permuted / "

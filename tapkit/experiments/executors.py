@@ -29,7 +29,7 @@ from ..progress import disabled as progress_disabled
 from . import planner
 from .cluster import SubmititExecutor  # noqa: F401 (an executor by name, below)
 from .failures import RunFailed, RunsFailedError
-from .planner import waves
+from .planner import dependencies, waves
 from .store import ResultStore
 
 log = logging.getLogger(__name__)
@@ -135,9 +135,9 @@ class RunJob:
         return planner.expected_minutes(cfg, gpu)
 
 
-def _teacher_failed(cfg: TrainConfig, failed: dict[str, RunFailed]) -> str | None:
-    teacher = cfg.teacher
-    return teacher.key() if teacher is not None and teacher.key() in failed else None
+def _dependency_failed(cfg: TrainConfig, failed: dict[str, RunFailed]) -> str | None:
+    """The key of a failed run ``cfg`` needs (its teacher or start), or None."""
+    return next((d.key() for d in dependencies(cfg) if d.key() in failed), None)
 
 
 def run_many(configs: Iterable[TrainConfig], root: str | Path, device: str = "auto",
@@ -161,10 +161,10 @@ def run_many(configs: Iterable[TrainConfig], root: str | Path, device: str = "au
     for wave in plan:
         pending = []
         for cfg in wave:
-            teacher = _teacher_failed(cfg, failed)
-            record = None if teacher else store.load(cfg)
-            if teacher:
-                failed[cfg.key()] = RunFailed.of(cfg, f"not run: its teacher {teacher} failed")
+            needed = _dependency_failed(cfg, failed)
+            record = None if needed else store.load(cfg)
+            if needed:
+                failed[cfg.key()] = RunFailed.of(cfg, f"not run: the run it needs, {needed}, failed")
             elif record is not None:
                 done[cfg.key()] = record
             else:
@@ -190,7 +190,7 @@ def records_frame(records: Sequence[dict]) -> pd.DataFrame:
     rows = []
     for rec in records:
         row = {k: v for k, v in rec.items() if k not in ("config", "provenance", "history")}
-        row.update({k: v for k, v in rec["config"].items() if k != "teacher"})
+        row.update({k: v for k, v in rec["config"].items() if k not in ("teacher", "start")})
         if isinstance(row.get("options"), Mapping):  # one cell: "norm=l2sq, pooling=cumulative, ..."
             row["options"] = options_label(row["options"])
         row.update({f"prov_{k}": v for k, v in rec["provenance"].items()})

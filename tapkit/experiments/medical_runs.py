@@ -37,6 +37,21 @@ def run_frame(runs: Sequence[Cell], root: str | Path, device: str = "auto",
     return frame
 
 
+def pretraining_frame(p: MedicalProtocol, experiment: str, models: Sequence[str],
+                      root: str | Path, device: str = "auto") -> pd.DataFrame:
+    """The pretraining runs ``models``' stand-in runs start from (:class:`.protocols.Pretraining`),
+    trained or read from the store ``root/runs`` (the chapters' runs have trained them already);
+    one row each with ``model`` (the architecture's name in ``models``), its digit accuracy on
+    the embedded test digits (``clean``), ``epochs`` and ``seconds``. Empty without a start."""
+    pairs = [(m, p.start(experiment, p.variants.get(m, m))) for m in models]
+    pairs = [(m, cfg) for m, cfg in pairs if cfg is not None]
+    if not pairs:
+        return pd.DataFrame(columns=["model", "clean", "epochs", "seconds"])
+    frame = run_many([cfg for _, cfg in pairs], Path(root) / "runs", device)
+    frame["model"] = [m for m, _ in pairs]
+    return frame
+
+
 def search_frame(p: MedicalProtocol, experiment: str, models: Sequence[str],
                  methods: Sequence[str], artifact: str, root: str | Path, device: str = "auto",
                  run: Callable | None = None) -> pd.DataFrame:

@@ -1,5 +1,5 @@
 """The order and cost of runs: :func:`waves` turns configs into waves, teachers before their
-students (a teacher config nested in a student's is a dependency), so the runs of one wave can
+students (a teacher or start config nested in a run's is a dependency), so the runs of one wave can
 train in parallel and every student finds its teacher in the store. :mod:`.sweep` and
 :func:`.executors.run_many` run configs wave by wave. :func:`expected_minutes` estimates a run's
 wall-clock time from the paper's Table 1, for a cluster job's time limit
@@ -14,8 +14,9 @@ from ..config import TrainConfig
 from ..sources import Embedded
 
 
-def _dependencies(cfg: TrainConfig) -> list[TrainConfig]:
-    return [cfg.teacher] if cfg.teacher is not None else []
+def dependencies(cfg: TrainConfig) -> list[TrainConfig]:
+    """The runs ``cfg`` needs trained first: its teacher and its start (pretraining run)."""
+    return [d for d in (cfg.teacher, cfg.start) if d is not None]
 
 
 def waves(configs: Iterable[TrainConfig]) -> list[list[TrainConfig]]:
@@ -27,7 +28,7 @@ def waves(configs: Iterable[TrainConfig]) -> list[list[TrainConfig]]:
     def visit(cfg: TrainConfig) -> int:
         key = cfg.key()
         if key not in depth:
-            depth[key] = 1 + max((visit(t) for t in _dependencies(cfg)), default=-1)
+            depth[key] = 1 + max((visit(t) for t in dependencies(cfg)), default=-1)
             order[key] = cfg
         return depth[key]
 

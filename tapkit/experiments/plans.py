@@ -18,6 +18,7 @@ import pandas as pd
 
 from .. import teachers
 from ..config import TrainConfig
+from ..metrics import TASK_METRICS
 from .cells import Annotation, Cell, masks_of
 from .protocols import (EQUATIONS, MNIST_KD_LAMBDAS, MNIST_LAMBDAS, MNIST_TEACHER_LAMBDAS,
                         RELEASED, MnistProtocol, TeachersProtocol)
@@ -29,7 +30,8 @@ MNIST_CASES = ("base", "none", "rrr", "rbr", "tap")
 
 def search_configs(p: MnistProtocol, grids: Mapping[str, Iterable[float]] | None = None) -> list[TrainConfig]:
     """The λ search on Decoy-MNIST: every (method, λ) of ``grids`` (default: the protocol's) on
-    the first seed; the choice is the lowest ``val_loss`` (SC(X*, permute(y))_val)."""
+    the first seed; the choice is the lowest ``val_loss`` (SC(X*, permute(y))_val) among the
+    runs that learned the task (:func:`choose_lambdas`)."""
     grids = p.search if grids is None else grids
     return [p.config(method=m, lam=float(lam), seed=p.seeds[0])
             for m, lams in grids.items() for lam in lams]
@@ -44,10 +46,43 @@ def normalisation_configs(p: MnistProtocol) -> list[tuple[str, TrainConfig]]:
             for name, table in (("equations", EQUATIONS), ("released", RELEASED))]
 
 
+# A run "learned the task" when its clean validation score goes at least this share of the way
+# from what a constant prediction scores to a perfect score (issue 20: the paper's criterion alone
+# prefers, on the stand-in, the λ at which a network learned nothing: its val_loss is ln 2)
+LEARNED_SHARE = 0.25
+
+
+def learned_share(search: pd.DataFrame) -> pd.Series:
+    """Per run, how far its clean validation score (``val_clean``) goes from a constant
+    prediction's (``val_constant``: 0) to a perfect score (1 for accuracy and F1, 0 for MAE: 1);
+    NaN for runs stored before either was recorded."""
+    if not {"val_clean", "val_constant", "metric"} <= set(search.columns):
+        return pd.Series(float("nan"), index=search.index)
+    higher = search.metric.map(lambda m: TASK_METRICS[m].higher_is_better)
+    perfect = higher.map({True: 1.0, False: 0.0})
+    return (search.val_clean - search.val_constant) / (perfect - search.val_constant)
+
+
+def _lowest_val_loss(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    return runs.loc[runs.groupby(keys)["val_loss"].idxmin(), [*keys, "lam", "val_loss"]]
+
+
 def choose_lambdas(search: pd.DataFrame, keys: Sequence[str] = ("method",)) -> pd.DataFrame:
-    """Per ``keys``, the searched λ with the lowest validation loss among converged runs."""
+    """Per ``keys``, the paper's criterion (the lowest validation loss on SC(X*, permute(y))
+    among converged runs) twice: among the runs that learned the task (:func:`learned_share` at
+    least :data:`LEARNED_SHARE`): ``lam``, ``val_loss``; and unguarded, among all of them:
+    ``lam_unguarded``, ``val_loss_unguarded``. ``learned`` says whether any run of the group
+    learned the task; where none did, the guarded choice is the unguarded one."""
+    keys = list(keys)
     ok = search[search.status == "ok"]
-    return ok.loc[ok.groupby(list(keys))["val_loss"].idxmin(), [*keys, "lam", "val_loss"]]
+    learned = ok[learned_share(ok) >= LEARNED_SHARE]
+    out = _lowest_val_loss(ok, keys).rename(
+        columns={"lam": "lam_unguarded", "val_loss": "val_loss_unguarded"})
+    out = out.merge(_lowest_val_loss(learned, keys), on=keys, how="left")
+    out["learned"] = out.lam.notna()
+    out["lam"] = out.lam.fillna(out.lam_unguarded)
+    out["val_loss"] = out.val_loss.fillna(out.val_loss_unguarded)
+    return out[[*keys, "lam", "val_loss", "learned", "lam_unguarded", "val_loss_unguarded"]]
 
 
 def mnist_lambdas(root: str | Path, lambdas: Mapping[str, float] | None = None) -> dict[str, float]:

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..sources import Source, parse_source
+from ..sources import Embedded, Source, parse_source
 from ..config import TrainConfig
 from .protocol_base import (EQUATIONS, RELEASED, MethodOptionsTable,  # noqa: F401 (re-exported)
                             _Protocol, _TrainsMethods, check_options_table)
@@ -81,6 +82,37 @@ class MnistProtocol(_TrainsMethods, _Protocol):
         return self._train_config(base, fields)
 
 
+class PretrainTask(str, Enum):
+    """What a pretrained start learns first (both built in, nothing to download)."""
+
+    DIGITS = "digits-pretrain"       # ten digits no stand-in draws (tapkit.data.digits_pretrain)
+    FRACTALS = "fractal-pretrain"    # FractalDB-style categories (tapkit.data.fractal_pretrain)
+
+
+@dataclass(frozen=True)
+class Pretraining:
+    """The quick profile's substitute for ImageNet weights (issue 20): each architecture of
+    ``models`` trained once, from random weights, on ``task`` (``per_class`` images of each
+    class; None: all), for ``epochs`` at batch ``batch_size``, with the learning rate and image
+    size its stand-in runs train with. Every stand-in run of such an architecture, in every
+    medical chapter and seed, starts from it (its ``TrainConfig.start``), as the paper's runs all
+    start from ImageNet weights. Measured (docs/standin-research.md): from the digits start
+    both ResNet-18 and DenseNet-121 learn the PNEU stand-in's tag without XS and TAP keeps them
+    off it; from the fractal start no λ of DenseNet-121's TAP did (one did nothing, the next
+    collapsed the network)."""
+
+    task: PretrainTask
+    models: tuple[str, ...]
+    epochs: int
+    batch_size: int
+    per_class: int | None = None
+
+    def config(self, model: str, image_size: int, lr: float) -> TrainConfig:
+        return TrainConfig(experiment=PretrainTask(self.task).value, model=model,
+                           epochs=self.epochs, batch_size=self.batch_size, lr=lr,
+                           image_size=image_size, per_class=self.per_class)
+
+
 @dataclass(frozen=True)
 class MedicalProtocol(_TrainsMethods, _Protocol):
     """PNEU/KNEE (or their digits stand-in). ``source``: ``"embedded"`` (the stand-in), a folder,
@@ -91,7 +123,9 @@ class MedicalProtocol(_TrainsMethods, _Protocol):
     per architecture (XS terms differ by orders of magnitude between networks trained from
     scratch). ``not_run[model][case]``: why a cell is left out. ``method_batch_size``: the
     paper's DenseNet-121 RBR at batch 8. ``weights_fallback=False``: never silently random.
-    ``options``: each XS method's options (:data:`EQUATIONS` or :data:`RELEASED`)."""
+    ``options``: each XS method's options (:data:`EQUATIONS` or :data:`RELEASED`).
+    ``pretraining``: the stand-in's pretrained start (:class:`Pretraining`; None: ``pretrained``
+    decides, ImageNet weights or random ones); the real folders never use it."""
 
     name: str
     source: str | None
@@ -113,6 +147,7 @@ class MedicalProtocol(_TrainsMethods, _Protocol):
     test_per_class: Any = None
     variants: Mapping[str, str] = field(default_factory=dict)
     not_run: Mapping[str, Any] = field(default_factory=dict)
+    pretraining: Pretraining | None = None
 
     def grid(self, method: str, model: str) -> tuple[float, ...]:
         """The λ grid of ``method`` on ``model`` (empty: not searched)."""
@@ -140,13 +175,21 @@ class MedicalProtocol(_TrainsMethods, _Protocol):
                 f"/path), put it under $TAPKIT_DATA, or pass -p source embedded for the digits "
                 f"stand-in.") from exc
 
+    def start(self, experiment: str, model: str) -> TrainConfig | None:
+        """The pretraining run ``model``'s stand-in runs start from, or None (no
+        :attr:`pretraining`, or the real folder of ``experiment``)."""
+        if (self.pretraining is None or model not in self.pretraining.models
+                or not isinstance(self.source_for(experiment), Embedded)):
+            return None
+        return self.pretraining.config(model, self.image_size, self.lr)
+
     def config(self, experiment: str, model: str, **fields: Any) -> TrainConfig:
         """A PNEU/KNEE (or stand-in) config of this protocol with per-run ``fields``."""
         base = dict(experiment=experiment, model=model, source=self.source_for(experiment),
                     epochs=self.epochs, batch_size=self.batch_size, optimizer=self.optimizer,
                     lr=self.lr, image_size=self.image_size, per_class=self.per_class,
                     pretrained=self.pretrained, weights_fallback=self.weights_fallback,
-                    test_per_class=self.test_per_class)
+                    test_per_class=self.test_per_class, start=self.start(experiment, model))
         return self._train_config(base, fields)
 
 
@@ -194,28 +237,34 @@ MNIST_TEACHERS = {  # seeds, teachers' clean fractions, training τ, XS methods,
                               (0.1, 0.01)),
 }
 
-# Paper: 224 px, batch 16, ImageNet weights, SGD lr 1e-5, five seeds. Quick: the stand-in at
-# 32 px from random init, Adam, one thread and seed, as measured in docs/standin-research.md
-# (VGG-16 has no BatchNorm: lr 1e-4 to leave its ln 2 plateau); PNEU+KNEE ~15 CPU-minutes.
-_EXTRA = {"per_class": {"pneu": 28, "knee": 12}, "batch_size": 8}  # EfficientNet/MobileNet
-_COST = {"vgg16": "a VGG-16 XS run costs ~100 (TAP), ~220 (RRR), ~500 (RBR) CPU-s, x3 with a λ "
-                  "search: over the quick budget",
+# Paper: 224 px, batch 16, ImageNet weights, SGD lr 1e-5, five seeds. Quick: the stand-in,
+# Adam, one thread and seed, each main architecture fine-tuned from its digits-pretrained start
+# (Pretraining; issue 20, measured in docs/standin-research.md): ResNet-18 and DenseNet-121 at
+# 64 px, where their last targeted maps are 2x2 (at 32 px ResNet-18's layer4 is 1x1 and a tag
+# covers all of it); VGG-16 at 32 px (a 64-px VGG-16 run costs ~4x; no BatchNorm: lr 1e-4 to
+# leave its ln 2 plateau); EfficientNet-B0 and MobileNet-v2 at 32 px from random weights.
+_EXTRA = {"per_class": {"pneu": 28, "knee": 12}, "batch_size": 8, "image_size": 32}
+_COST = {"vgg16": "a VGG-16 RRR run costs ~220, RBR ~500 CPU-s at 32 px, x3 with a λ search: over "
+                  "the quick budget",
          "rbr": "RBR costs ~70-225 CPU-s a run (8.6-10.5x No XS), x3 with a λ search: over budget",
          "rrr": "RRR costs ~3.6x No XS (~80 CPU-s a DenseNet-121 run), x3 with a λ search: run "
                 "on ResNet-18 only"}
-_QUICK_NOT_RUN = {"vgg16": dict.fromkeys(("rrr", "rbr", "tap"), _COST["vgg16"]),
+_QUICK_NOT_RUN = {"vgg16": dict.fromkeys(("rrr", "rbr"), _COST["vgg16"]),
                   "densenet121": {"rbr": _COST["rbr"], "rrr": _COST["rrr"]},
                   "resnet18": {"rbr": _COST["rbr"]}}
 MEDICAL = {
     "quick": MedicalProtocol(
         "quick", "embedded", (0,), epochs=3, batch_size=16, optimizer="adam", lr=1e-3,
-        image_size=32, per_class={"pneu": 300, "knee": 100}, pretrained=False,
+        image_size=64, per_class={"pneu": 300, "knee": 100}, pretrained=False,
         weights_fallback=True, threads=1, test_per_class={"pneu": 100, "knee": 60},
-        model_overrides={"vgg16": {"lr": 1e-4, "epochs": 4}, "densenet121": {"epochs": {
-            "pneu": 4, "knee": 3}}, "efficientnet_b0": _EXTRA, "mobilenet_v2": _EXTRA},
+        model_overrides={"vgg16": {"lr": 1e-4, "epochs": 4, "image_size": 32},
+                         "efficientnet_b0": _EXTRA, "mobilenet_v2": _EXTRA},
         variants={"vgg16": "vgg16_authors"}, not_run=_QUICK_NOT_RUN,
-        search={"tap": {"resnet18": (1e-3, 1e-2, 1e-1), "densenet121": (1e-3, 1e-2, 1e-1)},
-                "rrr": {"resnet18": (1e1, 1e2, 1e3)}}),
+        search={"tap": {"resnet18": (1e-4, 1e-3, 1e-2), "densenet121": (1e-4, 1e-3, 1e-2),
+                        "vgg16": (1e-3,)},
+                "rrr": {"resnet18": (1e1, 1e2)}},
+        pretraining=Pretraining(PretrainTask.DIGITS, ("resnet18", "densenet121", "vgg16_authors"),
+                                epochs=4, batch_size=32)),
     "paper": MedicalProtocol("paper", None, (0, 1, 2, 3, 4), epochs=50, batch_size=16,
                              optimizer="sgd", lr=1e-5, image_size=224, per_class=None,
                              pretrained=True, weights_fallback=False, threads=None,
@@ -269,10 +318,11 @@ def _smoke() -> None:
     MNIST_TEACHERS["smoke"] = MNIST_TEACHERS["quick"]
     tiny = {"per_class": {"pneu": 6, "knee": 3}, "batch_size": 8}
     MEDICAL["smoke"] = rep(MEDICAL["quick"], name="smoke", epochs=1, per_class=tiny["per_class"],
-                           test_per_class=None, model_overrides={
+                           image_size=32, test_per_class=None, model_overrides={
                                "vgg16": {"lr": 1e-4}, "efficientnet_b0": tiny, "mobilenet_v2": tiny},
                            search={"tap": {"resnet18": (1e-2,), "densenet121": (1e-2,)},
-                                   "rrr": {"resnet18": (1e2,)}})
+                                   "rrr": {"resnet18": (1e2,)}},
+                           pretraining=rep(MEDICAL["quick"].pretraining, epochs=1, per_class=4))
     MEDICAL_TEACHERS["smoke"] = rep(MEDICAL_TEACHERS["quick"], teacher_epochs=1,
                                     models=("resnet18",))
     BENCH["smoke"] = rep(BENCH["quick"], batch_size=2, image_size=32, steps=1, warmup=0,

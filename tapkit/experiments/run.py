@@ -22,6 +22,7 @@ from ..fit import experiment_data, fit, training_split, validation_loss
 from ..methods import Teacher, get_method
 from ..models import build_model, target_layers, target_sigma
 from ..results import provenance, resolve_device, save_torch, write_json
+from ..weights import start_from
 
 
 def needs_teacher_model(cfg: TrainConfig) -> bool:
@@ -63,11 +64,12 @@ def annotation_masks(cfg: TrainConfig, split: Split, teacher: nn.Module | None,
 
 def train_run(cfg: TrainConfig, run_dir: str | Path, teacher: nn.Module | None = None,
               masks: Tensor | None = None, device: str = "auto", progress: bool = True,
-              compile_step: bool = False) -> dict:
+              compile_step: bool = False, start_weights: dict[str, Tensor] | None = None) -> dict:
     """Train and evaluate ``cfg`` in ``run_dir``; return and write ``metrics.json``.
 
     ``teacher``: the trained teacher model (KD/AT/JT, and teacher annotations when ``masks`` is
-    not given). ``masks``: the annotations of the training split (default: as ``cfg.annotation``
+    not given). ``start_weights``: the trained weights of ``cfg.start`` (the store reads them), copied
+    into the new model but for its head (:func:`tapkit.weights.start_from`). ``masks``: the annotations of the training split (default: as ``cfg.annotation``
     says, :func:`annotation_masks`). ``compile_step`` compiles the step of methods whose registry
     entry allows it (:mod:`tapkit.compiled`). On a CPU the process's allocator is set to reuse
     freed memory (:func:`tapkit.allocator.reusing_cpu_allocator`).
@@ -78,6 +80,9 @@ def train_run(cfg: TrainConfig, run_dir: str | Path, teacher: nn.Module | None =
     if teacher is None and (method.needs_teacher or (cfg.annotation == "teacher" and masks is None)):
         raise ValueError(f"run {cfg.key()} ({cfg.method}, annotation={cfg.annotation}) needs its "
                          "trained teacher model: pass teacher=")
+    if (cfg.start is None) != (start_weights is None):
+        raise ValueError(f"run {cfg.key()}: pass start_weights= exactly when the config has a start "
+                         "(the trained weights of cfg.start)")
     if device == "cpu":
         reusing_cpu_allocator()  # steps reuse freed memory instead of faulting in fresh pages
     start = time.time()
@@ -94,18 +99,27 @@ def train_run(cfg: TrainConfig, run_dir: str | Path, teacher: nn.Module | None =
     torch.manual_seed(cfg.seed)  # the initial weights belong to the run, not to what ran before
     built = build_model(cfg.model, task.num_classes, task.in_channels, cfg.pretrained,
                         task.image_size, cfg.weights_fallback)
+    weights = built.weights
+    if start_weights is not None:
+        fresh = start_from(built.model, start_weights)
+        weights = (f"run {cfg.start.key()} ({cfg.start.experiment}); "
+                   f"{len(fresh)} tensors of the head fresh")
     frozen = (Teacher(teacher, target_layers(cfg.teacher.model), target_sigma(cfg.teacher.model))
               if method.needs_teacher else None)
     result = fit(built.model, train, cfg, built.targets, device, run_dir / "checkpoint.pt",
                  frozen, progress, compile_step and method.compilable)
     model = built.model.eval()
     record = {"metric": task.metric, "status": result.status, "epochs_done": result.epochs_done,
-              "history": result.history, "weights": built.weights, "key": cfg.key(),
+              "history": result.history, "weights": weights, "key": cfg.key(),
               "config": cfg.to_dict(), "provenance": provenance(device)}
     ok = result.status == "ok"
     for name in ("contaminated", "permuted", "clean"):
         record[name] = (metrics.score(model, splits[f"test_{name}"], task.metric, device)
                         if ok else float("nan"))
+    # the clean validation score, and what a constant prediction scores there: the λ search's guard
+    record["val_clean"] = (metrics.score(model, splits["val_clean"], task.metric, device)
+                           if ok else float("nan"))
+    record["val_constant"] = metrics.constant_score(splits["val_clean"].y, task.metric)
     record["val_loss"] = validation_loss(model, splits["val"], device) if ok else float("nan")
     record["seconds"] = time.time() - start
     if ok:

@@ -115,7 +115,8 @@ class ResultStore:
         A run that needs its teacher's model gets it from the store; a teacher not there yet is
         trained first under its own lock (so parallel workers train it once), or, with
         ``train_teachers=False`` (a planned sweep, whose waves train teachers first), raises
-        :class:`TeacherNotTrainedError`."""
+        :class:`TeacherNotTrainedError`. A run's ``start`` (its pretraining run) is resolved the
+        same way."""
         cached = self.load(cfg)
         if cached is not None:
             return cached
@@ -129,8 +130,10 @@ class ResultStore:
                      cfg.lam, cfg.seed)
             teacher = (self.model(cfg.teacher, device, train=train_teachers)
                        if needs_teacher_model(cfg) else None)
+            start = (self.weights(cfg.start, device, train=train_teachers)
+                     if cfg.start is not None else None)
             return train_run(cfg, run_dir, teacher, device=device, progress=progress,
-                             compile_step=compile_step)
+                             compile_step=compile_step, start_weights=start)
 
     def model(self, cfg: TrainConfig, device: str = "cpu", train: bool = True,
               mmap: bool = False) -> nn.Module:

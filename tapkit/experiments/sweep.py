@@ -34,8 +34,9 @@ def _write_lambda_choice(p: protocols.MnistProtocol, root: Path, run: Runner,
     """The MNIST λ search's choice (``tables/lambda_choice.csv``), written as the notebook
     writes it, for the chapters that read it."""
     frame = run(chapter_plans.configs(cells))
-    cols = ["method", "lam", "status", "val_loss", "contaminated", "permuted"]
-    write_table(plans.choose_lambdas(frame[cols]), root, "lambda_choice",
+    cols = ["method", "lam", "status", "val_loss", "contaminated", "permuted", "metric",
+            "val_clean", "val_constant"]  # the last two NaN for runs stored before they existed
+    write_table(plans.choose_lambdas(frame.reindex(columns=cols)), root, "lambda_choice",
                 {"grids": {m: list(g) for m, g in p.search.items()}})
 
 

@@ -1,0 +1,70 @@
+"""The λ search's guard (issue 20): a constant prediction's score, how far a run's clean
+validation score goes beyond it, and the paper's criterion applied among the runs that learned
+the task, beside the criterion alone."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+import torch
+
+from tapkit.experiments import plans
+from tapkit.metrics import constant_score
+
+
+def test_constant_scores_by_hand():
+    balanced = torch.tensor([0, 0, 1, 1])
+    assert constant_score(balanced, "f1") == pytest.approx(2 / 3)      # always 1: 2*2/(2*2+2)
+    assert constant_score(torch.tensor([0, 1, 1, 1]), "accuracy") == pytest.approx(0.75)
+    grades = torch.arange(5).repeat(3)
+    assert constant_score(grades, "mae") == pytest.approx(1.2)          # always grade 2
+    assert constant_score(torch.tensor([0, 0, 0, 4]), "mae") == pytest.approx(1.0)  # always 0
+
+
+def _search(val_loss, val_clean, metric="f1", constant=2 / 3):
+    n = len(val_loss)
+    return pd.DataFrame({"model": ["resnet18"] * n, "method": ["tap"] * n,
+                         "lam": [10.0 ** -k for k in range(n)][::-1], "val_loss": val_loss,
+                         "val_clean": val_clean, "val_constant": [constant] * n,
+                         "metric": [metric] * n, "status": ["ok"] * n})
+
+
+def test_learned_share_runs_from_a_constant_prediction_to_perfect():
+    f1 = _search([1.0, 1.0, 1.0], [2 / 3, 0.75, 1.0])
+    assert plans.learned_share(f1).tolist() == pytest.approx([0.0, 0.25, 1.0])
+    mae = _search([1.0, 1.0], [1.2, 0.3], metric="mae", constant=1.2)
+    assert plans.learned_share(mae).tolist() == pytest.approx([0.0, 0.75])
+    assert plans.learned_share(f1.drop(columns="val_clean")).isna().all()
+
+
+def test_the_guard_skips_the_run_that_learned_nothing_and_shows_the_unguarded_choice():
+    # as measured on the stand-in: the largest λ has the lowest val_loss (ln 2) and learned nothing
+    search = _search([1.12, 0.85, 0.682], [0.80, 0.78, 0.66])
+    choice = plans.choose_lambdas(search, ["model", "method"]).iloc[0]
+    assert (choice.lam, choice.lam_unguarded) == (0.1, 1.0)
+    assert choice.val_loss == pytest.approx(0.85) and bool(choice.learned)
+
+
+def test_when_no_run_learned_the_guarded_choice_is_the_unguarded_one_and_says_so():
+    search = _search([1.12, 0.85], [0.60, 0.66])
+    choice = plans.choose_lambdas(search, ["model", "method"]).iloc[0]
+    assert choice.lam == choice.lam_unguarded == 1.0 and not bool(choice.learned)
+
+
+def test_a_diverged_run_is_never_chosen():
+    search = _search([0.2, 0.9], [0.99, 0.99]).assign(status=["dnc", "ok"])
+    assert plans.choose_lambdas(search, ["model", "method"]).lam.tolist() == [1.0]
+
+
+def test_the_medical_page_marks_both_choices_and_says_what_the_guard_changed():
+    from tapkit.book import medical
+
+    search = _search([1.12, 0.85, 0.682], [0.80, 0.78, 0.66]).assign(
+        task_loss_last=[0.21, 0.55, 0.69], contaminated=[0.92, 0.58, 0.68],
+        permuted=[0.57, 0.52, 0.68], clean=[0.78, 0.58, 0.69])
+    choice = plans.choose_lambdas(search, ["model", "method"])
+    table = medical.search_table(search, choice)
+    assert table.chosen.tolist() == ["", "✓", ""] and table.unguarded.tolist() == ["", "", "✓"]
+    assert table.learned.tolist() == pytest.approx([0.4, 0.34, -0.02], abs=1e-3)
+    text = medical.search_findings(search, choice, "pneu")
+    assert "λ = 0.1 " in text and "without the guard the paper's criterion would choose λ = 1 " in text
