@@ -133,6 +133,9 @@ def test_stand_in_runs_of_pretrained_architectures_share_one_start_and_real_data
     vgg = next(c.cfg for c in cells if c.model == "vgg16")
     assert (vgg.start.model, vgg.start.image_size, vgg.start.lr) == ("vgg16_authors", 32, 1e-4)
     assert vgg.start.experiment == "digits-pretrain" and vgg.start.epochs == quick.pretraining.epochs
+    # what the pages report (pretraining_frame) is the start the runs use, overrides included
+    for cell in cells:
+        assert medical_plans.start_config(quick, "pneu", cell.model) == cell.cfg.start
     extra = medical_plans.medical_runs(quick, "pneu", ["mobilenet_v2"], ["base"])
     assert extra[0].cfg.start is None  # not in Pretraining.models: random weights
     folder = tmp_path / "chest_xray"

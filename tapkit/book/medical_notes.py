@@ -11,7 +11,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from ..experiments.medical_plans import per_experiment
+from ..experiments.medical_plans import per_experiment, run_settings
 from ..experiments.plans import LEARNED_SHARE, learned_share
 from ..experiments.protocols import MedicalProtocol, PretrainTask
 from ..data import FRACTAL_CATEGORIES
@@ -122,8 +122,10 @@ def standin_caveat(s: MedicalProtocol, models: Sequence[str]) -> str:
              f"{', '.join(ARCH_LABELS.get(m, m) for m in started)} and from random weights for "
              "the others")
     seeds = len(s.seeds)
+    sizes = {m: run_settings(s, "pneu", m).image_size for m in models}
+    px = " / ".join(f"{ARCH_LABELS.get(m, m)} {size}" for m, size in sizes.items())
     return (f"**Reading the stand-in's numbers.** Each cell is {seeds} seed{'s' * (seeds > 1)} of a "
-            f"short Adam run at {s.image_size} px, {start}; a last-epoch score of such runs moves "
+            f"short Adam run (image side in px: {px}), {start}; a last-epoch score of such runs moves "
             "by a few hundredths between seeds, so smaller differences are noise. Whether Base "
             "learned the digits and No XS the tag is in the findings above: Base's clean score "
             "and No XS's drop when the tags are permuted. A penalty strong enough to keep a model "

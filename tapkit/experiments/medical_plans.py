@@ -100,6 +100,12 @@ def run_settings(p: MedicalProtocol, experiment: str, model: str) -> MedicalProt
     return dataclasses.replace(ms, **{k: per_experiment(getattr(ms, k), experiment) for k in keyed})
 
 
+def start_config(p: MedicalProtocol, experiment: str, model: str):
+    """The pretraining run architecture ``model``'s stand-in runs start from (with its overrides:
+    VGG-16's own image size and learning rate), or None (:meth:`MedicalProtocol.start`)."""
+    return run_settings(p, experiment, model).start(experiment, p.variants.get(model, model))
+
+
 def why_not_run(p: MedicalProtocol, experiment: str, model: str, case: str) -> str | None:
     """Why the protocol leaves the cell (model, case) out (its ``not_run``, which may be keyed
     by experiment first), or None."""

@@ -14,7 +14,7 @@ import pandas as pd
 from ..results import write_table
 from .executors import run_many
 from .cells import Cell
-from .medical_plans import choice_name, search_runs
+from .medical_plans import choice_name, search_runs, start_config
 from .plans import choose_lambdas
 from .protocols import MedicalProtocol
 from .store import ResultStore
@@ -41,9 +41,10 @@ def pretraining_frame(p: MedicalProtocol, experiment: str, models: Sequence[str]
                       root: str | Path, device: str = "auto") -> pd.DataFrame:
     """The pretraining runs ``models``' stand-in runs start from (:class:`.protocols.Pretraining`),
     trained or read from the store ``root/runs`` (the chapters' runs have trained them already);
-    one row each with ``model`` (the architecture's name in ``models``), its digit accuracy on
-    the embedded test digits (``clean``), ``epochs`` and ``seconds``. Empty without a start."""
-    pairs = [(m, p.start(experiment, p.variants.get(m, m))) for m in models]
+    one row each with ``model`` (the architecture's name in ``models``), its accuracy on the
+    pretraining task's test images (``clean``), ``epochs`` and ``seconds``. Empty without a
+    start."""
+    pairs = [(m, start_config(p, experiment, m)) for m in models]
     pairs = [(m, cfg) for m, cfg in pairs if cfg is not None]
     if not pairs:
         return pd.DataFrame(columns=["model", "clean", "epochs", "seconds"])

@@ -68,9 +68,10 @@ def train_run(cfg: TrainConfig, run_dir: str | Path, teacher: nn.Module | None =
     """Train and evaluate ``cfg`` in ``run_dir``; return and write ``metrics.json``.
 
     ``teacher``: the trained teacher model (KD/AT/JT, and teacher annotations when ``masks`` is
-    not given). ``start_weights``: the trained weights of ``cfg.start`` (the store reads them), copied
-    into the new model but for its head (:func:`tapkit.weights.start_from`). ``masks``: the annotations of the training split (default: as ``cfg.annotation``
-    says, :func:`annotation_masks`). ``compile_step`` compiles the step of methods whose registry
+    not given). ``start_weights``: the trained weights of ``cfg.start`` (the store reads them),
+    copied into the new model but for its head (:func:`tapkit.weights.start_from`). ``masks``:
+    the annotations of the training split (default: as ``cfg.annotation`` says,
+    :func:`annotation_masks`). ``compile_step`` compiles the step of methods whose registry
     entry allows it (:mod:`tapkit.compiled`). On a CPU the process's allocator is set to reuse
     freed memory (:func:`tapkit.allocator.reusing_cpu_allocator`).
     """
