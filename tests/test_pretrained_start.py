@@ -114,7 +114,7 @@ def test_a_started_run_learns_from_the_stored_start(tmp_path):
     cfg = TrainConfig(experiment="pneu", model="resnet18", image_size=32, epochs=1, batch_size=16,
                       per_class=8, test_per_class=4, start=pre, lr=0.0)
     store = ResultStore(tmp_path)
-    record = store.run(cfg, "cpu", progress=False)
+    record = store.run(cfg, "auto", progress=False)  # as the notebooks call it
     assert record["weights"] == f"run {pre.key()} (fractal-pretrain); 2 tensors of the head fresh"
     start, trained = store.weights(pre), store.weights(cfg)
     # lr 0: Adam moves nothing, so every copied tensor is the start's (BatchNorm statistics aside)

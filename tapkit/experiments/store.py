@@ -25,7 +25,7 @@ from ..config import TrainConfig
 from ..data import Split
 from ..fit import UNREADABLE, experiment_data
 from ..models import build_model
-from ..results import move_aside, unreadable_reason
+from ..results import move_aside, resolve_device, unreadable_reason
 from ..teachers import saliency
 from .run import needs_teacher_model, train_run
 
@@ -128,6 +128,7 @@ class ResultStore:
             self._discard_corrupt(run_dir)
             log.info("training %s (%s, %s, lam=%g, seed=%d)", cfg.key(), cfg.model, cfg.method,
                      cfg.lam, cfg.seed)
+            device = resolve_device(device)  # "auto" is no place to load tensors to
             teacher = (self.model(cfg.teacher, device, train=train_teachers)
                        if needs_teacher_model(cfg) else None)
             start = (self.weights(cfg.start, device, train=train_teachers)
