@@ -275,8 +275,16 @@ def test_plot_maps_draws_a_grid_with_the_tag_marked():
     matplotlib.pyplot.close(fig)
 
 
-def test_trained_reads_a_stored_model_without_initialising_it(tmp_path):
+def _untrained_quick():
+    """The quick profile with nothing trained: no epochs, and a pretrained start of no epochs on
+    two digits a class (its weights still travel through the store, as in the chapters)."""
     s = medical.chapter_settings("quick", epochs=0, seeds=[0], per_class={"pneu": 12, "knee": 12})
+    return dataclasses.replace(s, pretraining=dataclasses.replace(s.pretraining, epochs=0,
+                                                                  per_class=2))
+
+
+def test_trained_reads_a_stored_model_without_initialising_it(tmp_path):
+    s = _untrained_quick()
     run = medical.medical_runs(s, "pneu", ["resnet18"], ["none"])[0]
     model, task, splits = medical.trained(run, tmp_path)
     assert task.name == "pneu-standin" and not model.training
@@ -393,7 +401,7 @@ def test_mean_recall_averages_a_case_over_layers_per_dataset_and_model():
 def test_visual_figure_shows_the_chapters_models_on_the_same_test_images(tmp_path):
     from tapkit.book import chapter, visual
 
-    s = medical.chapter_settings("quick", epochs=0, seeds=[0], per_class={"pneu": 12, "knee": 12})
+    s = _untrained_quick()
     ch = chapter.Chapter("visual", "quick", s, tmp_path, "cpu", ("pneu",))
     shown = visual.explained(ch, "pneu", "resnet18", ["none", "tap"], 3, image_seed=1)
     run = medical.medical_runs(s, "pneu", ["resnet18"], ["none"])[0]

@@ -31,12 +31,12 @@ def test_the_pools_halve_the_training_digits_by_class_and_never_meet():
 
 
 def test_digits_pretraining_never_sees_a_standin_image():
-    _, pre = digits_pretrain(seed=0, size=32)
+    _, pre = digits_pretrain(seed=0, size=28)
     seen = _rows(pre["train"].x) | _rows(pre["val"].x)
     assert len(pre["train"]) + len(pre["val"]) == 2000
     for task in ("pneu", "knee"):
         for seed in (0, 1):
-            _, splits = digits_standin(task, seed=seed, size=32, per_class=40, test_per_class=10)
+            _, splits = digits_standin(task, seed=seed, size=28, per_class=40, test_per_class=10)
             assert not seen & _rows(splits["train_clean"].x)
             assert not seen & _rows(splits["test_clean"].x)
 

@@ -65,13 +65,16 @@ def budget_note(s: MedicalProtocol, experiment: str, seconds: float) -> str:
     the training time the runs recorded (``seconds``, their sum, λ search included)."""
     epochs = sorted({per_experiment(o.get("epochs", s.epochs), experiment)
                      for m, o in s.model_overrides.items() if m in ARCH_LABELS} | {s.epochs})
+    sizes = sorted({o.get("image_size", s.image_size) for m, o in s.model_overrides.items()
+                    if m in ARCH_LABELS} | {s.image_size})
     seeds = len(s.seeds)
     return (f"**Budget of this page**: {seeds} seed{'s' * (seeds > 1)}, "
             f"{per_experiment(s.per_class, experiment)} training digits per class (10% of them "
             f"the validation split), {per_experiment(s.test_per_class, experiment)} test digits "
             f"per class, {'–'.join(map(str, epochs))} epochs at batch {s.batch_size} "
-            f"({s.optimizer}, {s.image_size} px, one CPU thread): ~{seconds / 60:.0f} minutes of "
-            f"training recorded by its runs, λ search included.")
+            f"({s.optimizer}, {' or '.join(map(str, sizes))} px, one CPU thread): "
+            f"~{seconds / 60:.0f} minutes of training recorded by its runs, λ search "
+            "included (the pretrained starts are not: below).")
 
 
 def pretraining_note(s: MedicalProtocol, starts: pd.DataFrame) -> str:
@@ -88,7 +91,8 @@ def pretraining_note(s: MedicalProtocol, starts: pd.DataFrame) -> str:
         n="all" if pre.per_class is None else pre.per_class, categories=FRACTAL_CATEGORIES)
     return (f"**Pretrained start, a stand-in for ImageNet weights.** The paper fine-tunes "
             "ImageNet-initialised networks; ImageNet needs a download, so each architecture here "
-            f"was first trained once, for {pre.epochs} epochs at batch {pre.batch_size} (Adam, "
+            f"was first trained once, for {pre.epochs} epoch{'s' * (pre.epochs != 1)} at batch "
+            f"{pre.batch_size} (Adam, "
             f"with the learning rate and image size of its stand-in runs), {what}. Every run on "
             "this page starts from those weights with a fresh classifier head, and every medical "
             "chapter and seed shares them (one run each in the results store). Accuracy on the "
