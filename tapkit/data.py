@@ -346,9 +346,9 @@ def fractal_pretrain(seed: int = 0, size: int = 64,
     from .fractals import fractal_images
 
     n = per_class or 50
-    x, y = fractal_images(FRACTAL_CATEGORIES, n + max(n // 5, 2), size)
-    train, test = stratified_split(y, max(n // 5, 2) / (n + max(n // 5, 2)),
-                                   np.random.default_rng(1))
+    n_test = max(n // 5, 2)
+    x, y = fractal_images(FRACTAL_CATEGORIES, n + n_test, size)
+    train, test = stratified_split(y, n_test / (n + n_test), np.random.default_rng(1))
     splits = build_splits(x[train], y[train], x[test], y[test], None, "label", seed,
                           IMAGENET_MEAN, IMAGENET_STD, 3)
     return Task("fractal-pretrain", FRACTAL_CATEGORIES, 3, size, "accuracy"), splits

@@ -10,11 +10,13 @@ import math
 from typing import Mapping, Sequence
 
 import pandas as pd
+import torch
 
 from ..experiments.medical_plans import per_experiment, run_settings
 from ..experiments.plans import LEARNED_SHARE, learned_share
 from ..experiments.protocols import MedicalProtocol, PretrainTask
 from ..data import FRACTAL_CATEGORIES
+from ..metrics import constant_score as metrics_constant_score
 from ..metrics import task_metric
 from .thresholds import NEAR_CHANCE
 
@@ -158,11 +160,9 @@ def search_table(search: pd.DataFrame, choice: pd.DataFrame) -> pd.DataFrame:
 def constant_score(experiment: str) -> float:
     """The clean-test score of the best constant prediction on the balanced stand-in: F1 of
     always predicting the positive class (2/3) for PNEU, the MAE of always predicting the median
-    grade for KNEE."""
-    classes = CLASSES[experiment]
-    if classes == 2:
-        return 2 / 3
-    return sum(abs(k - (classes - 1) / 2) for k in range(classes)) / classes
+    grade for KNEE (:func:`tapkit.metrics.constant_score` on one label of each class)."""
+    return metrics_constant_score(torch.arange(CLASSES[experiment]),
+                                  task_metric(experiment).name)
 
 
 def search_findings(search: pd.DataFrame, choice: pd.DataFrame, experiment: str) -> str:
