@@ -67,8 +67,10 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $@
 
+# two pytest-xdist workers of one thread each (tests/conftest.py), whole files per worker: the
+# browser tests share one smoke-book build (a session fixture), so their file stays on one worker
 test: $(STAMP)
-	$(PY) -m pytest -q --durations=12
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -n 2 --dist loadfile --durations=12
 
 # PNEU and KNEE are one notebook (notebooks/medical_gt.py) run with -p experiment pneu|knee
 $(X)/pneu.ipynb $(X)/knee.ipynb: $(X)/%.ipynb: notebooks/medical_gt.py $(LIBRARY) | $(STAMP)

@@ -211,7 +211,7 @@ if not dense.empty:
 # a step as fast as BLAS; the ratio, unlike seconds, compares machines. Each model at the batch,
 # image size and optimiser the book trains it with. Adam runs fused (`tapkit.fit.make_optimizer`):
 # its per-tensor loop cost a third of a ResNet-18 step at 32 px. The same from the command line:
-# `tapkit bench --efficiency --models resnet18@16x32 --optimizer adam --out eff.json`.
+# `tapkit bench --efficiency --models resnet18@16x64 --optimizer adam --out eff.json`.
 
 # %% tags=["hide-input"]
 eff_rows = None if rerun else speed_memory.stored_rows(root / "tables" / "speed_efficiency.csv",

@@ -285,3 +285,14 @@ def test_at_pairs_a_vgg16_student_with_a_resnet18_teacher_by_resolution():
     assert pairs["teacher layer"].tolist() == ["–", "layer1", "layer2", "layer3", "layer4"]
     dense = mtp.at_pairs(m, t, "pneu", "densenet121")
     assert dense["size"].tolist() == dense["teacher size"].tolist()  # four stages each: 1:1
+
+
+@pytest.mark.parametrize("model", ["resnet18", "densenet121", "vgg16"])
+def test_the_efficiency_rows_take_each_model_as_the_quick_medical_chapters_train_it(model):
+    """The speed chapter's efficiency table (issue 21) measures the settings the runs train with:
+    a change of a model's image size or batch moves its row with it."""
+    cfg = medical_plans.case_config(protocols.MEDICAL["quick"], "pneu", model, "none", None, 0)
+    spec = f"{cfg.model}@{cfg.batch_size}x{cfg.image_size}"
+    assert (spec, cfg.optimizer) in protocols.BENCH["quick"].efficiency
+    mnist = protocols.MNIST["quick"].config(method="none")
+    assert (f"two_layer_cnn@{mnist.batch_size}x28", mnist.optimizer) in protocols.EFFICIENCY

@@ -293,9 +293,24 @@ MEDICAL_TEACHERS = {
 # small batch on every core (the chapter runs alone), fewer steps for VGG-16 (its RBR step alone
 # takes ~8 s there), and many paired No XS/TAP rounds where they are cheap: the TAP claim's
 # interval narrows with them. Efficiency: each model at the settings the book trains it with
-# (one thread: the quick profile trains one run per core).
-EFFICIENCY = (("two_layer_cnn@256x28", "sgd"), ("resnet18@16x32", "adam"),
-              ("densenet121@16x32", "adam"), ("vgg16_authors@16x32", "adam"))
+# (:func:`as_trained`; one thread: the quick profile trains one run per core), and the two-layer
+# CNN also at the paper's batch of 256 with SGD.
+
+
+def as_trained(profile: str = "quick") -> tuple[tuple[str, str], ...]:
+    """``(model spec, optimizer)`` of every architecture as ``profile`` trains it: the MNIST
+    CNN, then each main medical architecture with its overrides (its own image size) and its
+    registry variant, e.g. ``("resnet18@16x64", "adam")`` (:func:`tapkit.benchmark.efficiency`)."""
+    m, p = MNIST[profile], MEDICAL[profile]
+    out = [(f"two_layer_cnn@{m.batch_size}x28", m.optimizer)]
+    for model in ("resnet18", "densenet121", "vgg16"):
+        o = dataclasses.replace(p, **{k: v for k, v in p.model_overrides.get(model, {}).items()
+                                      if k in ("batch_size", "image_size", "optimizer")})
+        out.append((f"{p.variants.get(model, model)}@{o.batch_size}x{o.image_size}", o.optimizer))
+    return tuple(out)
+
+
+EFFICIENCY = (("two_layer_cnn@256x28", "sgd"),) + as_trained("quick")
 BENCH = {
     "quick": BenchProtocol(batch_size=4, image_size=64, steps=3, warmup=1, threads=None,
                            model_steps={"vgg16": 2}, paired_steps=24,
