@@ -11,7 +11,7 @@ import pytest
 from tapkit import results, teachers
 from tapkit.book import medical_setting2 as s2
 from tapkit.book import mnist_setting2, report
-from tapkit.experiments import chapter_plans, medical_plans, plans, protocols
+from tapkit.experiments import chapter_plans, medical_plans, plans, protocols, setting1
 from tapkit.experiments import medical_teacher_plans as mtp
 from tapkit.experiments.cells import Annotation, Cell, from_record, tau_text, to_record
 
@@ -49,16 +49,16 @@ def _mnist_expected(chapter: str, p, root) -> list:
 
 def _setting1(p, root, experiment, models, cases, artifact) -> list:
     """A medical Setting-1 table's λ search and runs (the search's choice read from ``root``)."""
-    out = [medical_plans.case_config(p, experiment, m, x, float(lam), p.seeds[0], artifact)
+    out = [setting1.case_config(p, experiment, m, x, float(lam), p.seeds[0], artifact)
            for m in models for x in ("rrr", "rbr", "tap") if x in cases
-           if not medical_plans.why_not_run(p, experiment, m, x) for lam in p.grid(x, m)]
+           if not setting1.why_not_run(p, experiment, m, x) for lam in p.grid(x, m)]
     chosen = medical_plans.searched_lambdas(root, experiment, artifact)
     for m in models:
         lams = {**medical_plans.paper_lambdas(experiment, m, artifact), **chosen.get(m, {})}
-        out += [medical_plans.case_config(p, experiment, m, c,
+        out += [setting1.case_config(p, experiment, m, c,
                                           lams.get(c) if c in ("rrr", "rbr", "tap") else 0.0,
                                           seed, artifact)
-                for c in cases if not medical_plans.why_not_run(p, experiment, m, c)
+                for c in cases if not setting1.why_not_run(p, experiment, m, c)
                 for seed in p.seeds]
     return out
 
@@ -70,18 +70,18 @@ def _students(p, t, root, e, coverage) -> list:
     for model in t.models:
         lams = mtp.student_lambdas(t, root, e, model)
         gt = mtp.setting1_lambdas(root, e, model)
-        xs = [m for m in t.xs_methods if not medical_plans.why_not_run(p, e, model, m)]
+        xs = [m for m in t.xs_methods if not setting1.why_not_run(p, e, model, m)]
         for m in xs:
             for tau in t.train_taus:
                 for seed in p.seeds:
-                    cfg = medical_plans.case_config(p, e, model, m, lams[m], seed)
+                    cfg = setting1.case_config(p, e, model, m, lams[m], seed)
                     out += [teachers.with_teacher(cfg, teacher[f, seed], annotation="teacher",
                                                   tau=tau, threshold="absolute") for f in t.fractions]
                     out.append(cfg.replace(annotation="random",
                                            random_coverage=round(coverage[tau], 6)))
         for seed in p.seeds:
-            out.append(medical_plans.case_config(p, e, model, "none", 0.0, seed))
-            out += [medical_plans.case_config(p, e, model, m, gt[m], seed) for m in xs]
+            out.append(setting1.case_config(p, e, model, "none", 0.0, seed))
+            out += [setting1.case_config(p, e, model, m, gt[m], seed) for m in xs]
     return out
 
 
@@ -91,10 +91,10 @@ def _kd_students(p, t, root, e) -> list:
     for model in t.kd_models:
         lams = mtp.student_lambdas(t, root, e, model)
         for seed in p.seeds:
-            none = medical_plans.case_config(p, e, model, "none", 0.0, seed)
+            none = setting1.case_config(p, e, model, "none", 0.0, seed)
             taught = {f: mtp.teacher_config(p, t, e, f, seed) for f in t.kd_fractions}
-            if not medical_plans.why_not_run(p, e, model, "tap"):
-                tap = medical_plans.case_config(p, e, model, "tap", lams["tap"], seed)
+            if not setting1.why_not_run(p, e, model, "tap"):
+                tap = setting1.case_config(p, e, model, "tap", lams["tap"], seed)
                 out += [teachers.with_teacher(tap, taught[f], annotation="teacher", tau=0.01,
                                               threshold="absolute") for f in t.kd_fractions]
             out += [teachers.with_teacher(none, taught[f], method=m, lam=lams[m])
@@ -110,9 +110,9 @@ def expected(chapter: str, profile: str, root, source: str) -> list:
     p = chapter_plans.protocol_for(chapter, profile, source=source)
     t = protocols.medical_teachers(profile)
     if chapter in ("pneu", "knee"):
-        out = _setting1(p, root, chapter, medical_plans.ARCHITECTURES, medical_plans.CASES, "tag")
-        stripes = medical_plans.per_experiment(p.stripe_models, chapter)
-        return out + (_setting1(p, root, chapter, stripes, medical_plans.CASES, "stripe")
+        out = _setting1(p, root, chapter, medical_plans.ARCHITECTURES, setting1.CASES, "tag")
+        stripes = setting1.per_experiment(p.stripe_models, chapter)
+        return out + (_setting1(p, root, chapter, stripes, setting1.CASES, "stripe")
                       if stripes else [])
     if chapter == "extra_architectures":
         return [c for e in medical_plans.DATASETS

@@ -12,7 +12,7 @@ import pytest
 from tapkit import sources
 from tapkit.book import medical, params
 from tapkit.data import DataNotFoundError
-from tapkit.experiments import chapter_plans, medical_plans, plans, protocols
+from tapkit.experiments import chapter_plans, medical_plans, plans, protocols, setting1
 from tapkit.methods import default_options
 from tapkit.experiments import medical_teacher_plans as mtp
 from tapkit.config import TrainConfig
@@ -291,8 +291,26 @@ def test_at_pairs_a_vgg16_student_with_a_resnet18_teacher_by_resolution():
 def test_the_efficiency_rows_take_each_model_as_the_quick_medical_chapters_train_it(model):
     """The speed chapter's efficiency table (issue 21) measures the settings the runs train with:
     a change of a model's image size or batch moves its row with it."""
-    cfg = medical_plans.case_config(protocols.MEDICAL["quick"], "pneu", model, "none", None, 0)
+    cfg = setting1.case_config(protocols.MEDICAL["quick"], "pneu", model, "none", None, 0)
     spec = f"{cfg.model}@{cfg.batch_size}x{cfg.image_size}"
     assert (spec, cfg.optimizer) in protocols.BENCH["quick"].efficiency
     mnist = protocols.MNIST["quick"].config(method="none")
     assert (f"two_layer_cnn@{mnist.batch_size}x28", mnist.optimizer) in protocols.EFFICIENCY
+
+
+def test_one_protocol_type_serves_mnist_as_the_one_experiment_one_model_case():
+    """Issue 23: Decoy-MNIST and PNEU/KNEE share :class:`protocols.Protocol`. The fields MNIST
+    does not set are TrainConfig's defaults, so its configs (and their keys) are those a plain
+    TrainConfig of its settings gives; a protocol of several experiments asks for one by name."""
+    m, d = protocols.mnist("quick"), protocols.medical("quick")
+    assert type(m) is type(d) is protocols.Protocol
+    cfg = m.config(method="tap", lam=1e-3, seed=1)
+    assert cfg == m.config("decoy-mnist", "two_layer_cnn", method="tap", lam=1e-3, seed=1)
+    plain = TrainConfig(experiment="decoy-mnist", model="two_layer_cnn", source=sources.Embedded(),
+                        epochs=5, batch_size=64, optimizer="adam", lr=1e-3, method="tap",
+                        lam=1e-3, seed=1)
+    assert cfg.key() == plain.key()
+    with pytest.raises(ValueError, match=r"several experiments \['pneu', 'knee'\]"):
+        d.config(model="resnet18")
+    assert d.config("pneu", "resnet18").image_size == 64 and cfg.image_size is None
+    assert "image_size" not in m.as_dict() and m.as_dict()["options"] == {}

@@ -71,14 +71,15 @@ class Chapter:
         """What this chapter ran on, and whether that is a stand-in for the paper's data (None:
         no data set, e.g. timed steps)."""
         from . import medical
-        from ..experiments.protocols import MedicalProtocol, MnistProtocol
+        from ..experiments.protocols import Protocol
+        from ..sources import MEDICAL_EXPERIMENTS
 
-        if isinstance(self.settings, MedicalProtocol):
+        if not isinstance(self.settings, Protocol):
+            return "none: timed steps on random tensors", None
+        if set(self.settings.experiments) <= set(MEDICAL_EXPERIMENTS):
             return ("; ".join(medical.data_name(self.settings, e) for e in self.datasets),
                     medical.is_standin(self.settings))
-        if isinstance(self.settings, MnistProtocol):
-            return f"MNIST digits (source `{self.settings.source}`)", False
-        return "none: timed steps on random tensors", None
+        return f"MNIST digits (source `{self.settings.source}`)", False
 
     def finish(self, data: str | None = None, standin: bool | None = None,  # None: from data()
                seeds: Iterable[int] | None = None, status: str = "ran", note: str = "") -> Path:

@@ -14,14 +14,14 @@ import pandas as pd
 from ..data import MIN_TAG_PX
 from ..experiments.executors import set_threads  # noqa: F401
 from ..experiments.medical_maps import overlap_frame, overlap_layers, trained  # noqa: F401
-from ..experiments.medical_plans import (ARCHITECTURES, CASES, DATASETS,  # noqa: F401
+from ..experiments.medical_plans import (ARCHITECTURES, DATASETS,  # noqa: F401
                                          EXTRA_ARCHITECTURES, EXTRA_LAMBDAS, LAMBDA_SETTINGS,
-                                         case_config, chapter_settings, has_batchnorm, left_out,
-                                         medical_runs, paper_lambdas, per_experiment,
-                                         run_settings, untrained)
+                                         chapter_settings, has_batchnorm, left_out,
+                                         medical_runs, paper_lambdas, untrained)
+from ..experiments.setting1 import CASES, case_config, per_experiment, run_settings  # noqa: F401
 from ..experiments.medical_runs import (pretraining_frame, run_frame,  # noqa: F401
                                         search_and_choose, search_frame)
-from ..experiments.protocols import MedicalProtocol
+from ..experiments.protocols import Protocol
 from ..metrics import TaskMetric, tag_reliance, task_metric  # noqa: F401  (the chapters' metric)
 from . import report
 from .medical_notes import (ARCH_LABELS, CASE_LABELS, budget_note, constant_score,  # noqa: F401
@@ -33,18 +33,18 @@ from .thresholds import tag_use
 
 # ----------------------------------------------------------------------------- data and notes
 
-def origin(s: MedicalProtocol) -> DataOrigin:
+def origin(s: Protocol) -> DataOrigin:
     """Whether the protocol runs on the paper's data (a PNEU/KNEE folder) or on the digits
     stand-in (``source="embedded"``): what a table's provenance records as ``origin``."""
     return DataOrigin.STANDIN if s.source == "embedded" else DataOrigin.PAPER
 
 
-def is_standin(s: MedicalProtocol) -> bool:
+def is_standin(s: Protocol) -> bool:
     """True when the protocol runs the digits stand-in rather than a PNEU/KNEE folder."""
     return origin(s) is DataOrigin.STANDIN
 
 
-def data_name(s: MedicalProtocol, experiment: str) -> str:
+def data_name(s: Protocol, experiment: str) -> str:
     """What the results are on, for every caption and figure title."""
     name = DATASETS[experiment]
     if is_standin(s):
@@ -52,7 +52,7 @@ def data_name(s: MedicalProtocol, experiment: str) -> str:
     return f"{name} ({s.source or '$TAPKIT_DATA'})"
 
 
-def standin_note(s: MedicalProtocol, experiment: str) -> str:
+def standin_note(s: Protocol, experiment: str) -> str:
     """The visible note at the top of a medical chapter (HTML admonition, so that it renders in
     the book whatever the notebook's Markdown renderer)."""
     name = DATASETS[experiment]
@@ -73,7 +73,7 @@ def standin_note(s: MedicalProtocol, experiment: str) -> str:
             f"the {name} folder to run on the real data.</p></div>")
 
 
-def _test_size(s: MedicalProtocol, experiment: str) -> int:
+def _test_size(s: Protocol, experiment: str) -> int:
     """Test digits per class of the stand-in (as :func:`tapkit.data.digits_standin` takes them)."""
     per_class = per_experiment(s.per_class, experiment)
     return per_experiment(s.test_per_class, experiment) or max(per_class // 4, 10)

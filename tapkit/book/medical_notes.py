@@ -12,9 +12,9 @@ from typing import Mapping, Sequence
 import pandas as pd
 import torch
 
-from ..experiments.medical_plans import per_experiment, run_settings
+from ..experiments.setting1 import per_experiment, run_settings
 from ..experiments.plans import LEARNED_SHARE, learned_share
-from ..experiments.protocols import MedicalProtocol, PretrainTask
+from ..experiments.protocols import PretrainTask, Protocol
 from ..data import FRACTAL_CATEGORIES
 from ..metrics import constant_score as metrics_constant_score
 from ..metrics import task_metric
@@ -29,7 +29,7 @@ VARIANTS = {"vgg16_authors": "the authors' classifier head (25088→1024→ReLU�
                              "40 M parameters instead of torchvision's 138 M)"}
 
 
-def override_note(s: MedicalProtocol) -> str:
+def override_note(s: Protocol) -> str:
     """A visible note (HTML admonition) when the profile trains some architectures differently
     from the others (another registry entry, other settings, none at all), or an empty string."""
     notes = []
@@ -62,7 +62,7 @@ def left_out_note(left: Mapping[tuple[str, str], str]) -> str:
     return "\n".join(["Cells left out of this profile (marked *not run* in the table):", *lines])
 
 
-def budget_note(s: MedicalProtocol, experiment: str, seconds: float) -> str:
+def budget_note(s: Protocol, experiment: str, seconds: float) -> str:
     """One sentence naming the stand-in's budget: seeds, digits per class, epochs, batch, and
     the training time the runs recorded (``seconds``, their sum, λ search included)."""
     epochs = sorted({per_experiment(o.get("epochs", s.epochs), experiment)
@@ -79,7 +79,7 @@ def budget_note(s: MedicalProtocol, experiment: str, seconds: float) -> str:
             "included (the pretrained starts are not: below).")
 
 
-def pretraining_note(s: MedicalProtocol, starts: pd.DataFrame) -> str:
+def pretraining_note(s: Protocol, starts: pd.DataFrame) -> str:
     """What the pretrained start of this page's runs is and what it cost (``starts``: one row per
     architecture, :func:`tapkit.experiments.medical_runs.pretraining_frame`), or that the runs
     start from random weights."""
@@ -117,7 +117,7 @@ PRETRAIN_TEXT = {
 }
 
 
-def standin_caveat(s: MedicalProtocol, models: Sequence[str]) -> str:
+def standin_caveat(s: Protocol, models: Sequence[str]) -> str:
     """How to read the stand-in's numbers (one seed, small data, and a pretrained or random
     start for ``models``); what the runs did learn is in the findings computed from the table."""
     started = [m for m in models if s.pretraining is not None

@@ -24,12 +24,12 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from ..config import TrainConfig
 from ..method_options import KdOptions
 from ..results import resolve_device
-from . import medical_plans, plans, protocols
+from . import medical_plans, plans, protocols, setting1
 from . import medical_teacher_plans as mtp
 from .cells import Annotation, Cell, labels
 from .executors import run_many
 from .medical_runs import search_and_choose
-from .protocols import MedicalProtocol, MedicalTeachersProtocol, MnistProtocol, TeachersProtocol
+from .protocols import MedicalTeachersProtocol, Protocol, TeachersProtocol
 
 Runner = Callable[[list], Any]  # trains / reads a list of configs; returns their record frame
 KD_METHODS = ("kd", "at", "jt")
@@ -67,7 +67,7 @@ def _named(cells: Iterable[Cell], table: str) -> list[Cell]:
 
 # ----------------------------------------------------------------------------- MNIST
 
-def lambda_search(p: MnistProtocol, root: str | Path, run: Runner | None = None,
+def lambda_search(p: Protocol, root: str | Path, run: Runner | None = None,
                   grids: Mapping[str, Iterable[float]] | None = None) -> list[Cell]:
     """The λ search on Decoy-MNIST (:func:`.plans.search_configs`): every (method, λ) of
     ``grids`` (default: the protocol's) on the first seed."""
@@ -76,7 +76,7 @@ def lambda_search(p: MnistProtocol, root: str | Path, run: Runner | None = None,
             for cfg in plans.search_configs(p, grids)]
 
 
-def mnist(p: MnistProtocol, root: str | Path, run: Runner | None = None,
+def mnist(p: Protocol, root: str | Path, run: Runner | None = None,
           cases: Sequence[str] = plans.MNIST_CASES,
           lambdas: Mapping[str, float] | None = None) -> list[Cell]:
     """Setting 1 on Decoy-MNIST: every case for each of its seeds, case-major, at the λ search's
@@ -84,7 +84,7 @@ def mnist(p: MnistProtocol, root: str | Path, run: Runner | None = None,
     return plans.mnist_cells(p, cases, plans.mnist_lambdas(root, lambdas), "mnist_gt")
 
 
-def teachers(p: MnistProtocol, root: str | Path, run: Runner | None = None,
+def teachers(p: Protocol, root: str | Path, run: Runner | None = None,
              t: TeachersProtocol | None = None, lambdas: Mapping[str, float] | None = None,
              threshold: str = "absolute") -> list[Cell]:
     """Setting 2 on Decoy-MNIST (``p`` on the teachers' seeds, :meth:`on_seeds`): the teachers
@@ -101,7 +101,7 @@ def teachers(p: MnistProtocol, root: str | Path, run: Runner | None = None,
     return out + plans.teacher_xs_cells(p, t, tl, gt, threshold, "mnist_teacher_xs")
 
 
-def distillation(p: MnistProtocol, root: str | Path, run: Runner | None = None,
+def distillation(p: Protocol, root: str | Path, run: Runner | None = None,
                  t: TeachersProtocol | None = None, methods: Sequence[str] = KD_METHODS,
                  lambdas: Mapping[str, float] | None = None,
                  kd_temperature: float | None = None) -> list[Cell]:
@@ -117,7 +117,7 @@ def distillation(p: MnistProtocol, root: str | Path, run: Runner | None = None,
 
 # ----------------------------------------------------------------------------- medical
 
-def searched_runs(p: MedicalProtocol, root: str | Path, run: Runner, experiment: str,
+def searched_runs(p: Protocol, root: str | Path, run: Runner, experiment: str,
                   models: Sequence[str], cases: Sequence[str], artifact: str,
                   lambdas: Mapping[str, Any] | None, table: str) -> list[Cell]:
     """A medical table's λ search (run through ``run``, its choice written as
@@ -132,23 +132,23 @@ def searched_runs(p: MedicalProtocol, root: str | Path, run: Runner, experiment:
                           table)
 
 
-def medical_gt(p: MedicalProtocol, root: str | Path, run: Runner, experiment: str = "pneu",
+def medical_gt(p: Protocol, root: str | Path, run: Runner, experiment: str = "pneu",
                models: Sequence[str] = medical_plans.ARCHITECTURES,
-               cases: Sequence[str] = medical_plans.CASES,
+               cases: Sequence[str] = setting1.CASES,
                lambdas: Mapping[str, Any] | None = None) -> list[Cell]:
     """Setting 1 on PNEU or KNEE (``experiment``): the tag table ``"<experiment>_gt"`` of
     ``models`` and, for the protocol's ``stripe_models``, the stripe table
     ``"<experiment>_stripe"``, each after its λ search."""
     out = searched_runs(p, root, run, experiment, models, cases, "tag", lambdas,
                         f"{experiment}_gt")
-    stripes = medical_plans.per_experiment(p.stripe_models, experiment)
+    stripes = setting1.per_experiment(p.stripe_models, experiment)
     if stripes:
         out += searched_runs(p, root, run, experiment, stripes, cases, "stripe", lambdas,
                              f"{experiment}_stripe")
     return out
 
 
-def extra_architectures(p: MedicalProtocol, root: str | Path, run: Runner,
+def extra_architectures(p: Protocol, root: str | Path, run: Runner,
                         datasets: Sequence[str] = MEDICAL_DATASETS,
                         models: Sequence[str] = medical_plans.EXTRA_ARCHITECTURES,
                         cases: Sequence[str] = EXTRA_CASES,
@@ -159,7 +159,7 @@ def extra_architectures(p: MedicalProtocol, root: str | Path, run: Runner,
             for c in searched_runs(p, root, run, e, models, cases, "tag", lambdas, f"extra_{e}")]
 
 
-def medical_teacher_cells(p: MedicalProtocol, t: MedicalTeachersProtocol,
+def medical_teacher_cells(p: Protocol, t: MedicalTeachersProtocol,
                           datasets: Sequence[str] = MEDICAL_DATASETS) -> list[Cell]:
     """The Setting-2 teachers of ``datasets`` (table ``"medical_teacher_performance"``,
     annotation the teacher's own): the first part of :func:`medical_teachers`."""
@@ -167,7 +167,7 @@ def medical_teacher_cells(p: MedicalProtocol, t: MedicalTeachersProtocol,
             for e in datasets for name, seed, cfg in mtp.teacher_configs(p, t, e)]
 
 
-def medical_teachers(p: MedicalProtocol, root: str | Path, run: Runner,
+def medical_teachers(p: Protocol, root: str | Path, run: Runner,
                      t: MedicalTeachersProtocol | None = None,
                      datasets: Sequence[str] = MEDICAL_DATASETS, threshold: str = "absolute",
                      lambdas: Mapping[str, Any] | None = None,
@@ -193,7 +193,7 @@ def medical_teachers(p: MedicalProtocol, root: str | Path, run: Runner,
     return out
 
 
-def medical_distillation(p: MedicalProtocol, root: str | Path, run: Runner | None = None,
+def medical_distillation(p: Protocol, root: str | Path, run: Runner | None = None,
                          t: MedicalTeachersProtocol | None = None,
                          datasets: Sequence[str] = MEDICAL_DATASETS,
                          lambdas: Mapping[str, Any] | None = None,
@@ -225,7 +225,7 @@ MNIST_CHAPTERS = ("lambda_search", "mnist", "teachers", "distillation")
 ON_TEACHER_SEEDS = ("teachers", "distillation", "medical_teachers", "medical_distillation")
 
 
-def protocol_for(chapter: str, profile: str, **overrides: Any) -> MnistProtocol | MedicalProtocol:
+def protocol_for(chapter: str, profile: str, **overrides: Any) -> Protocol:
     """The protocol :data:`PLANS` ``[chapter]`` takes for ``profile`` with ``overrides`` (e.g.
     ``epochs``, ``seeds``), as the chapter's notebook builds it with those parameters: MNIST's or
     the medical one, on the teachers' seeds for Setting 2 and distillation unless ``seeds`` is

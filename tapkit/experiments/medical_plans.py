@@ -26,11 +26,11 @@ import torch
 from ..models import build_model
 from ..config import TrainConfig
 from .cells import Cell, masks_of
-from .protocols import MedicalProtocol, medical
+from .protocols import Protocol, medical
+from .setting1 import CASES, case_config, run_settings, why_not_run
 
 ARCHITECTURES = ("vgg16", "resnet18", "densenet121")
 EXTRA_ARCHITECTURES = ("efficientnet_b0", "mobilenet_v2")
-CASES = ("base", "none", "rrr", "rbr", "tap")
 DATASETS = {"pneu": "PNEU", "knee": "KNEE"}
 LAMBDA_SETTINGS = {"tag": "ground_truth", "stripe": "stripe_ground_truth"}
 
@@ -82,81 +82,31 @@ def has_batchnorm(model: str) -> bool:
     return any(isinstance(m, torch.nn.modules.batchnorm._BatchNorm) for m in net.modules())
 
 
-def per_experiment(value: Any, experiment: str) -> Any:
-    """A setting that may differ between PNEU and KNEE: a dict keyed by experiment, or one value."""
-    if isinstance(value, Mapping):
-        if experiment not in value:
-            raise ValueError(f"setting {value} has no entry for {experiment!r}")
-        return value[experiment]
-    return value
-
-
-def run_settings(p: MedicalProtocol, experiment: str, model: str) -> MedicalProtocol:
-    """The protocol for one experiment and architecture: the per-architecture overrides applied
-    (quick: VGG-16's learning rate, the appendix architectures' smaller data), then every value
-    keyed by experiment resolved (``per_class``, ``test_per_class``, ``epochs``...)."""
-    ms = dataclasses.replace(p, **dict(p.model_overrides.get(model, {})))
-    keyed = ("per_class", "test_per_class", "epochs", "lr", "batch_size")
-    return dataclasses.replace(ms, **{k: per_experiment(getattr(ms, k), experiment) for k in keyed})
-
-
-def start_config(p: MedicalProtocol, experiment: str, model: str):
+def start_config(p: Protocol, experiment: str, model: str):
     """The pretraining run architecture ``model``'s stand-in runs start from (with its overrides:
-    VGG-16's own image size and learning rate), or None (:meth:`MedicalProtocol.start`)."""
+    VGG-16's own image size and learning rate), or None (:meth:`Protocol.start`)."""
     return run_settings(p, experiment, model).start(experiment, p.variants.get(model, model))
 
 
-def why_not_run(p: MedicalProtocol, experiment: str, model: str, case: str) -> str | None:
-    """Why the protocol leaves the cell (model, case) out (its ``not_run``, which may be keyed
-    by experiment first), or None."""
-    table = p.not_run.get(experiment, p.not_run)
-    return table.get(model, {}).get(case)
-
-
-def left_out(s: MedicalProtocol, experiment: str, models: Sequence[str],
+def left_out(s: Protocol, experiment: str, models: Sequence[str],
              cases: Sequence[str]) -> dict[tuple[str, str], str]:
     """``{(model, case): why}`` of the cells the protocol does not run (``not_run``)."""
     found = {(m, c): why_not_run(s, experiment, m, c) for m in models for c in cases}
     return {k: why for k, why in found.items() if why}
 
 
-def untrained(s: MedicalProtocol) -> list[str]:
+def untrained(s: Protocol) -> list[str]:
     """Architectures the profile does not train (``epochs`` 0 in ``model_overrides``)."""
     return [m for m, o in s.model_overrides.items() if o.get("epochs") == 0]
 
 
-def chapter_settings(profile: str, **overrides: Any) -> MedicalProtocol:
+def chapter_settings(profile: str, **overrides: Any) -> Protocol:
     """The profile's medical protocol with the notebook's non-``None`` parameters
     (:func:`tapkit.experiments.protocols.medical`)."""
     return medical(profile, **overrides)
 
 
-def case_config(p: MedicalProtocol, experiment: str, model: str, case: str, lam: float | None,
-                seed: int, artifact: str = "tag") -> TrainConfig:
-    """The run of one case. RRR and RBR take their input gradients per image, with BatchNorm on
-    running statistics for the XS term (their options' default ``batchnorm="running"``, as the
-    authors' extra forward pass; PyTorch has no third derivative of training-mode batch_norm
-    either); the task loss keeps its normal forward. A ``method_batch_size`` entry of the
-    protocol sets that case's batch (paper: DenseNet-121 RBR at 8); ``variants`` the registry
-    entry that trains (the :class:`.cells.Cell` keeps the chapter's name)."""
-    if case not in CASES:
-        raise ValueError(f"unknown case {case!r}; expected one of {CASES}")
-    ms = run_settings(p, experiment, model)
-    batch = dict(ms.method_batch_size.get(model, {}))
-    extra = {"batch_size": batch[case]} if case in batch else {}
-    model = p.variants.get(model, model)  # the registry entry it trains as (quick: VGG-16's head)
-    if case == "base":
-        return ms.config(experiment, model, method="none", data="clean", seed=seed,
-                         artifact=artifact, **extra)
-    if case == "none":
-        return ms.config(experiment, model, method="none", seed=seed, artifact=artifact, **extra)
-    if lam is None:
-        raise ValueError(f"case {case!r} on {model} needs a λ")
-    return ms.config(experiment, model, method=case, lam=lam, seed=seed, artifact=artifact,
-                     **extra)
-
-
-def case_cell(p: MedicalProtocol, experiment: str, model: str, case: str, lam: float | None,
+def case_cell(p: Protocol, experiment: str, model: str, case: str, lam: float | None,
               seed: int, artifact: str = "tag") -> Cell:
     """One case of a Setting-1 medical table (:func:`case_config`) as a cell: its method row is
     the case, its masks the ground truth for an XS method."""
@@ -164,7 +114,7 @@ def case_cell(p: MedicalProtocol, experiment: str, model: str, case: str, lam: f
                 model, case, masks_of(case), None, seed, lam or 0.0, artifact)
 
 
-def medical_runs(p: MedicalProtocol, experiment: str, models: Sequence[str],
+def medical_runs(p: Protocol, experiment: str, models: Sequence[str],
                  cases: Sequence[str] = CASES, artifact: str = "tag",
                  lambdas: Mapping[str, Any] | None = None) -> list[Cell]:
     """Every (model, case, seed) run of a medical chapter but the protocol's ``not_run`` cells.
@@ -184,10 +134,10 @@ def medical_runs(p: MedicalProtocol, experiment: str, models: Sequence[str],
 
 # ----------------------------------------------------------------------------- λ search
 
-def search_runs(p: MedicalProtocol, experiment: str, models: Sequence[str],
+def search_runs(p: Protocol, experiment: str, models: Sequence[str],
                  methods: Sequence[str], artifact: str = "tag") -> list[Cell]:
     """The λ search of a medical chapter: every λ of the protocol's grid for each architecture
-    and XS method it trains (:meth:`MedicalProtocol.grid`; none without a grid or for a
+    and XS method it trains (:meth:`Protocol.grid`; none without a grid or for a
     ``not_run`` cell), on the first seed."""
     return [case_cell(p, experiment, model, method, float(lam), p.seeds[0], artifact)
             for model in models for method in methods

@@ -16,7 +16,7 @@ from .executors import run_many
 from .cells import Cell
 from .medical_plans import choice_name, search_runs, start_config
 from .plans import choose_lambdas
-from .protocols import MedicalProtocol
+from .protocols import Protocol
 from .store import ResultStore
 
 
@@ -37,7 +37,7 @@ def run_frame(runs: Sequence[Cell], root: str | Path, device: str = "auto",
     return frame
 
 
-def pretraining_frame(p: MedicalProtocol, experiment: str, models: Sequence[str],
+def pretraining_frame(p: Protocol, experiment: str, models: Sequence[str],
                       root: str | Path, device: str = "auto") -> pd.DataFrame:
     """The pretraining runs ``models``' stand-in runs start from (:class:`.protocols.Pretraining`),
     trained or read from the store ``root/runs`` (the chapters' runs have trained them already);
@@ -53,7 +53,7 @@ def pretraining_frame(p: MedicalProtocol, experiment: str, models: Sequence[str]
     return frame
 
 
-def search_frame(p: MedicalProtocol, experiment: str, models: Sequence[str],
+def search_frame(p: Protocol, experiment: str, models: Sequence[str],
                  methods: Sequence[str], artifact: str, root: str | Path, device: str = "auto",
                  run: Callable | None = None) -> pd.DataFrame:
     """The λ search's runs (trained, or read from the cache), one row each with its ``method``;
@@ -67,7 +67,7 @@ def search_frame(p: MedicalProtocol, experiment: str, models: Sequence[str],
     return frame
 
 
-def search_and_choose(p: MedicalProtocol, experiment: str, models: Sequence[str],
+def search_and_choose(p: Protocol, experiment: str, models: Sequence[str],
                       methods: Sequence[str], artifact: str, root: str | Path,
                       device: str = "auto", run: Callable | None = None) -> int:
     """Run (or read from the cache) the λ search and write its choice table (lowest val_loss,

@@ -25,9 +25,10 @@ from ..data import Split
 from ..fit import experiment_data, training_split
 from ..models import build_model, capture, target_layers
 from .cells import Annotation, Cell
-from .medical_plans import case_config, paper_lambdas, paper_table, searched_lambdas, why_not_run
+from .medical_plans import paper_lambdas, paper_table, searched_lambdas
+from .setting1 import case_config, why_not_run
 from .plans import annotator
-from .protocols import MedicalProtocol, MedicalTeachersProtocol
+from .protocols import MedicalTeachersProtocol, Protocol
 from .store import teacher_saliency
 
 XS_METHODS = ("tap", "rrr", "rbr")
@@ -39,7 +40,7 @@ def _student(experiment: str, model: str, method: str, annotation: Annotation,
     return Cell(cfg, "", experiment, model, method, annotation, tau, seed, lam)
 
 
-def teacher_config(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str,
+def teacher_config(p: Protocol, t: MedicalTeachersProtocol, experiment: str,
                    fraction: float, seed: int) -> TrainConfig:
     """The teacher of ``seed``: ``t.teacher_model`` with its Setting-1 settings, no XS, on the
     clean ``fraction`` of the training split (``data="holdout"``), for ``t.teacher_epochs``."""
@@ -53,7 +54,7 @@ def holdout(teacher: TrainConfig) -> Split:
     return training_split(teacher, experiment_data(teacher)[1])
 
 
-def teacher_configs(p: MedicalProtocol, t: MedicalTeachersProtocol,
+def teacher_configs(p: Protocol, t: MedicalTeachersProtocol,
                     experiment: str) -> list[tuple[str, int, TrainConfig]]:
     """``(teacher name, seed, config)`` of every teacher of ``experiment``."""
     return [(annotator(f), seed, teacher_config(p, t, experiment, f, seed))
@@ -91,7 +92,7 @@ def mask_coverage(saliencies: Iterable[Tensor], taus: Iterable[float],
                      for e in maps) / len(maps) for tau in taus}
 
 
-def teacher_coverage(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str,
+def teacher_coverage(p: Protocol, t: MedicalTeachersProtocol, experiment: str,
                      runs_root: str | Path, device: str = "cpu",
                      threshold: str = "absolute") -> dict[float, float]:
     """:func:`mask_coverage` at ``t.train_taus`` of the teachers of ``experiment`` in the store
@@ -100,7 +101,7 @@ def teacher_coverage(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment:
                           for *_, cfg in teacher_configs(p, t, experiment)), t.train_taus, threshold)
 
 
-def xs_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str, model: str,
+def xs_students(p: Protocol, t: MedicalTeachersProtocol, experiment: str, model: str,
                 lams: Mapping[str, float], coverage: Mapping[float, float] | None,
                 threshold: str = "absolute") -> list[Cell]:
     """TAP/RRR/RBR (``t.xs_methods`` but the protocol's ``not_run`` cells) of ``model`` with each
@@ -125,7 +126,7 @@ def xs_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str,
     return out
 
 
-def reference_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str,
+def reference_students(p: Protocol, t: MedicalTeachersProtocol, experiment: str,
                        model: str, gt_lams: Mapping[str, float]) -> list[Cell]:
     """Setting 1's runs beside them: No XS and each XS method with ground-truth masks (at
     Setting 1's λ ``gt_lams``), read from the cache when the Setting-1 chapter ran."""
@@ -140,7 +141,7 @@ def reference_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experimen
     return out
 
 
-def kd_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str, model: str,
+def kd_students(p: Protocol, t: MedicalTeachersProtocol, experiment: str, model: str,
                 lams: Mapping[str, float]) -> list[Cell]:
     """KD/AT/JT students of ``model`` with each ``t.kd_fractions`` teacher, each method's options
     from ``p.options`` (e.g. KD's temperature). AT pairs the student's and the teacher's target
@@ -158,7 +159,7 @@ def kd_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str,
     return out
 
 
-def setting2_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str,
+def setting2_students(p: Protocol, t: MedicalTeachersProtocol, experiment: str,
                       root: str | Path, coverage: Mapping[float, float],
                       threshold: str = "absolute",
                       lambdas: Mapping[str, Any] | None = None) -> list[Cell]:
@@ -172,7 +173,7 @@ def setting2_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment
     return out
 
 
-def distillation_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str,
+def distillation_students(p: Protocol, t: MedicalTeachersProtocol, experiment: str,
                           root: str | Path,
                           lambdas: Mapping[str, Any] | None = None) -> list[Cell]:
     """The distillation chapter's students of ``experiment``, for every ``t.kd_models``
@@ -190,7 +191,7 @@ def distillation_students(p: MedicalProtocol, t: MedicalTeachersProtocol, experi
     return out
 
 
-def at_pairs(p: MedicalProtocol, t: MedicalTeachersProtocol, experiment: str,
+def at_pairs(p: Protocol, t: MedicalTeachersProtocol, experiment: str,
              model: str) -> pd.DataFrame:
     """AT's layer pairs of a ``model`` student and its ``t.teacher_model`` teacher at the
     protocol's image size (:func:`tapkit.baselines.pair_by_resolution`): one row per student

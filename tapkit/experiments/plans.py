@@ -21,14 +21,15 @@ from ..config import TrainConfig
 from ..metrics import TASK_METRICS
 from .cells import Annotation, Cell, masks_of
 from .protocols import (EQUATIONS, MNIST_KD_LAMBDAS, MNIST_LAMBDAS, MNIST_TEACHER_LAMBDAS,
-                        RELEASED, MnistProtocol, TeachersProtocol)
+                        RELEASED, Protocol, TeachersProtocol)
+from .setting1 import CASES, case_config
 
-MNIST_CASES = ("base", "none", "rrr", "rbr", "tap")
+MNIST_CASES = CASES
 
 
 # ----------------------------------------------------------------------------- λ search
 
-def search_configs(p: MnistProtocol, grids: Mapping[str, Iterable[float]] | None = None) -> list[TrainConfig]:
+def search_configs(p: Protocol, grids: Mapping[str, Iterable[float]] | None = None) -> list[TrainConfig]:
     """The λ search on Decoy-MNIST: every (method, λ) of ``grids`` (default: the protocol's) on
     the first seed; the choice is the lowest ``val_loss`` (SC(X*, permute(y))_val) among the
     runs that learned the task (:func:`choose_lambdas`)."""
@@ -37,7 +38,7 @@ def search_configs(p: MnistProtocol, grids: Mapping[str, Iterable[float]] | None
             for m, lams in grids.items() for lam in lams]
 
 
-def normalisation_configs(p: MnistProtocol) -> list[tuple[str, TrainConfig]]:
+def normalisation_configs(p: Protocol) -> list[tuple[str, TrainConfig]]:
     """The report's ablation of the loss normalisations: every (method, λ) of ``p.ablation``
     trained with the equations as written and with the released code's normalisations (the
     same λ grid for both), on the first seed; ``(form name, config)`` pairs."""
@@ -99,16 +100,15 @@ def mnist_lambdas(root: str | Path, lambdas: Mapping[str, float] | None = None) 
 
 # ----------------------------------------------------------------------------- Setting 1
 
-def mnist_case_config(p: MnistProtocol, case: str, lams: Mapping[str, float], seed: int) -> TrainConfig:
-    """The Setting-1 run of one case: ``"base"`` (No XS trained on clean digits) or a method
-    (``none``, ``rrr``, ``rbr``, ``tap``) trained on contaminated digits with its lambda."""
-    if case == "base":
-        return p.config(method="none", data="clean", seed=seed)
-    return p.config(method=case, lam=lams.get(case, 0.0), seed=seed)
+def mnist_case_config(p: Protocol, case: str, lams: Mapping[str, float], seed: int) -> TrainConfig:
+    """The Setting-1 run of one case on Decoy-MNIST (:func:`.setting1.case_config`): ``"base"``
+    (No XS trained on clean digits) or a method (``none``, ``rrr``, ``rbr``, ``tap``) trained on
+    contaminated digits with its lambda from ``lams``."""
+    return case_config(p, None, None, case, lams.get(case, 0.0), seed)
 
 
-def mnist_configs(p: MnistProtocol, cases: Sequence[str], lams: Mapping[str, float]) -> list[TrainConfig]:
-    """Setting 1: every case for each of its seeds (:meth:`MnistProtocol.seeds_for`), case-major."""
+def mnist_configs(p: Protocol, cases: Sequence[str], lams: Mapping[str, float]) -> list[TrainConfig]:
+    """Setting 1: every case for each of its seeds (:meth:`Protocol.seeds_for`), case-major."""
     return [mnist_case_config(p, c, lams, seed) for c in cases for seed in p.seeds_for(c)]
 
 
@@ -120,7 +120,7 @@ def annotator(fraction: float) -> Annotation:
     return Annotation.of_teacher(fraction)
 
 
-def teacher(p: MnistProtocol, fraction: float, seed: int) -> TrainConfig:
+def teacher(p: Protocol, fraction: float, seed: int) -> TrainConfig:
     """The teacher of seed ``seed``: no XS, trained on the clean ``fraction`` (data="holdout")."""
     return teachers.teacher_config(p.config(seed=seed), fraction)
 
@@ -130,7 +130,7 @@ def teacher_lambdas(lambdas: Mapping[str, float] | None = None) -> dict[str, flo
     return {**MNIST_TEACHER_LAMBDAS, **(lambdas or {})}
 
 
-def student(p: MnistProtocol, t: TeachersProtocol, method: str, annotation: Annotation | str,
+def student(p: Protocol, t: TeachersProtocol, method: str, annotation: Annotation | str,
             tau: float, seed: int, lams: Mapping[str, float], gt_lams: Mapping[str, float],
             threshold: str = "absolute") -> TrainConfig:
     """A Setting-2 student with masks from ``annotation``: a teacher, random masks, the ground
@@ -155,7 +155,7 @@ def teacher_cases(t: TeachersProtocol) -> list[Annotation]:
                                                   Annotation.NONE]
 
 
-def student_cells(p: MnistProtocol, t: TeachersProtocol, method: str,
+def student_cells(p: Protocol, t: TeachersProtocol, method: str,
                   annotations: Sequence[Annotation | str], lams: Mapping[str, float],
                   gt_lams: Mapping[str, float], threshold: str = "absolute",
                   table: str = "") -> list[Cell]:
@@ -174,7 +174,7 @@ def student_cells(p: MnistProtocol, t: TeachersProtocol, method: str,
     return out
 
 
-def teacher_xs_cells(p: MnistProtocol, t: TeachersProtocol, lams: Mapping[str, float],
+def teacher_xs_cells(p: Protocol, t: TeachersProtocol, lams: Mapping[str, float],
                      gt_lams: Mapping[str, float], threshold: str = "absolute",
                      table: str = "") -> list[Cell]:
     """RRR and RBR (the protocol's ``xs_methods`` beyond TAP) with the first teacher's and random
@@ -191,7 +191,7 @@ def kd_lambdas(lambdas: Mapping[str, float] | None = None) -> dict[str, float]:
     return {**MNIST_KD_LAMBDAS, "tap": MNIST_TEACHER_LAMBDAS["tap"], **(lambdas or {})}
 
 
-def kd_student(p: MnistProtocol, method: str, fraction: float | None, seed: int,
+def kd_student(p: Protocol, method: str, fraction: float | None, seed: int,
                lams: Mapping[str, float]) -> TrainConfig:
     """TAP with the teacher's masks at tau = 0.01 (Setting 2's run), a distillation student of
     the same teacher (its options from ``p.options``, e.g. KD's temperature), or No XS (Setting
@@ -207,7 +207,7 @@ def kd_student(p: MnistProtocol, method: str, fraction: float | None, seed: int,
                                  lam=lams[method], options=p.options_for(method))
 
 
-def kd_cells(p: MnistProtocol, t: TeachersProtocol, methods: Sequence[str],
+def kd_cells(p: Protocol, t: TeachersProtocol, methods: Sequence[str],
              lams: Mapping[str, float], table: str = "") -> list[Cell]:
     """The distillation table: TAP with every teacher's masks at τ = 0.01, KD/AT/JT students of
     the ``kd_fractions`` teachers (annotation: the teacher they learn from, τ None; their options
@@ -224,7 +224,7 @@ def kd_cells(p: MnistProtocol, t: TeachersProtocol, methods: Sequence[str],
     return out
 
 
-def mnist_cells(p: MnistProtocol, cases: Sequence[str], lams: Mapping[str, float],
+def mnist_cells(p: Protocol, cases: Sequence[str], lams: Mapping[str, float],
                 table: str = "") -> list[Cell]:
     """Setting 1 as cells: every case (the method row, ``base`` included) for each of its seeds,
     case-major (:func:`mnist_configs`)."""

@@ -1,5 +1,7 @@
 """Protocols: ``quick`` (a 2-core laptop CPU, embedded data, minutes) and ``paper`` (a GPU, full
-data, the paper's Experimental Design section), one frozen dataclass per kind of chapter.
+data, the paper's Experimental Design section). Every Setting-1 chapter, MNIST's and the medical
+ones, takes one :class:`Protocol`; Setting 2 (:mod:`.setting2_protocols`) and the benchmark
+(:class:`BenchProtocol`) add their own settings beside it.
 
 Notebooks take ``profile`` as a papermill parameter and pass every other parameter through
 ``with_overrides``, where ``None`` keeps the profile's value: ``-p profile paper`` switches
@@ -46,42 +48,6 @@ PAPER_GRIDS = {"tap": tuple(10.0 ** k for k in range(-9, 1)),
                "rbr": tuple(10.0 ** k for k in range(0, 10))}
 
 
-@dataclass(frozen=True)
-class MnistProtocol(_TrainsMethods, _Protocol):
-    """Decoy-MNIST on the two-layer CNN (Setting 1 and the chapters that read its runs).
-    ``options``: each XS method's options (:data:`EQUATIONS` or :data:`RELEASED`)."""
-
-    name: str
-    source: Source
-    seeds: tuple[int, ...]
-    epochs: int
-    batch_size: int
-    optimizer: str
-    lr: float
-    options: MethodOptionsTable = field(default_factory=lambda: EQUATIONS)
-    search: Mapping[str, tuple[float, ...]] = field(default_factory=dict)  # λ grid per method
-    # the report's ablation: each method at every λ of its grid, equations vs released norms
-    ablation: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
-    case_seeds: Mapping[str, int] = field(default_factory=dict)  # a case on the first n seeds only
-
-    def seeds_for(self, case: str) -> tuple[int, ...]:
-        """The seeds Setting 1 trains ``case`` on: all, or the first ``case_seeds[case]``."""
-        return self.seeds[:self.case_seeds[case]] if case in self.case_seeds else self.seeds
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "source", parse_source(self.source, "decoy-mnist"))
-        object.__setattr__(self, "seeds", tuple(int(s) for s in self.seeds))
-        check_options_table(self.options)
-
-    def config(self, **fields: Any) -> TrainConfig:
-        """A Decoy-MNIST config of this protocol with per-run ``fields`` (the method's options
-        from :attr:`options` unless ``fields`` name them)."""
-        base = dict(experiment="decoy-mnist", model="two_layer_cnn", source=self.source,
-                    epochs=self.epochs, batch_size=self.batch_size, optimizer=self.optimizer,
-                    lr=self.lr)
-        return self._train_config(base, fields)
-
-
 class PretrainTask(str, Enum):
     """What a pretrained start learns first (both built in, nothing to download)."""
 
@@ -114,57 +80,92 @@ class Pretraining:
 
 
 @dataclass(frozen=True)
-class MedicalProtocol(_TrainsMethods, _Protocol):
-    """PNEU/KNEE (or their digits stand-in). ``source``: ``"embedded"`` (the stand-in), a folder,
-    or ``None`` = ``$TAPKIT_DATA``'s folder. ``per_class``, ``test_per_class`` (stand-in test
-    digits per class; None: ``max(per_class // 4, 10)``), ``not_run`` and every
-    ``model_overrides`` value may be keyed by experiment. ``variants[model]``: the registry entry
-    an architecture trains as (recorded in its configs). ``search[method]``: one λ grid, or one
-    per architecture (XS terms differ by orders of magnitude between networks trained from
-    scratch). ``not_run[model][case]``: why a cell is left out. ``method_batch_size``: the
+class Protocol(_TrainsMethods, _Protocol):
+    """One protocol for every Setting-1 chapter: what a profile trains on its ``experiments``
+    with its ``models``, and the per-(experiment, model) overrides. Decoy-MNIST on the two-layer
+    CNN is the one-experiment, one-model case; PNEU/KNEE (or their digits stand-in) on the deep
+    CNNs the other.
+
+    ``source``: ``"embedded"``, ``"mnist"``, ``"torchvision:/root"`` or a folder; ``None`` is the
+    embedded digits for Decoy-MNIST and ``$TAPKIT_DATA``'s folder for PNEU/KNEE. A protocol of
+    one experiment types its source when it is built (a bad source fails at once); one of
+    several checks each experiment's source when that experiment's first config is built
+    (:meth:`source_for`), so that a chapter of the stand-in never asks for a folder.
+    ``search[method]``: one λ grid, or one per architecture (XS terms differ by orders of
+    magnitude between networks trained from scratch); ``ablation``: the report's grid of the
+    loss normalisations; ``case_seeds[case]``: a case on the first n seeds only.
+    ``per_class``, ``test_per_class`` (stand-in test digits per class; None:
+    ``max(per_class // 4, 10)``), ``not_run`` and every ``model_overrides`` value may be keyed by
+    experiment. ``variants[model]``: the registry entry an architecture trains as (recorded in
+    its configs). ``not_run[model][case]``: why a cell is left out. ``method_batch_size``: the
     paper's DenseNet-121 RBR at batch 8. ``weights_fallback=False``: never silently random.
     ``options``: each XS method's options (:data:`EQUATIONS` or :data:`RELEASED`).
     ``pretraining``: the stand-in's pretrained start (:class:`Pretraining`; None: ``pretrained``
-    decides, ImageNet weights or random ones); the real folders never use it."""
+    decides, ImageNet weights or random ones); the real folders never use it. The defaults are
+    :class:`TrainConfig`'s, so that a field a protocol does not set leaves its configs as
+    before."""
 
     name: str
-    source: str | None
+    experiments: tuple[str, ...]
+    models: tuple[str, ...]
+    source: Any
     seeds: tuple[int, ...]
     epochs: int
     batch_size: int
     optimizer: str
     lr: float
-    image_size: int
-    per_class: Any
-    pretrained: bool
-    weights_fallback: bool
-    threads: int | None
+    image_size: int | None = None
+    per_class: Any = None
+    test_per_class: Any = None
+    pretrained: bool = False
+    weights_fallback: bool = True
+    threads: int | None = None
+    options: MethodOptionsTable = field(default_factory=lambda: EQUATIONS)
+    search: Mapping[str, Any] = field(default_factory=dict)
+    ablation: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    case_seeds: Mapping[str, int] = field(default_factory=dict)
     model_overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     method_batch_size: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     stripe_models: tuple[str, ...] = ()
-    options: MethodOptionsTable = field(default_factory=lambda: EQUATIONS)
-    search: Mapping[str, Any] = field(default_factory=dict)
-    test_per_class: Any = None
     variants: Mapping[str, str] = field(default_factory=dict)
     not_run: Mapping[str, Any] = field(default_factory=dict)
     pretraining: Pretraining | None = None
 
-    def grid(self, method: str, model: str) -> tuple[float, ...]:
-        """The λ grid of ``method`` on ``model`` (empty: not searched)."""
-        grid = self.search.get(method, ())
-        return tuple(grid.get(model, ()) if isinstance(grid, Mapping) else grid)
-
     def __post_init__(self) -> None:
+        object.__setattr__(self, "experiments", tuple(self.experiments))
+        object.__setattr__(self, "models", tuple(self.models))
         object.__setattr__(self, "seeds", tuple(int(s) for s in self.seeds))
-        if self.source is not None and not isinstance(self.source, str):
+        if len(self.experiments) == 1:
+            object.__setattr__(self, "source", parse_source(self.source, self.experiments[0]))
+        elif self.source is not None and not isinstance(self.source, str):
             object.__setattr__(self, "source", str(self.source))
         check_options_table(self.options)
 
+    def seeds_for(self, case: str) -> tuple[int, ...]:
+        """The seeds Setting 1 trains ``case`` on: all, or the first ``case_seeds[case]``."""
+        return self.seeds[:self.case_seeds[case]] if case in self.case_seeds else self.seeds
+
+    def grid(self, method: str, model: str | None = None) -> tuple[float, ...]:
+        """The λ grid of ``method`` on ``model`` (empty: not searched)."""
+        grid = self.search.get(method, ())
+        return tuple(grid.get(self.resolve("model", model), ()) if isinstance(grid, Mapping)
+                     else grid)
+
+    def resolve(self, kind: str, given: str | None) -> str:
+        """``given``, or this protocol's only experiment or model when ``given`` is None."""
+        if given is not None:
+            return given
+        choices = self.experiments if kind == "experiment" else self.models
+        if len(choices) != 1:
+            raise ValueError(f"the {self.name} protocol has several {kind}s {list(choices)}: "
+                             f"name one")
+        return choices[0]
+
     def source_for(self, experiment: str) -> Source:
         """The typed, checked source of ``experiment`` (raises naming the expected layout)."""
-        from ..sources import DataNotFoundError, cache_dir
+        from ..sources import MEDICAL_EXPERIMENTS, DataNotFoundError, cache_dir
 
-        if self.source is not None:
+        if self.source is not None or experiment not in MEDICAL_EXPERIMENTS:
             return parse_source(self.source, experiment)
         try:
             return parse_source(str(cache_dir()), experiment)
@@ -183,14 +184,28 @@ class MedicalProtocol(_TrainsMethods, _Protocol):
             return None
         return self.pretraining.config(model, self.image_size, self.lr)
 
-    def config(self, experiment: str, model: str, **fields: Any) -> TrainConfig:
-        """A PNEU/KNEE (or stand-in) config of this protocol with per-run ``fields``."""
+    def config(self, experiment: str | None = None, model: str | None = None,
+               **fields: Any) -> TrainConfig:
+        """A config of this protocol on ``experiment`` and ``model`` (None: the protocol's only
+        one) with per-run ``fields`` (the method's options from :attr:`options` unless
+        ``fields`` name them)."""
+        experiment, model = self.resolve("experiment", experiment), self.resolve("model", model)
         base = dict(experiment=experiment, model=model, source=self.source_for(experiment),
                     epochs=self.epochs, batch_size=self.batch_size, optimizer=self.optimizer,
                     lr=self.lr, image_size=self.image_size, per_class=self.per_class,
                     pretrained=self.pretrained, weights_fallback=self.weights_fallback,
                     test_per_class=self.test_per_class, start=self.start(experiment, model))
         return self._train_config(base, fields)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The settings for a table's metadata: the fields a profile sets and the loss options
+        (:data:`EQUATIONS` is empty), the others left at their defaults omitted (an MNIST page
+        lists no image size)."""
+        unset = {f.name for f in dataclasses.fields(self) if f.name != "options" and (
+            f.default is not dataclasses.MISSING and getattr(self, f.name) == f.default
+            or f.default_factory is not dataclasses.MISSING  # type: ignore[misc]
+            and getattr(self, f.name) == f.default_factory())}  # type: ignore[misc]
+        return {k: v for k, v in super().as_dict().items() if k not in unset}
 
 
 @dataclass(frozen=True)
@@ -223,13 +238,15 @@ class BenchProtocol(_Protocol):
 
 # Paper: SGD (momentum 0.9, the text's "weight decay of 0.9"), lr 1e-3, batch 256, 50 epochs, full
 # MNIST. Quick: Adam 1e-3 on the 5,000 embedded digits (SGD leaves No XS underfit: the report).
+_DECOY, _CNN = ("decoy-mnist",), ("two_layer_cnn",)
 MNIST = {  # quick: three seeds for the report's intervals; RBR (~4 CPU-minutes a run) one seed and
     # no normalisation ablation (the CI budget: the medical Setting-2 chapters took its place)
-    "quick": MnistProtocol("quick", "embedded", (0, 1, 2), 5, 64, "adam", 1e-3, EQUATIONS,
-                           {"tap": (1e-4, 1e-3, 1e-2)},
-                           {"tap": (1e-4, 1e-3, 1e-2), "rrr": (1e-3,)}, {"rbr": 1}),
-    "paper": MnistProtocol("paper", "mnist", (0, 1, 2, 3, 4), 50, 256, "sgd", 1e-3, RELEASED,
-                           PAPER_GRIDS, PAPER_GRIDS),
+    "quick": Protocol("quick", _DECOY, _CNN, "embedded", (0, 1, 2), epochs=5, batch_size=64,
+                      optimizer="adam", lr=1e-3, options=EQUATIONS, search={"tap": (1e-4, 1e-3, 1e-2)},
+                      ablation={"tap": (1e-4, 1e-3, 1e-2), "rrr": (1e-3,)}, case_seeds={"rbr": 1}),
+    "paper": Protocol("paper", _DECOY, _CNN, "mnist", (0, 1, 2, 3, 4), epochs=50, batch_size=256,
+                      optimizer="sgd", lr=1e-3, options=RELEASED, search=PAPER_GRIDS,
+                      ablation=PAPER_GRIDS),
 }
 MNIST_TEACHERS = {  # seeds, teachers' clean fractions, training τ, XS methods, KD teachers
     "quick": TeachersProtocol((0,), (0.1, 0.01), (0.01,), ("tap",), (0.1,)),
@@ -252,9 +269,11 @@ _COST = {"vgg16": "a VGG-16 RRR run costs ~220, RBR ~500 CPU-s at 32 px, x3 with
 _QUICK_NOT_RUN = {"vgg16": dict.fromkeys(("rrr", "rbr"), _COST["vgg16"]),
                   "densenet121": {"rbr": _COST["rbr"], "rrr": _COST["rrr"]},
                   "resnet18": {"rbr": _COST["rbr"]}}
+_MEDICAL = ("pneu", "knee")
+_DEEP = ("vgg16", "resnet18", "densenet121", "efficientnet_b0", "mobilenet_v2")
 MEDICAL = {
-    "quick": MedicalProtocol(
-        "quick", "embedded", (0,), epochs=3, batch_size=16, optimizer="adam", lr=1e-3,
+    "quick": Protocol(
+        "quick", _MEDICAL, _DEEP, "embedded", (0,), epochs=3, batch_size=16, optimizer="adam", lr=1e-3,
         image_size=64, per_class={"pneu": 300, "knee": 100}, pretrained=False,
         weights_fallback=True, threads=1, test_per_class={"pneu": 100, "knee": 60},
         model_overrides={"vgg16": {"lr": 1e-4, "epochs": 4, "image_size": 32},
@@ -265,12 +284,12 @@ MEDICAL = {
                 "rrr": {"resnet18": (1e1, 1e2)}},
         pretraining=Pretraining(PretrainTask.DIGITS, ("resnet18", "densenet121", "vgg16_authors"),
                                 epochs=4, batch_size=32)),
-    "paper": MedicalProtocol("paper", None, (0, 1, 2, 3, 4), epochs=50, batch_size=16,
-                             optimizer="sgd", lr=1e-5, image_size=224, per_class=None,
-                             pretrained=True, weights_fallback=False, threads=None,
-                             method_batch_size={"densenet121": {"rbr": 8}},
-                             stripe_models=("vgg16", "resnet18", "densenet121"),
-                             options=RELEASED, search=PAPER_GRIDS),
+    "paper": Protocol("paper", _MEDICAL, _DEEP, None, (0, 1, 2, 3, 4), epochs=50, batch_size=16,
+                      optimizer="sgd", lr=1e-5, image_size=224, per_class=None, pretrained=True,
+                      weights_fallback=False, threads=None,
+                      method_batch_size={"densenet121": {"rbr": 8}},
+                      stripe_models=("vgg16", "resnet18", "densenet121"), options=RELEASED,
+                      search=PAPER_GRIDS),
 }
 
 # Paper: the Setting-2 section and its appendices (all three students, both teachers, tau 0.01,
@@ -355,7 +374,7 @@ def _pick(table: Mapping[str, Any], profile: str):
     return table[profile]
 
 
-def mnist(profile: str, **overrides: Any) -> MnistProtocol:
+def mnist(profile: str, **overrides: Any) -> Protocol:
     """The profile's Decoy-MNIST protocol with the notebook's non-``None`` parameters."""
     return _pick(MNIST, profile).with_overrides(**overrides)
 
@@ -364,7 +383,7 @@ def mnist_teachers(profile: str, **overrides: Any) -> TeachersProtocol:
     return _pick(MNIST_TEACHERS, profile).with_overrides(**overrides)
 
 
-def medical(profile: str, **overrides: Any) -> MedicalProtocol:
+def medical(profile: str, **overrides: Any) -> Protocol:
     """The profile's medical protocol with the notebook's non-``None`` parameters. An explicit
     ``epochs`` or ``batch_size`` applies to every architecture, so it also clears the profile's
     per-architecture overrides."""

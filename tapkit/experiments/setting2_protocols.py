@@ -1,7 +1,7 @@
 """Setting 2's protocols (teacher annotations and the distillation comparison), each beside the
-Setting-1 protocol that trains its runs: :class:`TeachersProtocol` beside
-:class:`~.protocols.MnistProtocol`, :class:`MedicalTeachersProtocol` beside
-:class:`~.protocols.MedicalProtocol`. The profiles are in :mod:`.protocols`."""
+Setting-1 :class:`~.protocols.Protocol` that trains its runs: :class:`TeachersProtocol` beside
+Decoy-MNIST's, :class:`MedicalTeachersProtocol` beside PNEU/KNEE's. The profiles are in
+:mod:`.protocols`."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ class TeachersProtocol(_Setting2):
 @dataclass(frozen=True)
 class MedicalTeachersProtocol(_Setting2):
     """Setting 2 and the distillation comparison on PNEU/KNEE (or the stand-in), beside a
-    :class:`MedicalProtocol` that trains every run. Teachers (``teacher_model``, the paper's
+    :class:`Protocol` that trains every run. Teachers (``teacher_model``, the paper's
     ResNet-18) learn from the clean ``fractions`` of the training split for ``teacher_epochs``
     (None: the student protocol's). Students of ``models`` train with the ``xs_methods`` on
     teacher masks and on random masks of the same coverage at every ``train_taus``;

@@ -29,7 +29,7 @@ from .store import ResultStore
 log = logging.getLogger(__name__)
 
 
-def _write_lambda_choice(p: protocols.MnistProtocol, root: Path, run: Runner,
+def _write_lambda_choice(p: protocols.Protocol, root: Path, run: Runner,
                          cells: list[chapter_plans.Cell]) -> None:
     """The MNIST λ search's choice (``tables/lambda_choice.csv``), written as the notebook
     writes it, for the chapters that read it."""

@@ -1,0 +1,72 @@
+"""Setting 1's runs, written once for every dataset: one case of a table (``base``, ``none``,
+``rrr``, ``rbr`` or ``tap``) on one experiment and architecture of a :class:`~.protocols.Protocol`,
+with its per-architecture and per-experiment settings resolved. Decoy-MNIST's two-layer CNN
+(:func:`.plans.mnist_case_config`) and the medical chapters (:mod:`.medical_plans`) both build
+their configs here.
+
+Cases follow the paper's Results section: ``base`` (No XS trained on clean images), ``none``
+("No XS", trained on contaminated images), and ``rrr``, ``rbr``, ``tap`` (Eq. 3 with the XS
+loss of Eq. 4, RBR, or Definition 2) with ground-truth masks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Mapping
+
+from ..config import TrainConfig
+from .protocols import Protocol
+
+CASES = ("base", "none", "rrr", "rbr", "tap")
+
+
+def per_experiment(value: Any, experiment: str) -> Any:
+    """A setting that may differ between PNEU and KNEE: a dict keyed by experiment, or one value."""
+    if isinstance(value, Mapping):
+        if experiment not in value:
+            raise ValueError(f"setting {value} has no entry for {experiment!r}")
+        return value[experiment]
+    return value
+
+
+def run_settings(p: Protocol, experiment: str, model: str) -> Protocol:
+    """The protocol for one experiment and architecture: the per-architecture overrides applied
+    (quick: VGG-16's learning rate, the appendix architectures' smaller data), then every value
+    keyed by experiment resolved (``per_class``, ``test_per_class``, ``epochs``...)."""
+    ms = dataclasses.replace(p, **dict(p.model_overrides.get(model, {})))
+    keyed = ("per_class", "test_per_class", "epochs", "lr", "batch_size")
+    return dataclasses.replace(ms, **{k: per_experiment(getattr(ms, k), experiment) for k in keyed})
+
+
+def why_not_run(p: Protocol, experiment: str, model: str, case: str) -> str | None:
+    """Why the protocol leaves the cell (model, case) out (its ``not_run``, which may be keyed
+    by experiment first), or None."""
+    table = p.not_run.get(experiment, p.not_run)
+    return table.get(model, {}).get(case)
+
+
+def case_config(p: Protocol, experiment: str | None, model: str | None, case: str,
+                lam: float | None, seed: int, artifact: str = "tag") -> TrainConfig:
+    """The run of one case. RRR and RBR take their input gradients per image, with BatchNorm on
+    running statistics for the XS term (their options' default ``batchnorm="running"``, as the
+    authors' extra forward pass; PyTorch has no third derivative of training-mode batch_norm
+    either); the task loss keeps its normal forward. A ``method_batch_size`` entry of the
+    protocol sets that case's batch (paper: DenseNet-121 RBR at 8); ``variants`` the registry
+    entry that trains (the :class:`.cells.Cell` keeps the chapter's name). ``experiment`` and
+    ``model`` None: the protocol's only ones (Decoy-MNIST's two-layer CNN)."""
+    experiment, model = p.resolve("experiment", experiment), p.resolve("model", model)
+    if case not in CASES:
+        raise ValueError(f"unknown case {case!r}; expected one of {CASES}")
+    ms = run_settings(p, experiment, model)
+    batch = dict(ms.method_batch_size.get(model, {}))
+    extra = {"batch_size": batch[case]} if case in batch else {}
+    model = p.variants.get(model, model)  # the registry entry it trains as (quick: VGG-16's head)
+    if case == "base":
+        return ms.config(experiment, model, method="none", data="clean", seed=seed,
+                         artifact=artifact, **extra)
+    if case == "none":
+        return ms.config(experiment, model, method="none", seed=seed, artifact=artifact, **extra)
+    if lam is None:
+        raise ValueError(f"case {case!r} on {model} needs a λ")
+    return ms.config(experiment, model, method=case, lam=lam, seed=seed, artifact=artifact,
+                     **extra)
