@@ -41,10 +41,10 @@ $(X)/medical_distillation.ipynb: $(X)/medical_teachers.ipynb
 # single-seed Setting-2 chapters teachers and distillation, overlap and visual (which read the
 # PNEU/KNEE runs), explorer. Medical lane: data, pneu (which trains the pretrained starts that
 # knee and the Setting-2 medical chapters share), medical_teachers, medical_distillation,
-# extra_architectures. Notebook seconds measured before the pretrained start (2026-11-25): MNIST
-# lane 214+90+805+253+180+240+47+18+11, medical lane 11+541+446+332+164+53; the 64-px stand-in
-# with its start costs about 3x in pneu and knee and 2x in the Setting-2 medical chapters, hence
-# knee in the MNIST lane.
+# extra_architectures. Notebook seconds in a fresh-clone .ci/run (2026-11-25, docs/performance.md):
+# MNIST lane 220+109+866+662+204+146+206+85+26+12 = 2536, medical lane 10+1527+528+245+46 = 2356
+# (the 64-px stand-in and its pretrained starts make pneu and knee the largest, hence knee in the
+# MNIST lane); then speed_memory 199, comparisons 6, report 25.
 $(X)/normalisation.ipynb: | $(X)/knee.ipynb
 $(X)/teachers.ipynb: | $(X)/normalisation.ipynb
 $(X)/pneu.ipynb: | $(X)/data.ipynb
