@@ -42,9 +42,9 @@ $(X)/medical_distillation.ipynb: $(X)/medical_teachers.ipynb
 # PNEU/KNEE runs), explorer. Medical lane: data, pneu (which trains the pretrained starts that
 # knee and the Setting-2 medical chapters share), medical_teachers, medical_distillation,
 # extra_architectures. Notebook seconds in a fresh-clone .ci/run (2026-11-25, docs/performance.md):
-# MNIST lane 220+109+866+662+204+146+206+85+26+12 = 2536, medical lane 10+1527+528+245+46 = 2356
+# MNIST lane 181+72+660+618+203+148+207+82+26+9 = 2206, medical lane 10+1188+534+241+45 = 2018
 # (the 64-px stand-in and its pretrained starts make pneu and knee the largest, hence knee in the
-# MNIST lane); then speed_memory 199, comparisons 6, report 25.
+# MNIST lane); then speed_memory 198, comparisons 4, report 25.
 $(X)/normalisation.ipynb: | $(X)/knee.ipynb
 $(X)/teachers.ipynb: | $(X)/normalisation.ipynb
 $(X)/pneu.ipynb: | $(X)/data.ipynb
