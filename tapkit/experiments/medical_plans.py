@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import csv
 from importlib import resources
-import dataclasses
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -24,7 +23,6 @@ import pandas as pd
 import torch
 
 from ..models import build_model
-from ..config import TrainConfig
 from .cells import Cell, masks_of
 from .protocols import Protocol, medical
 from .setting1 import CASES, case_config, run_settings, why_not_run
