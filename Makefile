@@ -67,10 +67,11 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $@
 
-# two pytest-xdist workers of one thread each (tests/conftest.py), whole files per worker: the
-# browser tests share one smoke-book build (a session fixture), so their file stays on one worker
+# two pytest-xdist workers of one thread each, tests scheduled one by one except the files that
+# share a module or session fixture (the browser tests' smoke book), which stay whole on one
+# worker (tests/conftest.py: SHARED_FIXTURE_FILES and its scheduler)
 test: $(STAMP)
-	OMP_NUM_THREADS=1 $(PY) -m pytest -q -n 2 --dist loadfile --durations=12
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -n 2 --dist load --durations=12
 
 # PNEU and KNEE are one notebook (notebooks/medical_gt.py) run with -p experiment pneu|knee
 $(X)/pneu.ipynb $(X)/knee.ipynb: $(X)/%.ipynb: notebooks/medical_gt.py $(LIBRARY) | $(STAMP)

@@ -111,7 +111,7 @@ def expected(chapter: str, profile: str, root, source: str) -> list:
     t = protocols.medical_teachers(profile)
     if chapter in ("pneu", "knee"):
         out = _setting1(p, root, chapter, medical_plans.ARCHITECTURES, setting1.CASES, "tag")
-        stripes = setting1.per_experiment(p.stripe_models, chapter)
+        stripes = protocols.per_experiment(p.stripe_models, chapter)
         return out + (_setting1(p, root, chapter, stripes, setting1.CASES, "stripe")
                       if stripes else [])
     if chapter == "extra_architectures":

@@ -18,10 +18,10 @@ from ..experiments.medical_plans import (ARCHITECTURES, DATASETS,  # noqa: F401
                                          EXTRA_ARCHITECTURES, EXTRA_LAMBDAS, LAMBDA_SETTINGS,
                                          chapter_settings, has_batchnorm, left_out,
                                          medical_runs, paper_lambdas, untrained)
-from ..experiments.setting1 import CASES, case_config, per_experiment, run_settings  # noqa: F401
+from ..experiments.setting1 import CASES, case_config  # noqa: F401
 from ..experiments.medical_runs import (pretraining_frame, run_frame,  # noqa: F401
                                         search_and_choose, search_frame)
-from ..experiments.protocols import Protocol
+from ..experiments.protocols import Protocol, per_experiment  # noqa: F401
 from ..metrics import TaskMetric, tag_reliance, task_metric  # noqa: F401  (the chapters' metric)
 from . import report
 from .medical_notes import (ARCH_LABELS, CASE_LABELS, budget_note, constant_score,  # noqa: F401

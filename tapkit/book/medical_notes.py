@@ -12,7 +12,7 @@ from typing import Mapping, Sequence
 import pandas as pd
 import torch
 
-from ..experiments.setting1 import per_experiment, run_settings
+from ..experiments.protocols import per_experiment
 from ..experiments.plans import LEARNED_SHARE, learned_share
 from ..experiments.protocols import PretrainTask, Protocol
 from ..data import FRACTAL_CATEGORIES
@@ -128,7 +128,7 @@ def standin_caveat(s: Protocol, models: Sequence[str]) -> str:
              f"{', '.join(ARCH_LABELS.get(m, m) for m in started)} and from random weights for "
              "the others")
     seeds = len(s.seeds)
-    sizes = {m: run_settings(s, "pneu", m).image_size for m in models}
+    sizes = {m: s.for_run("pneu", m).image_size for m in models}
     px = " / ".join(f"{ARCH_LABELS.get(m, m)} {size}" for m, size in sizes.items())
     return (f"**Reading the stand-in's numbers.** Each cell is {seeds} seed{'s' * (seeds > 1)} of a "
             f"short Adam run (image side in px: {px}), {start}; a last-epoch score of such runs moves "

@@ -141,7 +141,7 @@ def medical_gt(p: Protocol, root: str | Path, run: Runner, experiment: str = "pn
     ``"<experiment>_stripe"``, each after its λ search."""
     out = searched_runs(p, root, run, experiment, models, cases, "tag", lambdas,
                         f"{experiment}_gt")
-    stripes = setting1.per_experiment(p.stripe_models, experiment)
+    stripes = protocols.per_experiment(p.stripe_models, experiment)
     if stripes:
         out += searched_runs(p, root, run, experiment, stripes, cases, "stripe", lambdas,
                              f"{experiment}_stripe")

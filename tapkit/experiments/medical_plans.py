@@ -25,7 +25,7 @@ import torch
 from ..models import build_model
 from .cells import Cell, masks_of
 from .protocols import Protocol, medical
-from .setting1 import CASES, case_config, run_settings, why_not_run
+from .setting1 import CASES, case_config, why_not_run
 
 ARCHITECTURES = ("vgg16", "resnet18", "densenet121")
 EXTRA_ARCHITECTURES = ("efficientnet_b0", "mobilenet_v2")
@@ -83,7 +83,7 @@ def has_batchnorm(model: str) -> bool:
 def start_config(p: Protocol, experiment: str, model: str):
     """The pretraining run architecture ``model``'s stand-in runs start from (with its overrides:
     VGG-16's own image size and learning rate), or None (:meth:`Protocol.start`)."""
-    return run_settings(p, experiment, model).start(experiment, p.variants.get(model, model))
+    return p.for_run(experiment, model).start(experiment, p.variants.get(model, model))
 
 
 def left_out(s: Protocol, experiment: str, models: Sequence[str],

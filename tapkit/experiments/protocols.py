@@ -79,6 +79,15 @@ class Pretraining:
                            image_size=image_size, per_class=self.per_class)
 
 
+def per_experiment(value: Any, experiment: str) -> Any:
+    """A setting that may differ between PNEU and KNEE: a dict keyed by experiment, or one value."""
+    if isinstance(value, Mapping):
+        if experiment not in value:
+            raise ValueError(f"setting {value} has no entry for {experiment!r}")
+        return value[experiment]
+    return value
+
+
 @dataclass(frozen=True)
 class Protocol(_TrainsMethods, _Protocol):
     """One protocol for every Setting-1 chapter: what a profile trains on its ``experiments``
@@ -160,6 +169,17 @@ class Protocol(_TrainsMethods, _Protocol):
             raise ValueError(f"the {self.name} protocol has several {kind}s {list(choices)}: "
                              f"name one")
         return choices[0]
+
+    def for_run(self, experiment: str, model: str) -> "Protocol":
+        """This protocol for one experiment and architecture: the per-architecture overrides
+        applied (quick: VGG-16's learning rate and image size, the appendix architectures'
+        smaller data), then every value keyed by experiment resolved (``per_class``,
+        ``test_per_class``, ``epochs``...). Every run's config, the pretrained starts and the
+        benchmark's efficiency rows (:func:`as_trained`) read their settings here."""
+        ms = dataclasses.replace(self, **dict(self.model_overrides.get(model, {})))
+        keyed = ("per_class", "test_per_class", "epochs", "lr", "batch_size")
+        return dataclasses.replace(ms, **{k: per_experiment(getattr(ms, k), experiment)
+                                          for k in keyed})
 
     def source_for(self, experiment: str) -> Source:
         """The typed, checked source of ``experiment`` (raises naming the expected layout)."""
@@ -318,13 +338,13 @@ MEDICAL_TEACHERS = {
 
 def as_trained(profile: str = "quick") -> tuple[tuple[str, str], ...]:
     """``(model spec, optimizer)`` of every architecture as ``profile`` trains it: the MNIST
-    CNN, then each main medical architecture with its overrides (its own image size) and its
-    registry variant, e.g. ``("resnet18@16x64", "adam")`` (:func:`tapkit.benchmark.efficiency`)."""
+    CNN, then each main medical architecture with its overrides (:meth:`Protocol.for_run`: its
+    own image size) and its registry variant, e.g. ``("resnet18@16x64", "adam")``
+    (:func:`tapkit.benchmark.efficiency`)."""
     m, p = MNIST[profile], MEDICAL[profile]
     out = [(f"two_layer_cnn@{m.batch_size}x28", m.optimizer)]
     for model in ("resnet18", "densenet121", "vgg16"):
-        o = dataclasses.replace(p, **{k: v for k, v in p.model_overrides.get(model, {}).items()
-                                      if k in ("batch_size", "image_size", "optimizer")})
+        o = p.for_run(p.experiments[0], model)
         out.append((f"{p.variants.get(model, model)}@{o.batch_size}x{o.image_size}", o.optimizer))
     return tuple(out)
 

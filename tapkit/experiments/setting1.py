@@ -11,31 +11,10 @@ loss of Eq. 4, RBR, or Definition 2) with ground-truth masks.
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any, Mapping
-
 from ..config import TrainConfig
 from .protocols import Protocol
 
 CASES = ("base", "none", "rrr", "rbr", "tap")
-
-
-def per_experiment(value: Any, experiment: str) -> Any:
-    """A setting that may differ between PNEU and KNEE: a dict keyed by experiment, or one value."""
-    if isinstance(value, Mapping):
-        if experiment not in value:
-            raise ValueError(f"setting {value} has no entry for {experiment!r}")
-        return value[experiment]
-    return value
-
-
-def run_settings(p: Protocol, experiment: str, model: str) -> Protocol:
-    """The protocol for one experiment and architecture: the per-architecture overrides applied
-    (quick: VGG-16's learning rate, the appendix architectures' smaller data), then every value
-    keyed by experiment resolved (``per_class``, ``test_per_class``, ``epochs``...)."""
-    ms = dataclasses.replace(p, **dict(p.model_overrides.get(model, {})))
-    keyed = ("per_class", "test_per_class", "epochs", "lr", "batch_size")
-    return dataclasses.replace(ms, **{k: per_experiment(getattr(ms, k), experiment) for k in keyed})
 
 
 def why_not_run(p: Protocol, experiment: str, model: str, case: str) -> str | None:
@@ -57,7 +36,7 @@ def case_config(p: Protocol, experiment: str | None, model: str | None, case: st
     experiment, model = p.resolve("experiment", experiment), p.resolve("model", model)
     if case not in CASES:
         raise ValueError(f"unknown case {case!r}; expected one of {CASES}")
-    ms = run_settings(p, experiment, model)
+    ms = p.for_run(experiment, model)
     batch = dict(ms.method_batch_size.get(model, {}))
     extra = {"batch_size": batch[case]} if case in batch else {}
     model = p.variants.get(model, model)  # the registry entry it trains as (quick: VGG-16's head)
