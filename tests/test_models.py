@@ -1,3 +1,4 @@
+import copy
 import urllib.error
 
 import pytest
@@ -40,6 +41,25 @@ def test_every_registered_model_exposes_its_targets_and_trains_one_tap_step(name
     (task + xs).backward()
     opt.step()
     assert any(not torch.equal(b, p) for b, p in zip(before, model.parameters()))
+
+
+@pytest.mark.parametrize("name", models.list_models())
+def test_the_layout_is_the_registrys_and_computes_the_nchw_function(name):
+    """A channels_last architecture has its convolution weights in NHWC and computes what the
+    same weights in NCHW compute, to float rounding; the others stay NCHW."""
+    x, channels = _input(name)
+    torch.manual_seed(0)
+    model = models.build_model(name, num_classes=3, in_channels=channels).model.eval()
+    conv = next(m for m in model.modules() if isinstance(m, torch.nn.Conv2d)  # layout shows
+                and m.weight.shape[1] > 1 and m.kernel_size != (1, 1))  # in C > 1 and k > 1 only
+    nhwc = models.get_spec(name).channels_last
+    assert conv.weight.is_contiguous(memory_format=torch.channels_last) == nhwc
+    assert conv.weight.is_contiguous() == (not nhwc)
+    nchw = copy.deepcopy(model).to(memory_format=torch.contiguous_format)
+    with torch.no_grad():
+        ours = model(x)
+        reference = nchw(x)
+    torch.testing.assert_close(ours, reference, rtol=1e-4, atol=1e-5)
 
 
 def test_unknown_model_lists_the_valid_ones():
