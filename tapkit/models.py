@@ -230,7 +230,7 @@ def build_model(name: str, num_classes: int, in_channels: int = 1, pretrained: b
     quick profile) warn once and fall back to random initialisation, recorded in the returned
     ``weights`` field; without it (the paper profile) raise a RuntimeError saying which file to
     put where, since the paper's medical results start from ImageNet weights. The weights are
-    in the layout the registry declares (:attr:`ModelSpec.channels_last`).
+    in the layout the registry declares (``ModelSpec.channels_last``).
     """
     spec = get_spec(name)
     if spec.torchvision_name is None:
