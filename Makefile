@@ -35,22 +35,24 @@ $(X)/distillation.ipynb: $(X)/teachers.ipynb
 $(X)/overlap.ipynb $(X)/visual.ipynb $(X)/medical_teachers.ipynb: $(X)/pneu.ipynb $(X)/knee.ipynb
 $(X)/medical_distillation.ipynb: $(X)/medical_teachers.ipynb
 # Two lanes of about equal CPU time (measured on the 2-core CPU, quick profile), ordered without
-# rebuild triggers (after `|`): left to itself, make starts whatever is ready first and starved the
-# MNIST chain behind the medical one. MNIST lane: method, lambda_search, mnist (three seeds),
-# knee, normalisation (after mnist: its equations-form runs are mnist's, read from the cache), the
-# single-seed Setting-2 chapters teachers and distillation, overlap and visual (which read the
-# PNEU/KNEE runs), explorer. Medical lane: data, pneu (which trains the pretrained starts that
-# knee and the Setting-2 medical chapters share), medical_teachers, medical_distillation,
-# extra_architectures. Notebook seconds in a fresh-clone .ci/run (2026-11-25, docs/performance.md):
-# MNIST lane 181+72+660+618+203+148+207+82+26+9 = 2206, medical lane 10+1188+534+241+45 = 2018
-# (the 64-px stand-in and its pretrained starts make pneu and knee the largest, hence knee in the
-# MNIST lane); then speed_memory 198, comparisons 4, report 25.
-$(X)/normalisation.ipynb: | $(X)/knee.ipynb
-$(X)/teachers.ipynb: | $(X)/normalisation.ipynb
+# rebuild triggers (after `|`): left to itself, make starts whatever is ready first. The medical
+# Setting-2 chain (medical_teachers, then medical_distillation: 714 s) needs both pneu and knee, so
+# knee must end by the time pneu does. MNIST lane: method, lambda_search, the single-seed Setting-2
+# chapters teachers and distillation (by then pneu has trained the pretrained starts that knee
+# shares), knee, mnist (three seeds), normalisation (its equations-form runs are mnist's, read from
+# the cache), explorer. Medical lane: data, pneu, medical_teachers, medical_distillation,
+# extra_architectures, overlap and visual (which read the PNEU/KNEE runs). Notebook seconds in the
+# fresh-clone build of 8bb4506 (docs/performance.md), in this order: MNIST lane
+# 158+63+116+169+594+606+177+10 = 1893, medical lane 10+1105+471+243+45+80+27 = 1981; then
+# speed_memory 202, comparisons 3, report 22. (Before, knee ran after mnist and the medical lane
+# waited ~300 s for it.)
+$(X)/knee.ipynb: | $(X)/distillation.ipynb
+$(X)/mnist.ipynb: | $(X)/knee.ipynb
+$(X)/normalisation.ipynb: | $(X)/mnist.ipynb
+$(X)/explorer.ipynb: | $(X)/normalisation.ipynb
 $(X)/pneu.ipynb: | $(X)/data.ipynb
-$(X)/knee.ipynb: | $(X)/mnist.ipynb
 $(X)/extra_architectures.ipynb: | $(X)/medical_distillation.ipynb
-$(X)/overlap.ipynb $(X)/visual.ipynb: | $(X)/distillation.ipynb
+$(X)/overlap.ipynb $(X)/visual.ipynb: | $(X)/extra_architectures.ipynb
 $(X)/speed_memory.ipynb: $(filter-out $(X)/speed_memory.ipynb $(X)/report.ipynb $(X)/comparisons.ipynb,$(EXECUTED))
 $(X)/report.ipynb $(X)/comparisons.ipynb: $(X)/speed_memory.ipynb
 # speed_memory and report run alone, so they may use every core
