@@ -44,7 +44,8 @@ $(X)/medical_distillation.ipynb: $(X)/medical_teachers.ipynb
 # extra_architectures, overlap and visual (which read the PNEU/KNEE runs). Notebook seconds in the
 # fresh-clone build of 8bb4506 (docs/performance.md), in this order: MNIST lane
 # 158+63+116+169+594+606+177+10 = 1893, medical lane 10+1105+471+243+45+80+27 = 1981; then
-# speed_memory 202, comparisons 3, report 22. (Before, knee ran after mnist and the medical lane
+# speed_memory 202, comparisons 3, report 22; measured in this order (5fd4f69): 1905 and 2004 s,
+# the notebooks' wall time 40.9 -> 36.8 min. (Before, knee ran after mnist and the medical lane
 # waited ~300 s for it.)
 $(X)/knee.ipynb: | $(X)/distillation.ipynb
 $(X)/mnist.ipynb: | $(X)/knee.ipynb
