@@ -48,8 +48,8 @@ class ModelSpec:
     of the architecture, as measured on the 2-core CPU (one thread, paired steps, Adam): the
     two-layer CNN's step 0.78x as long at batch 64 (PyTorch's NCHW max-pool and convolution
     backward are slow there), DenseNet-121's 0.81x at 16 x 64 px; ResNet-18 gains nothing and
-    VGG-16 loses, so they keep NCHW. Outputs differ from NCHW's in the last bits only, and a run
-    still repeats bit for bit."""
+    VGG-16 loses, so they keep NCHW. A forward pass differs from NCHW's in the last bits only
+    (trained runs drift apart from NCHW ones), and a run still repeats bit for bit."""
 
     name: str
     builder: Callable[..., nn.Module]
