@@ -17,6 +17,7 @@ from tapkit import progress
 from tapkit.book import chapter, report
 from tapkit.book.build_time import ChapterTime
 from tapkit.experiments import protocols
+from tapkit.experiments.store import ResultStore
 from tapkit.book.params import ParameterError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,11 +66,16 @@ def test_open_chapter_rejects_bad_parameters_and_protocols(tmp_path):
 
 def test_finish_writes_a_status_record_and_the_intro_table_reads_it(tmp_path):
     ch = chapter.open_chapter({"profile": "smoke", "results": str(tmp_path)}, "mnist", "mnist")
+    asked = ch.settings.config(method="tap", lam=0.5, seed=7)
+    assert ResultStore(tmp_path / "runs").load(asked) is None  # asked for, not stored
     ch.finish()
     record = json.loads((tmp_path / "smoke" / "tables" / "status_mnist.json").read_text())
+    runs = record.pop("runs")
+    assert asked.key() in runs and len(set(runs)) == len(runs)  # every key asked, once
     assert record == {"chapter": "mnist", "profile": "smoke", "standin": False, "seeds": [0],
                       "status": "ran", "note": "", "tables": [],
-                      "data": "MNIST digits (source `embedded`)"}
+                      "data": "MNIST digits (source `embedded`)",
+                      "parameters": {"profile": "smoke", "results": str(tmp_path)}}
     times = {"mnist": ChapterTime(412.4, "Setting 1 runs", 380.0), "pneu": None}
     table = _script("build_book").status_table(["mnist", "pneu"], tmp_path / "smoke" / "tables",
                                                 "smoke", times)

@@ -1,14 +1,22 @@
 """Each training chapter's notebook asks the results store for exactly its plan's runs
 (:data:`tapkit.experiments.chapter_plans.PLANS`), which ``tapkit sweep`` and ``scripts/gpu.py``
-also run: the notebook runs with the ``smoke`` profile into an empty results folder, and the
-runs it stored (every run it asked for: the store trains what it lacks) are compared with the
-plan's for the same parameters, built afterwards from the same folder (so from the same λ
-choices). A notebook run costs 30-220 s on a busy CPU (about 25 minutes for all nine): the
-MNIST λ search (one run) runs in ``make test``; the other eight run with
-``TAPKIT_PLAN_NOTEBOOKS=1`` (they would double ``make test``; the book runs the same notebooks)."""
+also run. Two ways:
 
+* **In a built book, every chapter, at no cost** (``TAPKIT_NO_BUILD=1``, as ``.ci/run`` runs the
+  tests after ``make book``, or ``TAPKIT_BOOK_DIR``): each chapter's status record lists the keys
+  its kernel asked the store for (:func:`tapkit.experiments.store.asked_keys`), and they are
+  compared with the plan built from the book's own store (its λ choices, its teachers), read
+  only.
+* **A notebook run into an empty folder**: the notebook runs with the ``smoke`` profile, and the
+  runs it stored (every run it asked for: the store trains what it lacks) are compared with the
+  plan's for the same parameters, built afterwards from the same folder. A notebook run costs
+  30-220 s on a busy CPU (about 25 minutes for all nine): the MNIST λ search (one run) runs in
+  ``make test``; the other eight with ``TAPKIT_PLAN_NOTEBOOKS=1``."""
+
+import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,10 +24,15 @@ from pathlib import Path
 import pytest
 
 from tapkit.experiments import chapter_plans, planner
+from tapkit.experiments.executors import records_frame
+from tapkit.experiments.store import ResultStore
 from tapkit.experiments.cells import Annotation
 
 ROOT = Path(__file__).resolve().parents[1]
 ALL = os.environ.get("TAPKIT_PLAN_NOTEBOOKS") == "1"  # every chapter, not only the λ search
+BOOK_DIR = os.environ.get("TAPKIT_BOOK_DIR")  # as the browser tests: a built book to read
+BUILT = BOOK_DIR is not None or os.environ.get("TAPKIT_NO_BUILD") == "1"
+PROTOCOL_PARAMETERS = ("seeds", "epochs", "source")  # a notebook's parameters its protocol takes
 
 # chapter: (notebook, papermill parameters, the plan's options for the same parameters, cheap)
 CHAPTERS = {
@@ -82,8 +95,9 @@ def test_protocol_for_puts_setting2_on_the_teachers_seeds():
 
 
 @pytest.mark.parametrize("chapter", [
-    pytest.param(c, marks=() if cheap or ALL else pytest.mark.skip(
-        reason="a notebook run of 30-220 s: set TAPKIT_PLAN_NOTEBOOKS=1 to check it"))
+    pytest.param(c, marks=() if ALL or cheap and not BUILT else pytest.mark.skip(
+        reason="a notebook run of 30-220 s: set TAPKIT_PLAN_NOTEBOOKS=1 to check it (a built "
+               "book's chapters are checked at no cost with TAPKIT_NO_BUILD=1, as in .ci/run)"))
     for c, (*_, cheap) in CHAPTERS.items()])
 def test_the_notebook_asks_the_store_for_its_plans_runs(chapter, tmp_path):
     notebook, params, options, _ = CHAPTERS[chapter]
@@ -102,3 +116,55 @@ def test_the_notebook_asks_the_store_for_its_plans_runs(chapter, tmp_path):
 
 def _env() -> dict:
     return {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT), "TQDM_DISABLE": "1"}
+
+
+# -- in a built book ------------------------------------------------------------------------------
+
+def built_results() -> Path:
+    """``results/<profile>`` of the built book: the repository's (``make book``'s ``PROFILE``,
+    default quick) or, with ``TAPKIT_BOOK_DIR``, the one beside that book folder
+    (``scripts/smoke_book.py``'s layout)."""
+    if BOOK_DIR is None:
+        return ROOT / "results" / os.environ.get("PROFILE", "quick")
+    found = sorted((Path(BOOK_DIR).resolve().parent / "results").glob("*/tables/status_mnist.json"))
+    if len(found) != 1:
+        pytest.fail(f"expected one profile's results beside {BOOK_DIR}, found {found}")
+    return found[0].parent.parent
+
+
+def read_only(runs: Path):
+    """A plan's ``run`` that reads the built book's store and never trains."""
+    store = ResultStore(runs)
+
+    def run(configs):
+        configs = list(configs)
+        records = [store.load(cfg) for cfg in configs]
+        missing = [planner.label(c) for c, r in zip(configs, records) if r is None]
+        assert not missing, f"the built book's store lacks {len(missing)} planned runs: {missing[:4]}"
+        return records_frame(records)
+    return run
+
+
+@pytest.mark.skipif(not BUILT, reason="reads a built book's results store: TAPKIT_NO_BUILD=1 after "
+                                      "`make book` (.ci/run), or TAPKIT_BOOK_DIR")
+@pytest.mark.parametrize("chapter", list(CHAPTERS))
+def test_the_built_books_notebooks_asked_the_store_for_their_plans_runs(chapter, tmp_path):
+    results = built_results()
+    status = json.loads((results / "tables" / f"status_{chapter}.json").read_text())
+    assert "runs" in status, "the book was built before chapters recorded their runs: rebuild it"
+    params = status["parameters"]
+    overrides = {k: params[k] for k in PROTOCOL_PARAMETERS if params.get(k) is not None}
+    # the plan is built in a folder of its own: a λ search writes its choice table there
+    (tmp_path / "runs").symlink_to(results / "runs")
+    shutil.copytree(results / "tables", tmp_path / "tables")
+    p = chapter_plans.protocol_for(chapter, status["profile"], **overrides)
+    cells = chapter_plans.PLANS[chapter](p, tmp_path, read_only(tmp_path / "runs"),
+                                         **CHAPTERS[chapter][2])
+    planned = {cfg.key(): cfg for wave in planner.waves(chapter_plans.configs(cells)) for cfg in wave}
+    asked = set(status["runs"])
+    assert asked, "the chapter asked the store for no run"
+    unasked = [planner.label(planned[k]) for k in sorted(set(planned) - asked)]
+    unplanned = sorted(asked - set(planned))
+    assert not unasked and not unplanned, (
+        f"planned but not asked for: {unasked[:4]} ({len(unasked)}); asked for but not planned "
+        f"(keys in {results / 'runs'}): {unplanned[:4]} ({len(unplanned)})")

@@ -29,6 +29,7 @@ import pandas as pd
 
 from . import openings, report
 from ..experiments import protocols
+from ..experiments.store import asked_keys
 from .params import PARAMETERS, parse_params
 
 PROTOCOLS = ("mnist", "medical", None)
@@ -85,7 +86,10 @@ class Chapter:
                seeds: Iterable[int] | None = None, status: str = "ran", note: str = "") -> Path:
         """Record that this chapter ran to its end: ``status_<name>.csv/.json`` in the tables
         (``data`` and ``standin`` default to what :meth:`data` says), with the names of the tables
-        it wrote (:func:`.report.written_tables`), which the book offers for download."""
+        it wrote (:func:`.report.written_tables`), which the book offers for download, and in the
+        JSON its parameters as run and the keys of the runs it asked the store for (``runs``,
+        :func:`tapkit.experiments.store.asked_keys`: ``tests/test_chapter_plans.py`` checks them
+        against the chapter's plan in a built book)."""
         if seeds is None:
             seeds = getattr(self.settings, "seeds", ())
         described, is_standin = self.data()
@@ -96,7 +100,10 @@ class Chapter:
                   "note": note, "tables": self.tables()}
         row = pd.DataFrame([{**record, "seeds": ", ".join(map(str, record["seeds"])),
                              "tables": ", ".join(record["tables"])}])
-        return report.write_table(row, self.root, f"status_{self.name}", record)
+        as_run = {k: v for k, v in self.parameters.items()
+                  if v is None or isinstance(v, (str, int, float, bool, list, dict))}
+        return report.write_table(row, self.root, f"status_{self.name}",
+                                  {**record, "parameters": as_run, "runs": asked_keys()})
 
     def tables(self) -> list[str]:
         """The names of the tables this chapter wrote under its results root (status records

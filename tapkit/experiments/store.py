@@ -30,6 +30,16 @@ from ..teachers import saliency
 from .run import needs_teacher_model, train_run
 
 log = logging.getLogger(__name__)
+_ASKED: dict[str, None] = {}  # every key ResultStore.load was asked for in this process, in order
+
+
+def asked_keys() -> list[str]:
+    """The key of every run a :class:`ResultStore` of this process was asked for
+    (:meth:`ResultStore.load`, through which every read, run and training goes), first asked
+    first. In a notebook's kernel these are the runs its chapter read or trained: its status
+    record lists them (:meth:`tapkit.book.chapter.Chapter.finish`), and a test compares them with
+    the chapter's plan."""
+    return list(_ASKED)
 
 
 class TeacherNotTrainedError(RuntimeError):
@@ -91,7 +101,9 @@ class ResultStore:
         return self.root / cfg.key()
 
     def load(self, cfg: TrainConfig) -> dict | None:
-        """The stored record, or ``None`` when it is missing or unreadable (see :meth:`run`)."""
+        """The stored record, or ``None`` when it is missing or unreadable (see :meth:`run`). The
+        key is remembered (:func:`asked_keys`)."""
+        _ASKED.setdefault(cfg.key(), None)
         try:
             return read_metrics(self.path(cfg) / "metrics.json")
         except ValueError:
