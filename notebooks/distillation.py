@@ -56,7 +56,8 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from tapkit.book import chapter, openings, report
-from tapkit.experiments import chapter_plans, plans, protocols
+from tapkit.experiments import chapter_plans, protocols
+from tapkit.experiments import setting2_plans as s2p
 from tapkit.results import resolve_device
 from tapkit.experiments.executors import run_many
 
@@ -65,7 +66,8 @@ s, root = ch.settings, ch.root
 t = protocols.mnist_teachers(profile, kd_fractions=kd_fractions)
 s = t.on_seeds(s, seeds)  # Setting 2 runs on the teachers' seeds
 device = resolve_device(device)
-lams = plans.kd_lambdas(lambdas)
+lams = {m: lam for m, lam in s2p.student_lambdas(s, t, root, None, None, lambdas).items()
+        if m in ["tap", *methods]}  # the paper's distillation and teacher-annotation λ
 extra = {} if kd_temperature is None else {"kd_temperature": kd_temperature}
 ch.show_settings({"settings": s.as_dict(), "teachers for KD/AT/JT": list(t.kd_fractions),
                   "λ": lams})
@@ -132,7 +134,7 @@ display(Markdown(
 # %% tags=["hide-input"]
 left = []
 if set(t.kd_fractions) != set(t.fractions):
-    untrained = [plans.annotator(f) for f in t.fractions if f not in t.kd_fractions]
+    untrained = [s2p.annotator(f) for f in t.fractions if f not in t.kd_fractions]
     left.append(f"KD, AT and JT with {', '.join(untrained)} (its TAP row is trained)")
 if len(s.seeds) < 5:
     left.append(f"{len(s.seeds)} seed(s) instead of five")

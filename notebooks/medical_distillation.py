@@ -50,7 +50,7 @@ from IPython.display import Markdown, display
 
 from tapkit.book import chapter, medical, openings, report
 from tapkit.book import medical_setting2 as s2
-from tapkit.experiments import medical_teacher_plans as mtp
+from tapkit.experiments import setting2_plans as s2p
 from tapkit.experiments import chapter_plans, protocols
 from tapkit.experiments.executors import run_many
 
@@ -60,7 +60,7 @@ t = protocols.medical_teachers(profile, kd_models=kd_models, kd_fractions=kd_fra
 s, root, device = t.on_seeds(ch.settings, seeds), ch.root, ch.device
 runs_root = root / "runs"
 on = {e: medical.data_name(s, e) for e in datasets}
-lams = {(e, m): mtp.student_lambdas(t, root, e, m, lambdas) for e in datasets for m in t.kd_models}
+lams = {(e, m): s2p.student_lambdas(s, t, root, e, m, lambdas) for e in datasets for m in t.kd_models}
 extra = {} if kd_temperature is None else {"kd_temperature": kd_temperature}
 ch.show_settings({"settings": s.as_dict(), "Setting 2": t.as_dict(),
                   "λ": {f"{e} {m}": v for (e, m), v in lams.items()}, **extra})
@@ -75,7 +75,7 @@ if medical.is_standin(s):
 # compared with (– : unpaired).
 
 # %% tags=["hide-input"]
-pairs = pd.concat([mtp.at_pairs(s, t, datasets[0], m) for m in
+pairs = pd.concat([s2p.at_pairs(s, t, datasets[0], m) for m in
                    dict.fromkeys([*t.kd_models, *protocols.medical_teachers("paper").kd_models])])
 display(pairs.assign(student=pairs.student.map(medical.ARCH_LABELS)).set_index(
     ["student", "student layer"]))

@@ -55,7 +55,7 @@ from IPython.display import Markdown, display
 from tapkit import teachers
 from tapkit.book import chapter, medical, openings, report
 from tapkit.book import medical_setting2 as s2
-from tapkit.experiments import medical_teacher_plans as mtp
+from tapkit.experiments import setting2_plans as s2p
 from tapkit.experiments import chapter_plans, protocols
 from tapkit.experiments.executors import run_many
 from tapkit.experiments.store import teacher_saliency
@@ -66,7 +66,7 @@ t = protocols.medical_teachers(profile, fractions=fractions, train_taus=train_ta
 s, root, device = t.on_seeds(ch.settings, seeds), ch.root, ch.device
 runs_root = root / "runs"
 on = {e: medical.data_name(s, e) for e in datasets}
-lams = {(e, m): mtp.student_lambdas(t, root, e, m, lambdas) for e in datasets for m in t.models}
+lams = {(e, m): s2p.student_lambdas(s, t, root, e, m, lambdas) for e in datasets for m in t.models}
 ch.show_settings({"settings": s.as_dict(), "Setting 2": t.as_dict(),
                   "student threshold": threshold,
                   "λ": {f"{e} {m}": v for (e, m), v in lams.items()}})
@@ -87,14 +87,14 @@ teacher_rows = [(c.experiment, c.annotation.value, c.seed, c.cfg)
 teacher_runs = run_many([cfg for *_, cfg in teacher_rows], runs_root, device)
 teacher_runs["experiment"] = [e for e, *_ in teacher_rows]
 teacher_runs["teacher"] = [name for _, name, *_ in teacher_rows]
-teacher_runs["images"] = [len(mtp.holdout(cfg)) for *_, cfg in teacher_rows]
+teacher_runs["images"] = [len(s2p.holdout(cfg)) for *_, cfg in teacher_rows]
 label = report.provenance_label(teacher_runs, profile)
 perf = report.summarise(teacher_runs, ["experiment", "teacher"])
 report.write_table(perf, root, "medical_teacher_performance",
                    {"label": label, "settings": s.as_dict(), "teachers": t.as_dict(), "data": on})
 table = perf.assign(value=[report.fmt(m, sd) for m, sd in zip(perf["mean"], perf["std"])])
 table = table.pivot(index=["experiment", "teacher"], columns="split", values="value").reindex(
-    [(e, mtp.annotator(f)) for e in datasets for f in t.fractions])
+    [(e, s2p.annotator(f)) for e in datasets for f in t.fractions])
 table["clean training images"] = teacher_runs.groupby(["experiment", "teacher"])["images"].first()
 display(Markdown(f"*Teachers (F1 on PNEU, higher is better; MAE on KNEE, lower is better) — "
                  f"{'; '.join(on.values())}; {label}*"))
@@ -145,7 +145,7 @@ display(Markdown("The paper finds the annotations better than random (precision 
 # Ground truth and No XS are Setting 1's runs, read from the cache.
 
 # %% tags=["hide-input"]
-coverage = {e: mtp.mask_coverage([sal_e for (e2, *_), (sal_e, _) in sal.items() if e2 == e],
+coverage = {e: s2p.mask_coverage([sal_e for (e2, *_), (sal_e, _) in sal.items() if e2 == e],
                                  t.train_taus, threshold) for e in datasets}
 students_ = chapter_plans.part(chapter_plans.medical_teachers(
     s, root, chapter_plans.runner(root, device), t=t, datasets=datasets, threshold=threshold,

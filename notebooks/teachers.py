@@ -63,6 +63,7 @@ from tapkit.experiments.store import teacher_saliency
 from tapkit.book import chapter, openings, report
 from tapkit.book import mnist_setting2 as s2
 from tapkit.experiments import chapter_plans, plans, protocols
+from tapkit.experiments import setting2_plans as s2p
 from tapkit.results import resolve_device
 from tapkit.experiments.executors import run_many
 from tapkit.fit import experiment_data
@@ -73,14 +74,15 @@ t = protocols.mnist_teachers(profile, fractions=fractions, train_taus=train_taus
                              xs_methods=xs_methods)
 s = t.on_seeds(s, seeds)  # Setting 2 runs on the teachers' seeds
 device = resolve_device(device)
-lams = plans.teacher_lambdas(lambdas)
+lams = {m: lam for m, lam in s2p.student_lambdas(s, t, root, None, None, lambdas).items()
+        if m in t.xs_methods}  # the paper's teacher-annotation λ, then the notebook's
 gt_lams = plans.mnist_lambdas(root)  # the ground-truth reference is Setting 1's TAP run
 ch.show_settings({"settings": s.as_dict(), "teachers": t.as_dict(),
                   "student threshold": threshold, "λ with teacher masks": lams,
                   "λ with ground truth": gt_lams["tap"]})
 # the chapter's runs: teachers, TAP students and references, RRR/RBR students
 cells = chapter_plans.teachers(s, root, t=t, lambdas=lambdas, threshold=threshold)
-annotator = plans.annotator  # the paper's names for the two teachers: teacher_10, teacher_1
+annotator = s2p.annotator  # the paper's names for the two teachers: teacher_10, teacher_1
 
 # %% [markdown]
 # ## The teachers
@@ -182,7 +184,7 @@ plt.show()
 # whatever τ, so one random run per seed stands under every τ below.
 
 # %% tags=["hide-input"]
-cases = plans.teacher_cases(t)
+cases = s2p.teacher_cases(t)
 tap_cells = chapter_plans.part(cells, "mnist_teacher")
 tap_runs = run_many(chapter_plans.configs(tap_cells), root / "runs", device).assign(
     **chapter_plans.columns(tap_cells, "method", "annotation", "tau"))

@@ -12,12 +12,16 @@ from tapkit import results, teachers
 from tapkit.book import medical_setting2 as s2
 from tapkit.book import mnist_setting2, report
 from tapkit.experiments import chapter_plans, medical_plans, plans, protocols, setting1
-from tapkit.experiments import medical_teacher_plans as mtp
+from tapkit.experiments import setting2_plans as s2p
 from tapkit.experiments.cells import Annotation, Cell, from_record, tau_text, to_record
 
 from test_protocols import _medical_fixture, _no_training
 
 # ----------------------------------------------------------------------------- the configs
+
+
+def _mnist_teacher(p, fraction, seed):
+    return teachers.teacher_config(p.config(seed=seed), fraction)
 
 
 def _mnist_expected(chapter: str, p, root) -> list:
@@ -27,23 +31,26 @@ def _mnist_expected(chapter: str, p, root) -> list:
         return plans.search_configs(p)
     if chapter == "mnist":
         return plans.mnist_configs(p, plans.MNIST_CASES, plans.mnist_lambdas(root))
+    tl = {**protocols.MNIST_TEACHER_LAMBDAS, **protocols.MNIST_KD_LAMBDAS}
     if chapter == "distillation":
-        lams = plans.kd_lambdas()
-        return ([plans.kd_student(p, m, f, seed, lams) for f in t.fractions
-                 for m in ["tap", *chapter_plans.KD_METHODS] if m == "tap" or f in t.kd_fractions
-                 for seed in p.seeds]
-                + [plans.kd_student(p, "none", None, seed, lams) for seed in p.seeds])
-    tl, gt = plans.teacher_lambdas(), plans.mnist_lambdas(root)
-    out = [plans.teacher(p, f, seed) for f in t.fractions for seed in p.seeds]
+        out = [teachers.with_teacher(p.config(method="tap", lam=tl["tap"], seed=seed),
+                                     _mnist_teacher(p, f, seed), annotation="teacher", tau=0.01)
+               for f in t.fractions for seed in p.seeds]
+        out += [teachers.with_teacher(p.config(seed=seed), _mnist_teacher(p, f, seed), method=m,
+                                      lam=tl[m], options=p.options_for(m))
+                for f in t.kd_fractions for m in chapter_plans.KD_METHODS for seed in p.seeds]
+        return out + [p.config(method="none", seed=seed) for seed in p.seeds]
+    gt = plans.mnist_lambdas(root)
+    out = [_mnist_teacher(p, f, seed) for f in t.fractions for seed in p.seeds]
     for method in t.xs_methods:
         fractions = t.fractions if method == "tap" else t.fractions[:1]
         for seed in p.seeds:
             base = p.config(method=method, lam=tl[method], seed=seed)
-            out += [teachers.with_teacher(base, plans.teacher(p, f, seed), annotation="teacher",
+            out += [teachers.with_teacher(base, _mnist_teacher(p, f, seed), annotation="teacher",
                                           tau=tau, threshold="absolute")
                     for f in fractions for tau in t.train_taus]
-            out.append(base.replace(annotation="random"))
-    out += [p.config(method="tap", lam=gt["tap"], seed=seed) for seed in p.seeds]
+            out.append(base.replace(annotation="random"))  # the patch's coverage, any τ
+            out.append(p.config(method=method, lam=gt[method], seed=seed))  # Setting 1's
     return out + [p.config(method="none", seed=seed) for seed in p.seeds]
 
 
@@ -65,11 +72,11 @@ def _setting1(p, root, experiment, models, cases, artifact) -> list:
 
 def _students(p, t, root, e, coverage) -> list:
     """Setting 2's teachers and students of ``e`` on PNEU/KNEE."""
-    teacher = {(f, seed): mtp.teacher_config(p, t, e, f, seed) for f in t.fractions for seed in p.seeds}
+    teacher = {(f, seed): s2p.teacher_config(p, t, e, f, seed) for f in t.fractions for seed in p.seeds}
     out = list(teacher.values())
     for model in t.models:
-        lams = mtp.student_lambdas(t, root, e, model)
-        gt = mtp.setting1_lambdas(root, e, model)
+        lams = s2p.student_lambdas(p, t, root, e, model)
+        gt = s2p.setting1_lambdas(root, e, model)
         xs = [m for m in t.xs_methods if not setting1.why_not_run(p, e, model, m)]
         for m in xs:
             for tau in t.train_taus:
@@ -89,10 +96,10 @@ def _kd_students(p, t, root, e) -> list:
     """The medical distillation table's students of ``e``."""
     out = []
     for model in t.kd_models:
-        lams = mtp.student_lambdas(t, root, e, model)
+        lams = s2p.student_lambdas(p, t, root, e, model)
         for seed in p.seeds:
             none = setting1.case_config(p, e, model, "none", 0.0, seed)
-            taught = {f: mtp.teacher_config(p, t, e, f, seed) for f in t.kd_fractions}
+            taught = {f: s2p.teacher_config(p, t, e, f, seed) for f in t.kd_fractions}
             if not setting1.why_not_run(p, e, model, "tap"):
                 tap = setting1.case_config(p, e, model, "tap", lams["tap"], seed)
                 out += [teachers.with_teacher(tap, taught[f], annotation="teacher", tau=0.01,
@@ -165,17 +172,17 @@ def test_medical_plans_and_students_are_cells(tmp_path):
         ("base", Annotation.NONE, None), ("none", Annotation.NONE, None),
         ("tap", Annotation.GROUND_TRUTH, None)]
     assert runs[0].cfg.method == "none" and runs[0].cfg.data == "clean"
-    students = mtp.xs_students(p, t, "pneu", "resnet18", {"tap": 1e-3}, {0.01: 0.2})
+    students = s2p.xs_students(p, t, "pneu", "resnet18", {"tap": 1e-3}, {0.01: 0.2})
     assert [(s.annotation, s.tau) for s in students] == [
         (Annotation.TEACHER_10, 0.01), (Annotation.TEACHER_1, 0.01), (Annotation.RANDOM, 0.01)]
     assert all(isinstance(s, Cell) for s in students)
-    assert not hasattr(medical_plans, "Run") and not hasattr(mtp, "Student")
+    assert not hasattr(medical_plans, "Run") and not hasattr(s2p, "Student")
 
 
 def test_annotation_names_the_papers_teachers_and_no_other():
     assert Annotation.of_teacher(0.1) is Annotation.TEACHER_10
     assert Annotation.of_teacher(0.01) is Annotation.TEACHER_1
-    assert plans.annotator(0.1) == "teacher_10" and f"{Annotation.RANDOM}" == "random"
+    assert s2p.annotator(0.1) == "teacher_10" and f"{Annotation.RANDOM}" == "random"
     with pytest.raises(ValueError, match="no teacher annotation"):
         Annotation.of_teacher(0.05)
 
@@ -220,12 +227,12 @@ def test_mnist_setting2_table_prints_tau_any_where_none_applies():
                          "permuted": 0.8, "clean": 0.9}, index=range(len(tap))).assign(
         **chapter_plans.columns(tap, "method", "annotation", "tau"))
     summary = report.summarise(runs, ["method", "annotation", "tau"])
-    table = mnist_setting2.ours_with_paper(summary, "tap", (0.01,), plans.teacher_cases(
+    table = mnist_setting2.ours_with_paper(summary, "tap", (0.01,), s2p.teacher_cases(
         protocols.mnist_teachers("quick")))
     assert list(table.index) == [("teacher_10", "0.01"), ("teacher_1", "0.01"), ("random", "0.01"),
                                  ("ground_truth", "any"), ("none", "any")]
     assert table.loc[("ground_truth", "any"), "permuted (paper)"] != "–"
-    assert list(mnist_setting2.bar_labels(summary, plans.teacher_cases(
+    assert list(mnist_setting2.bar_labels(summary, s2p.teacher_cases(
         protocols.mnist_teachers("quick"))).index) == [
         "teacher_10\nτ=0.01", "teacher_1\nτ=0.01", "random", "ground_truth", "none"]
 

@@ -14,7 +14,9 @@ from tapkit.book import medical, params
 from tapkit.data import DataNotFoundError
 from tapkit.experiments import chapter_plans, medical_plans, plans, protocols, setting1
 from tapkit.methods import default_options
-from tapkit.experiments import medical_teacher_plans as mtp
+from tapkit.experiments import setting2_plans as s2p
+from tapkit.experiments.cells import Annotation
+from tapkit.experiments.setting2_protocols import LambdaSource, RandomMasks
 from tapkit.config import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -239,13 +241,13 @@ def test_medical_setting2_students_share_their_teachers_data(profile, tmp_path):
     m = protocols.medical(profile, source="embedded" if profile != "paper" else _medical_fixture(tmp_path))
     t = protocols.medical_teachers(profile)
     p = t.on_seeds(m)
-    teachers_ = {cfg.key(): cfg for *_, cfg in mtp.teacher_configs(p, t, "pneu")}
+    teachers_ = {c.cfg.key(): c.cfg for c in s2p.teacher_cells(p, t, "pneu")}
     assert len(teachers_) == len(t.fractions) * len(p.seeds)
     assert {c.model for c in teachers_.values()} == {"resnet18"}
     assert all(c.data == "holdout" and c.method == "none" for c in teachers_.values())
     model = t.models[0]
-    lams = mtp.student_lambdas(t, tmp_path, "pneu", model)
-    students = mtp.xs_students(p, t, "pneu", model, lams, {tau: 0.25 for tau in t.train_taus})
+    lams = s2p.student_lambdas(p, t, tmp_path, "pneu", model)
+    students = s2p.xs_students(p, t, "pneu", model, lams, {tau: 0.25 for tau in t.train_taus})
     per_seed_tau = len(t.fractions) + 1  # each teacher's masks, and random masks
     assert len(students) == len(t.xs_methods) * len(t.train_taus) * len(p.seeds) * per_seed_tau
     for st in students:
@@ -253,26 +255,27 @@ def test_medical_setting2_students_share_their_teachers_data(profile, tmp_path):
             assert st.cfg.annotation == "random" and st.cfg.random_coverage == 0.25
         else:  # taught by one of the teachers above, at the student's tau
             assert st.cfg.teacher.key() in teachers_ and st.cfg.tau == st.tau
-    kd = mtp.kd_students(p, t, "pneu", t.kd_models[0], mtp.student_lambdas(t, tmp_path, "pneu", t.kd_models[0]))
+    kd = s2p.kd_students(p, t, "pneu", t.kd_models[0], s2p.student_lambdas(p, t, tmp_path, "pneu", t.kd_models[0]))
     assert {st.method for st in kd} == set(t.kd_methods)
     assert all(st.cfg.teacher.key() in teachers_ for st in kd)
     # the distillation chapter's TAP and No-XS rows are the Setting-2 chapter's runs (cache hits)
-    setting2 = {st.cfg.key() for st in mtp.setting2_students(p, t, "pneu", tmp_path, {tau: 0.25 for tau in t.train_taus})}
-    shared = [st for st in mtp.distillation_students(p, t, "pneu", tmp_path) if st.method in ("tap", "none")]
+    setting2 = {st.cfg.key() for st in s2p.setting2_students(p, t, "pneu", tmp_path, {tau: 0.25 for tau in t.train_taus})}
+    shared = [st for st in s2p.distillation_students(p, t, "pneu", tmp_path) if st.method in ("tap", "none")]
     assert shared and all(st.cfg.key() in setting2 for st in shared)
 
 
 def test_medical_setting2_lambdas_come_from_setting1_on_the_standin(tmp_path):
-    t = protocols.medical_teachers("quick")
+    p, t = protocols.medical("quick"), protocols.medical_teachers("quick")
     (tmp_path / "tables").mkdir()
     (tmp_path / "tables" / "lambda_choice_pneu_tag.csv").write_text(
         "model,method,lam,val_loss\nresnet18,tap,0.01,0.5\n")
-    lams = mtp.student_lambdas(t, tmp_path, "pneu", "resnet18")
+    lams = s2p.student_lambdas(p, t, tmp_path, "pneu", "resnet18")
     # TAP: the search's choice above; RRR/RBR: the paper's ground-truth table for PNEU ResNet-18
     # (tex line 560: 1e-3, 1e7), not searched; KD/AT/JT: the quick profile's kd_lambda, 1
     assert lams == {"tap": 0.01, "rrr": 1e-3, "rbr": 1e7, "kd": 1.0, "at": 1.0, "jt": 1.0}
-    assert mtp.student_lambdas(t, tmp_path, "pneu", "resnet18", {"tap": 3.0})["tap"] == 3.0
-    paper = mtp.student_lambdas(protocols.medical_teachers("paper"), tmp_path, "pneu", "resnet18")
+    assert s2p.student_lambdas(p, t, tmp_path, "pneu", "resnet18", {"tap": 3.0})["tap"] == 3.0
+    paper = s2p.student_lambdas(protocols.medical("paper"), protocols.medical_teachers("paper"),
+                                tmp_path, "pneu", "resnet18")
     # the paper's teacher-annotation λ table (tex line 573) and distillation table (line 1043),
     # PNEU ResNet-18, as printed; the search's choice does not apply to the paper's λ
     assert paper == {"tap": 1e-6, "rrr": 1e-4, "rbr": 1e2, "at": 1e0, "jt": 1e-3, "kd": 1e4}
@@ -280,10 +283,10 @@ def test_medical_setting2_lambdas_come_from_setting1_on_the_standin(tmp_path):
 
 def test_at_pairs_a_vgg16_student_with_a_resnet18_teacher_by_resolution():
     m, t = protocols.medical("paper", source="embedded"), protocols.medical_teachers("paper")
-    pairs = mtp.at_pairs(m, t, "pneu", "vgg16")
+    pairs = s2p.at_pairs(m, t, "pneu", "vgg16")
     assert pairs["size"].tolist() == ["112 px", "56 px", "28 px", "14 px", "7 px"]
     assert pairs["teacher layer"].tolist() == ["–", "layer1", "layer2", "layer3", "layer4"]
-    dense = mtp.at_pairs(m, t, "pneu", "densenet121")
+    dense = s2p.at_pairs(m, t, "pneu", "densenet121")
     assert dense["size"].tolist() == dense["teacher size"].tolist()  # four stages each: 1:1
 
 
@@ -314,3 +317,65 @@ def test_one_protocol_type_serves_mnist_as_the_one_experiment_one_model_case():
         d.config(model="resnet18")
     assert d.config("pneu", "resnet18").image_size == 64 and cfg.image_size is None
     assert "image_size" not in m.as_dict() and m.as_dict()["options"] == {}
+
+
+# ----------------------------------------------------------------------------- one Setting 2
+
+def test_one_setting2_plan_serves_mnist_and_the_medical_sets_by_its_typed_fields(tmp_path):
+    """Decoy-MNIST's and PNEU's Setting 2 come from the same functions; what differs is data of
+    the protocol: random masks of the patch's coverage once per seed (MNIST) or of the teachers'
+    coverage at each τ (PNEU), and RRR/RBR with the first teacher only (MNIST)."""
+    mnist = protocols.mnist("paper").with_overrides(seeds=[0, 1])
+    tm = protocols.mnist_teachers("paper")
+    lams = s2p.student_lambdas(mnist, tm, tmp_path, None, None)
+    assert lams == {**protocols.MNIST_TEACHER_LAMBDAS, **protocols.MNIST_KD_LAMBDAS}
+    students = s2p.xs_students(mnist, tm, None, None, lams)
+    random = [c for c in students if c.annotation is Annotation.RANDOM]
+    assert [(c.method, c.tau, c.seed) for c in random] == [
+        (m, None, seed) for m in ("tap", "rrr", "rbr") for seed in (0, 1)]
+    assert all(c.cfg.random_coverage is None and c.experiment == "decoy-mnist" for c in random)
+    taught = {(c.method, c.annotation) for c in students if c.annotation.is_teacher}
+    assert taught == {("tap", Annotation.TEACHER_10), ("tap", Annotation.TEACHER_1),
+                      ("rrr", Annotation.TEACHER_10), ("rbr", Annotation.TEACHER_10)}
+    assert len(students) == 2 * (3 * 2 + 3 * 1 + 3 * 1) + len(random)  # τ, then random per seed
+    assert all(c.cfg.teacher.model == "two_layer_cnn" for c in students if c.annotation.is_teacher)
+
+    pneu, tp = protocols.medical("paper", source="embedded"), protocols.medical_teachers("paper")
+    with pytest.raises(ValueError, match="teachers' coverage"):
+        s2p.random_students(pneu, tp, "pneu", "resnet18", {"tap": 1.0, "rrr": 1.0, "rbr": 1.0})
+    rnd = s2p.random_students(pneu, tp.with_overrides(seeds=(0,)), "pneu", "resnet18",
+                              dict.fromkeys(("tap", "rrr", "rbr"), 1.0), {0.01: 0.1, 0.05: 0.2,
+                                                                           0.1: 0.3})
+    assert [(c.tau, c.cfg.random_coverage) for c in rnd if c.method == "tap" and c.seed == 0] == [
+        (0.01, 0.1), (0.05, 0.2), (0.1, 0.3)]
+
+
+def test_a_setting2_protocol_rejects_an_unknown_random_mask_or_lambda_source():
+    with pytest.raises(ValueError, match=r"unknown random_masks 'uniform'.*'teachers', 'ground_truth'"):
+        protocols.mnist_teachers("quick").with_overrides(random_masks="uniform")
+    with pytest.raises(ValueError, match="unknown lambda_source 'tuned'"):
+        protocols.medical_teachers("quick").with_overrides(lambda_source="tuned")
+    t = protocols.medical_teachers("quick").with_overrides(lambda_source="paper")
+    assert t.lambda_source is LambdaSource.PAPER and t.random_masks is RandomMasks.TEACHERS
+
+
+def test_random_masks_cover_what_the_teachers_masks_cover_at_each_tau(monkeypatch, tmp_path):
+    """The PNEU random baseline's coverage (:func:`teacher_coverage`, as the sweep computes it
+    when no notebook passes it): per τ, the share of pixels ``E < τ`` (Eq. 14), averaged over
+    the teachers' saliency maps. Hand-made maps stand in for the trained teachers'."""
+    import torch
+
+    p, t = protocols.medical("quick"), protocols.medical_teachers("quick")
+    t = t.with_overrides(train_taus=(0.05, 0.5))
+    maps = iter([torch.tensor([[[[0.01, 0.2], [0.6, 0.9]]]]),     # 10% teacher: 1/4, 2/4 below
+                 torch.tensor([[[[0.0, 0.03], [0.04, 1.0]]]])])   # 1% teacher: 3/4, 3/4 below
+    asked = []
+
+    def saliency(cfg, runs_root, device):
+        asked.append((cfg.clean_fraction, cfg.data, runs_root))
+        return next(maps), None
+
+    monkeypatch.setattr(s2p, "teacher_saliency", saliency)
+    cover = s2p.teacher_coverage(p, t, "pneu", tmp_path / "runs")
+    assert cover == pytest.approx({0.05: (0.25 + 0.75) / 2, 0.5: (0.5 + 0.75) / 2})
+    assert asked == [(0.1, "holdout", tmp_path / "runs"), (0.01, "holdout", tmp_path / "runs")]

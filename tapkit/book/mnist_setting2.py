@@ -13,7 +13,7 @@ from torch import Tensor
 from .. import teachers
 from ..data import Split
 from ..experiments.cells import Annotation, tau_text
-from ..experiments.plans import annotator
+from ..experiments.setting2_plans import annotator
 from . import report
 
 PAPER_HELD = {0.1: 6000, 0.01: 600}  # 10% and 1% of the paper's 60,000 training digits

@@ -1,7 +1,7 @@
 """One labelled run, as typed data: :class:`Cell` (the config that trains a run, and what the
 tables call it) and :class:`Annotation` (where its masks come from).
 
-Every plan (:mod:`.plans`, :mod:`.medical_plans`, :mod:`.medical_teacher_plans`,
+Every plan (:mod:`.plans`, :mod:`.medical_plans`, :mod:`.setting2_plans`,
 :mod:`.chapter_plans`) lists its runs as cells, so a label means one thing everywhere: ``method``
 is the table's method row, ``annotation`` the source of the masks (or of the teacher a student
 distils), ``tau`` the threshold as a number (None where none applies). The tables the notebooks

@@ -25,11 +25,11 @@ from ..config import TrainConfig
 from ..method_options import KdOptions
 from ..results import resolve_device
 from . import medical_plans, plans, protocols, setting1
-from . import medical_teacher_plans as mtp
+from . import setting2_plans as s2p
 from .cells import Annotation, Cell, labels
 from .executors import run_many
 from .medical_runs import search_and_choose
-from .protocols import MedicalTeachersProtocol, Protocol, TeachersProtocol
+from .protocols import Protocol, TeachersProtocol
 
 Runner = Callable[[list], Any]  # trains / reads a list of configs; returns their record frame
 KD_METHODS = ("kd", "at", "jt")
@@ -90,29 +90,37 @@ def teachers(p: Protocol, root: str | Path, run: Runner | None = None,
     """Setting 2 on Decoy-MNIST (``p`` on the teachers' seeds, :meth:`on_seeds`): the teachers
     (``"teacher_performance"``, annotation the teacher's own), TAP with teacher, random and
     ground-truth masks and No XS (``"mnist_teacher"``), and the protocol's other XS methods with
-    the first teacher's and random masks (``"mnist_teacher_xs"``)."""
+    the first teacher's and random masks and their ground-truth runs (``"mnist_teacher_xs"``);
+    each table's cells in the order of the paper's MNIST table: method, annotation
+    (:func:`.setting2_plans.teacher_cases`), τ, seed."""
     t = t or protocols.mnist_teachers(p.name)
-    tl, gt = plans.teacher_lambdas(lambdas), plans.mnist_lambdas(root)
-    out = [Cell(cfg, "teacher_performance", model=cfg.model, annotation=plans.annotator(f),
-                seed=seed)
-           for f in t.fractions for seed in p.seeds for cfg in [plans.teacher(p, f, seed)]]
-    out += plans.student_cells(p, t, "tap", plans.teacher_cases(t), tl, gt, threshold,
-                               "mnist_teacher")
-    return out + plans.teacher_xs_cells(p, t, tl, gt, threshold, "mnist_teacher_xs")
+    cases, seeds = s2p.teacher_cases(t), list(p.seeds)
+    methods = ["tap", *[m for m in t.xs_methods if m != "tap"]]
+    students = sorted(s2p.setting2_students(p, t, None, root, None, threshold, lambdas),
+                      key=lambda c: (methods.index("tap" if c.method == "none" else c.method),
+                                     cases.index(c.annotation), -1.0 if c.tau is None else c.tau,
+                                     seeds.index(c.seed)))
+    return (_named(s2p.teacher_cells(p, t), "teacher_performance")
+            + _named([c for c in students if c.method in ("tap", "none")], "mnist_teacher")
+            + _named([c for c in students if c.method not in ("tap", "none")],
+                     "mnist_teacher_xs"))
 
 
 def distillation(p: Protocol, root: str | Path, run: Runner | None = None,
                  t: TeachersProtocol | None = None, methods: Sequence[str] = KD_METHODS,
                  lambdas: Mapping[str, float] | None = None,
                  kd_temperature: float | None = None) -> list[Cell]:
-    """TAP with each teacher's masks at τ = 0.01 (Setting 2's runs), KD/AT/JT students of the
-    ``kd_fractions`` teachers and No XS (Setting 1's run) on Decoy-MNIST; annotation: the
+    """TAP with each teacher's masks at τ = 0.01 (Setting 2's runs), KD/AT/JT (``methods``)
+    students of the ``kd_fractions`` teachers and No XS (Setting 1's run) on Decoy-MNIST (table
+    ``"mnist_kd"``), by teacher, method and seed as the paper's MNIST table; annotation: the
     teacher's (none for No XS), method: TAP, KD, AT, JT or none. ``kd_temperature``: KD's
     :class:`~tapkit.method_options.KdOptions` temperature (None: the protocol's, default 4)."""
-    t = t or protocols.mnist_teachers(p.name)
-    lams = plans.kd_lambdas(lambdas)
+    t = (t or protocols.mnist_teachers(p.name)).with_overrides(kd_methods=tuple(methods))
     p = p if kd_temperature is None else p.with_options(kd=KdOptions(temperature=kd_temperature))
-    return plans.kd_cells(p, t, methods, lams, "mnist_kd")
+    cases, order, seeds = s2p.teacher_cases(t), ["tap", *t.kd_methods, "none"], list(p.seeds)
+    return _named(sorted(s2p.distillation_students(p, t, None, root, lambdas),
+                         key=lambda c: (cases.index(c.annotation), order.index(c.method),
+                                        seeds.index(c.seed))), "mnist_kd")
 
 
 # ----------------------------------------------------------------------------- medical
@@ -159,16 +167,16 @@ def extra_architectures(p: Protocol, root: str | Path, run: Runner,
             for c in searched_runs(p, root, run, e, models, cases, "tag", lambdas, f"extra_{e}")]
 
 
-def medical_teacher_cells(p: Protocol, t: MedicalTeachersProtocol,
+def medical_teacher_cells(p: Protocol, t: TeachersProtocol,
                           datasets: Sequence[str] = MEDICAL_DATASETS) -> list[Cell]:
     """The Setting-2 teachers of ``datasets`` (table ``"medical_teacher_performance"``,
     annotation the teacher's own): the first part of :func:`medical_teachers`."""
-    return [Cell(cfg, "medical_teacher_performance", e, cfg.model, "none", name, None, seed)
-            for e in datasets for name, seed, cfg in mtp.teacher_configs(p, t, e)]
+    return [c for e in datasets
+            for c in _named(s2p.teacher_cells(p, t, e), "medical_teacher_performance")]
 
 
 def medical_teachers(p: Protocol, root: str | Path, run: Runner,
-                     t: MedicalTeachersProtocol | None = None,
+                     t: TeachersProtocol | None = None,
                      datasets: Sequence[str] = MEDICAL_DATASETS, threshold: str = "absolute",
                      lambdas: Mapping[str, Any] | None = None,
                      coverage: Mapping[str, Mapping[float, float]] | None = None,
@@ -184,17 +192,17 @@ def medical_teachers(p: Protocol, root: str | Path, run: Runner,
         teacher = medical_teacher_cells(p, t, [e])
         if coverage is None:
             run(configs(teacher))
-            cover = mtp.teacher_coverage(p, t, e, Path(root) / "runs", resolve_device(device),
+            cover = s2p.teacher_coverage(p, t, e, Path(root) / "runs", resolve_device(device),
                                          threshold)
         else:
             cover = coverage[e]
-        out += teacher + _named(mtp.setting2_students(p, t, e, root, cover, threshold, lambdas),
+        out += teacher + _named(s2p.setting2_students(p, t, e, root, cover, threshold, lambdas),
                                 "medical_teacher")
     return out
 
 
 def medical_distillation(p: Protocol, root: str | Path, run: Runner | None = None,
-                         t: MedicalTeachersProtocol | None = None,
+                         t: TeachersProtocol | None = None,
                          datasets: Sequence[str] = MEDICAL_DATASETS,
                          lambdas: Mapping[str, Any] | None = None,
                          kd_temperature: float | None = None) -> list[Cell]:
@@ -205,7 +213,7 @@ def medical_distillation(p: Protocol, root: str | Path, run: Runner | None = Non
     t = t or protocols.medical_teachers(p.name)
     p = p if kd_temperature is None else p.with_options(kd=KdOptions(temperature=kd_temperature))
     return [c for e in datasets
-            for c in _named(mtp.distillation_students(p, t, e, root, lambdas), "medical_kd")]
+            for c in _named(s2p.distillation_students(p, t, e, root, lambdas), "medical_kd")]
 
 
 # ----------------------------------------------------------------------------- the registry

@@ -4,8 +4,8 @@ they ask for exactly the same configs and hit the same cached runs; ``tests/test
 builds every list of both profiles without training.
 
 Decoy-MNIST cases follow Setting 1: ``base`` (No XS on clean digits), ``none`` (No XS) and the XS
-methods with ground-truth masks; Setting 2 and the distillation chapter add teachers
-(:mod:`tapkit.teachers`). The medical chapters' lists are in :mod:`.medical_plans`.
+methods with ground-truth masks. Setting 2 and the distillation comparison, for every dataset, are
+in :mod:`.setting2_plans`; the medical chapters' Setting-1 lists in :mod:`.medical_plans`.
 """
 
 from __future__ import annotations
@@ -16,12 +16,10 @@ from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from .. import teachers
 from ..config import TrainConfig
 from ..metrics import TASK_METRICS
-from .cells import Annotation, Cell, masks_of
-from .protocols import (EQUATIONS, MNIST_KD_LAMBDAS, MNIST_LAMBDAS, MNIST_TEACHER_LAMBDAS,
-                        RELEASED, Protocol, TeachersProtocol)
+from .cells import Cell, masks_of
+from .protocols import EQUATIONS, MNIST_LAMBDAS, RELEASED, Protocol
 from .setting1 import CASES, case_config
 
 MNIST_CASES = CASES
@@ -110,118 +108,6 @@ def mnist_case_config(p: Protocol, case: str, lams: Mapping[str, float], seed: i
 def mnist_configs(p: Protocol, cases: Sequence[str], lams: Mapping[str, float]) -> list[TrainConfig]:
     """Setting 1: every case for each of its seeds (:meth:`Protocol.seeds_for`), case-major."""
     return [mnist_case_config(p, c, lams, seed) for c in cases for seed in p.seeds_for(c)]
-
-
-# ----------------------------------------------------------------------------- Setting 2
-
-def annotator(fraction: float) -> Annotation:
-    """The annotation of the teacher that learnt from the clean ``fraction`` (the paper's
-    ``teacher_10``, ``teacher_1``)."""
-    return Annotation.of_teacher(fraction)
-
-
-def teacher(p: Protocol, fraction: float, seed: int) -> TrainConfig:
-    """The teacher of seed ``seed``: no XS, trained on the clean ``fraction`` (data="holdout")."""
-    return teachers.teacher_config(p.config(seed=seed), fraction)
-
-
-def teacher_lambdas(lambdas: Mapping[str, float] | None = None) -> dict[str, float]:
-    """λ with teacher masks: the paper's teacher-annotation table, then ``lambdas``."""
-    return {**MNIST_TEACHER_LAMBDAS, **(lambdas or {})}
-
-
-def student(p: Protocol, t: TeachersProtocol, method: str, annotation: Annotation | str,
-            tau: float, seed: int, lams: Mapping[str, float], gt_lams: Mapping[str, float],
-            threshold: str = "absolute") -> TrainConfig:
-    """A Setting-2 student with masks from ``annotation``: a teacher, random masks, the ground
-    truth (Setting 1's run, with its λ ``gt_lams``) or none (Setting 1's No-XS run)."""
-    annotation = Annotation(annotation)
-    if annotation is Annotation.NONE:
-        return p.config(method="none", seed=seed)
-    if annotation is Annotation.GROUND_TRUTH:
-        return p.config(method=method, lam=gt_lams[method], seed=seed)
-    cfg = p.config(method=method, lam=lams[method], seed=seed)
-    if annotation is Annotation.RANDOM:  # ground-truth coverage, independent of tau: one run per seed
-        return cfg.replace(annotation="random")
-    fraction = {annotator(f): f for f in t.fractions}[annotation]
-    return teachers.with_teacher(cfg, teacher(p, fraction, seed), annotation="teacher", tau=tau,
-                                 threshold=threshold)
-
-
-def teacher_cases(t: TeachersProtocol) -> list[Annotation]:
-    """The annotations of the MNIST Setting-2 table, in its order: each teacher, random masks,
-    the ground truth and none (No XS)."""
-    return [annotator(f) for f in t.fractions] + [Annotation.RANDOM, Annotation.GROUND_TRUTH,
-                                                  Annotation.NONE]
-
-
-def student_cells(p: Protocol, t: TeachersProtocol, method: str,
-                  annotations: Sequence[Annotation | str], lams: Mapping[str, float],
-                  gt_lams: Mapping[str, float], threshold: str = "absolute",
-                  table: str = "") -> list[Cell]:
-    """The students of ``method`` with each of ``annotations``: a teacher's masks at every
-    training τ; random masks and the ground truth once per seed (τ None; random masks have the
-    ground truth's coverage); none is No XS (method ``none``)."""
-    out = []
-    for annotation in map(Annotation, annotations):
-        for tau in (t.train_taus if annotation.is_teacher else [None]):
-            for seed in p.seeds:
-                cfg = student(p, t, method, annotation, tau if tau is not None else 0.01, seed,
-                              lams, gt_lams, threshold)
-                out.append(Cell(cfg, table, model=cfg.model,
-                                method="none" if annotation is Annotation.NONE else method,
-                                annotation=annotation, tau=tau, seed=seed, lam=cfg.lam))
-    return out
-
-
-def teacher_xs_cells(p: Protocol, t: TeachersProtocol, lams: Mapping[str, float],
-                     gt_lams: Mapping[str, float], threshold: str = "absolute",
-                     table: str = "") -> list[Cell]:
-    """RRR and RBR (the protocol's ``xs_methods`` beyond TAP) with the first teacher's and random
-    masks."""
-    return [c for method in t.xs_methods if method != "tap"
-            for c in student_cells(p, t, method, [annotator(t.fractions[0]), Annotation.RANDOM],
-                                   lams, gt_lams, threshold, table)]
-
-
-# ----------------------------------------------------------------------------- distillation
-
-def kd_lambdas(lambdas: Mapping[str, float] | None = None) -> dict[str, float]:
-    """KD/AT/JT λ of the paper, TAP's teacher-annotation λ, then ``lambdas``."""
-    return {**MNIST_KD_LAMBDAS, "tap": MNIST_TEACHER_LAMBDAS["tap"], **(lambdas or {})}
-
-
-def kd_student(p: Protocol, method: str, fraction: float | None, seed: int,
-               lams: Mapping[str, float]) -> TrainConfig:
-    """TAP with the teacher's masks at tau = 0.01 (Setting 2's run), a distillation student of
-    the same teacher (its options from ``p.options``, e.g. KD's temperature), or No XS (Setting
-    1's run)."""
-    if method == "none":
-        return p.config(method="none", seed=seed)
-    if fraction is None:
-        raise ValueError(f"method {method!r} needs a teacher fraction")
-    if method == "tap":
-        cfg = p.config(method="tap", lam=lams["tap"], seed=seed)
-        return teachers.with_teacher(cfg, teacher(p, fraction, seed), annotation="teacher", tau=0.01)
-    return teachers.with_teacher(p.config(seed=seed), teacher(p, fraction, seed), method=method,
-                                 lam=lams[method], options=p.options_for(method))
-
-
-def kd_cells(p: Protocol, t: TeachersProtocol, methods: Sequence[str],
-             lams: Mapping[str, float], table: str = "") -> list[Cell]:
-    """The distillation table: TAP with every teacher's masks at τ = 0.01, KD/AT/JT students of
-    the ``kd_fractions`` teachers (annotation: the teacher they learn from, τ None; their options
-    from ``p.options``), and No XS for reference."""
-    rows = [(f, m, seed) for f in t.fractions for m in ["tap", *methods]
-            if m == "tap" or f in t.kd_fractions for seed in p.seeds]
-    rows += [(None, "none", seed) for seed in p.seeds]
-    out = []
-    for f, m, seed in rows:
-        cfg = kd_student(p, m, f, seed, lams)
-        out.append(Cell(cfg, table, model=cfg.model, method=m,
-                        annotation=Annotation.NONE if f is None else annotator(f),
-                        tau=0.01 if m == "tap" else None, seed=seed, lam=cfg.lam))
-    return out
 
 
 def mnist_cells(p: Protocol, cases: Sequence[str], lams: Mapping[str, float],

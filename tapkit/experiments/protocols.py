@@ -34,7 +34,7 @@ from ..sources import Embedded, Source, parse_source
 from ..config import TrainConfig
 from .protocol_base import (EQUATIONS, RELEASED, MethodOptionsTable,  # noqa: F401 (re-exported)
                             _Protocol, _TrainsMethods, check_options_table)
-from .setting2_protocols import MedicalTeachersProtocol, TeachersProtocol  # noqa: F401
+from .setting2_protocols import LambdaSource, RandomMasks, TeachersProtocol  # noqa: F401
 
 PROFILES = ("quick", "paper", "smoke")  # smoke: see SMOKE below
 
@@ -268,10 +268,15 @@ MNIST = {  # quick: three seeds for the report's intervals; RBR (~4 CPU-minutes 
                       optimizer="sgd", lr=1e-3, options=RELEASED, search=PAPER_GRIDS,
                       ablation=PAPER_GRIDS),
 }
-MNIST_TEACHERS = {  # seeds, teachers' clean fractions, training τ, XS methods, KD teachers
-    "quick": TeachersProtocol((0,), (0.1, 0.01), (0.01,), ("tap",), (0.1,)),
+MNIST_TEACHERS = {  # seeds, teachers' clean fractions, training τ, XS methods, KD teachers; random
+    # masks of the patch's coverage, RRR/RBR with the 10% teacher only, TAP with both in the
+    # distillation table (the paper's MNIST tables)
+    "quick": TeachersProtocol((0,), (0.1, 0.01), (0.01,), ("tap",), (0.1,),
+                              random_masks=RandomMasks.GROUND_TRUTH, xs_fractions=(0.1,),
+                              kd_tap_fractions=(0.1, 0.01)),
     "paper": TeachersProtocol((0, 1, 2, 3, 4), (0.1, 0.01), (0.01, 0.05, 0.1), ("tap", "rrr", "rbr"),
-                              (0.1, 0.01)),
+                              (0.1, 0.01), random_masks=RandomMasks.GROUND_TRUTH, xs_fractions=(0.1,),
+                              kd_tap_fractions=(0.1, 0.01)),
 }
 
 # Paper: 224 px, batch 16, ImageNet weights, SGD lr 1e-5, five seeds. Quick: the stand-in,
@@ -319,13 +324,14 @@ MEDICAL = {
 # images on the PNEU stand-in: cheap), KD/AT/JT on ResNet-18 with the 10% teacher.
 _TAUS = (0.01, 0.05, 0.1)
 MEDICAL_TEACHERS = {
-    "quick": MedicalTeachersProtocol((0,), (0.1, 0.01), (0.01,), _TAUS, "resnet18", 15,
-                                     ("resnet18", "densenet121"), ("tap",), ("kd", "at", "jt"),
-                                     ("resnet18",), (0.1,), "setting1", 1.0),
-    "paper": MedicalTeachersProtocol((0, 1, 2, 3, 4), (0.1, 0.01), _TAUS, _TAUS, "resnet18", None,
-                                     ("vgg16", "resnet18", "densenet121"), ("tap", "rrr", "rbr"),
-                                     ("kd", "at", "jt"), ("vgg16", "resnet18", "densenet121"),
-                                     (0.1, 0.01), "paper"),
+    "quick": TeachersProtocol((0,), (0.1, 0.01), (0.01,), ("tap",), (0.1,), quality_taus=_TAUS,
+                              models=("resnet18", "densenet121"), teacher_model="resnet18",
+                              teacher_epochs=15, kd_models=("resnet18",),
+                              lambda_source=LambdaSource.SETTING1, kd_lambda=1.0),
+    "paper": TeachersProtocol((0, 1, 2, 3, 4), (0.1, 0.01), _TAUS, ("tap", "rrr", "rbr"),
+                              (0.1, 0.01), quality_taus=_TAUS,
+                              models=("vgg16", "resnet18", "densenet121"), teacher_model="resnet18",
+                              kd_models=("vgg16", "resnet18", "densenet121")),
 }
 
 # Table 1: the paper's batch of 16 224-px images on a GPU; on the quick profile's 2-core CPU a
@@ -413,7 +419,7 @@ def medical(profile: str, **overrides: Any) -> Protocol:
     return p
 
 
-def medical_teachers(profile: str, **overrides: Any) -> MedicalTeachersProtocol:
+def medical_teachers(profile: str, **overrides: Any) -> TeachersProtocol:
     return _pick(MEDICAL_TEACHERS, profile).with_overrides(**overrides)
 
 

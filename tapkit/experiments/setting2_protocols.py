@@ -1,11 +1,12 @@
-"""Setting 2's protocols (teacher annotations and the distillation comparison), each beside the
-Setting-1 :class:`~.protocols.Protocol` that trains its runs: :class:`TeachersProtocol` beside
-Decoy-MNIST's, :class:`MedicalTeachersProtocol` beside PNEU/KNEE's. The profiles are in
-:mod:`.protocols`."""
+"""Setting 2's protocol (teacher annotations and the distillation comparison), one type for every
+dataset: :class:`TeachersProtocol`, beside the Setting-1 :class:`~.protocols.Protocol` that trains
+its runs. Decoy-MNIST and PNEU/KNEE differ only in the typed fields below; the profiles are in
+:mod:`.protocols`, the plans in :mod:`.setting2_plans`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, TypeVar
 
 from .protocol_base import _Protocol
@@ -13,59 +14,81 @@ from .protocol_base import _Protocol
 P = TypeVar("P", bound=_Protocol)
 
 
-class _Setting2(_Protocol):
-    """Shared by the Setting-2 protocols: the Setting-1 protocol that trains their runs, moved
-    onto their ``seeds`` (the teachers' seeds)."""
+class RandomMasks(str, Enum):
+    """What the random baseline's masks cover (``annotation="random"`` students)."""
 
-    seeds: tuple[int, ...]
+    TEACHERS = "teachers"          # what the teachers' masks cover at each τ: a run per τ (the
+    #                                paper's PNEU/KNEE tables, whose random column moves with τ)
+    GROUND_TRUTH = "ground_truth"  # the ground truth's coverage whatever τ: a run per seed, which
+    #                                stands under every τ (Decoy-MNIST, whose patch size is known)
 
-    def on_seeds(self, s: P, seeds: Any = None) -> P:
-        """``s`` on these ``seeds``, unless a notebook gives its own ``seeds``."""
-        return s if seeds is not None else s.with_overrides(seeds=self.seeds)
+
+class LambdaSource(str, Enum):
+    """Where the students' λ come from (:func:`.setting2_plans.student_lambdas`)."""
+
+    PAPER = "paper"        # the paper's teacher-annotation and distillation tables
+    SETTING1 = "setting1"  # Setting 1's λ of this profile and ``kd_lambda`` (a stand-in, on
+    #                        which the paper's tables, tuned at 224 px from ImageNet weights, say
+    #                        nothing)
 
 
 @dataclass(frozen=True)
-class TeachersProtocol(_Setting2):
-    """Setting 2 (teacher annotations) and the distillation comparison: teachers hold out
-    ``fractions`` of the training split; students train at ``train_taus``; RRR/RBR with teacher
-    masks (``xs_methods`` beyond TAP) and KD/AT/JT (``kd_fractions``) cost the most, so the quick
-    profile keeps one threshold, TAP only, the 10% teacher and one of Setting 1's ``seeds``."""
+class TeachersProtocol(_Protocol):
+    """Setting 2 and the distillation comparison on one dataset or several. Teachers
+    (``teacher_model``; None: the Setting-1 protocol's only model) learn from the clean
+    ``fractions`` of the training split for ``teacher_epochs`` (None: the students'). Students of
+    ``models`` (None: the only model) train with the ``xs_methods`` on teacher masks at every
+    ``train_taus``, RRR/RBR with the ``xs_fractions`` teachers only (None: every teacher), and on
+    random masks (``random_masks``); ``quality_taus`` are the annotation-quality figure's
+    thresholds. The distillation table sets TAP with the ``kd_tap_fractions`` teachers' masks at
+    τ = 0.01 (None: ``kd_fractions``) beside KD/AT/JT (``kd_methods``) students of ``kd_models``
+    (None: the only model) taught by the ``kd_fractions`` teachers. λ: ``lambda_source``, with
+    ``kd_lambda`` for KD/AT/JT from Setting 1. The quick profiles keep one seed, one τ, TAP only
+    and the 10% teacher for KD/AT/JT: the rest costs the most."""
 
     seeds: tuple[int, ...]
     fractions: tuple[float, ...]
     train_taus: tuple[float, ...]
     xs_methods: tuple[str, ...]
     kd_fractions: tuple[float, ...]
-
-
-@dataclass(frozen=True)
-class MedicalTeachersProtocol(_Setting2):
-    """Setting 2 and the distillation comparison on PNEU/KNEE (or the stand-in), beside a
-    :class:`Protocol` that trains every run. Teachers (``teacher_model``, the paper's
-    ResNet-18) learn from the clean ``fractions`` of the training split for ``teacher_epochs``
-    (None: the student protocol's). Students of ``models`` train with the ``xs_methods`` on
-    teacher masks and on random masks of the same coverage at every ``train_taus``;
-    ``quality_taus`` are the thresholds of the annotation-quality figure. KD/AT/JT
-    (``kd_methods``) train ``kd_models`` with the ``kd_fractions`` teachers. λ: ``"paper"`` takes
-    the paper's teacher-annotation and distillation tables; ``"setting1"`` (a stand-in, where
-    those say nothing) takes TAP/RRR/RBR's λ from this profile's Setting-1 search and
-    ``kd_lambda`` for KD/AT/JT."""
-
-    seeds: tuple[int, ...]
-    fractions: tuple[float, ...]
-    train_taus: tuple[float, ...]
-    quality_taus: tuple[float, ...]
-    teacher_model: str
-    teacher_epochs: int | None
-    models: tuple[str, ...]
-    xs_methods: tuple[str, ...]
-    kd_methods: tuple[str, ...]
-    kd_models: tuple[str, ...]
-    kd_fractions: tuple[float, ...]
-    lambda_source: str = "paper"
+    quality_taus: tuple[float, ...] = ()
+    models: tuple[str, ...] | None = None
+    teacher_model: str | None = None
+    teacher_epochs: int | None = None
+    kd_methods: tuple[str, ...] = ("kd", "at", "jt")
+    kd_models: tuple[str, ...] | None = None
+    random_masks: RandomMasks = RandomMasks.TEACHERS
+    xs_fractions: tuple[float, ...] | None = None
+    kd_tap_fractions: tuple[float, ...] | None = None
+    lambda_source: LambdaSource = LambdaSource.PAPER
     kd_lambda: float = 1.0
 
     def __post_init__(self) -> None:
-        if self.lambda_source not in ("paper", "setting1"):
-            raise ValueError(f"unknown lambda_source {self.lambda_source!r}; expected 'paper' or "
-                             "'setting1'")
+        for name, kind in (("random_masks", RandomMasks), ("lambda_source", LambdaSource)):
+            value = getattr(self, name)
+            try:
+                object.__setattr__(self, name, kind(value))
+            except ValueError:
+                raise ValueError(f"unknown {name} {value!r}; expected one of "
+                                 f"{[k.value for k in kind]}") from None
+
+    def on_seeds(self, s: P, seeds: Any = None) -> P:
+        """``s`` (the Setting-1 protocol) on these ``seeds``, unless a notebook gives its own."""
+        return s if seeds is not None else s.with_overrides(seeds=self.seeds)
+
+    def students(self, s: Any) -> tuple[str, ...]:
+        """The student architectures: ``models``, or the Setting-1 protocol ``s``'s only one."""
+        return self.models or (s.resolve("model", None),)
+
+    def kd_students(self, s: Any) -> tuple[str, ...]:
+        """The KD/AT/JT student architectures: ``kd_models``, or ``s``'s only one."""
+        return self.kd_models or (s.resolve("model", None),)
+
+    def teacher(self, s: Any) -> str:
+        """The teachers' architecture: ``teacher_model``, or ``s``'s only one."""
+        return self.teacher_model or s.resolve("model", None)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The settings for a table's metadata, without the fields that are None or empty (the
+        Setting-1 protocol's model, no quality figure)."""
+        return {k: v for k, v in super().as_dict().items() if v not in (None, [])}
