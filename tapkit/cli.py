@@ -61,6 +61,17 @@ def _positive(text: str) -> int:
 _positive.__name__ = "integer"  # argparse's "invalid integer value: 'x'"
 
 
+def _seeds(text: str) -> list[int]:
+    """``0,1,2`` as ``[0, 1, 2]``: distinct seeds, none negative."""
+    try:
+        seeds = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seeds like 0,1,2, got {text!r}") from None
+    if not seeds or min(seeds) < 0 or len(set(seeds)) != len(seeds):
+        raise argparse.ArgumentTypeError(f"expected distinct seeds of at least 0, got {text!r}")
+    return seeds
+
+
 def _non_negative(text: str) -> int:
     value = int(text)
     if value < 0:
@@ -193,7 +204,7 @@ def _sweep(args: argparse.Namespace) -> int:
     from .experiments.failures import RunsFailedError
     from .experiments.sweep import plan, sweep
 
-    overrides = {"epochs": args.epochs} if args.epochs is not None else {}
+    overrides = {k: v for k, v in (("epochs", args.epochs), ("seeds", args.seeds)) if v is not None}
     chapters = [c for c in args.chapters.split(",") if c]
     params = dict(_param(text) for text in args.submitit_param)
     if args.dry_run:
@@ -297,6 +308,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--results", default=None, help="the store (default: results/PROFILE)")
     s.add_argument("--epochs", type=_positive, default=None,
                    help="override every chapter's epochs (e.g. a smoke test)")
+    s.add_argument("--seeds", type=_seeds, default=None,
+                   help="override every chapter's seeds, e.g. 0,1,2 (the λ searches run on the "
+                        "first); the notebooks read them with -p seeds \"[0, 1, 2]\"")
     s.add_argument("--device", default="auto")
     s.add_argument("--dry-run", action="store_true",
                    help="list the runs the sweep would submit, one a line as "

@@ -159,6 +159,25 @@ def test_dry_run_lists_what_a_sweep_would_submit_and_trains_nothing(filled, tmp_
     assert len(stored & {c.key() for c in mnist}) == 1  # its chosen TAP run on seed 0: the search's
 
 
+def test_seeds_override_every_chapter_and_the_search_runs_on_the_first(filled, capsys):
+    """``--seeds 0,1,2``: each chapter on those seeds (e.g. the deep-CNN tables over three seeds,
+    from a cluster), the λ search on seed 0 as before, so it is not trained again."""
+    args = ARGS[:4] + ["mnist", "--epochs", "1", "--results", str(filled), "--dry-run"]
+    assert cli.main(args + ["--seeds", "0,1,2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    mnist = planner.waves(sweep_module.CHAPTERS["mnist"]("quick", filled, None, epochs=1,
+                                                         seeds=[0, 1, 2]))[0]
+    stored = set(_entries(filled))
+    assert lines == [f"mnist/{planner.label(c)}/{c.key()}" for c in mnist if c.key() not in stored]
+    assert {c.seed for c in mnist} == {0, 1, 2} and len(lines) == len(mnist) - 1  # TAP, seed 0
+    assert sorted((c.method, c.data) for c in mnist if c.seed == 2) == [
+        ("none", "clean"), ("none", "contaminated"), ("rrr", "contaminated"),
+        ("tap", "contaminated")]  # RBR stays on the first seed (case_seeds)
+    for bad in ("0,,1", "1,1", "-1"):
+        with pytest.raises(SystemExit):
+            cli.main(args + ["--seeds", bad])
+
+
 def test_a_corrupted_entry_is_moved_aside_and_redone(filled, tmp_path):
     root = tmp_path / "quick"
     shutil.copytree(filled, root)
