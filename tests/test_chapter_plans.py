@@ -132,6 +132,17 @@ def built_results() -> Path:
     return found[0].parent.parent
 
 
+def recorded_options(chapter: str, tables: Path) -> dict:
+    """Plan options the book recorded: the random masks' coverage per τ, which the Setting-2
+    chapter computed from its teachers' saliency and wrote with its table (recomputing it costs
+    ~30 CPU-seconds; ``test_protocols.py`` checks the computation)."""
+    if chapter != "medical_teachers":
+        return {}
+    meta = json.loads((tables / "medical_teacher.json").read_text())
+    return {"coverage": {e: {float(tau): c for tau, c in by_tau.items()}
+                         for e, by_tau in meta["coverage"].items()}}
+
+
 def read_only(runs: Path):
     """A plan's ``run`` that reads the built book's store and never trains."""
     store = ResultStore(runs)
@@ -159,7 +170,8 @@ def test_the_built_books_notebooks_asked_the_store_for_their_plans_runs(chapter,
     shutil.copytree(results / "tables", tmp_path / "tables")
     p = chapter_plans.protocol_for(chapter, status["profile"], **overrides)
     cells = chapter_plans.PLANS[chapter](p, tmp_path, read_only(tmp_path / "runs"),
-                                         **CHAPTERS[chapter][2])
+                                         **CHAPTERS[chapter][2],
+                                         **recorded_options(chapter, results / "tables"))
     planned = {cfg.key(): cfg for wave in planner.waves(chapter_plans.configs(cells)) for cfg in wave}
     asked = set(status["runs"])
     assert asked, "the chapter asked the store for no run"
