@@ -39,7 +39,6 @@ import functools
 import http.server
 import os
 import re
-import shutil
 import subprocess
 import sys
 import threading
@@ -48,6 +47,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+from tapkit.experiments import chapter_plans
+from test_chapter_plans import check_built_chapter
 
 pytestmark = pytest.mark.browser
 yaml = pytest.importorskip("yaml", reason="PyYAML (a jupyter-book dependency) reads _toc.yml")
@@ -120,9 +122,11 @@ def html(chromium, tmp_path_factory) -> Path:
             pytest.fail(f"the smoke book failed ({time.time() - start:.0f} s); end of {log}:\n"
                         + log.read_text()[-4000:])
         book = folder / "book"
-        # Only the HTML is read from here on: the trained models (VGG-16 checkpoints are 0.5 GB
-        # each) would otherwise hold gigabytes of a small CI disk until pytest prunes its folders.
-        shutil.rmtree(folder / "results", ignore_errors=True)
+        # The HTML and the runs' records are read from here on (the plan check below): the
+        # trained models (VGG-16 checkpoints are 0.5 GB each) would otherwise hold gigabytes of a
+        # small CI disk until pytest prunes its folders.
+        for model in (folder / "results").glob("*/runs/*/*.pt"):
+            model.unlink()
     out = book / "_build" / "html"
     if not (out / "index.html").exists():
         pytest.fail(f"no built book at {out}")
@@ -505,3 +509,14 @@ def test_chapter_tables_download_and_parse(open_page, server, doc):
             assert len(rows) >= 2 and len(rows[0]) >= 2, f"{doc}: {href} is not a table: {rows[:2]}"
             assert all(len(r) == len(rows[0]) for r in rows), f"{doc}: {href} has ragged rows"
 
+
+# --------------------------------------------------------------------------- the smoke book's runs
+
+@pytest.mark.skipif(not BUILD, reason="a built book's chapters: tests/test_chapter_plans.py with "
+                                      "TAPKIT_NO_BUILD=1 or TAPKIT_BOOK_DIR")
+@pytest.mark.parametrize("chapter", list(chapter_plans.PLANS))
+def test_the_smoke_books_notebooks_asked_the_store_for_their_plans_runs(chapter, html, tmp_path):
+    """Each training chapter of the smoke book asked the store for exactly its plan's runs
+    (:func:`test_chapter_plans.check_built_chapter`, here where the smoke book is built)."""
+    results, = (html.parents[2] / "results").glob("*/tables/status_mnist.json")
+    check_built_chapter(chapter, results.parent.parent, tmp_path)

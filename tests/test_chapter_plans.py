@@ -2,16 +2,17 @@
 (:data:`tapkit.experiments.chapter_plans.PLANS`), which ``tapkit sweep`` and ``scripts/gpu.py``
 also run. Two ways:
 
-* **In a built book, every chapter, at no cost** (``TAPKIT_NO_BUILD=1``, as ``.ci/run`` runs the
-  tests after ``make book``, or ``TAPKIT_BOOK_DIR``): each chapter's status record lists the keys
-  its kernel asked the store for (:func:`tapkit.experiments.store.asked_keys`), and they are
-  compared with the plan built from the book's own store (its λ choices, its teachers), read
-  only.
-* **A notebook run into an empty folder**: the notebook runs with the ``smoke`` profile, and the
-  runs it stored (every run it asked for: the store trains what it lacks) are compared with the
-  plan's for the same parameters, built afterwards from the same folder. A notebook run costs
-  30-220 s on a busy CPU (about 25 minutes for all nine): the MNIST λ search (one run) runs in
-  ``make test``; the other eight with ``TAPKIT_PLAN_NOTEBOOKS=1``."""
+* **In a built book, every chapter, at no cost** (:func:`check_built_chapter`): each chapter's
+  status record lists the keys its kernel asked the store for
+  (:func:`tapkit.experiments.store.asked_keys`), and they are compared with the plan built from
+  the book's own store (its λ choices, its teachers), read only. ``make test`` checks the smoke
+  book its browser tests build (``tests/test_browser.py``); with ``TAPKIT_NO_BUILD=1``, as
+  ``.ci/run`` runs the tests after ``make book``, or ``TAPKIT_BOOK_DIR``, the tests here check
+  that book.
+* **A notebook run into an empty folder** (``TAPKIT_PLAN_NOTEBOOKS=1``): the notebook runs with
+  the ``smoke`` profile, and the runs it stored (every run it asked for: the store trains what it
+  lacks) are compared with the plan's for the same parameters, built afterwards from the same
+  folder. A notebook run costs 7-220 s on a busy CPU (about 25 minutes for all nine)."""
 
 import json
 import math
@@ -34,17 +35,17 @@ BOOK_DIR = os.environ.get("TAPKIT_BOOK_DIR")  # as the browser tests: a built bo
 BUILT = BOOK_DIR is not None or os.environ.get("TAPKIT_NO_BUILD") == "1"
 PROTOCOL_PARAMETERS = ("seeds", "epochs", "source")  # a notebook's parameters its protocol takes
 
-# chapter: (notebook, papermill parameters, the plan's options for the same parameters, cheap)
+# chapter: (notebook, papermill parameters, the plan's options for the same parameters)
 CHAPTERS = {
-    "lambda_search": ("lambda_search", {}, {}, True),
-    "mnist": ("mnist", {}, {}, False),
-    "teachers": ("teachers", {}, {}, False),
-    "distillation": ("distillation", {}, {}, False),
-    "pneu": ("medical_gt", {"experiment": "pneu"}, {}, False),
-    "knee": ("medical_gt", {"experiment": "knee"}, {}, False),
-    "extra_architectures": ("extra_architectures", {}, {}, False),
-    "medical_teachers": ("medical_teachers", {}, {}, False),
-    "medical_distillation": ("medical_distillation", {}, {}, False),
+    "lambda_search": ("lambda_search", {}, {}),
+    "mnist": ("mnist", {}, {}),
+    "teachers": ("teachers", {}, {}),
+    "distillation": ("distillation", {}, {}),
+    "pneu": ("medical_gt", {"experiment": "pneu"}, {}),
+    "knee": ("medical_gt", {"experiment": "knee"}, {}),
+    "extra_architectures": ("extra_architectures", {}, {}),
+    "medical_teachers": ("medical_teachers", {}, {}),
+    "medical_distillation": ("medical_distillation", {}, {}),
 }
 
 
@@ -95,12 +96,13 @@ def test_protocol_for_puts_setting2_on_the_teachers_seeds():
 
 
 @pytest.mark.parametrize("chapter", [
-    pytest.param(c, marks=() if ALL or cheap and not BUILT else pytest.mark.skip(
-        reason="a notebook run of 30-220 s: set TAPKIT_PLAN_NOTEBOOKS=1 to check it (a built "
-               "book's chapters are checked at no cost with TAPKIT_NO_BUILD=1, as in .ci/run)"))
-    for c, (*_, cheap) in CHAPTERS.items()])
+    pytest.param(c, marks=() if ALL else pytest.mark.skip(
+        reason="a notebook run of 7-220 s: set TAPKIT_PLAN_NOTEBOOKS=1 to check it (every "
+               "built book's chapters are checked at no cost: the smoke book's in "
+               "test_browser.py, CI's with TAPKIT_NO_BUILD=1)"))
+    for c in CHAPTERS])
 def test_the_notebook_asks_the_store_for_its_plans_runs(chapter, tmp_path):
-    notebook, params, options, _ = CHAPTERS[chapter]
+    notebook, params, options = CHAPTERS[chapter]
     results = tmp_path / "results"
     args = [a for name, value in {**params, "results": str(results)}.items()
             for a in ("-p", name, value)]
@@ -156,16 +158,14 @@ def read_only(runs: Path):
     return run
 
 
-@pytest.mark.skipif(not BUILT, reason="reads a built book's results store: TAPKIT_NO_BUILD=1 after "
-                                      "`make book` (.ci/run), or TAPKIT_BOOK_DIR")
-@pytest.mark.parametrize("chapter", list(CHAPTERS))
-def test_the_built_books_notebooks_asked_the_store_for_their_plans_runs(chapter, tmp_path):
-    results = built_results()
+def check_built_chapter(chapter: str, results: Path, tmp_path: Path) -> None:
+    """The runs ``chapter``'s notebook asked the store for in the book built into ``results``
+    (``results/<profile>``; its status record) are exactly its plan's, built from that store
+    read only, in ``tmp_path`` (a λ search writes its choice table there)."""
     status = json.loads((results / "tables" / f"status_{chapter}.json").read_text())
     assert "runs" in status, "the book was built before chapters recorded their runs: rebuild it"
     params = status["parameters"]
     overrides = {k: params[k] for k in PROTOCOL_PARAMETERS if params.get(k) is not None}
-    # the plan is built in a folder of its own: a λ search writes its choice table there
     (tmp_path / "runs").symlink_to(results / "runs")
     shutil.copytree(results / "tables", tmp_path / "tables")
     p = chapter_plans.protocol_for(chapter, status["profile"], **overrides)
@@ -180,3 +180,11 @@ def test_the_built_books_notebooks_asked_the_store_for_their_plans_runs(chapter,
     assert not unasked and not unplanned, (
         f"planned but not asked for: {unasked[:4]} ({len(unasked)}); asked for but not planned "
         f"(keys in {results / 'runs'}): {unplanned[:4]} ({len(unplanned)})")
+
+
+@pytest.mark.skipif(not BUILT, reason="reads a built book's results store: TAPKIT_NO_BUILD=1 after "
+                                      "`make book` (.ci/run), or TAPKIT_BOOK_DIR; `make test` "
+                                      "checks its smoke book in tests/test_browser.py")
+@pytest.mark.parametrize("chapter", list(CHAPTERS))
+def test_the_built_books_notebooks_asked_the_store_for_their_plans_runs(chapter, tmp_path):
+    check_built_chapter(chapter, built_results(), tmp_path)
