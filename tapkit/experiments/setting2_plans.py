@@ -36,9 +36,6 @@ from .setting1 import case_config, why_not_run
 from .setting2_protocols import LambdaSource, RandomMasks, TeachersProtocol
 from .store import teacher_saliency
 
-XS_METHODS = ("tap", "rrr", "rbr")
-
-
 def annotator(fraction: float) -> Annotation:
     """The annotation of the teacher that learnt from the clean ``fraction`` (the paper's
     ``teacher_10``, ``teacher_1``)."""
