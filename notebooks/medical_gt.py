@@ -108,8 +108,10 @@ frame = medical.run_frame(runs, root, device)
 frame["trained as"] = [r.cfg.model for r in runs]
 label = report.provenance_label(frame, profile)
 summary = medical.summarise(frame)
-report.write_table(summary, root, f"{experiment}_gt", {"label": label, "settings": s.as_dict(), "data": on,
-                                                       "origin": medical.origin(s).value})
+meta = {"label": label, "settings": s.as_dict(), "data": on, "origin": medical.origin(s).value}
+report.write_table(summary, root, f"{experiment}_gt", meta)
+per_run = medical.runs_table(frame)  # the report's paired differences over seeds
+report.write_table(per_run, root, f"{experiment}_gt_runs", meta)
 left = medical.left_out(s, experiment, models, methods)
 display(Markdown(f"*Results on the {on}: {label}*"))
 if medical.is_standin(s):
@@ -211,5 +213,6 @@ chapter.show_committed(
     f"run `make book PROFILE=paper` on a GPU with the {NAME} folder as `source` and commit "
     "`results/paper/`.",
     shape=chapter.by_split);
-ch.opening(openings.medical_found(summary, experiment, on, medical.origin(s), medical.untrained(s)))
+ch.opening(openings.medical_found(summary, per_run, experiment, on, medical.origin(s),
+                                  medical.untrained(s)))
 ch.finish();

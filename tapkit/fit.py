@@ -124,7 +124,8 @@ def fit(model: nn.Module, train: Split, cfg: TrainConfig, targets: tuple[str, ..
     """Train ``model`` for ``cfg.epochs`` epochs on ``train`` (whose masks are the annotations).
 
     Seeded so that a CPU run repeats bit for bit; with ``checkpoint``, the state after every
-    epoch (model, optimiser, RNG, history) is written atomically and a rerun resumes from it; a
+    epoch but the last (model, optimiser, RNG, history) is written atomically and a rerun resumes
+    from it; a
     checkpoint that cannot be used (corrupt, another model's) is moved aside with a warning and
     the run starts afresh. The masks are checked to be finite once, before the first step.
     The split is moved to ``device`` once (where it fits) and batched in the DataLoader's
@@ -156,7 +157,9 @@ def fit(model: nn.Module, train: Split, cfg: TrainConfig, targets: tuple[str, ..
                                          teacher=teacher)
         while result.status == "ok" and result.epochs_done < cfg.epochs:
             _epoch(model, opt, step, data, gen, cfg, device, result, progress, sync_each_step)
-            if checkpoint is not None:
+            # after the last epoch the caller writes the model and removes the checkpoint: no
+            # checkpoint to write then (VGG-16's, with Adam's moments, is 1.7 GB)
+            if checkpoint is not None and result.status == "ok" and result.epochs_done < cfg.epochs:
                 save_torch(checkpoint, {"model": model.state_dict(), "optimizer": opt.state_dict(),
                                         "generator": gen.get_state(),
                                         "torch_rng": torch.get_rng_state(),

@@ -66,7 +66,7 @@ def _setting1(p, root, experiment, models, cases, artifact) -> list:
                                           lams.get(c) if c in ("rrr", "rbr", "tap") else 0.0,
                                           seed, artifact)
                 for c in cases if not setting1.why_not_run(p, experiment, m, c)
-                for seed in p.seeds]
+                for seed in p.seeds_on(m)]  # the quick profile: VGG-16 on its first seed only
     return out
 
 
@@ -164,8 +164,8 @@ def test_every_plan_is_cells_with_an_annotation_and_a_numeric_tau(tmp_path):
 
 
 def test_medical_plans_and_students_are_cells(tmp_path):
-    p = protocols.medical("quick")
     t = protocols.medical_teachers("quick")
+    p = t.on_seeds(protocols.medical("quick"))  # one seed, as Setting 2 trains
     runs = medical_plans.medical_runs(p, "pneu", ["resnet18"], ["base", "none", "tap"])
     assert all(isinstance(r, Cell) for r in runs)
     assert [(r.method, r.annotation, r.tau) for r in runs[:3]] == [

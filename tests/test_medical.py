@@ -217,7 +217,9 @@ def test_medical_runs_use_the_paper_lambdas_and_batchnorm_eval_for_rbr():
     s = medical.chapter_settings("quick", not_run={})  # every cell, at the paper's λ
     runs = medical.medical_runs(s, "pneu", ["vgg16", "resnet18"], medical.CASES)
     by = {(r.model, r.method): r.cfg for r in runs}
-    assert len(runs) == 2 * len(medical.CASES) * len(s.seeds)
+    # VGG-16 on the first seed, ResNet-18 on all three (the quick profile's model_seeds)
+    assert s.seeds == (0, 1, 2) and len(runs) == len(medical.CASES) * (1 + 3)
+    assert [r.seed for r in runs if r.model == "resnet18" and r.method == "tap"] == [0, 1, 2]
     assert by["resnet18", "tap"].lam == 1e-3 and by["resnet18", "rbr"].lam == 1e7
     assert by["vgg16", "tap"].lam == 1e-7
     assert all(by[m, c].options.batchnorm == "running" for m in ("resnet18", "vgg16")
@@ -236,7 +238,7 @@ def test_medical_runs_accept_lambda_overrides_and_extra_architectures():
     assert s.model_overrides == {}
     runs = medical.medical_runs(s, "knee", ["resnet18", "mobilenet_v2"], ["tap"],
                                 lambdas={"resnet18": {"tap": 0.5}})
-    assert [r.cfg.lam for r in runs] == [0.5, 1e-5]
+    assert [(r.cfg.lam, r.seed) for r in runs] == [(0.5, 0), (0.5, 1), (0.5, 2), (1e-5, 0)]
     assert medical.has_batchnorm("mobilenet_v2") and not medical.has_batchnorm("vgg16")
     with pytest.raises(ValueError, match="unknown case"):
         medical.case_config(s, "pneu", "resnet18", "jt", 1.0, 0)
@@ -300,6 +302,10 @@ def test_trained_reads_a_stored_model_without_initialising_it(tmp_path):
 def test_quick_profile_leaves_cells_out_with_a_reason_and_searches_per_architecture():
     s = protocols.medical("quick")
     runs = medical.medical_runs(s, "pneu", medical.ARCHITECTURES, medical.CASES, lambdas={"tap": 1.0, "rrr": 1.0})
+    # three seeds of each ResNet-18 and DenseNet-121 cell, one of VGG-16's (model_seeds)
+    assert [r.seed for r in runs if r.model == "densenet121" and r.method == "none"] == [0, 1, 2]
+    assert {r.seed for r in runs if r.model == "vgg16"} == {0}
+    runs = [r for r in runs if r.seed == 0]
     assert [(r.model, r.method) for r in runs] == [
         ("vgg16", "base"), ("vgg16", "none"), ("vgg16", "tap"), ("resnet18", "base"),
         ("resnet18", "none"), ("resnet18", "rrr"), ("resnet18", "tap"), ("densenet121", "base"),

@@ -75,16 +75,20 @@ def test_mnist_opening_reads_the_runs_and_the_reports_verdicts():
 def test_medical_opening_signs_knee_mae_so_that_more_is_worse():
     rows = {("resnet18", "none"): (1.0, 1.5), ("resnet18", "tap"): (1.0, 1.1),
             ("vgg16", "none"): (2.0, 2.0)}
-    text = openings_medical.medical_found(_summary(rows, ["model", "case"]), "knee",
+    runs = pd.DataFrame([{"model": m, "case": c, "seed": 0, "status": "ok", "contaminated": a,
+                          "permuted": b, "clean": a, "val_constant": 1.2}
+                         for (m, c), (a, b) in rows.items()])
+    text = openings_medical.medical_found(_summary(rows, ["model", "case"]), runs, "knee",
                                           "the digits stand-in for KNEE", DataOrigin.STANDIN,
                                           skip=["vgg16"])
     # MAE: permuted - contaminated; VGG-16 untrained is left out of the numbers and named
     assert text.startswith("MAE added when the tags are permuted (more means more use of the "
                            "tag): No XS — ResNet-18 +0.500; TAP — ResNet-18 +0.100.")
-    assert "Not trained in this profile: VGG-16." in text and "not judged here (the stand-in" in text
+    # one seed: no paired interval to judge
+    assert "Not trained in this profile: VGG-16." in text and "not judged here (one seed)" in text
     pneu = openings_medical.medical_found(_summary({("resnet18", "none"): (0.9, 0.3)},
-                                                   ["model", "case"]), "pneu", "PNEU",
-                                                   DataOrigin.PAPER)
+                                                   ["model", "case"]), runs.iloc[:0], "pneu",
+                                          "PNEU", DataOrigin.PAPER)
     assert pneu.startswith("F-score lost when the tags are permuted") and "No XS — ResNet-18 +0.600" in pneu
     assert openings_medical.signed(-0.0001) == "0.000" and openings_medical.signed(-0.1) == "-0.100"
 

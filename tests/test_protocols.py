@@ -134,8 +134,8 @@ def test_search_choice_feeds_the_medical_runs(tmp_path):
     (tmp_path / "tables").mkdir()
     choice.to_csv(tmp_path / "tables" / "lambda_choice_pneu_tag.csv", index=False)
     lams = medical_plans.searched_lambdas(tmp_path, "pneu", "tag", {"rrr": 0.5})
-    runs = medical.medical_runs(protocols.medical("quick"), "pneu", ["resnet18"], ["tap", "rrr"],
-                                lambdas=lams)
+    runs = medical.medical_runs(protocols.medical("quick", seeds=[0]), "pneu", ["resnet18"],
+                                ["tap", "rrr"], lambdas=lams)
     assert [r.cfg.lam for r in runs] == [1e-5, 0.5]
 
 
@@ -365,8 +365,8 @@ def test_random_masks_cover_what_the_teachers_masks_cover_at_each_tau(monkeypatc
     the teachers' saliency maps. Hand-made maps stand in for the trained teachers'."""
     import torch
 
-    p, t = protocols.medical("quick"), protocols.medical_teachers("quick")
-    t = t.with_overrides(train_taus=(0.05, 0.5))
+    t = protocols.medical_teachers("quick").with_overrides(train_taus=(0.05, 0.5))
+    p = t.on_seeds(protocols.medical("quick"))  # as the chapter plans it: the teachers' seed
     maps = iter([torch.tensor([[[[0.01, 0.2], [0.6, 0.9]]]]),     # 10% teacher: 1/4, 2/4 below
                  torch.tensor([[[[0.0, 0.03], [0.04, 1.0]]]])])   # 1% teacher: 3/4, 3/4 below
     asked = []

@@ -67,7 +67,7 @@ def test_theorem1_tap_removes_input_gradient_mass_from_the_mask():
     assert with_tap < 0.25 * plain
 
 
-def test_cpu_training_repeats_bit_for_bit_and_resumes(tmp_path):
+def test_cpu_training_repeats_bit_for_bit_and_resumes(tmp_path, monkeypatch):
     split = _decoy_fixture(n=128)
     cfg = TrainConfig(method="tap", lam=0.1, epochs=2, batch_size=32)
 
@@ -81,11 +81,10 @@ def test_cpu_training_repeats_bit_for_bit_and_resumes(tmp_path):
     b = TinyCNN()
     fit(b, split, cfg, ("relu1",), progress=False)
     assert all(torch.equal(p, q) for p, q in zip(weights(a), weights(b)))
-    # interrupted after one epoch, then resumed from the checkpoint
+    # interrupted in its second epoch, then resumed from the checkpoint of the first
     torch.manual_seed(123)
-    c = TinyCNN()
     ckpt = tmp_path / "checkpoint.pt"
-    fit(c, split, cfg.replace(epochs=1), ("relu1",), checkpoint=ckpt, progress=False)
+    interrupted_in_epoch_2(monkeypatch, TinyCNN(), split, cfg, ckpt)
     torch.manual_seed(999)  # a different process state must not matter
     d = TinyCNN()
     result = fit(d, split, cfg, ("relu1",), checkpoint=ckpt, progress=False)
@@ -93,8 +92,38 @@ def test_cpu_training_repeats_bit_for_bit_and_resumes(tmp_path):
     assert all(torch.equal(p, q) for p, q in zip(weights(a), weights(d)))
 
 
+class Interrupted(Exception):
+    pass
+
+
+def interrupted_in_epoch_2(monkeypatch, model, split, cfg, ckpt) -> None:
+    """``fit`` stopped as a killed process would be, inside its second epoch: the checkpoint of
+    the first is on disk."""
+    epoch = training._epoch
+
+    def first_only(model, opt, step, data, gen, cfg, *args):
+        if args[1].epochs_done >= 1:  # args: device, the FitResult, ...
+            raise Interrupted
+        return epoch(model, opt, step, data, gen, cfg, *args)
+
+    with monkeypatch.context() as m:
+        m.setattr(training, "_epoch", first_only)
+        with pytest.raises(Interrupted):
+            fit(model, split, cfg, ("relu1",), checkpoint=ckpt, progress=False)
+    assert torch.load(ckpt, weights_only=True)["epoch"] == 1
+
+
+def test_no_checkpoint_is_written_after_the_last_epoch(tmp_path, monkeypatch):
+    split, cfg = _decoy_fixture(n=64), TrainConfig(method="tap", lam=0.1, epochs=2, batch_size=32)
+    saved = []
+    monkeypatch.setattr(training, "save_torch", lambda path, obj: saved.append(obj["epoch"]))
+    fit(TinyCNN(), split, cfg, ("relu1",), checkpoint=tmp_path / "checkpoint.pt", progress=False)
+    assert saved == [1]  # the caller writes the model after epoch 2
+
+
 @pytest.mark.parametrize("spoil", ["truncated", "another_model", "bad_generator_state"])
-def test_an_unusable_checkpoint_is_moved_aside_and_the_run_starts_afresh(tmp_path, caplog, spoil):
+def test_an_unusable_checkpoint_is_moved_aside_and_the_run_starts_afresh(tmp_path, caplog, spoil,
+                                                                          monkeypatch):
     """A checkpoint cut short, another model's, or one whose RNG state torch refuses: moved aside
     with one warning, and the run repeats bit for bit the run that had no checkpoint (nothing of
     the bad file, weights or optimiser state, leaks into it)."""
@@ -104,8 +133,7 @@ def test_an_unusable_checkpoint_is_moved_aside_and_the_run_starts_afresh(tmp_pat
     fit(fresh, split, cfg, ("relu1",), progress=False)
     ckpt = tmp_path / "checkpoint.pt"
     torch.manual_seed(7)
-    fit(TinyCNN(), split, cfg.replace(epochs=1, lr=0.5), ("relu1",), checkpoint=ckpt,
-        progress=False)
+    interrupted_in_epoch_2(monkeypatch, TinyCNN(), split, cfg.replace(lr=0.5), ckpt)
     state = torch.load(ckpt, weights_only=True)
     if spoil == "truncated":
         ckpt.write_bytes(ckpt.read_bytes()[: ckpt.stat().st_size // 2])

@@ -30,7 +30,8 @@ INCONCLUSIVE = "inconclusive on this machine"  # a timing interval that straddle
 @dataclass(frozen=True)
 class Claim:
     """One row of the claim table (:data:`COLUMNS`), and whether its evidence is on a stand-in
-    for the paper's data (:class:`.origin.DataOrigin`), which is never judged."""
+    for the paper's data (:class:`.origin.DataOrigin`): a Setting-2 claim on it is not judged,
+    and a Setting-1 deep-CNN verdict on it is the stand-in's (:mod:`.medical_claims`)."""
 
     claim: str
     where: str        # the paper's section or table
@@ -61,10 +62,13 @@ def verdicts(claims: Iterable[Claim]) -> str:
 
 
 def _names(claims: list[Claim]) -> str:
-    return "all of them" if len(claims) > 2 else " and ".join(f"“{c.claim}”" for c in claims)
+    return "all of them" if len(claims) > 2 else " and ".join(
+        f"“{c.claim}”" + (" (on the stand-in)" if c.standin and c.verdict != NOT_RUN else "")
+        for c in claims)
 
 
 def _why(claim: Claim) -> str:
+    """Why a claim is ``not run here``, in a few words."""
     if claim.standin:
         return "the stand-in is not the paper's data"
     if claim.seeds.startswith(("1 seed", "0 seed")) or "1 seed" in claim.evidence:

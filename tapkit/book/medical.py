@@ -81,6 +81,16 @@ def _test_size(s: Protocol, experiment: str) -> int:
 
 # ----------------------------------------------------------------------------- tables and figures
 
+RUN_COLUMNS = ["model", "case", "seed", "lam", "status", "contaminated", "permuted", "clean",
+               "val_constant", "seconds"]
+
+
+def runs_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per run of a medical table (:data:`RUN_COLUMNS`): the reproduction report's
+    paired differences over seeds (:mod:`.medical_claims`) read it."""
+    return frame[[c for c in RUN_COLUMNS if c in frame.columns]].reset_index(drop=True)
+
+
 def summarise(frame: pd.DataFrame) -> pd.DataFrame:
     """Mean/std over seeds per (model, case, split), as the paper's appendix tables."""
     return report.summarise(frame, ["model", "case"])

@@ -14,6 +14,7 @@ import torch
 
 from ..experiments.protocols import per_experiment
 from ..experiments.plans import LEARNED_SHARE, learned_share
+from ..experiments.medical_plans import ARCHITECTURES as MAIN_ARCHITECTURES
 from ..experiments.protocols import PretrainTask, Protocol
 from ..data import FRACTAL_CATEGORIES
 from ..metrics import constant_score as metrics_constant_score
@@ -62,6 +63,16 @@ def left_out_note(left: Mapping[tuple[str, str], str]) -> str:
     return "\n".join(["Cells left out of this profile (marked *not run* in the table):", *lines])
 
 
+def seeds_text(s: Protocol, models: Sequence[str]) -> str:
+    """How many seeds the page's architectures train on, e.g. "3 seeds (VGG-16: 1)"
+    (:meth:`Protocol.seeds_on`)."""
+    n = len(s.seeds)
+    fewer = {m: len(s.seeds_on(m)) for m in models if len(s.seeds_on(m)) != n}
+    text = f"{n} seed{'s' * (n != 1)}"
+    return text + (" (" + ", ".join(f"{ARCH_LABELS.get(m, m)}: {k}" for m, k in fewer.items())
+                   + ")" if fewer else "")
+
+
 def budget_note(s: Protocol, experiment: str, seconds: float) -> str:
     """One sentence naming the stand-in's budget: seeds, digits per class, epochs, batch, and
     the training time the runs recorded (``seconds``, their sum, λ search included)."""
@@ -69,8 +80,7 @@ def budget_note(s: Protocol, experiment: str, seconds: float) -> str:
                      for m, o in s.model_overrides.items() if m in ARCH_LABELS} | {s.epochs})
     sizes = sorted({o.get("image_size", s.image_size) for m, o in s.model_overrides.items()
                     if m in ARCH_LABELS} | {s.image_size})
-    seeds = len(s.seeds)
-    return (f"**Budget of this page**: {seeds} seed{'s' * (seeds > 1)}, "
+    return (f"**Budget of this page**: {seeds_text(s, MAIN_ARCHITECTURES)}, "
             f"{per_experiment(s.per_class, experiment)} training digits per class (10% of them "
             f"the validation split), {per_experiment(s.test_per_class, experiment)} test digits "
             f"per class, {'–'.join(map(str, epochs))} epochs at batch {s.batch_size} "
@@ -118,8 +128,8 @@ PRETRAIN_TEXT = {
 
 
 def standin_caveat(s: Protocol, models: Sequence[str]) -> str:
-    """How to read the stand-in's numbers (one seed, small data, and a pretrained or random
-    start for ``models``); what the runs did learn is in the findings computed from the table."""
+    """How to read the stand-in's numbers (how many seeds per architecture, small data, and a
+    pretrained or random start for ``models``); what the runs did learn is in the findings computed from the table."""
     started = [m for m in models if s.pretraining is not None
                and s.variants.get(m, m) in s.pretraining.models]
     start = ("fine-tuned from the pretrained start (above)" if len(started) == len(models)
@@ -127,10 +137,10 @@ def standin_caveat(s: Protocol, models: Sequence[str]) -> str:
              f"fine-tuned from the pretrained start for "
              f"{', '.join(ARCH_LABELS.get(m, m) for m in started)} and from random weights for "
              "the others")
-    seeds = len(s.seeds)
+    seeds = seeds_text(s, models)
     sizes = {m: s.for_run("pneu", m).image_size for m in models}
     px = " / ".join(f"{ARCH_LABELS.get(m, m)} {size}" for m, size in sizes.items())
-    return (f"**Reading the stand-in's numbers.** Each cell is {seeds} seed{'s' * (seeds > 1)} of a "
+    return (f"**Reading the stand-in's numbers.** Each cell is {seeds} of a "
             f"short Adam run (image side in px: {px}), {start}; a last-epoch score of such runs moves "
             "by a few hundredths between seeds, so smaller differences are noise. Whether Base "
             "learned the digits and No XS the tag is in the findings above: Base's clean score "

@@ -16,7 +16,8 @@ import pandas as pd
 from ..metrics import tag_reliance, task_metric
 from . import report
 from .claims import verdicts
-from .medical_claims import annotation_claim, deep_claim, medical_teacher_claim
+from .medical_claims import annotation_claim, keeps_off_claim, medical_teacher_claim, \
+    reemerge_claim
 from .medical_notes import ARCH_LABELS
 from .origin import DataOrigin
 
@@ -60,11 +61,12 @@ def _by_case(loss: pd.Series, cases: Iterable[str], skip: Sequence[str]) -> list
     return out
 
 
-def medical_found(summary: pd.DataFrame, experiment: str, data: str, origin: DataOrigin,
-                  skip: Sequence[str] = ()) -> str:
-    """Setting 1 on PNEU or KNEE: each method's loss per architecture and the report's verdict
-    on the deep-CNN claim for this data set (``data`` names it, ``origin`` says whether it is
-    the paper's). Architectures in ``skip`` (untrained) are named."""
+def medical_found(summary: pd.DataFrame, runs: pd.DataFrame, experiment: str, data: str,
+                  origin: DataOrigin, skip: Sequence[str] = ()) -> str:
+    """Setting 1 on PNEU or KNEE: each method's loss per architecture (``summary``) and the
+    report's verdicts on the deep-CNN claims for this data set (``runs``: its per-run table;
+    ``data`` names it, ``origin`` says whether it is the paper's). Architectures in ``skip``
+    (untrained) are named."""
     loss = losses(summary, experiment, ["model", "case"])
     parts = _by_case(loss, ("none", "rrr", "rbr", "tap"), skip)
     text = (f"{worse(experiment)} when the tags are permuted (more means more use of the tag): "
@@ -73,8 +75,9 @@ def medical_found(summary: pd.DataFrame, experiment: str, data: str, origin: Dat
     if skip:
         text += (" Not trained in this profile: "
                  + ", ".join(ARCH_LABELS.get(m, m) for m in skip) + ".")
-    return text + " " + verdicts([deep_claim({experiment: summary}, {experiment: data},
-                                             {experiment: origin})])
+    judged = [claim({experiment: runs}, {experiment: data}, {experiment: origin})
+              for claim in (keeps_off_claim, reemerge_claim)]
+    return text + " " + verdicts(judged)
 
 
 def extra_found(summaries: Mapping[str, pd.DataFrame]) -> str:

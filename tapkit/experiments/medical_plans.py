@@ -115,7 +115,8 @@ def case_cell(p: Protocol, experiment: str, model: str, case: str, lam: float | 
 def medical_runs(p: Protocol, experiment: str, models: Sequence[str],
                  cases: Sequence[str] = CASES, artifact: str = "tag",
                  lambdas: Mapping[str, Any] | None = None) -> list[Cell]:
-    """Every (model, case, seed) run of a medical chapter but the protocol's ``not_run`` cells.
+    """Every (model, case, seed) run of a medical chapter but the protocol's ``not_run`` cells,
+    each architecture on its seeds (:meth:`Protocol.seeds_on`).
     ``lambdas`` overrides the paper's λ, per model and method (``{"resnet18": {"tap": 1e-3}}``),
     then per method (``{"tap": 1e-3}``)."""
     out = []
@@ -126,7 +127,7 @@ def medical_runs(p: Protocol, experiment: str, models: Sequence[str],
         for case in [c for c in cases if not why_not_run(p, experiment, model, c)]:
             lam = lams.get(case) if case in ("rrr", "rbr", "tap") else 0.0
             out += [case_cell(p, experiment, model, case, lam, seed, artifact)
-                    for seed in p.seeds]
+                    for seed in p.seeds_on(model)]
     return out
 
 
