@@ -168,42 +168,63 @@ class Visit:
     failed: list[str] = field(default_factory=list)     # local responses >= 400, failed loads
 
 
+def _open(browser, server: str, doc: str, contexts: list) -> Visit:
+    """``doc`` opened in a new browser context (kept in ``contexts`` for closing) with every
+    request off the local server blocked, once its widgets and images have loaded."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    contexts.append(ctx)
+    page = ctx.new_page()
+    v = Visit(page, None)
+
+    def route(r):
+        url = r.request.url
+        if url.startswith(server) or url.startswith(("data:", "blob:")):
+            r.continue_()
+        else:
+            v.blocked.append(url)
+            r.abort()
+
+    page.route("**/*", route)
+    page.on("console", lambda m: v.errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: v.errors.append(f"uncaught: {e}"))
+    page.on("response", lambda r: v.failed.append(f"{r.status} {r.url}")
+            if r.status >= 400 and r.url.startswith(server) else None)
+    page.on("requestfailed", lambda r: v.failed.append(f"failed {r.url}")
+            if r.url.startswith(server) else None)
+    v.response = page.goto(f"{server}/{doc}.html", wait_until="load")
+    if page.locator('script[type="application/vnd.jupyter.widget-view+json"]').count():
+        try:
+            page.wait_for_selector(".jupyter-widgets", state="attached", timeout=30_000)
+        except Exception:  # noqa: BLE001 - playwright's TimeoutError
+            pytest.fail(f"{doc}: its widgets did not render in 30 s (blocked requests: "
+                        f"{v.blocked}; errors: {v.errors}; failed: {v.failed})")
+    page.wait_for_function("[...document.images].every(i => i.complete)", timeout=30_000)
+    return v
+
+
 @pytest.fixture
 def open_page(browser, server):
-    contexts = []
+    """A fresh page per call, for the tests that click or scroll."""
+    contexts: list = []
+    yield lambda doc: _open(browser, server, doc, contexts)
+    for ctx in contexts:
+        ctx.close()
 
-    def visit(doc: str) -> Visit:
-        ctx = browser.new_context(viewport={"width": 1280, "height": 900})
-        contexts.append(ctx)
-        page = ctx.new_page()
-        v = Visit(page, None)
 
-        def route(r):
-            url = r.request.url
-            if url.startswith(server) or url.startswith(("data:", "blob:")):
-                r.continue_()
-            else:
-                v.blocked.append(url)
-                r.abort()
+@pytest.fixture(scope="session")
+def read_page(browser, server):
+    """Each page opened once for every test that only reads it (rendering, progress bars,
+    folding, links, the opening, the tables' links): six such tests read each chapter, and a
+    page takes over a second to open and render."""
+    contexts: list = []
+    pages: dict[str, Visit] = {}
 
-        page.route("**/*", route)
-        page.on("console", lambda m: v.errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: v.errors.append(f"uncaught: {e}"))
-        page.on("response", lambda r: v.failed.append(f"{r.status} {r.url}")
-                if r.status >= 400 and r.url.startswith(server) else None)
-        page.on("requestfailed", lambda r: v.failed.append(f"failed {r.url}")
-                if r.url.startswith(server) else None)
-        v.response = page.goto(f"{server}/{doc}.html", wait_until="load")
-        if page.locator('script[type="application/vnd.jupyter.widget-view+json"]').count():
-            try:
-                page.wait_for_selector(".jupyter-widgets", state="attached", timeout=30_000)
-            except Exception:  # noqa: BLE001 - playwright's TimeoutError
-                pytest.fail(f"{doc}: its widgets did not render in 30 s (blocked requests: "
-                            f"{v.blocked}; errors: {v.errors}; failed: {v.failed})")
-        page.wait_for_function("[...document.images].every(i => i.complete)", timeout=30_000)
-        return v
+    def read(doc: str) -> Visit:
+        if doc not in pages:
+            pages[doc] = _open(browser, server, doc, contexts)
+        return pages[doc]
 
-    yield visit
+    yield read
     for ctx in contexts:
         ctx.close()
 
@@ -211,8 +232,8 @@ def open_page(browser, server):
 # --------------------------------------------------------------------------- (a) every chapter
 
 @pytest.mark.parametrize("doc", DOCS)
-def test_chapter_renders(open_page, doc):
-    v = open_page(doc)
+def test_chapter_renders(read_page, doc):
+    v = read_page(doc)
     page = v.page
     assert v.response is not None and v.response.status == 200, f"{doc}.html is missing"
     assert page.title().strip(), f"{doc}: empty <title>"
@@ -312,8 +333,8 @@ FOLDING = """() => [...document.querySelectorAll('div.cell')].filter(c =>
 
 
 @pytest.mark.parametrize("doc", DOCS)
-def test_no_progress_bar_residue(open_page, doc):
-    page = open_page(doc).page
+def test_no_progress_bar_residue(read_page, doc):
+    page = read_page(doc).page
     text = page.inner_text("body")
     residue = [r for r in PROGRESS_RESIDUE if r in text]
     assert not residue, f"{doc}: progress-bar residue {residue} on the page"
@@ -322,8 +343,8 @@ def test_no_progress_bar_residue(open_page, doc):
 
 
 @pytest.mark.parametrize("doc", CHAPTERS)
-def test_code_cells_are_folded(open_page, doc):
-    cells = open_page(doc).page.evaluate(FOLDING)
+def test_code_cells_are_folded(read_page, doc):
+    cells = read_page(doc).page.evaluate(FOLDING)
     assert cells, f"{doc}: no code cells found"
     unfolded = [c["code"] for c in cells
                 if not any(s in c["classes"].split() for s in SHOWN_INPUTS)
@@ -406,14 +427,14 @@ def test_api_page_lists_the_functions_with_signatures(open_page):
 
 
 @pytest.mark.parametrize("doc", CHAPTERS)
-def test_launch_buttons_open_the_tracked_notebook(open_page, doc):
+def test_launch_buttons_open_the_tracked_notebook(read_page, doc):
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     repo = os.environ.get("TAPKIT_REPOSITORY_URL", config["repository"]["url"]).rstrip("/")
     source = config["sphinx"]["config"]["tapkit_notebook_sources"]
     name = doc.rsplit("/", 1)[-1]
     path = f"notebooks/{source.get(name, name)}.py"
     assert (ROOT / path).is_file()
-    hrefs = open_page(doc).page.evaluate(HREFS)
+    hrefs = read_page(doc).page.evaluate(HREFS)
     binder = [h for h in hrefs if "mybinder.org" in h]
     assert binder and all(h.endswith(f"?urlpath=lab/tree/{path}") for h in binder), binder
     assert f"{repo}/blob/main/{path}" in hrefs, f"{doc}: no link to {path} in the repository"
@@ -445,8 +466,8 @@ BEFORE_PROSE = """() => {
 
 
 @pytest.mark.parametrize("doc", CHAPTERS)
-def test_chapter_opens_with_prose_not_parameters(open_page, doc):
-    page = open_page(doc).page
+def test_chapter_opens_with_prose_not_parameters(read_page, doc):
+    page = read_page(doc).page
     seen = page.evaluate(BEFORE_PROSE)
     assert seen and seen[-1]["tag"] == "p", f"{doc}: no paragraph of prose under the title: {seen}"
     assert len(seen) == 1, f"{doc}: shown before the first paragraph: {seen[:-1]}"
@@ -483,13 +504,13 @@ def _fetch(url: str) -> tuple[int, bytes]:
 
 
 @pytest.mark.parametrize("doc", CHAPTERS)
-def test_chapter_tables_download_and_parse(open_page, server, doc):
+def test_chapter_tables_download_and_parse(read_page, server, doc):
     import csv
     import io
     import json
     from urllib.parse import urljoin
 
-    page = open_page(doc).page
+    page = read_page(doc).page
     links = page.locator("a.reference.download")
     hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
     if doc.rsplit("/", 1)[-1] in NO_TABLES:
