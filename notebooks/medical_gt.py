@@ -145,6 +145,18 @@ chapter.medical_figure(ch, summary, experiment, models, methods,
                        caveat=True)
 
 # %% [markdown]
+# ## Over seeds: means with 95% intervals and paired differences
+#
+# Reliance on the tag is what the metric worsens by when the tags are permuted (positive: the
+# model uses the tag). Each cell is the mean over the architecture's seeds with its 95%
+# Student-t interval; one seed has no interval. The last column compares each XS method with No
+# XS seed by seed (the same data split and start), as the reproduction report's verdicts do.
+
+# %% tags=["hide-input"]
+display(Markdown(f"*Over seeds — {on}; {label}*"))
+display(medical.seed_table(per_run, experiment))
+
+# %% [markdown]
 # ## The table, beside the paper's
 #
 # Paper values: the appendix's ground-truth table for this data set (five seeds, the real images

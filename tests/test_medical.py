@@ -425,3 +425,20 @@ def test_visual_figure_shows_the_chapters_models_on_the_same_test_images(tmp_pat
     assert torch.equal(masks, test.mask[idx]) and list(found) == ["No XS"]
     assert (tmp_path / "figures" / "visual_test.png").stat().st_size > 1000
     matplotlib.pyplot.close("all")
+
+
+def test_seed_table_gives_intervals_and_the_paired_difference_to_no_xs():
+    # reliance (F-score lost when the tags are swapped): No XS 0.6, 0.5, 0.4; TAP 0.05, 0.06,
+    # 0.04; paired No XS - TAP 0.55, 0.44, 0.36: mean 0.45, sd 0.0954, half-width 4.303 * 0.0954
+    # / sqrt(3) = 0.237
+    runs = pd.DataFrame({"model": ["resnet18"] * 6 + ["vgg16"] * 2,
+                         "case": ["none"] * 3 + ["tap"] * 3 + ["none", "tap"],
+                         "seed": [0, 1, 2, 0, 1, 2, 0, 0], "status": "ok", "contaminated": 0.95,
+                         "permuted": [0.35, 0.45, 0.55, 0.90, 0.89, 0.91, 0.5, 0.88],
+                         "clean": 0.9})
+    t = medical.seed_table(runs, "pneu").set_index(["architecture", "method"])
+    assert t.loc[("ResNet-18", "No XS"), "reliance on the tag"] == "0.500 [0.252, 0.748] (3 seeds)"
+    assert t.loc[("ResNet-18", "TAP"), "No XS − this reliance (paired)"] == \
+        "0.450 [0.213, 0.687] (3 seeds)"
+    assert t.loc[("VGG-16", "TAP"), "seeds"] == 1 and "no interval" in t.loc[("VGG-16", "TAP"),
+                                                                            "clean F-score"]

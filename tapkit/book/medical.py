@@ -27,6 +27,7 @@ from . import report
 from .medical_notes import (ARCH_LABELS, CASE_LABELS, budget_note, constant_score,  # noqa: F401
                             left_out_note, mark_left_out, override_note, pretraining_note,
                             search_findings, search_table, standin_caveat)
+from ..seedstats import mean_ci, paired_difference
 from .origin import DataOrigin
 from .thresholds import tag_use
 
@@ -89,6 +90,29 @@ def runs_table(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per run of a medical table (:data:`RUN_COLUMNS`): the reproduction report's
     paired differences over seeds (:mod:`.medical_claims`) read it."""
     return frame[[c for c in RUN_COLUMNS if c in frame.columns]].reset_index(drop=True)
+
+
+def seed_table(runs: pd.DataFrame, experiment: str) -> pd.DataFrame:
+    """Per architecture and case of a per-run table (:func:`runs_table`), over its converged
+    seeds: the clean score and the reliance on the tag (:func:`tapkit.metrics.tag_reliance`)
+    as means with their 95% Student-t intervals, and for each XS method No XS's reliance minus
+    its own, paired over the seeds both trained (what the report's verdicts read)."""
+    ok = runs[runs["status"] == "ok"]
+    reliance = tag_reliance(ok["contaminated"], ok["permuted"], task_metric(experiment))
+    rows = []
+    for model, grp in ok.groupby("model", sort=False):
+        rel = reliance[grp.index]
+        none = dict(zip(grp.seed[grp.case == "none"], rel[grp.case == "none"]))
+        for case, cell in grp.groupby("case", sort=False):
+            own = dict(zip(cell.seed, rel[cell.index]))
+            paired = (paired_difference(none, own).text()
+                      if case in ("rrr", "rbr", "tap") and set(none) & set(own) else "")
+            rows.append({"architecture": ARCH_LABELS.get(model, model),
+                         "method": CASE_LABELS.get(case, case), "seeds": len(cell),
+                         f"clean {task_metric(experiment).label}": mean_ci(cell.clean).text(),
+                         "reliance on the tag": mean_ci(list(own.values())).text(),
+                         "No XS − this reliance (paired)": paired})
+    return pd.DataFrame(rows)
 
 
 def summarise(frame: pd.DataFrame) -> pd.DataFrame:

@@ -162,7 +162,8 @@ def matches_rrr_claim(runs: Mapping[str, pd.DataFrame], ratios: pd.DataFrame | N
         parts.append(f"{_name(exp, model)}: permuted score, TAP − RRR (paired) {d.text()}; a TAP "
                      f"step costs {r.speed_ratio / t.speed_ratio:.2f} of an RRR step (speed vs "
                      f"No XS: TAP ×{t.speed_ratio:.2f}, RRR ×{r.speed_ratio:.2f})"
-                     + ("" if ok else " — not matched" if not d.lo > -MARGIN else
+                     + ("" if ok else f" — not matched (the interval reaches below −{MARGIN:g})"
+                        if not d.lo > -MARGIN else
                         " — not clearly cheaper"))
     evidence = "; ".join(parts) or "no architecture with TAP and RRR on two or more seeds"
     if ratios is None:
