@@ -1,6 +1,7 @@
 """The medical stand-in's Setting-1 cells of ResNet-18 and DenseNet-121 on several seeds (issue 20:
-the deep-CNN targets are means over three seeds), outside the quick book, which trains one seed
-within its CI budget. The runs are the quick profile's own (``medical_plans.medical_runs`` at the
+the deep-CNN targets are means over three seeds), as one table outside the book: the quick book
+trains seeds 0-2 itself; this script reads them, or trains other seeds. The runs are the quick
+profile's own (``medical_plans.medical_runs`` at the
 λ the book's search chose, from the same pretrained starts), trained into or read from a built
 book's store, so seed 0 is the book's run. Writes one row per run (``<out>/seeds.csv``) and a
 Markdown table of means, paired TAP-versus-No-XS differences of the tag reliance and TAP-versus-
@@ -8,7 +9,8 @@ Base differences of the clean score, with 95% Student-t intervals (``<out>/seeds
 
     python scripts/standin_seeds.py results/quick --seeds 0 1 2 --executor processes:2 --out build/seeds
 
-About 1,000 CPU-seconds for seeds 1 and 2 on the 2-core machine (28 runs).
+About 1,000 CPU-seconds for seeds 1 and 2 on the 2-core machine (28 runs); none after a quick
+book, which has trained them.
 """
 
 from __future__ import annotations

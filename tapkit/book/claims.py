@@ -4,7 +4,9 @@ evidence this build measured for it, and a verdict.
 A verdict rests on more than one seed: a mean over seeds carries its 95% Student-t interval, a
 comparison between two methods is a paired difference over the seeds both trained
 (:mod:`tapkit.seedstats`). A claim whose evidence is one seed, a stand-in for the paper's data, or
-absent gets ``not run here`` with the reason, never a guess. Each ``*_claim`` function is pure
+absent gets ``not run here`` with the reason, never a guess; the deep-CNN Setting-1 claims are
+the exception for the stand-in, judged on its seeds and labelled as the stand-in's
+(:mod:`.medical_claims`). Each ``*_claim`` function is pure
 (tables in, :class:`Claim` out); their thresholds are :mod:`.thresholds`. This module holds the
 MNIST and Table-1 claims,
 :mod:`.medical_claims` those on PNEU and KNEE, and :mod:`.claim_table` reads the tables a build

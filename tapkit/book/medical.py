@@ -28,6 +28,7 @@ from .medical_notes import (ARCH_LABELS, CASE_LABELS, budget_note, constant_scor
                             left_out_note, mark_left_out, override_note, pretraining_note,
                             search_findings, search_table, standin_caveat)
 from ..seedstats import mean_ci, paired_difference
+from .medical_claims import cells, per_seed
 from .origin import DataOrigin
 from .thresholds import tag_use
 
@@ -98,13 +99,11 @@ def seed_table(runs: pd.DataFrame, experiment: str) -> pd.DataFrame:
     as means with their 95% Student-t intervals, and for each XS method No XS's reliance minus
     its own, paired over the seeds both trained (what the report's verdicts read)."""
     ok = runs[runs["status"] == "ok"]
-    reliance = tag_reliance(ok["contaminated"], ok["permuted"], task_metric(experiment))
     rows = []
-    for model, grp in ok.groupby("model", sort=False):
-        rel = reliance[grp.index]
-        none = dict(zip(grp.seed[grp.case == "none"], rel[grp.case == "none"]))
+    for _, model, grp, rel in cells({experiment: ok}):
+        none = per_seed(grp, "none", rel)
         for case, cell in grp.groupby("case", sort=False):
-            own = dict(zip(cell.seed, rel[cell.index]))
+            own = per_seed(grp, case, rel)
             paired = (paired_difference(none, own).text()
                       if case in ("rrr", "rbr", "tap") and set(none) & set(own) else "")
             rows.append({"architecture": ARCH_LABELS.get(model, model),

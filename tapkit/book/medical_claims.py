@@ -46,13 +46,13 @@ def _reliances(frame: pd.DataFrame, experiment: str,
     return out
 
 
-def _rows(runs: pd.DataFrame, case: str, value: pd.Series) -> dict[int, float]:
+def per_seed(runs: pd.DataFrame, case: str, value: pd.Series) -> dict[int, float]:
     """``{seed: value}`` of the converged runs of ``case`` in one architecture's rows."""
     ok = (runs["case"] == case) & (runs["status"] == "ok")
     return dict(zip(runs.loc[ok, "seed"].astype(int), value[ok].astype(float)))
 
 
-def _cells(runs: Mapping[str, pd.DataFrame]):
+def cells(runs: Mapping[str, pd.DataFrame]):
     """``(experiment, model, rows, reliance per row)`` of per-run tables (``<experiment>_gt_runs``:
     model, case, seed, status and the three splits), in their order."""
     for exp, frame in runs.items():
@@ -75,8 +75,8 @@ def keeps_off_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str],
     of the way from a constant prediction's to perfect). Where No XS did not rely on the tag
     there is nothing to keep off: such cells are shown, not judged."""
     claim, parts, results, n_min = "TAP keeps deep CNNs off the tag", [], [], None
-    for exp, model, rows, rel in _cells(runs):
-        none, tap = _rows(rows, "none", rel), _rows(rows, "tap", rel)
+    for exp, model, rows, rel in cells(runs):
+        none, tap = per_seed(rows, "none", rel), per_seed(rows, "tap", rel)
         if len(set(none) & set(tap)) < 2:
             continue
         n_e, t_e, d = mean_ci(list(none.values())), mean_ci(list(tap.values())), \
@@ -110,10 +110,10 @@ def reemerge_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str],
     ignore it. Architectures without RRR/RBR runs are named."""
     claim, parts, results, n_min, without = ("RRR/RBR let the tag re-emerge on some "
                                              "architectures"), [], [], None, []
-    for exp, model, rows, rel in _cells(runs):
+    for exp, model, rows, rel in cells(runs):
         found = False
         for method in ("rrr", "rbr"):
-            by_seed = _rows(rows, method, rel)
+            by_seed = per_seed(rows, method, rel)
             if len(by_seed) < 2:
                 continue
             found, e = True, mean_ci(list(by_seed.values()))
@@ -142,10 +142,10 @@ def matches_rrr_claim(runs: Mapping[str, pd.DataFrame], ratios: pd.DataFrame | N
     claim, parts, results, n_min = "TAP matches RRR at a fraction of its cost", [], [], None
     speed = ({} if ratios is None else
              {(r.model, r.method): r for r in ratios.itertuples()})
-    for exp, model, rows, _ in _cells(runs):
+    for exp, model, rows, _ in cells(runs):
         sign = 1.0 if task_metric(exp).higher_is_better else -1.0
         score = rows["permuted"] * sign
-        tap, rrr = _rows(rows, "tap", score), _rows(rows, "rrr", score)
+        tap, rrr = per_seed(rows, "tap", score), per_seed(rows, "rrr", score)
         if len(set(tap) & set(rrr)) < 2:
             continue
         d = paired_difference(tap, rrr)
