@@ -11,7 +11,7 @@ when the model uses it), judged against :mod:`.thresholds`."""
 
 from __future__ import annotations
 
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 import pandas as pd
 
@@ -52,7 +52,7 @@ def per_seed(runs: pd.DataFrame, case: str, value: pd.Series) -> dict[int, float
     return dict(zip(runs.loc[ok, "seed"].astype(int), value[ok].astype(float)))
 
 
-def cells(runs: Mapping[str, pd.DataFrame]):
+def cells(runs: Mapping[str, pd.DataFrame]) -> Iterator[tuple[str, str, pd.DataFrame, pd.Series]]:
     """``(experiment, model, rows, reliance per row)`` of per-run tables (``<experiment>_gt_runs``:
     model, case, seed, status and the three splits), in their order."""
     for exp, frame in runs.items():
