@@ -154,7 +154,7 @@ chapter.medical_figure(ch, summary, experiment, models, methods,
 
 # %% tags=["hide-input"]
 display(Markdown(f"*Over seeds — {on}; {label}*"))
-display(medical.seed_table(per_run, experiment))
+display(medical.seed_table(per_run, experiment).set_index(["architecture", "method"]))
 
 # %% [markdown]
 # ## The table, beside the paper's
