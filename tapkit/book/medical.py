@@ -28,7 +28,8 @@ from .medical_notes import (ARCH_LABELS, CASE_LABELS, budget_note, constant_scor
                             left_out_note, mark_left_out, override_note, pretraining_note,
                             search_findings, search_table, standin_caveat)
 from ..seedstats import mean_ci, paired_difference
-from .medical_claims import cells, per_seed
+from .claims import per_seed
+from .medical_claims import cells
 from .origin import DataOrigin
 from .thresholds import tag_use
 

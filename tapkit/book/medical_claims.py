@@ -19,7 +19,7 @@ from ..experiments.cells import Annotation
 from ..metrics import tag_reliance, task_metric
 from ..experiments.plans import LEARNED_SHARE, learned_share
 from ..seedstats import Estimate, from_summary, mean_ci, paired_difference
-from .claims import NOT_REPRODUCED, NOT_RUN, REPRODUCED, Claim
+from .claims import NOT_REPRODUCED, NOT_RUN, REPRODUCED, Claim, per_seed
 from .medical_notes import ARCH_LABELS
 from .origin import DataOrigin
 from .thresholds import MARGIN, keeps_off, relies
@@ -44,12 +44,6 @@ def _reliances(frame: pd.DataFrame, experiment: str,
             sd = (rows.loc["permuted", "std"] ** 2 + rows.loc["contaminated", "std"] ** 2) ** 0.5
             out.append((model, case, from_summary(r, sd, int(rows["count"].min()))))
     return out
-
-
-def per_seed(runs: pd.DataFrame, case: str, value: pd.Series) -> dict[int, float]:
-    """``{seed: value}`` of the converged runs of ``case`` in one architecture's rows."""
-    ok = (runs["case"] == case) & (runs["status"] == "ok")
-    return dict(zip(runs.loc[ok, "seed"].astype(int), value[ok].astype(float)))
 
 
 def cells(runs: Mapping[str, pd.DataFrame]) -> Iterator[tuple[str, str, pd.DataFrame, pd.Series]]:
