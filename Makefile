@@ -52,7 +52,7 @@ $(X)/explorer.ipynb: | $(X)/normalisation.ipynb
 $(X)/pneu.ipynb: | $(X)/data.ipynb
 $(X)/extra_architectures.ipynb: | $(X)/explorer.ipynb
 $(X)/visual.ipynb: | $(X)/extra_architectures.ipynb
-$(X)/overlap.ipynb: | $(X)/medical_distillation.ipynb
+$(X)/overlap.ipynb: | $(X)/visual.ipynb
 $(X)/speed_memory.ipynb: $(filter-out $(X)/speed_memory.ipynb $(X)/report.ipynb $(X)/comparisons.ipynb,$(EXECUTED))
 $(X)/report.ipynb $(X)/comparisons.ipynb: $(X)/speed_memory.ipynb
 # speed_memory and report run alone, so they may use every core

@@ -170,6 +170,18 @@ def batchnorm_running(model, enabled: bool = True) -> Iterator[None]:
             m.train(mode)
 
 
+MODE_DEPENDENT = (nn.modules.batchnorm._BatchNorm, nn.modules.dropout._DropoutNd)
+
+
+def depends_on_mode(model) -> bool:
+    """Whether ``model`` computes differently in training and eval mode (it has BatchNorm or
+    dropout). A model that does not gives the same input gradients in an extra forward pass on
+    running statistics as in its training forward pass, so the training loop takes them from the
+    latter (:func:`tapkit.fit.step_losses`)."""
+    return isinstance(model, nn.Module) and any(isinstance(m, MODE_DEPENDENT)
+                                                for m in model.modules())
+
+
 def _batchnorm_context(model, batchnorm: BatchNormMode):
     _check_choice("batchnorm", batchnorm, ("running", "batch"))
     return batchnorm_running(model, batchnorm == "running")

@@ -73,8 +73,15 @@ def task_metric(experiment: str) -> TaskMetric:
     return EXPERIMENT_METRICS[experiment]
 
 
+# Images per forward pass when evaluating: on one CPU thread DenseNet-121 scores 300 64-px images
+# in 1.56 s in batches of 128 and 2.16 s in batches of 512 (ResNet-18 and VGG-16: the same or
+# faster); the predictions are the same.
+EVAL_BATCH = 128
+
+
 @torch.no_grad()
-def predict(model: nn.Module, split: Split, batch_size: int = 512, device: str = "cpu") -> Tensor:
+def predict(model: nn.Module, split: Split, batch_size: int = EVAL_BATCH,
+            device: str = "cpu") -> Tensor:
     """Predicted classes; the caller puts the model in eval mode."""
     preds = []
     for i in range(0, len(split), batch_size):

@@ -436,3 +436,55 @@ def test_a_loop_that_checked_its_masks_once_skips_the_check_per_step():
         assert torch.isnan(losses.tap([torch.ones(1, 3, 4, 4)], nan))
     with pytest.raises(ValueError, match="NaN"):  # and only inside the block
         losses.tap([torch.ones(1, 3, 4, 4)], nan)
+
+
+class TinyPlain(nn.Module):
+    """TinyBN without its BatchNorm: the same in training and eval mode."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 3, 3, padding=1).double()
+        self.fc = nn.Linear(3 * 5 * 5, 4).double()
+
+    def forward(self, x):
+        return self.fc(nn.functional.softplus(self.conv(x)).flatten(1))
+
+
+@pytest.mark.parametrize("method", ["rrr", "rbr"])
+def test_a_model_without_batchnorm_or_dropout_takes_its_input_gradients_in_one_pass(method):
+    import copy
+
+    from tapkit.config import TrainConfig
+    from tapkit.fit import step_losses
+
+    gen = torch.Generator().manual_seed(5)
+    x = torch.randn(3, 1, 5, 5, dtype=torch.float64, generator=gen)
+    y = torch.tensor([0, 3, 1])
+    mask = torch.zeros(3, 1, 5, 5, dtype=torch.float64)
+    mask[:, :, 1:3] = 1.0
+    cfg = TrainConfig(method=method, lam=0.5)  # batchnorm="running", the default
+    assert cfg.options.batchnorm == "running"
+    model = TinyPlain().train()
+    twin = copy.deepcopy(model)
+    passes = []
+    model.conv.register_forward_hook(lambda *_: passes.append(1))
+    task, xs = step_losses(model, x, y, mask, cfg, ())
+    assert len(passes) == 1  # no extra pass: eval mode would compute the same
+    (task + cfg.lam * xs).backward()
+    # what the two-pass step computes: the task loss, then the public loss in an extra pass
+    want_task = nn.functional.cross_entropy(twin(x), y)
+    want_xs = (losses.rrr(twin, x, mask) if method == "rrr" else losses.rbr(twin, x, y, mask))
+    (want_task + cfg.lam * want_xs).backward()
+    assert xs.item() > 0 and xs.item() == pytest.approx(want_xs.item(), rel=1e-9)
+    for p, q in zip(model.parameters(), twin.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, rtol=1e-9, atol=1e-12)
+    # dropout or BatchNorm: the extra pass stays
+    for extra in (nn.Dropout(0.5), nn.BatchNorm2d(3).double()):
+        net = nn.Sequential(nn.Conv2d(1, 3, 3, padding=1).double(), extra, nn.Flatten(),
+                            nn.Linear(3 * 5 * 5, 4).double()).train()
+        assert losses.depends_on_mode(net)
+        calls = []
+        net[0].register_forward_hook(lambda *_: calls.append(1))
+        step_losses(net, x, y, mask, cfg, ())
+        assert len(calls) == 2
+    assert not losses.depends_on_mode(TinyPlain())

@@ -145,3 +145,34 @@ def test_stand_in_runs_of_pretrained_architectures_share_one_start_and_real_data
     real = quick.with_overrides(source=str(tmp_path))
     assert real.start("pneu", "resnet18") is None
     assert protocols.medical("paper").pretraining is None
+
+
+def test_identical_splits_are_scored_once_and_get_the_same_score():
+    from tapkit.data import Split
+    from tapkit.experiments.run import split_scores
+    from tapkit.metrics import score
+
+    class Counting(torch.nn.Module):
+        """Predicts class 1 where the first pixel is positive; counts its images."""
+
+        def __init__(self):
+            super().__init__()
+            self.images = 0
+
+        def forward(self, x):
+            self.images += len(x)
+            first = x.flatten(1)[:, 0]
+            return torch.stack([-first, first], 1)
+
+    _, splits = digits_pretrain(size=8, per_class=3)
+    test = splits["test_clean"]
+    assert torch.equal(test.x, splits["test_contaminated"].x)  # no tag: three equal test splits
+    part = Split(test.x[:50], test.y[:50], test.mask[:50])
+    model = Counting()
+    got = split_scores(model, {"contaminated": splits["test_contaminated"],
+                               "permuted": splits["test_permuted"], "clean": test, "part": part},
+                       "accuracy", "cpu")
+    assert model.images == len(test) + 50  # the three equal splits once, then the part
+    assert got["clean"] == got["permuted"] == got["contaminated"] == score(Counting(), test,
+                                                                            "accuracy")
+    assert got["part"] == score(Counting(), part, "accuracy") > 0
