@@ -147,7 +147,7 @@ display(summary.style.format({c: "{:.0%}" for c in summary.columns if c != "righ
 # ```python
 # from tapkit import widgets
 # ex = widgets.explorer({"No XS": model_a, "TAP": model_b}, splits["test_permuted"],
-#                       ["pool1", "pool2"], live=True)
+#                       ["relu1", "relu2"], live=True)
 # ex                # in a notebook cell; ex.current holds the arrays on show
 # ```
 #

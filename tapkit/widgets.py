@@ -14,7 +14,7 @@ Two modes share one layout and one set of controls:
 
 ::
 
-    ex = explorer({"No XS": m0, "TAP": m1}, splits["test_permuted"], ["pool1", "pool2"], live=True)
+    ex = explorer({"No XS": m0, "TAP": m1}, splits["test_permuted"], ["relu1", "relu2"], live=True)
     ex            # displays the widget; ex.current holds the arrays on show
 """
 

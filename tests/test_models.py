@@ -70,7 +70,7 @@ def test_unknown_model_lists_the_valid_ones():
 
 def test_unknown_layer_lists_the_valid_ones():
     model = models.get_model("two_layer_cnn", 10)
-    with pytest.raises(ValueError, match="valid names: conv1, relu1"):
+    with pytest.raises(ValueError, match="valid names: conv1, pool1, relu1"):
         with models.capture(model, ["relu1", "relu3"]):
             pass
     with pytest.raises(ValueError, match="empty"):
@@ -92,7 +92,7 @@ def test_captured_activation_is_the_module_output_and_trains():
     x = torch.randn(2, 1, 28, 28)
     with models.capture(model, ["relu1"]) as acts:
         model(x)
-    torch.testing.assert_close(acts["relu1"], torch.relu(model.conv1(x)))
+    torch.testing.assert_close(acts["relu1"], torch.relu(model.pool1(model.conv1(x))))
     mask = torch.ones(2, 1, 28, 28)
     tap([acts["relu1"]], mask).backward()
     assert model.conv1.weight.grad.abs().sum() > 0
@@ -133,9 +133,31 @@ def test_two_layer_cnn_matches_the_paper_architecture():
     assert model.fc.in_features == 3600
 
 
+def test_two_layer_cnn_pooling_before_relu_is_the_papers_block_bit_for_bit():
+    """conv -> ReLU -> max-pool (Appendix B) and the model's conv -> max-pool -> ReLU: the same
+    outputs and the same gradients, exactly, for the task loss and an input-gradient penalty."""
+    torch.manual_seed(3)
+    model = models.get_model("two_layer_cnn", 10)
+    x = torch.randn(8, 1, 28, 28, requires_grad=True)
+    y = torch.randint(0, 10, (8,))
+
+    def paper(x):
+        h = model.pool1(torch.relu(model.conv1(x)))
+        return model.fc(torch.flatten(model.pool2(torch.relu(model.conv2(h))), 1))
+
+    grads = []
+    for forward in (model, paper):
+        logits = forward(x)
+        (gx,) = torch.autograd.grad(torch.log_softmax(logits, 1).sum(), x, create_graph=True)
+        loss = torch.nn.functional.cross_entropy(logits, y) + gx.pow(2).sum()
+        grads.append([logits.detach(), *torch.autograd.grad(loss, list(model.parameters()))])
+    assert all(torch.equal(a, b) for a, b in zip(*grads))
+    assert grads[0][1].abs().sum() > 0
+
+
 def test_target_sizes_are_the_maps_d_m_l_is_brought_to():
-    # 28 px: conv1 (pad 1) 28 -> pool1 14; conv2 (no pad) 12 -> pool2 6
-    assert models.target_sizes("two_layer_cnn", 1, 28) == {"pool1": (14, 14), "pool2": (6, 6)}
+    # 28 px: conv1 (pad 1) 28 -> pool1, relu1 14; conv2 (no pad) 12 -> pool2, relu2 6
+    assert models.target_sizes("two_layer_cnn", 1, 28) == {"relu1": (14, 14), "relu2": (6, 6)}
     # 64 px: stem stride 2 -> 32, max-pool -> 16 = layer1, then each stage halves
     assert models.target_sizes("resnet18", 3, 64) == {"layer1": (16, 16), "layer2": (8, 8),
                                                       "layer3": (4, 4), "layer4": (2, 2)}
