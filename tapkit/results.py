@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import math
 import os
 import pickle
 import platform
+import shutil
 import subprocess
 import tempfile
 import time
@@ -54,8 +56,13 @@ def write_json(path: str | Path, obj: Any) -> None:
     write_atomic(path, json.dumps(_clean(obj), indent=2, sort_keys=True) + "\n")
 
 
+# below this many free bytes a failed write is blamed on the disk (a model is tens of MB)
+LOW_DISK = 256 * 2**20
+
+
 def save_torch(path: str | Path, obj: Any) -> None:
-    """``torch.save`` through :func:`write_atomic`."""
+    """``torch.save`` through :func:`write_atomic`. When the write fails on a nearly full disk,
+    ``OSError`` (ENOSPC) says so: torch's own message is ``unexpected pos ...``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -63,8 +70,14 @@ def save_torch(path: str | Path, obj: Any) -> None:
     try:
         torch.save(obj, tmp)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
         Path(tmp).unlink(missing_ok=True)
+        free = shutil.disk_usage(path.parent).free
+        if isinstance(err, (RuntimeError, OSError)) and free < LOW_DISK:
+            raise OSError(errno.ENOSPC, f"no space left to write {path.name}: {free / 2**20:.0f} MB "
+                          f"free on the disk of {path.parent}; free space there or point the "
+                          "results folder (results=, --results) at a larger disk; nothing was "
+                          "half-written") from err
         raise
 
 

@@ -1,5 +1,7 @@
+import errno
 import json
 import logging
+from pathlib import Path
 
 import pytest
 import torch
@@ -314,3 +316,25 @@ def test_compiled_step_computes_the_eager_losses_and_removes_its_hooks(method):
             assert all(torch.allclose(g, w, atol=1e-6) for g, w in zip(grads, want_grads))
     assert not model.relu1._forward_hooks and not model.relu2._forward_hooks
     assert counters["stats"]["unique_graphs"] >= 1 and not counters["graph_break"]  # compiled
+
+
+def test_a_full_disk_is_named_and_leaves_nothing_half_written(tmp_path, monkeypatch):
+    import collections
+
+    from tapkit import results
+
+    def full(obj, f):
+        Path(f).write_bytes(b"partial")
+        raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 74918912")
+
+    monkeypatch.setattr(results.torch, "save", full)
+    usage = collections.namedtuple("usage", "total used free")
+    monkeypatch.setattr(results.shutil, "disk_usage", lambda _p: usage(10**12, 10**12, 72 * 2**20))
+    with pytest.raises(OSError, match="no space left to write model.pt: 72 MB free") as err:
+        results.save_torch(tmp_path / "run" / "model.pt", {"w": torch.zeros(2)})
+    assert err.value.errno == errno.ENOSPC
+    assert list((tmp_path / "run").iterdir()) == []  # no model.pt, no temporary file
+    # with room on the disk, torch's own error is kept
+    monkeypatch.setattr(results.shutil, "disk_usage", lambda _p: usage(10**12, 0, 10**12))
+    with pytest.raises(RuntimeError, match="unexpected pos"):
+        results.save_torch(tmp_path / "run" / "model.pt", {"w": torch.zeros(2)})
