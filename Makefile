@@ -36,15 +36,15 @@ $(X)/overlap.ipynb $(X)/visual.ipynb $(X)/medical_teachers.ipynb: $(X)/pneu.ipyn
 $(X)/medical_distillation.ipynb: $(X)/medical_teachers.ipynb
 # Two lanes of about equal CPU time (measured on the 2-core CPU, quick profile), ordered without
 # rebuild triggers (after `|`): left to itself, make starts whatever is ready first. The medical
-# Setting-2 chain (medical_teachers, then medical_distillation: ~700 s) needs both pneu and knee,
+# Setting-2 chain (medical_teachers, then medical_distillation: ~750 s) needs both pneu and knee,
 # so knee must end by the time pneu does. MNIST lane: method, lambda_search, the single-seed
 # Setting-2 chapters teachers and distillation (by then pneu has trained the pretrained starts
 # that knee shares), knee, mnist (three seeds), normalisation (its equations-form runs are
-# mnist's, read from the cache), explorer, extra_architectures and visual (which read the PNEU/KNEE
-# runs). Medical lane: data, pneu, medical_teachers, medical_distillation, overlap. Notebook
-# seconds in the fresh-clone build of 633751c (three seeds on PNEU/KNEE; docs/performance.md), in
-# this order: MNIST lane 161+62+113+177+1105+613+173+6+45+15 = 2470, medical lane
-# 8+1695+463+241+149 = 2556; then speed_memory 213, comparisons 4, report 24.
+# mnist's, read from the cache), explorer, extra_architectures, visual and overlap (which read the
+# PNEU/KNEE runs of every seed). Medical lane: data, pneu, medical_teachers, medical_distillation.
+# Notebook seconds in the fresh-clone build of 1e9c181 (docs/performance.md), in this order:
+# MNIST lane 136+62+114+146+1098+557+158+6+41+16+149 = 2483, medical lane 8+1682+523+246 = 2459;
+# then speed_memory 217, comparisons 4, report 22.
 $(X)/knee.ipynb: | $(X)/distillation.ipynb
 $(X)/mnist.ipynb: | $(X)/knee.ipynb
 $(X)/normalisation.ipynb: | $(X)/mnist.ipynb
