@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from tqdm import tqdm
 
-from . import batches, losses, metrics
+from . import batches, losses
 from .compiled import compiled_step
 from .config import TrainConfig
 from .data import Split, Task, load_experiment
@@ -72,7 +72,8 @@ def step_losses(model: nn.Module, x: Tensor, y: Tensor, mask: Tensor, cfg: Train
     the images). A model without BatchNorm or dropout (:func:`tapkit.losses.depends_on_mode`)
     computes the same in both modes, so its training forward pass serves the input gradients too:
     without the extra pass the two-layer CNN's RRR step takes 0.24 s instead of 0.38 s (batch 64,
-    one thread), its RBR step 0.82 s instead of 0.95 s. The XS term reads ``cfg.options``, the method's typed options.
+    one thread), its RBR step 0.82 s instead of 0.95 s. The XS term reads ``cfg.options``, the
+    method's typed options.
     """
     method = get_method(cfg.method)
     running = (method.input_grad and cfg.options.batchnorm == "running"
@@ -238,7 +239,7 @@ def _epoch(model: nn.Module, opt: torch.optim.Optimizer, step: Callable, data: t
 
 @torch.no_grad()
 def validation_loss(model: nn.Module, split: Split, device: str,
-                    batch_size: int = metrics.EVAL_BATCH) -> float:
+                    batch_size: int = batches.EVAL_BATCH) -> float:
     """Cross-entropy on SC(X*, permute(y))_val: the paper's criterion for choosing lambda."""
     total = 0.0
     for i in range(0, len(split), batch_size):

@@ -11,6 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from .batches import EVAL_BATCH
 from .data import Split
 from .sources import FOLDER_DATASETS
 
@@ -71,12 +72,6 @@ def task_metric(experiment: str) -> TaskMetric:
                          f"{sorted(EXPERIMENT_METRICS)} (add it to "
                          "tapkit.metrics.EXPERIMENT_METRICS)")
     return EXPERIMENT_METRICS[experiment]
-
-
-# Images per forward pass when evaluating: on one CPU thread DenseNet-121 scores 300 64-px images
-# in 1.56 s in batches of 128 and 2.16 s in batches of 512 (ResNet-18 and VGG-16: the same or
-# faster); the predictions are the same.
-EVAL_BATCH = 128
 
 
 @torch.no_grad()
