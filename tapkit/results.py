@@ -72,8 +72,9 @@ def save_torch(path: str | Path, obj: Any) -> None:
         os.replace(tmp, path)
     except BaseException as err:
         Path(tmp).unlink(missing_ok=True)
-        free = shutil.disk_usage(path.parent).free
-        if isinstance(err, (RuntimeError, OSError)) and free < LOW_DISK:
+        free = (shutil.disk_usage(path.parent).free if isinstance(err, (RuntimeError, OSError))
+                else LOW_DISK)  # an interrupt or a pickling error is not the disk's
+        if free < LOW_DISK:
             raise OSError(errno.ENOSPC, f"no space left to write {path.name}: {free / 2**20:.0f} MB "
                           f"free on the disk of {path.parent}; free space there or point the "
                           "results folder (results=, --results) at a larger disk; nothing was "
