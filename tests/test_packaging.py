@@ -109,7 +109,13 @@ def test_environment_yml_declares_node_and_the_same_pins():
 
 def test_make_install_applies_the_constraints(tmp_path):
     lines = _make_n("-B", "install", f"VENV={tmp_path / 'venv'}")
-    assert f'{tmp_path}/venv/bin/python -m pip install -q -c constraints.txt -e ".[book,test]"' in lines
+    recipe = " ".join(" ".join(lines).replace("\\", " ").split())  # continued lines joined
+    venv = tmp_path / "venv"
+    # uv installs the pins, and pip does where uv fails: both with the constraints
+    uv = f"{venv}/bin/uv pip install -q --python {venv}/bin/python"
+    assert f'{uv} -c constraints.txt -e ".[book,test]"' in recipe
+    assert f'|| {venv}/bin/python -m pip install -q -c constraints.txt -e ".[book,test]"' in recipe
+    assert f'{venv}/bin/python -m pip install -q -c constraints.txt uv' in recipe
 
 
 def test_project_metadata_names_licence_and_addresses():
