@@ -26,37 +26,38 @@ LIBRARY   := $(wildcard tapkit/*.py tapkit/experiments/*.py tapkit/book/*.py)
 
 # What each notebook reads from another: its tables, or runs it would otherwise train a second
 # time. The MNIST, teacher and medical chains are otherwise independent and run side by side;
-# speed_memory waits for everything else and runs alone, since its timings need a quiet machine;
-# report gathers every table.
+# report and comparisons gather every table.
 $(X)/lambda_search.ipynb: $(X)/method.ipynb
 $(X)/mnist.ipynb $(X)/teachers.ipynb: $(X)/lambda_search.ipynb
 $(X)/explorer.ipynb: $(X)/mnist.ipynb
 $(X)/distillation.ipynb: $(X)/teachers.ipynb
-$(X)/overlap.ipynb $(X)/visual.ipynb $(X)/medical_teachers.ipynb: $(X)/pneu.ipynb $(X)/knee.ipynb
-$(X)/medical_distillation.ipynb: $(X)/medical_teachers.ipynb
+$(X)/overlap.ipynb $(X)/visual.ipynb: $(X)/pneu.ipynb $(X)/knee.ipynb
+$(X)/medical_teachers.ipynb $(X)/medical_distillation.ipynb: $(X)/pneu.ipynb $(X)/knee.ipynb
+$(X)/report.ipynb $(X)/comparisons.ipynb: $(filter-out $(X)/report.ipynb $(X)/comparisons.ipynb,$(EXECUTED))
 # Two lanes of about equal CPU time (measured on the 2-core CPU, quick profile), ordered without
 # rebuild triggers (after `|`): left to itself, make starts whatever is ready first. The medical
-# Setting-2 chain (medical_teachers, then medical_distillation: ~750 s) needs both pneu and knee,
-# so knee must end by the time pneu does. MNIST lane: method, lambda_search, the single-seed
-# Setting-2 chapters teachers and distillation (by then pneu has trained the pretrained starts
-# that knee shares), knee, mnist (three seeds), normalisation (its equations-form runs are
-# mnist's, read from the cache), explorer, extra_architectures, visual and overlap (which read the
-# PNEU/KNEE runs of every seed). Medical lane: data, pneu, medical_teachers, medical_distillation.
-# Notebook seconds in the fresh-clone build of 1e9c181 (docs/performance.md), in this order:
-# MNIST lane 136+62+114+146+1098+557+158+6+41+16+149 = 2483, medical lane 8+1682+523+246 = 2459;
-# then speed_memory 217, comparisons 4, report 22.
+# Setting-2 chapters need both pneu and knee (their λ choices), so knee must end by the time pneu
+# does. MNIST lane: method, lambda_search, the single-seed Setting-2 chapters teachers and
+# distillation (by then pneu has trained the pretrained starts that knee shares), knee, mnist
+# (three seeds), medical_distillation (beside medical_teachers, which by then has trained the
+# teachers both chapters share: the store's run lock makes a chapter wait for a run the other is
+# training, never train it twice), normalisation (its equations-form runs
+# are mnist's, read from the cache), explorer, extra_architectures, speed_memory (one thread
+# beside the other lane: its paired rounds' ratios do not need a quiet machine, see its
+# protocol). Medical lane: data, pneu, medical_teachers, visual, overlap (which read the PNEU/KNEE
+# runs of every seed). Then report and comparisons, side by side.
 $(X)/knee.ipynb: | $(X)/distillation.ipynb
 $(X)/mnist.ipynb: | $(X)/knee.ipynb
-$(X)/normalisation.ipynb: | $(X)/mnist.ipynb
+$(X)/medical_distillation.ipynb: | $(X)/mnist.ipynb
+$(X)/normalisation.ipynb: | $(X)/medical_distillation.ipynb
 $(X)/explorer.ipynb: | $(X)/normalisation.ipynb
-$(X)/pneu.ipynb: | $(X)/data.ipynb
 $(X)/extra_architectures.ipynb: | $(X)/explorer.ipynb
-$(X)/visual.ipynb: | $(X)/extra_architectures.ipynb
+$(X)/speed_memory.ipynb: | $(X)/extra_architectures.ipynb
+$(X)/pneu.ipynb: | $(X)/data.ipynb
+$(X)/visual.ipynb: | $(X)/medical_teachers.ipynb
 $(X)/overlap.ipynb: | $(X)/visual.ipynb
-$(X)/speed_memory.ipynb: $(filter-out $(X)/speed_memory.ipynb $(X)/report.ipynb $(X)/comparisons.ipynb,$(EXECUTED))
-$(X)/report.ipynb $(X)/comparisons.ipynb: $(X)/speed_memory.ipynb
-# speed_memory and report run alone, so they may use every core
-$(X)/speed_memory.ipynb $(X)/report.ipynb: THREADS :=
+# report runs with comparisons (4 s) only, so it may use every core
+$(X)/report.ipynb: THREADS :=
 
 .PHONY: test book install clean notebooks executed gpu gpu-pack gpu-dry-run check-book-tools constraints
 install: $(STAMP)

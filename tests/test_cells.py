@@ -21,7 +21,10 @@ from test_protocols import _medical_fixture, _no_training
 
 
 def _mnist_teacher(p, fraction, seed):
-    return teachers.teacher_config(p.config(seed=seed), fraction)
+    """The teacher of ``fraction``, for the protocol's teacher epochs (None: the students')."""
+    cfg = teachers.teacher_config(p.config(seed=seed), fraction)
+    epochs = protocols.mnist_teachers(p.name).teacher_epochs
+    return cfg if epochs is None else cfg.replace(epochs=epochs)
 
 
 def _mnist_expected(chapter: str, p, root) -> list:

@@ -297,6 +297,16 @@ def test_trained_reads_a_stored_model_without_initialising_it(tmp_path):
     assert frame.value.between(0, 1).all()
 
 
+def test_overlap_images_are_spread_over_a_split_ordered_by_class():
+    from tapkit.experiments.medical_maps import spread
+    y = torch.arange(3).repeat_interleave(4)  # 0000 1111 2222, as the test splits are ordered
+    assert spread(12, 6).tolist() == [0, 2, 4, 7, 9, 11]
+    assert y[spread(12, 6)].bincount().tolist() == [2, 2, 2]  # the first 6 would be 4 + 2 + 0
+    assert spread(12, None).tolist() == spread(12, 50).tolist() == list(range(12))
+    with pytest.raises(ValueError, match="positive number of images"):
+        spread(12, 0)
+
+
 # ----------------------------------------------------------------------------- quick profile cells
 
 def test_quick_profile_leaves_cells_out_with_a_reason_and_searches_per_architecture():

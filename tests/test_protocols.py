@@ -310,7 +310,7 @@ def test_one_protocol_type_serves_mnist_as_the_one_experiment_one_model_case():
     cfg = m.config(method="tap", lam=1e-3, seed=1)
     assert cfg == m.config("decoy-mnist", "two_layer_cnn", method="tap", lam=1e-3, seed=1)
     plain = TrainConfig(experiment="decoy-mnist", model="two_layer_cnn", source=sources.Embedded(),
-                        epochs=5, batch_size=64, optimizer="adam", lr=1e-3, method="tap",
+                        epochs=3, batch_size=64, optimizer="adam", lr=1e-3, method="tap",
                         lam=1e-3, seed=1)
     assert cfg.key() == plain.key()
     with pytest.raises(ValueError, match=r"several experiments \['pneu', 'knee'\]"):

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Sequence
 
 import pandas as pd
+import torch
 
 from ..fit import experiment_data
 from ..maps import explain, overlap_by_layer
@@ -39,12 +40,24 @@ def overlap_layers(model: str) -> tuple[str, ...]:
     return target_layers(model)[-4:]
 
 
+def spread(n: int, k: int | None) -> torch.Tensor:
+    """Indices of ``k`` of ``n`` items evenly spaced from the first to the last (all when ``k`` is
+    None or at least ``n``): a subset of a test split, which is ordered by class, with every class
+    in its share (the first ``k`` would be one class)."""
+    if k is None or k >= n:
+        return torch.arange(n)
+    if k < 1:
+        raise ValueError(f"max_images={k}: expected a positive number of images, or None for all")
+    return torch.linspace(0, n - 1, k).round().long()
+
+
 def overlap_frame(runs: Sequence[Cell], root: str | Path, device: str = "cpu",
                   max_images: int | None = None) -> pd.DataFrame:
     """Recall and precision of top-quartile input gradients and activations against the tags on
     SC(X*, y)_test, one row per run, layer and metric (the appendix's overlap tables), with the
     value a top quartile placed at random would get (``chance``: recall 0.25, precision the
-    share of pixels inside tags)."""
+    share of pixels inside tags). ``max_images``: that many test images, evenly spaced over the
+    split (:func:`spread`); None: all."""
     rows = []
     for run in runs:
         found = trained(run, root, device)
@@ -53,7 +66,8 @@ def overlap_frame(runs: Sequence[Cell], root: str | Path, device: str = "cpu",
             continue
         model, _, splits = found
         test = splits["test_contaminated"]
-        x, mask = test.x[:max_images], test.mask[:max_images]
+        pick = spread(len(test.y), max_images)
+        x, mask = test.x[pick], test.mask[pick]
         layers = overlap_layers(run.model)
         sigma = target_sigma(run.model)
         sizes = _map_sizes(model, x[:1].to(device), layers, sigma)
