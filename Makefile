@@ -38,19 +38,19 @@ $(X)/report.ipynb $(X)/comparisons.ipynb: $(filter-out $(X)/report.ipynb $(X)/co
 # rebuild triggers (after `|`): left to itself, make starts whatever is ready first. The medical
 # Setting-2 chapters need both pneu and knee (their λ choices), so knee must end by the time pneu
 # does. MNIST lane: method, lambda_search, the single-seed Setting-2 chapters teachers and
-# distillation (by then pneu has trained the pretrained starts that knee shares), knee, mnist
-# (three seeds), medical_distillation (beside medical_teachers, which by then has trained the
-# teachers both chapters share: the store's run lock makes a chapter wait for a run the other is
-# training, never train it twice), normalisation (its equations-form runs
-# are mnist's, read from the cache), explorer, extra_architectures, speed_memory (one thread
-# beside the other lane: its paired rounds' ratios do not need a quiet machine, see its
-# protocol). Medical lane: data, pneu, medical_teachers, visual, overlap (which read the PNEU/KNEE
+# distillation, normalisation (its equations-form runs are lambda_search's, read from the
+# cache; by its end pneu has trained the pretrained starts that knee shares: knee started
+# before, it waited ~100 s on their locks), knee, mnist (three seeds), medical_distillation
+# (beside medical_teachers, which by then has trained the teachers both chapters share: the
+# store's run lock makes a chapter wait for a run the other is training, never train it
+# twice), explorer, extra_architectures, speed_memory (one thread beside the other lane: its
+# paired rounds' ratios do not need a quiet machine, see its protocol). Medical lane: data, pneu, medical_teachers, visual, overlap (which read the PNEU/KNEE
 # runs of every seed). Then report and comparisons, side by side.
-$(X)/knee.ipynb: | $(X)/distillation.ipynb
+$(X)/normalisation.ipynb: | $(X)/distillation.ipynb
+$(X)/knee.ipynb: | $(X)/normalisation.ipynb
 $(X)/mnist.ipynb: | $(X)/knee.ipynb
 $(X)/medical_distillation.ipynb: | $(X)/mnist.ipynb
-$(X)/normalisation.ipynb: | $(X)/medical_distillation.ipynb
-$(X)/explorer.ipynb: | $(X)/normalisation.ipynb
+$(X)/explorer.ipynb: | $(X)/medical_distillation.ipynb
 $(X)/extra_architectures.ipynb: | $(X)/explorer.ipynb
 $(X)/speed_memory.ipynb: | $(X)/extra_architectures.ipynb
 $(X)/pneu.ipynb: | $(X)/data.ipynb
