@@ -40,22 +40,24 @@ $(X)/report.ipynb $(X)/comparisons.ipynb: $(filter-out $(X)/report.ipynb $(X)/co
 # does. MNIST lane: method, lambda_search, the single-seed Setting-2 chapters teachers and
 # distillation, normalisation (its equations-form runs are lambda_search's, read from the
 # cache; by its end pneu has trained the pretrained starts that knee shares: knee started
-# before, it waited ~100 s on their locks), knee, mnist (three seeds), medical_distillation
-# (beside medical_teachers, which by then has trained the teachers both chapters share: the
-# store's run lock makes a chapter wait for a run the other is training, never train it
-# twice), explorer, extra_architectures, speed_memory (one thread beside the other lane: its
-# paired rounds' ratios do not need a quiet machine, see its protocol). Medical lane: data, pneu, medical_teachers, visual, overlap (which read the PNEU/KNEE
-# runs of every seed). Then report and comparisons, side by side.
+# before, it waited ~100 s on their locks), knee, mnist (three seeds), explorer, speed_memory
+# (one thread beside the other lane: its paired rounds' ratios do not need a quiet machine, see
+# its protocol), overlap (which reads the PNEU/KNEE runs of every seed), extra_architectures.
+# Medical lane: data, pneu, medical_teachers, medical_distillation (after it: beside it, it
+# waited on the runs both share), visual. Then report and comparisons, side by side. Seconds in
+# the fresh-clone build of ac6fc6b (docs/performance.md), in this order: MNIST lane
+# 98+49+89+99+107+1098+329+10+341+84+48 ≈ 2350 (knee without its ~100-s wait), medical lane
+# 13+1668+~520+~120+23 ≈ 2345 (medical_teachers alone, medical_distillation without JT).
 $(X)/normalisation.ipynb: | $(X)/distillation.ipynb
 $(X)/knee.ipynb: | $(X)/normalisation.ipynb
 $(X)/mnist.ipynb: | $(X)/knee.ipynb
-$(X)/medical_distillation.ipynb: | $(X)/mnist.ipynb
-$(X)/explorer.ipynb: | $(X)/medical_distillation.ipynb
-$(X)/extra_architectures.ipynb: | $(X)/explorer.ipynb
-$(X)/speed_memory.ipynb: | $(X)/extra_architectures.ipynb
+$(X)/explorer.ipynb: | $(X)/mnist.ipynb
+$(X)/speed_memory.ipynb: | $(X)/explorer.ipynb
+$(X)/overlap.ipynb: | $(X)/speed_memory.ipynb
+$(X)/extra_architectures.ipynb: | $(X)/overlap.ipynb
 $(X)/pneu.ipynb: | $(X)/data.ipynb
-$(X)/visual.ipynb: | $(X)/medical_teachers.ipynb
-$(X)/overlap.ipynb: | $(X)/visual.ipynb
+$(X)/medical_distillation.ipynb: | $(X)/medical_teachers.ipynb
+$(X)/visual.ipynb: | $(X)/medical_distillation.ipynb
 # report runs with comparisons (4 s) only, so it may use every core
 $(X)/report.ipynb: THREADS :=
 
@@ -63,12 +65,15 @@ $(X)/report.ipynb: THREADS :=
 install: $(STAMP)
 
 # pyproject.toml takes ranges; constraints.txt pins the versions tested (torch, torchvision, ...).
-# uv installs the same pins as pip in a sixth of the time (a fresh venv without caches: 16 s
-# against pip's 95 s, measured 2026-11-26); pip installs them where uv cannot be had or fails.
+# uv installs the same pins as pip in a fraction of the time (a fresh venv without caches: 16 s
+# against pip's 95 s, measured 2026-11-26, before bytecode); pip installs them where uv cannot be
+# had or fails. --compile-bytecode, as pip does: with PYTHONDONTWRITEBYTECODE set (this machine)
+# nothing else writes it, and every process then compiled torch afresh (import 12-15 s, not 4-5).
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || python3 -m venv $(VENV)
 	{ $(PY) -m pip install -q -c constraints.txt uv && \
-	  $(VENV)/bin/uv pip install -q --python $(PY) -c constraints.txt -e ".[book,test]"; } || \
+	  $(VENV)/bin/uv pip install -q --compile-bytecode --python $(PY) -c constraints.txt \
+	    -e ".[book,test]"; } || \
 	  $(PY) -m pip install -q -c constraints.txt -e ".[book,test]"
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $@

@@ -112,7 +112,7 @@ def test_make_install_applies_the_constraints(tmp_path):
     recipe = " ".join(" ".join(lines).replace("\\", " ").split())  # continued lines joined
     venv = tmp_path / "venv"
     # uv installs the pins, and pip does where uv fails: both with the constraints
-    uv = f"{venv}/bin/uv pip install -q --python {venv}/bin/python"
+    uv = f"{venv}/bin/uv pip install -q --compile-bytecode --python {venv}/bin/python"
     assert f'{uv} -c constraints.txt -e ".[book,test]"' in recipe
     assert f'|| {venv}/bin/python -m pip install -q -c constraints.txt -e ".[book,test]"' in recipe
     assert f'{venv}/bin/python -m pip install -q -c constraints.txt uv' in recipe

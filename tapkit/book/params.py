@@ -125,6 +125,8 @@ PARAMETERS: dict[str, tuple[Callable[[Any], Any], str]] = {
     "xs_methods": (_optional(STR_LIST), "a list of XS methods, e.g. ['tap', 'rrr'], or None"),
     "students": (_optional(STR_LIST), "a list of architectures, e.g. ['resnet18'], or None"),
     "kd_models": (_optional(STR_LIST), "a list of architectures, e.g. ['resnet18'], or None"),
+    "kd_methods": (_optional(STR_LIST), "a list of distillation methods, e.g. ['kd', 'at', 'jt'], "
+                   "or None"),
     "quality_taus": (_optional(FLOAT_LIST), "a list of numbers, e.g. [0.01, 0.1], or None"),
     "stripe_models": (_optional(_models_by_experiment), "a list of architectures (or a dict of "
                       "lists keyed by experiment), or None (the profile's)"),
