@@ -33,7 +33,8 @@ $(X)/explorer.ipynb: $(X)/mnist.ipynb
 $(X)/distillation.ipynb: $(X)/teachers.ipynb
 $(X)/overlap.ipynb $(X)/visual.ipynb: $(X)/pneu.ipynb $(X)/knee.ipynb
 $(X)/medical_teachers.ipynb $(X)/medical_distillation.ipynb: $(X)/pneu.ipynb $(X)/knee.ipynb
-$(X)/report.ipynb $(X)/comparisons.ipynb: $(filter-out $(X)/report.ipynb $(X)/comparisons.ipynb,$(EXECUTED))
+GATHERED  := $(filter-out $(X)/report.ipynb $(X)/comparisons.ipynb,$(EXECUTED))
+$(X)/report.ipynb $(X)/comparisons.ipynb: $(GATHERED)
 # Two lanes of about equal CPU time (measured on the 2-core CPU, quick profile), ordered without
 # rebuild triggers (after `|`): left to itself, make starts whatever is ready first. The medical
 # Setting-2 chapters need both pneu and knee (their λ choices), so knee must end by the time pneu

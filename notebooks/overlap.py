@@ -27,12 +27,12 @@
 # \text{Precision} = \frac{|\text{spurious} \cap \text{top-quartile}|}{|\text{top-quartile}|}.$$
 #
 # Pixels are pooled over the test images (on the quick profile 100 of each split, evenly spaced
-# over it so that every class keeps its share; the paper profile takes all). Lower is better: a model that ignores the tag has
-# little of its top quartile on it. A top quartile placed at random has recall 0.25 and, as
-# precision, the share of the image covered by tags; the tables state that chance level, which
-# is much higher on the small stand-in images (whose tags are enlarged to stay legible) than on
-# 224-px images. The models are read from the results store; this chapter
-# builds exactly the configs of the PNEU and KNEE chapters (`tapkit.experiments.medical_runs`), so
+# over it so that every class keeps its share; the paper profile takes all). Lower is better: a
+# model that ignores the tag has little of its top quartile on it. A top quartile placed at
+# random has recall 0.25 and, as precision, the share of the image covered by tags; the tables
+# state that chance level, which is much higher on the small stand-in images (whose tags are
+# enlarged to stay legible) than on 224-px images. The models are read from the results store;
+# this chapter builds exactly the configs of the PNEU and KNEE chapters (`tapkit.experiments.medical_runs`), so
 # it trains nothing when those chapters have run.
 
 # %% tags=["parameters"]
@@ -44,7 +44,7 @@ models = ["vgg16", "resnet18", "densenet121"]
 methods = ["base", "none", "rrr", "rbr", "tap"]
 lambdas = None         # as in the PNEU/KNEE chapters
 source = None          # None: from the profile ("embedded": the digits stand-in); or a data folder
-max_images = None      # None: the profile's (quick: 100 of each contaminated test split; paper: all)
+max_images = None      # None: the profile's (quick: 100 of each contaminated split; paper: all)
 device = "auto"
 results = None         # None: <repository>/results
 

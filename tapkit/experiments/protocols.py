@@ -114,9 +114,8 @@ class Protocol(_TrainsMethods, _Protocol):
     ``pretraining``: the stand-in's pretrained start (:class:`Pretraining`; None: ``pretrained``
     decides, ImageNet weights or random ones); the real folders never use it.
     ``overlap_images``: the overlap chapter's test images per run, evenly spaced over the split
-    (None: all). The defaults are
-    :class:`TrainConfig`'s, so that a field a protocol does not set leaves its configs as
-    before."""
+    (None: all). The defaults are :class:`TrainConfig`'s, so that a field a protocol does not set
+    leaves its configs as before."""
 
     name: str
     experiments: tuple[str, ...]
@@ -359,9 +358,9 @@ MEDICAL_TEACHERS = {
 # lanes, beside a training notebook: the paired rounds' ratios and intervals came out as tight as
 # with both cores to itself, 267 s of one core instead of 217 s of two; docs/performance.md),
 # fewer steps for VGG-16 (its RBR step alone takes ~8 s there), and many paired No XS/TAP rounds
-# where they are cheap: the TAP claim's interval narrows with them. Efficiency: each model at the settings the book trains it with
-# (:func:`as_trained`; one thread: the quick profile trains one run per core), and the two-layer
-# CNN also at the paper's batch of 256 with SGD.
+# where they are cheap: the TAP claim's interval narrows with them. Efficiency: each model at the
+# settings the book trains it with (:func:`as_trained`; one thread: the quick profile trains one
+# run per core), and the two-layer CNN also at the paper's batch of 256 with SGD.
 
 
 def as_trained(profile: str = "quick") -> tuple[tuple[str, str], ...]:
