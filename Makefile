@@ -46,9 +46,9 @@ $(X)/report.ipynb $(X)/comparisons.ipynb: $(GATHERED)
 # its protocol), overlap (which reads the PNEU/KNEE runs of every seed), extra_architectures.
 # Medical lane: data, pneu, medical_teachers, medical_distillation (after it: beside it, it
 # waited on the runs both share), visual. Then report and comparisons, side by side. Seconds in
-# the fresh-clone build of ac6fc6b (docs/performance.md), in this order: MNIST lane
-# 98+49+89+99+107+1098+329+10+341+84+48 ≈ 2350 (knee without its ~100-s wait), medical lane
-# 13+1668+~520+~120+23 ≈ 2345 (medical_teachers alone, medical_distillation without JT).
+# the fresh-clone build of 8f94f7b (.ci/run 2,618 s; docs/performance.md), in this order: MNIST
+# lane 89+41+84+96+96+1095+327+6+261+72+40 = 2207, medical lane 7+1644+473+110+14 = 2248; then
+# report 16 beside comparisons 4.
 $(X)/normalisation.ipynb: | $(X)/distillation.ipynb
 $(X)/knee.ipynb: | $(X)/normalisation.ipynb
 $(X)/mnist.ipynb: | $(X)/knee.ipynb
