@@ -43,6 +43,7 @@ import math
 import multiprocessing
 import statistics
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import torch
@@ -56,9 +57,12 @@ from .paired import memory_ratio, speed_ratio
 from .results import device_name, resolve_device
 from .config import TrainConfig
 from .fit import make_optimizer, step_losses
+from .method_options import MethodOptions
 from .progress import disabled as progress_disabled
 
 log = logging.getLogger(__name__)
+
+OptionsTable = Mapping[str, MethodOptions]  # method -> the options its runs use
 
 # lambda only scales the XS term; any positive value exercises the same computation
 BENCH_LAMBDA = 1.0
@@ -81,7 +85,7 @@ class _Pair:
     """One (model, method) ready to train: ``step()`` runs one full training step."""
 
     def __init__(self, model_name: str, method: str, batch_size: int, image_size: int,
-                 device: str, optimizer: str = "sgd"):
+                 device: str, optimizer: str = "sgd", options: OptionsTable | None = None):
         num_classes, in_channels = _shape(model_name)
         torch.manual_seed(0)
         built = build_model(model_name, num_classes, in_channels, image_size=image_size)
@@ -90,7 +94,7 @@ class _Pair:
         # as in training: input gradients per image, on BatchNorm running statistics; by default
         # the paper's optimiser, SGD with momentum 0.9 (Adam's state would add two buffers)
         self.cfg = TrainConfig(model=model_name, method=method, lam=BENCH_LAMBDA,
-                               optimizer=optimizer, lr=1e-3)
+                               optimizer=optimizer, lr=1e-3, options=(options or {}).get(method))
         self.batchnorm = getattr(self.cfg.options, "batchnorm", None)
         self.opt = make_optimizer(self.model, self.cfg)
         gen = torch.Generator().manual_seed(0)
@@ -111,7 +115,8 @@ class _Pair:
 
 
 def peak_memory_mb(model_name: str, method: str, batch_size: int, image_size: int, device: str,
-                   warmup: int = 1, optimizer: str = "sgd") -> float | None:
+                   warmup: int = 1, optimizer: str = "sgd", options: OptionsTable | None = None
+                   ) -> float | None:
     """Peak memory in MB of one training step of this pair (see the module docstring): model,
     optimiser state and the step's tensors, counted after ``warmup`` steps; ``None`` when the
     pair runs out of memory."""
@@ -124,7 +129,7 @@ def peak_memory_mb(model_name: str, method: str, batch_size: int, image_size: in
         release_cpu_memory()
         base = _status_kb("VmRSS") * 1024
     try:
-        pair = _Pair(model_name, method, batch_size, image_size, device, optimizer)
+        pair = _Pair(model_name, method, batch_size, image_size, device, optimizer, options)
         for _ in range(warmup):
             pair.step()
         if cuda:
@@ -139,18 +144,19 @@ def peak_memory_mb(model_name: str, method: str, batch_size: int, image_size: in
 
 
 def _peaks(model_name: str, methods: list[str], batch_size: int, image_size: int, device: str,
-           warmup: int, passes: int = 1, optimizer: str = "sgd") -> dict[str, list[float | None]]:
+           warmup: int, passes: int = 1, optimizer: str = "sgd",
+           options: OptionsTable | None = None) -> dict[str, list[float | None]]:
     """Each method's peak once; the methods without input gradients (and No XS) ``passes``
     times, No XS first in every pass, so that pass ``p`` of each pairs with No XS's pass ``p``."""
     # discarded: first-use allocations (thread pools, kernel caches) are nobody's peak
-    peak_memory_mb(model_name, "none", batch_size, image_size, device, 0, optimizer)
+    peak_memory_mb(model_name, "none", batch_size, image_size, device, 0, optimizer, options)
     methods = list(dict.fromkeys(methods))
     peaks: dict[str, list[float | None]] = {m: [] for m in methods}
     for p in range(max(passes, 1)):
         again = [m for m in methods if p == 0 or _cheap(m)]
         for m in sorted(again, key=lambda m: m != "none"):
             peaks[m].append(peak_memory_mb(model_name, m, batch_size, image_size, device, warmup,
-                                           optimizer))
+                                           optimizer, options))
     return peaks
 
 
@@ -176,13 +182,14 @@ def _fresh_cpu_process(fn, allocator, args: tuple, device: str, threads: int | N
 
 
 def model_memory_passes(model_name: str, methods: list[str], batch_size: int, image_size: int,
-                        device: str, warmup: int = 1, passes: int = 1, optimizer: str = "sgd"
-                        ) -> dict[str, list[float | None]]:
+                        device: str, warmup: int = 1, passes: int = 1, optimizer: str = "sgd",
+                        options: OptionsTable | None = None) -> dict[str, list[float | None]]:
     """:func:`peak_memory_mb` of each method's pair, one after the other, ``passes`` times for
     the methods without input gradients (once for the others). On a CPU this runs in a fresh
     (spawned) process with glibc's mmap threshold fixed, so that the resident set follows each
     pair's live tensors and not what the speed pass left in the allocator."""
-    args = (model_name, list(methods), batch_size, image_size, device, warmup, passes, optimizer)
+    args = (model_name, list(methods), batch_size, image_size, device, warmup, passes, optimizer,
+            options)
     return _fresh_cpu_process(_peaks, steady_cpu_allocator, args, device)
 
 
@@ -210,12 +217,13 @@ def step_seconds(pairs: list[_Pair], steps: int | list[int]) -> list[list[float]
 
 
 def _warm_pairs(model_name: str, methods: list[str], batch_size: int, image_size: int,
-                device: str, warmup: int, optimizer: str = "sgd") -> list[_Pair | None]:
+                device: str, warmup: int, optimizer: str = "sgd",
+                options: OptionsTable | None = None) -> list[_Pair | None]:
     """Each method's pair, built and warmed up; ``None`` where it ran out of memory."""
     pairs: list[_Pair | None] = []
     for method in methods:
         try:
-            pair = _Pair(model_name, method, batch_size, image_size, device, optimizer)
+            pair = _Pair(model_name, method, batch_size, image_size, device, optimizer, options)
             for _ in range(warmup):
                 pair.step()
             pairs.append(pair)
@@ -227,12 +235,13 @@ def _warm_pairs(model_name: str, methods: list[str], batch_size: int, image_size
 
 def bench_model(model_name: str, methods: list[str], batch_size: int, image_size: int,
                 steps: int, device: str, warmup: int = 1, paired_steps: int | None = None,
-                optimizer: str = "sgd") -> list[dict]:
+                optimizer: str = "sgd", options: OptionsTable | None = None) -> list[dict]:
     """Speed rows for one model (interleaved, see the module docstring), without memory or
     ratios: ``steps`` rounds, ``paired_steps`` (default ``steps``) for the methods without input
     gradients. A pair that runs out of memory is reported with ``status="oom"`` (the paper's
     DenseNet-121 + RBR)."""
-    pairs = _warm_pairs(model_name, methods, batch_size, image_size, device, warmup, optimizer)
+    pairs = _warm_pairs(model_name, methods, batch_size, image_size, device, warmup, optimizer,
+                        options)
     live = [(m, p) for m, p in zip(methods, pairs) if p is not None]
     counts = [paired_steps or steps if _cheap(m) else steps for m, _ in live]
     times = iter(step_seconds([p for _, p in live], counts))
@@ -253,10 +262,10 @@ def bench_model(model_name: str, methods: list[str], batch_size: int, image_size
 
 def model_speed(model_name: str, methods: list[str], batch_size: int, image_size: int,
                 steps: int, device: str, warmup: int = 1, paired_steps: int | None = None,
-                optimizer: str = "sgd") -> list[dict]:
+                optimizer: str = "sgd", options: OptionsTable | None = None) -> list[dict]:
     """:func:`bench_model`, on a CPU in a fresh (spawned) process with a reusing allocator."""
     args = (model_name, list(methods), batch_size, image_size, steps, device, warmup,
-            paired_steps, optimizer)
+            paired_steps, optimizer, options)
     return _fresh_cpu_process(bench_model, reusing_cpu_allocator, args, device)
 
 
@@ -335,7 +344,8 @@ def check_methods(methods: list[str]) -> None:
 
 def bench(models: list[str], methods: list[str], batch_size: int = 16, image_size: int = 224,
           steps: int = 10, device: str = "auto", warmup: int = 2, paired_steps: int | None = None,
-          memory_passes: int = 1, optimizer: str = "sgd") -> list[dict]:
+          memory_passes: int = 1, optimizer: str = "sgd",
+          options: OptionsTable | None = None) -> list[dict]:
     """Every model x method pair, with progress bars: speed per model (:func:`model_speed`),
     then peak memory pair by pair (:func:`model_memory_passes`), then each method's ratios to
     No XS with their intervals (:func:`add_ratios`). A model may carry its own batch and image
@@ -344,8 +354,11 @@ def bench(models: list[str], methods: list[str], batch_size: int = 16, image_siz
     without input gradients, whose memory is measured ``memory_passes`` times. ``methods`` may
     name a method twice: the two rows then share one memory figure and differ in speed only by
     measurement noise. Steps use the paper's optimiser (SGD with momentum 0.9) unless
-    ``optimizer="adam"``."""
+    ``optimizer="adam"``. ``options``: method -> its options (e.g. the released RBR the paper
+    timed, :data:`tapkit.experiments.protocol_base.RELEASED`); a method not named takes its
+    defaults."""
     device = resolve_device(device)
+    options = dict(options or {})  # a plain dict: it travels to the spawned measuring processes
     specs = [model_spec(m, batch_size, image_size) for m in models]
     check_methods(methods)
     for name, _, side in specs:  # before any process starts: a mistake is one clear error
@@ -353,13 +366,13 @@ def bench(models: list[str], methods: list[str], batch_size: int = 16, image_siz
     per_model = []
     for name, bs, side in tqdm(specs, desc="bench speed", disable=progress_disabled()):
         per_model.append(model_speed(name, methods, bs, side, steps, device, warmup, paired_steps,
-                                     optimizer))
+                                     optimizer, options))
         gc.collect()
     bar = tqdm(specs, desc="bench memory", disable=progress_disabled())
     for (name, bs, side), own in zip(bar, per_model):
         ok = [row["method"] for row in own if row["status"] == "ok"]
-        peaks = (model_memory_passes(name, ok, bs, side, device, warmup, memory_passes, optimizer)
-                 if ok else {})
+        peaks = (model_memory_passes(name, ok, bs, side, device, warmup, memory_passes, optimizer,
+                                     options) if ok else {})
         for row in own:
             passes = peaks.get(row["method"]) or [None]
             row["peak_mem_mb"], row["peak_mem_mb_passes"] = passes[0], passes

@@ -7,6 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -45,3 +48,39 @@ def test_dry_run_steps_every_run_and_exports_tables(tmp_path):
     assert {"git_commit", "torch", "device"} <= set(record["provenance"])
     table = (export / "tables" / "speed_memory.csv").read_text().splitlines()
     assert [line.split(",")[1] for line in table[1:]] == ["none", "tap", "rrr", "rbr", "none_again"]
+
+
+def test_a_lease_cut_short_gives_the_table_of_the_cases_that_finished(tmp_path):
+    """Setting 1's table from a store holding Base and No XS only (a lease stopped at its time
+    limit): their means over five seeds, the three missing cases named in ``not_run``."""
+    gpu = _gpu_module()
+    s, lams, runs = gpu.setting1_configs("mnist", None, None)
+    for i, (case, cfg) in enumerate(runs):
+        if case not in ("base", "none"):
+            continue
+        acc = {"contaminated": 0.99, "permuted": 0.80 + 0.01 * cfg.seed, "clean": 0.6}
+        record = {"status": "ok", "seconds": 100.0 + i, "metric": "accuracy",
+                  "config": cfg.to_dict(),
+                  "provenance": {"device": "cuda: test"}, **acc}
+        (tmp_path / "runs" / cfg.key()).mkdir(parents=True)
+        (tmp_path / "runs" / cfg.key() / "metrics.json").write_text(json.dumps(record))
+    out = gpu.setting1_table(s, lams, runs, tmp_path)
+    assert out["runs"] == 10 and out["not_run"] == dict.fromkeys(
+        ("rrr", "rbr", "tap"), "5 of 5 runs not stored")
+    table = pd.read_csv(tmp_path / "tables" / "mnist_gt.csv").set_index(["case", "split"])
+    assert table.loc[("none", "permuted"), "mean"] == pytest.approx(0.82)  # seeds 0-4: .80-.84
+    assert table.loc[("base", "clean"), "count"] == 5
+    meta = json.loads((tmp_path / "tables" / "mnist_gt.json").read_text())
+    assert set(meta["not_run"]) == {"rrr", "rbr", "tap"}
+
+
+def test_table1_times_the_released_losses():
+    """The benchmark builds each method with the options it is given: the released RBR and
+    TAP's squared norm, as the paper's Table 1 timed them; without options, the defaults."""
+    from tapkit.benchmark import _Pair
+    from tapkit.experiments.protocol_base import RELEASED
+
+    released = _Pair("two_layer_cnn", "rbr", 2, 28, "cpu", options=RELEASED)
+    default = _Pair("two_layer_cnn", "rbr", 2, 28, "cpu")
+    assert released.cfg.options.variant == "released" != default.cfg.options.variant
+    assert _Pair("two_layer_cnn", "tap", 2, 28, "cpu", options=RELEASED).cfg.options.norm == "l2sq"

@@ -12,6 +12,7 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from ..data import MIN_TAG_PX
+from ..models import get_spec
 from ..experiments.executors import set_threads  # noqa: F401
 from ..experiments.medical_maps import overlap_frame, overlap_layers, trained  # noqa: F401
 from ..experiments.medical_plans import (ARCHITECTURES, DATASETS,  # noqa: F401
@@ -243,7 +244,9 @@ def bench_ratios(rows: Sequence[dict]) -> pd.DataFrame:
     paper["it_per_s"] = pd.to_numeric(paper["it_per_s"], errors="coerce")
     out = []
     for model, group in ours.groupby("model", sort=False):
-        ref = paper[paper.architecture == model].set_index("method")
+        # a variant (the released VGG-16 head) is compared with the architecture the paper names
+        names = {model, get_spec(model).torchvision_name}
+        ref = paper[paper.architecture.isin(names)].set_index("method")
         for row in group.itertuples():
             p = ref.loc[row.method] if row.method in ref.index else None
             p_base = ref.loc["none"] if "none" in ref.index else None
