@@ -45,11 +45,21 @@ class TaskMetric:
     name: str
     label: str
     higher_is_better: bool
+    largest: float = 1.0  # the largest value the metric takes (MAE on KNEE's grades 0-4: 4)
+
+    def range(self, differences: int = 0) -> tuple[float, float]:
+        """The values the metric can take, ``(0, largest)``, or with ``differences`` = 1 those of
+        a difference of two scores (a reliance on the tag: ``±largest``), 2 of a difference of
+        two such differences (No XS's reliance minus TAP's): where an interval over seeds must
+        stay (:mod:`tapkit.seedstats`)."""
+        if differences == 0:
+            return 0.0, self.largest
+        return -(2 ** (differences - 1)) * self.largest, (2 ** (differences - 1)) * self.largest
 
 
 TASK_METRICS = {m.name: m for m in (TaskMetric("accuracy", "accuracy", True),
                                     TaskMetric("f1", "F-score", True),
-                                    TaskMetric("mae", "MAE", False))}
+                                    TaskMetric("mae", "MAE", False, 4.0))}
 # each experiment's metric: MNIST's accuracy, and PNEU's and KNEE's as their datasets declare them
 EXPERIMENT_METRICS = {"mnist": TASK_METRICS["accuracy"],
                       **{name: TASK_METRICS[ds.metric] for name, ds in FOLDER_DATASETS.items()}}

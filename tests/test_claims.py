@@ -31,24 +31,44 @@ def test_decoy_is_learned_when_the_delta_interval_lies_below_zero():
 def test_one_seed_gets_no_verdict_and_a_failed_run_is_not_a_seed():
     runs = runs_table({"none": [(0.98, 0.90), (0.98, float("nan"))]}, status={("none", 1): "diverged"})
     c = claims.decoy_claim(runs, "MNIST")
-    assert c.verdict == claims.NOT_RUN and c.seeds == "1 seed"
-    assert "1 seed, no interval" in c.evidence
+    assert c.verdict == claims.NOT_TESTABLE and c.seeds == "1 seed"
+    assert "1 seed, no interval" in c.evidence and "did not converge" in c.evidence
 
 
-def test_decoy_not_learned_when_the_interval_reaches_zero():
+def test_decoy_inconclusive_when_the_interval_reaches_zero_and_not_reproduced_above_it():
     runs = runs_table({"none": [(0.98, 0.98), (0.98, 0.90), (0.98, 0.99)]})
-    assert claims.decoy_claim(runs, "MNIST").verdict == claims.NOT_REPRODUCED
+    assert claims.decoy_claim(runs, "MNIST").verdict == claims.INCONCLUSIVE
+    # Δ = +0.010, +0.005, +0.010: the whole interval above 0, the decoy not used
+    none = runs_table({"none": [(0.98, 0.99), (0.98, 0.985), (0.98, 0.99)]})
+    assert claims.decoy_claim(none, "MNIST").verdict == claims.NOT_REPRODUCED
+
+
+def test_a_collapsed_seed_is_dropped_and_named():
+    # seed 2's clean accuracy 0.15 goes 0.06 of the way from a constant's 0.1 to 1: dropped
+    runs = runs_table({"none": [(0.98, 0.90), (0.98, 0.91), (0.98, 0.15)]})
+    c = claims.decoy_claim(runs, "MNIST")
+    assert c.seeds == "2 seeds" and "seed 2 dropped: No XS did not learn the task" in c.evidence
 
 
 def test_matches_uses_the_paired_difference_against_the_margin():
-    base = [(0.97, 0.96)] * 3
-    close = runs_table({"tap": [(0.97, 0.955), (0.97, 0.96), (0.97, 0.965)], "rrr": base})
+    base, decoyed = [(0.97, 0.96)] * 3, [(0.98, 0.90)] * 3
+    close = runs_table({"tap": [(0.97, 0.955), (0.97, 0.96), (0.97, 0.965)], "rrr": base,
+                        "none": decoyed})
     # differences -0.005, 0, +0.005: half-width 2.484 * 0.005 = 0.0124 > -0.02 -> reproduced
     c = claims.matches_claim(close, "MNIST", "rrr")
     assert c.verdict == claims.REPRODUCED and "0.000 [-0.012, 0.012]" in c.evidence
-    # differences -0.01, 0, +0.01: the interval reaches -0.0248, below the margin
-    loose = runs_table({"tap": [(0.97, 0.95), (0.97, 0.96), (0.97, 0.97)], "rrr": base})
-    assert claims.matches_claim(loose, "MNIST", "rrr").verdict == claims.NOT_REPRODUCED
+    # differences -0.01, 0, +0.01: the interval [-0.0248, 0.0248] spans the margin
+    loose = runs_table({"tap": [(0.97, 0.95), (0.97, 0.96), (0.97, 0.97)], "rrr": base,
+                        "none": decoyed})
+    assert claims.matches_claim(loose, "MNIST", "rrr").verdict == claims.INCONCLUSIVE
+    # -0.04 on every seed: wholly below -0.02
+    worse = runs_table({"tap": [(0.97, 0.92)] * 3, "rrr": base, "none": decoyed})
+    assert claims.matches_claim(worse, "MNIST", "rrr").verdict == claims.NOT_REPRODUCED
+    # No XS never took the decoy (Δ 0): nothing to match, not testable
+    plain = runs_table({"tap": [(0.97, 0.955), (0.97, 0.96), (0.97, 0.965)], "rrr": base,
+                        "none": base})
+    c = claims.matches_claim(plain, "MNIST", "rrr")
+    assert c.verdict == claims.NOT_TESTABLE and "No XS did not take the shortcut" in c.reason
 
 
 def test_paired_difference_uses_only_seeds_both_methods_trained():
@@ -119,12 +139,13 @@ def test_keeps_off_claim_is_judged_on_the_stand_ins_seeds_and_labelled():
     dead = [(a, b, 0.70) for a, b, _ in TAP]
     c = medical_claims.keeps_off_claim(
         {"pneu": medical_runs({("resnet18", "none"): NONE, ("resnet18", "tap"): dead})}, *STANDIN)
-    assert c.verdict == claims.NOT_REPRODUCED and "TAP did not learn the task" in c.evidence
+    assert c.verdict == claims.NOT_TESTABLE and "TAP did not learn the task" in c.reason
     # TAP reliance 0.3, 0.2, 0.25 (lo > 0.02): not kept off
     used = [(0.9, 0.6, 0.9), (0.9, 0.7, 0.9), (0.9, 0.65, 0.9)]
     c = medical_claims.keeps_off_claim(
         {"pneu": medical_runs({("resnet18", "none"): NONE, ("resnet18", "tap"): used})}, *STANDIN)
-    assert c.verdict == claims.NOT_REPRODUCED and "not kept off" in c.evidence
+    # TAP's reliance [0.126, 0.374] lies wholly above 0.1: not kept off
+    assert c.verdict == claims.NOT_REPRODUCED and "— not reproduced" in c.evidence
 
 
 def test_keeps_off_claim_skips_a_no_xs_that_never_used_the_tag_and_one_seed():
@@ -132,15 +153,15 @@ def test_keeps_off_claim_skips_a_no_xs_that_never_used_the_tag_and_one_seed():
     knee = medical_runs({("densenet121", "none"): [(0.5, 0.5, 0.5), (0.5, 0.51, 0.5), (0.5, 0.49, 0.5)],
                          ("densenet121", "tap"): [(0.5, 0.5, 0.5)] * 3}, constant=1.2)
     c = medical_claims.keeps_off_claim({"knee": knee}, {"knee": "KNEE"}, {"knee": DataOrigin.PAPER})
-    assert c.verdict == claims.NOT_RUN and "No XS did not rely on the tag: not judged" in c.evidence
+    assert c.verdict == claims.NOT_TESTABLE and "No XS did not take the shortcut" in c.reason
     one = medical_runs({("resnet18", "none"): NONE[:1], ("resnet18", "tap"): TAP[:1]})
     c = medical_claims.keeps_off_claim({"pneu": one}, *STANDIN)
-    assert c.verdict == claims.NOT_RUN and "fewer than two seeds" in c.evidence
-    assert claims.verdicts([c]).endswith("not judged here (one seed).")
+    assert c.verdict == claims.NOT_TESTABLE and "fewer than two seeds trained" in c.reason
+    assert claims.verdicts([c]).startswith("The reproduction report's verdict: not judged here")
     unknown = medical_claims.keeps_off_claim(
         {"pneu": medical_runs({("resnet18", "none"): NONE, ("resnet18", "tap"): TAP})},
         {"pneu": "PNEU"}, {"pneu": None})
-    assert unknown.verdict == claims.NOT_RUN and "does not record" in unknown.evidence
+    assert unknown.verdict == claims.NOT_TESTABLE and "does not record" in unknown.reason
 
 
 def test_reemerge_claim_needs_an_rrr_or_rbr_interval_wholly_above_the_margin():
@@ -148,14 +169,18 @@ def test_reemerge_claim_needs_an_rrr_or_rbr_interval_wholly_above_the_margin():
     relied = [(0.9, 0.6, 0.9), (0.9, 0.62, 0.9), (0.9, 0.64, 0.9)]
     # 0.3, 0.2, 0.1: mean 0.2, half-width 0.248: lo -0.048, may not rely
     spread = [(0.9, 0.6, 0.9), (0.9, 0.7, 0.9), (0.9, 0.8, 0.9)]
-    base = {("resnet18", "tap"): TAP, ("densenet121", "none"): NONE}
+    base = {("resnet18", "none"): NONE, ("resnet18", "tap"): TAP, ("densenet121", "none"): NONE}
     c = medical_claims.reemerge_claim(
         {"pneu": medical_runs({**base, ("resnet18", "rrr"): relied})}, *STANDIN)
     assert c.verdict == claims.REPRODUCED
     assert "PNEU ResNet-18 RRR 0.280 [0.230, 0.330] (3 seeds) — relies on the tag" in c.evidence
-    assert "no RRR/RBR on two or more seeds: PNEU DenseNet-121" in c.evidence
+    assert "no RRR/RBR run: PNEU DenseNet-121" in c.evidence and "0.994 → 0.429" in c.evidence
     c = medical_claims.reemerge_claim(
         {"pneu": medical_runs({**base, ("resnet18", "rrr"): spread})}, *STANDIN)
+    assert c.verdict == claims.INCONCLUSIVE
+    off = [(0.9, 0.9, 0.9)] * 3  # reliance 0 on every seed: wholly below the margin
+    c = medical_claims.reemerge_claim(
+        {"pneu": medical_runs({**base, ("resnet18", "rrr"): off})}, *STANDIN)
     assert c.verdict == claims.NOT_REPRODUCED
     assert medical_claims.reemerge_claim({"pneu": medical_runs(base)}, *STANDIN).verdict == claims.NOT_RUN
 
@@ -170,43 +195,89 @@ def test_matches_rrr_claim_pairs_the_permuted_score_and_reads_the_builds_speed()
     # permuted F-score TAP 0.90, 0.91, 0.92 against RRR 0.80, 0.80, 0.81: paired 0.10, 0.11, 0.11
     tap = [(0.9, 0.90, 0.9), (0.9, 0.91, 0.9), (0.9, 0.92, 0.9)]
     rrr = [(0.9, 0.80, 0.8), (0.9, 0.80, 0.8), (0.9, 0.81, 0.8)]
-    runs = {"pneu": medical_runs({("resnet18", "tap"): tap, ("resnet18", "rrr"): rrr})}
+    runs = {"pneu": medical_runs({("resnet18", "none"): NONE, ("resnet18", "tap"): tap,
+                                  ("resnet18", "rrr"): rrr})}
     c = medical_claims.matches_rrr_claim(runs, speed(), *STANDIN)
     assert c.verdict == claims.REPRODUCED
     # a TAP step costs 0.32 / 0.96 = 0.33 of an RRR step
     assert "TAP − RRR (paired) 0.107" in c.evidence and "costs 0.33 of an RRR step" in c.evidence
-    # RRR's speed interval reaches TAP's: not clearly cheaper
+    # RRR's speed interval reaches TAP's: not clearly cheaper, inconclusive
     c = medical_claims.matches_rrr_claim(runs, speed(rrr_hi=0.95), *STANDIN)
-    assert c.verdict == claims.NOT_REPRODUCED and "not clearly cheaper" in c.evidence
-    assert medical_claims.matches_rrr_claim(runs, None, *STANDIN).verdict == claims.NOT_RUN
+    assert c.verdict == claims.INCONCLUSIVE
+    c = medical_claims.matches_rrr_claim(runs, None, *STANDIN)
+    assert c.verdict == claims.NOT_TESTABLE and "speed chapter did not run" in c.reason
     # KNEE's MAE is negated: TAP 0.5 against RRR 1.2 on the permuted split matches it
-    knee = {"knee": medical_runs({("resnet18", "tap"): [(0.5, 0.5, 0.5), (0.5, 0.52, 0.5), (0.5, 0.48, 0.5)],
-                                  ("resnet18", "rrr"): [(1.2, 1.2, 1.2)] * 3}, constant=1.2)}
+    # (No XS's MAE 0.2 -> 1.5 when the tags are permuted: it took them; RRR's clean 0.8 beats
+    # the constant's 1.2 by a third of the way to 0)
+    knee = {"knee": medical_runs({("resnet18", "none"): [(0.2, 1.5, 0.5)] * 3,
+                                  ("resnet18", "tap"): [(0.5, 0.5, 0.5), (0.5, 0.52, 0.5), (0.5, 0.48, 0.5)],
+                                  ("resnet18", "rrr"): [(1.2, 1.2, 0.8)] * 3}, constant=1.2)}
     c = medical_claims.matches_rrr_claim(knee, speed(), {"knee": "KNEE"}, {"knee": DataOrigin.PAPER})
     assert c.verdict == claims.REPRODUCED and not c.standin and "0.700 [" in c.evidence
 
 
-def test_claims_table_lists_every_claim_even_when_chapters_did_not_run(tmp_path):
+def test_claims_table_lists_every_claim_of_the_paper_with_its_line(tmp_path):
+    from tapkit.book import claim_specs
+
+    paper = claim_specs.paper_claims()
+    empty = claim_table.claims_table(tmp_path)
+    assert len(empty) == len(paper) >= 24 and empty.tex_line.between(1, 1050).all()
+    assert list(empty.columns) == list(claim_specs.TABLE_COLUMNS)
+    # nothing ran: "not run" everywhere except the proofs, which no build measures
+    proofs = set(paper.loc[paper.setting == "theory", "id"])
+    assert set(empty.loc[empty.verdict == claims.NOT_TESTABLE, "id"]) == proofs
     runs = runs_table({c: [(0.98, 0.90 + 0.01 * s) for s in range(3)] for c in ("none", "tap")})
     write_table(runs, tmp_path, "mnist_gt_runs", {"data": "MNIST digits (embedded)"})
-    table = claim_table.claims_table(tmp_path)
-    assert list(table.columns) == ["claim", "where", "evidence", "seeds", "data", "verdict"]
-    verdicts = dict(zip(table.claim, table.verdict))
-    assert verdicts["No XS learns the decoy on MNIST"] == claims.REPRODUCED
-    missing = table[table.evidence.str.contains("did not run")]
-    # speed, three medical Setting 1, the MNIST teacher and two medical Setting 2
-    assert len(missing) == 7 and set(missing.verdict) == {claims.NOT_RUN}
+    table = claim_table.claims_table(tmp_path).set_index("id")
+    assert table.loc["decoy_learned_mnist", "verdict"] == claims.REPRODUCED
+    # RRR never ran: not run, with the paper's number still beside it
+    assert table.loc["tap_matches_rrr_mnist", "verdict"] == claims.NOT_RUN
+    assert "0.987" in table.loc["tap_matches_rrr_mnist", "paper_number"]
     # the medical claims read each data set's per-run table and the same build's speed table
     write_table(medical_runs({("resnet18", "none"): NONE, ("resnet18", "tap"): TAP}), tmp_path,
                 "pneu_gt_runs", {"data": "the digits stand-in for PNEU", "origin": "stand-in"})
     write_table(speed().assign(mem_ratio=1.0, mem_ratio_lo=0.99, mem_ratio_hi=1.01), tmp_path,
                 "speed_memory", {"device": "cpu"})
-    verdicts = dict(claim_table.claims_table(tmp_path)[["claim", "verdict"]].values)
-    assert verdicts["TAP keeps deep CNNs off the tag"] == claims.REPRODUCED
-    assert verdicts["RRR/RBR let the tag re-emerge on some architectures"] == claims.NOT_RUN
+    table = claim_table.claims_table(tmp_path).set_index("id")
+    assert table.loc["tap_keeps_off_deep_pneu", "verdict"] == claims.REPRODUCED
+    assert table.loc["decoy_learned_pneu", "verdict"] == claims.REPRODUCED
+    assert table.loc["rrr_spurious_densenet_pneu", "verdict"] == claims.NOT_RUN
+    # a Setting-2 claim about the real data, on the stand-in's tables: not testable, with why
+    assert table.loc["tau_trend_pneu", "verdict"] == claims.NOT_RUN  # its chapter did not run
+    write_table(summary_rows({("resnet18", "teacher_10"): (0.95, 0.94, 0.01),
+                              ("resnet18", "none"): (1.00, 0.20, 0.01)}),
+                tmp_path, "medical_teacher", {**REAL, "origin": "stand-in"})
+    table = claim_table.claims_table(tmp_path).set_index("id")
+    assert table.loc["tau_trend_pneu", "verdict"] == claims.NOT_TESTABLE
+    assert "real PNEU/KNEE data" in table.loc["tau_trend_pneu", "reason"]
+    html = claim_table.to_html(table.reset_index())
+    assert 'href="pneu.html"' in html and "paper (line 374)" in html
 
 
-@pytest.mark.parametrize("count,verdict", [(1, claims.NOT_RUN), (3, claims.REPRODUCED)])
+def test_the_claim_registry_rejects_a_duplicate_and_an_unknown_claim():
+    from tapkit.book import claim_specs
+
+    with pytest.raises(ValueError, match="registered twice"):
+        claim_specs.register(claim_specs.ClaimSpec("decoy_learned_mnist", "mnist"))
+    with pytest.raises(ValueError, match="not in paper_values/claims.csv"):
+        claim_specs.register(claim_specs.ClaimSpec("no_such_claim", "mnist"))
+
+
+def test_no_interval_of_the_claim_table_leaves_its_metrics_range(tmp_path):
+    """F1 seeds 1.0, 1.0, 0.2 for No XS's reliance (a t-interval of ±1.15 around 0.73) are
+    printed within [-1, 1]."""
+    import re
+
+    wild = [(1.0, 0.0, 0.9), (1.0, 0.0, 0.9), (0.9, 0.7, 0.9)]
+    write_table(medical_runs({("resnet18", "none"): wild, ("resnet18", "tap"): TAP}), tmp_path,
+                "pneu_gt_runs", {"data": "the digits stand-in for PNEU", "origin": "stand-in"})
+    text = " ".join(claim_table.claims_table(tmp_path).evidence)
+    bounds = [float(x) for pair in re.findall(r"\[(-?[\d.]+), (-?[\d.]+)\]", text) for x in pair]
+    assert bounds and all(-2.0 <= b <= 2.0 for b in bounds)
+    assert "No XS 0.733 [-0.414, 1.000]" in text  # hand: 0.733 ± 4.3027 · 0.4619 / √3
+
+
+@pytest.mark.parametrize("count,verdict", [(1, claims.NOT_TESTABLE), (3, claims.REPRODUCED)])
 def test_teacher_claim(count, verdict):
     rows = pd.DataFrame([
         {"method": "tap", "annotation": Annotation.TEACHER_1, "tau": 0.01, "split": "permuted",
@@ -276,13 +347,13 @@ def test_teacher_annotations_beat_random_only_where_every_precision_is_above_the
     assert medical_claims.annotation_claim(worse, REAL).verdict == claims.NOT_REPRODUCED
     standin = {**REAL, "origin": "stand-in"}
     c = medical_claims.annotation_claim(quality, standin)
-    assert c.verdict == claims.NOT_RUN and "stand-in" in c.evidence and c.standin
+    assert c.verdict == claims.NOT_TESTABLE and "real PNEU/KNEE data" in c.reason and c.standin
     unrecorded = {k: v for k, v in REAL.items() if k != "origin"}
-    assert medical_claims.annotation_claim(quality, unrecorded).verdict == claims.NOT_RUN
+    assert medical_claims.annotation_claim(quality, unrecorded).verdict == claims.NOT_TESTABLE
     with pytest.raises(ValueError, match="unknown data origin 'standin'"):
         medical_claims.annotation_claim(quality, {**REAL, "origin": "standin"})
     one = {**REAL, "settings": {"seeds": [0]}}
-    assert medical_claims.annotation_claim(quality, one).verdict == claims.NOT_RUN
+    assert medical_claims.annotation_claim(quality, one).verdict == claims.NOT_TESTABLE
 
 
 def summary_rows(cells: dict[tuple[str, str], tuple[float, float, float]]) -> pd.DataFrame:
@@ -309,4 +380,5 @@ def test_medical_teacher_claim_needs_teacher_students_near_zero_and_no_xs_below(
     bad = summary_rows({("resnet18", "teacher_10"): (0.95, 0.80, 0.01),  # hi = -0.115: on the tag
                         ("resnet18", "none"): (1.00, 0.20, 0.01)})
     assert medical_claims.medical_teacher_claim(bad, REAL).verdict == claims.NOT_REPRODUCED
-    assert medical_claims.medical_teacher_claim(good, {**REAL, "settings": {"seeds": [0]}}).verdict == claims.NOT_RUN
+    one_seed = {**REAL, "settings": {"seeds": [0]}}
+    assert medical_claims.medical_teacher_claim(good, one_seed).verdict == claims.NOT_TESTABLE

@@ -65,11 +65,12 @@ def test_mnist_opening_reads_the_runs_and_the_reports_verdicts():
     # means over two seeds: No XS 0.975 -> 0.510; TAP 0.955 permuted, RRR 0.955
     assert text.startswith("No XS's accuracy goes from 0.975 to 0.510 when the decoys are permuted")
     assert "TAP reaches 0.955 and RRR 0.955." in text
-    # paired TAP - RRR: (-0.01, +0.01), mean 0: its interval reaches below -0.02 -> not reproduced
+    # paired TAP - RRR: (-0.01, +0.01), mean 0: its interval spans -0.02 -> inconclusive
     assert "*reproduced* for “No XS learns the decoy on MNIST” and “TAP protects" in text
-    assert "*not reproduced* for “TAP matches RRR" in text
+    assert "*inconclusive* for “TAP matches RRR" in text
     one = openings.mnist_found(_runs({"none": [(0.9, 0.8)], "tap": [(0.9, 0.9)]}), "MNIST")
-    assert one.endswith("The reproduction report's verdict: not judged here (one seed).")
+    assert one.endswith("The reproduction report's verdict: not judged here (fewer than two "
+                        "seeds trained).")
 
 
 def test_medical_opening_signs_knee_mae_so_that_more_is_worse():
@@ -85,7 +86,10 @@ def test_medical_opening_signs_knee_mae_so_that_more_is_worse():
     assert text.startswith("MAE added when the tags are permuted (more means more use of the "
                            "tag): No XS — ResNet-18 +0.500; TAP — ResNet-18 +0.100.")
     # one seed: no paired interval to judge
-    assert "Not trained in this profile: VGG-16." in text and "not judged here (one seed)" in text
+    assert "Not trained in this profile: VGG-16." in text
+    # clean MAE 1.0 against a constant's 1.2 is a sixth of the way to 0: neither learned the task
+    assert ("not judged here (KNEE ResNet-18: fewer than two seeds where the preconditions hold: "
+            "No XS did not learn the task (clean MAE 1.000)") in text
     pneu = openings_medical.medical_found(_summary({("resnet18", "none"): (0.9, 0.3)},
                                                    ["model", "case"]), runs.iloc[:0], "pneu",
                                           "PNEU", DataOrigin.PAPER)
@@ -106,17 +110,17 @@ def test_speed_opening_gives_ranges_and_both_claims():
     # an interval straddling 0.95 (a busy machine) is named as such, not dropped from the sentence
     ratios.loc[2, "speed_ratio_lo"] = 0.90
     text = openings.speed_found(ratios, "cpu")
-    assert "*inconclusive on this machine* for “TAP keeps at least 0.95" in text
+    assert "*inconclusive* for “TAP keeps at least 0.95" in text
     assert "*reproduced* for “RRR and RBR train slower" in text
 
 
 def test_report_opening_counts_every_verdict():
-    table = pd.DataFrame({"claim": ["a", "b", "c"],
-                          "verdict": ["reproduced", "inconclusive on this machine", "not run here"]})
+    table = pd.DataFrame({"claim": ["a", "b", "c", "d"],
+                          "verdict": ["reproduced", "inconclusive", "not run", "not testable here"]})
     text = openings.report_found(table)
-    assert text.startswith("the table below holds 3 claims: 1 *reproduced*, "
-                           "1 *inconclusive on this machine*, 1 *not run here*.")
-    assert "“b” (inconclusive on this machine)" in text
+    assert text.startswith("the table below holds 4 claims: 1 *reproduced*, "
+                           "1 *inconclusive*, 1 *not testable here*, 1 *not run*.")
+    assert "“b” (inconclusive)" in text and "“d”" not in text
 
 
 def test_distillation_and_normalisation_openings():

@@ -41,3 +41,19 @@ def test_an_interval_from_a_summary_table_matches_the_one_from_its_values():
     assert abs(a.lo - b.lo) < 1e-12 and abs(a.hi - b.hi) < 1e-12 and a.n == b.n == 3
     assert abs(b.hi - 0.92 - 4.302652729911275 * 0.02 / 3 ** 0.5) < 1e-9
     assert from_summary(0.5, float("nan"), 3).n == 3 and from_summary(0.5, 0.1, 1).text() == "0.500 (1 seed, no interval)"
+
+
+def test_an_interval_stays_inside_the_metrics_range():
+    """The issue's F1 0.857 [0.458, 1.256]: three seeds 0.60, 0.99, 0.98 give a t-interval past 1;
+    within F1's range it ends at 1.0 and keeps its lower end (hand: mean 0.8567, s 0.2223,
+    half 4.302653 · 0.2223 / √3 = 0.5522)."""
+    from tapkit.metrics import TASK_METRICS
+
+    f1 = TASK_METRICS["f1"]
+    est = mean_ci([0.60, 0.99, 0.98], bounds=f1.range())
+    assert est.hi == 1.0 and est.lo == pytest.approx(0.8567 - 0.5522, abs=1e-3)
+    mae = TASK_METRICS["mae"]
+    assert mae.range() == (0.0, 4.0) and mae.range(1) == (-4.0, 4.0) and f1.range(2) == (-2.0, 2.0)
+    rel = paired_difference({0: 0.9, 1: -0.9, 2: 0.95}, {0: 0.0, 1: 0.0, 2: 0.0},
+                            bounds=f1.range(1))
+    assert rel.lo == -1.0 and rel.hi == 1.0  # both ends clipped: the data decide nothing

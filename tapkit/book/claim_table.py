@@ -1,95 +1,56 @@
-"""The reproduction report's claim table: every claim of :mod:`.claims` and
-:mod:`.medical_claims`, judged from the tables one profile's build wrote, and its HTML form."""
+"""The reproduction report's claim table: every claim of the paper (:mod:`.claim_specs`), judged
+from the tables one profile's build wrote, and its HTML form."""
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict
+from html import escape
 from pathlib import Path
 
 import pandas as pd
 
-from .report import read_cells
-from .claims import COLUMNS, INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, REPRODUCED, SPEED_CLAIM, \
-    Claim, cost_claim, decoy_claim, matches_claim, removes_claim, speed_claim, teacher_claim
-from .medical_claims import annotation_claim, keeps_off_claim, matches_rrr_claim, \
-    medical_teacher_claim, reemerge_claim
-from .origin import DataOrigin
-
-
-def _read(root: Path, name: str) -> tuple[pd.DataFrame | None, dict]:
-    """A table of ``root/tables`` typed (:func:`.report.read_cells`: Setting 2's annotation as
-    its enum, τ a number) and its provenance, or ``(None, {})`` when the build did not write it."""
-    path = root / "tables" / f"{name}.csv"
-    if not path.exists():
-        return None, {}
-    meta = path.with_suffix(".json")
-    return read_cells(path), (json.loads(meta.read_text()) if meta.exists() else {})
-
+from .claim_specs import claims_table as _claims_table
+from .claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, REPRODUCED, verdict_text
 
 VERDICT_COLOURS = {REPRODUCED: "#d9f2d9", NOT_REPRODUCED: "#f8d7d7", NOT_RUN: "#eeeeee",
-                   INCONCLUSIVE: "#fdf3c8"}
-
-
-def to_html(table: pd.DataFrame) -> str:
-    """The claim table as the report shows it: three columns (the claim with where the paper
-    makes it, the evidence with its seeds and data, the verdict), readable on a narrow page."""
-    from html import escape
-
-    rows = "".join(
-        f"<tr><td><b>{escape(r.claim)}</b><br><small>paper: {escape(r.where)}</small></td>"
-        f"<td>{escape(r.evidence)}<br><small>{escape(r.seeds)} · {escape(r.data)}</small></td>"
-        f'<td style="background-color: {VERDICT_COLOURS.get(r.verdict, "")}">'
-        f"{escape(r.verdict)}</td></tr>" for r in table.itertuples())
-    return ('<table class="claims"><thead><tr><th>Claim</th><th>Evidence from this build</th>'
-            f"<th>Verdict</th></tr></thead><tbody>{rows}</tbody></table>")
-
-
-def _missing(claim: str, where: str, chapter: str) -> Claim:
-    return Claim(claim, where, f"the {chapter} chapter did not run in this build", "—", "—", NOT_RUN)
+                   INCONCLUSIVE: "#fdf3c8", NOT_TESTABLE: "#e3ecf7"}
 
 
 def claims_table(root: str | Path) -> pd.DataFrame:
-    """Every claim judged from the tables one profile's build wrote under ``root/tables``; a claim
-    whose chapter did not run is listed as ``not run here``."""
-    root = Path(root)
-    rows: list[Claim] = []
-    runs, meta = _read(root, "mnist_gt_runs")
-    if runs is not None:
-        data = meta.get("data", "MNIST")
-        rows.append(decoy_claim(runs, data))
-        rows += [removes_claim(runs, data, m) for m in ("tap", "rrr", "rbr") if m in set(runs["case"])]
-        rows += [matches_claim(runs, data, m) for m in ("rrr", "rbr") if m in set(runs["case"])]
-    else:
-        rows.append(_missing("No XS learns the decoy on MNIST", "Results", "Setting-1 MNIST"))
-    ratios, meta = _read(root, "speed_memory")
-    if ratios is not None:
-        what = f"timed training steps on random tensors · {meta.get('device', 'unknown device')}"
-        rows += [speed_claim(ratios, what), cost_claim(ratios, what)]
-    else:
-        rows.append(_missing(SPEED_CLAIM, "Table 1",
-                             "speed-and-memory"))
-    medical = {e: _read(root, f"{e}_gt_runs") for e in ("pneu", "knee")}
-    found = {e: t for e, (t, _) in medical.items() if t is not None}
-    data = {e: str(medical[e][1].get("data", "unknown")) for e in found}
-    origins = {e: DataOrigin.read(medical[e][1]) for e in found}
-    for make, claim in ((keeps_off_claim, "TAP keeps deep CNNs off the tag"),
-                        (reemerge_claim, "RRR/RBR let the tag re-emerge on some architectures")):
-        rows.append(make(found, data, origins) if found else
-                    _missing(claim, "Results, Figs. PNEU/KNEE", "PNEU/KNEE"))
-    rows.append(matches_rrr_claim(found, ratios, data, origins) if found else
-                _missing("TAP matches RRR at a fraction of its cost", "Results; Table 1",
-                         "PNEU/KNEE"))
-    teacher, _ = _read(root, "mnist_teacher")
-    rows.append(teacher_claim(teacher, "MNIST (Setting 2)") if teacher is not None else
-                _missing("TAP works with masks from a teacher trained on 1% of clean data",
-                         "Setting 2, Fig. ts", "Setting-2"))
-    quality, meta = _read(root, "medical_annotation_quality")
-    rows.append(annotation_claim(quality, meta) if quality is not None else
-                _missing("Teacher annotations mark the tags better than random masks (PNEU/KNEE)",
-                         "Setting 2, Fig. overlap", "medical Setting-2"))
-    students, meta = _read(root, "medical_teacher")
-    rows.append(medical_teacher_claim(students, meta) if students is not None else
-                _missing("TAP with 10%- or 1%-teacher masks keeps deep CNNs off the tag on PNEU",
-                         "Setting 2, Fig. ts", "medical Setting-2"))
-    return pd.DataFrame([asdict(r) for r in rows], columns=list(COLUMNS))
+    """Every claim of the paper judged from ``root/tables`` (:func:`.claim_specs.claims_table`)."""
+    return _claims_table(root)
+
+
+def _cell(verdict: str, reason: str) -> str:
+    return (f'<td style="background-color: {VERDICT_COLOURS.get(verdict, "")}">'
+            f"{escape(verdict_text(verdict, reason or ''))}</td>")
+
+
+def to_html(table: pd.DataFrame, link: str = "{chapter}.html") -> str:
+    """The claim table as the report shows it: three columns (the claim with its LaTeX line and
+    the paper's number; this build's evidence with its seeds and data; the verdict, coloured, with
+    its reason), readable on a narrow page; each claim links to its chapter (``link``)."""
+    rows = []
+    for r in table.itertuples():
+        where = f"line {r.tex_line}" if getattr(r, "tex_line", None) else ""
+        paper = f"paper ({where}): {r.paper_number}" if getattr(r, "paper_number", "") else where
+        test = f"<br><small>tested as: {escape(r.test)}</small>" if getattr(r, "test", "") else ""
+        chapter = getattr(r, "chapter", "")
+        title = (f'<a href="{escape(link.format(chapter=chapter))}">{escape(r.claim)}</a>'
+                 if chapter else escape(r.claim))
+        rows.append(f"<tr><td><b>{title}</b><br><small>{escape(paper)}</small>{test}</td>"
+                    f"<td>{escape(r.evidence)}<br><small>{escape(str(r.seeds))} · "
+                    f"{escape(str(r.data))}</small></td>"
+                    + _cell(r.verdict, getattr(r, "reason", "")) + "</tr>")
+    return ('<table class="claims"><thead><tr><th>Claim (paper)</th><th>Evidence from this build'
+            f"</th><th>Verdict</th></tr></thead><tbody>{''.join(rows)}</tbody></table>")
+
+
+def committed_html(root: str | Path, link: str = "{chapter}.html") -> str:
+    """The claims a committed (paper-profile) store can speak to, as HTML: the rows whose cells
+    ran, and one line counting the claims whose cells did not (the GPU lease trains a part of the
+    paper's protocol at a time)."""
+    table = claims_table(root)
+    ran = table[table.verdict != NOT_RUN]
+    rest = len(table) - len(ran)
+    return (to_html(ran, link) + f"<p>{rest} of the paper's {len(table)} claims have no "
+            "committed paper-profile cells yet (<i>not run</i>).</p>")

@@ -1,14 +1,17 @@
 """The reproduction report's claim table (ReScience C style): one row per claim of the paper, the
-evidence this build measured for it, and a verdict.
+evidence this build measured for it, and a :class:`Verdict`.
 
-A verdict rests on more than one seed: a mean over seeds carries its 95% Student-t interval, a
-comparison between two methods is a paired difference over the seeds both trained
-(:mod:`tapkit.seedstats`). A claim whose evidence is one seed, a stand-in for the paper's data, or
-absent gets ``not run here`` with the reason, never a guess; the deep-CNN Setting-1 claims are
-the exception for the stand-in, judged on its seeds and labelled as the stand-in's
-(:mod:`.medical_claims`). Each ``*_claim`` function is pure
-(tables in, :class:`Claim` out); their thresholds are :mod:`.thresholds`. This module holds the
-MNIST and Table-1 claims,
+A verdict rests on more than one seed: a mean over seeds carries its 95% Student-t interval kept
+inside the metric's range, a comparison between two methods is a paired difference over the
+seeds both trained (:mod:`tapkit.seedstats`), and only the seeds where the claim's preconditions
+hold count (:mod:`.preconditions`: every run learned the task, and No XS took the shortcut).
+The interval decides: wholly on the claim's side of its threshold, *reproduced*; wholly on the
+other side, *not reproduced*; across it, *inconclusive*. Cells that ran but cannot decide (one
+seed, every seed dropped, the stand-in for a claim about the real data) are *not testable here*
+with the reason; *not run* is kept for claims no cell of the build measured. The deep-CNN
+Setting-1 claims are judged on the stand-in's seeds and labelled as the stand-in's
+(:mod:`.medical_claims`). Each ``*_claim`` function is pure (tables in, :class:`Claim` out);
+their thresholds are :mod:`.thresholds`. This module holds the MNIST and Table-1 claims,
 :mod:`.medical_claims` those on PNEU and KNEE, and :mod:`.claim_table` reads the tables a build
 wrote into the report's table.
 """
@@ -16,38 +19,65 @@ wrote into the report's table.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from typing import Iterable
 
 import pandas as pd
 
 from ..experiments.cells import Annotation, tau_text
-
+from ..metrics import TASK_METRICS, tag_reliance
 from ..seedstats import Estimate, from_summary, mean_ci, paired_difference
-from .thresholds import KEEPS, MARGIN  # noqa: F401  (read as claims.KEEPS by the chapters)
+from .preconditions import judged_seeds
+from .thresholds import DECOY_TAKEN, KEEPS, MARGIN  # noqa: F401  (claims.KEEPS: the chapters)
 
-REPRODUCED, NOT_REPRODUCED, NOT_RUN = "reproduced", "not reproduced", "not run here"
-INCONCLUSIVE = "inconclusive on this machine"  # a timing interval that straddles the threshold
+
+class Verdict(str, Enum):
+    """A claim's verdict (issue 36). *Reproduced* / *not reproduced* only when the evidence
+    decides (an interval wholly on one side of the claim's threshold); *inconclusive* when the
+    interval spans it; *not testable here* when the cells ran but a precondition failed (one
+    seed, a collapsed model, a No XS that never took the shortcut, the stand-in for a claim about
+    the real data), with the reason; *not run* only where no cell that measures it ran."""
+
+    REPRODUCED = "reproduced"
+    NOT_REPRODUCED = "not reproduced"
+    INCONCLUSIVE = "inconclusive"
+    NOT_TESTABLE = "not testable here"
+    NOT_RUN = "not run"
+
+    __str__ = str.__str__
+    __format__ = str.__format__
+
+
+REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_TESTABLE, NOT_RUN = Verdict
+ACCURACY = TASK_METRICS["accuracy"]
 
 
 @dataclass(frozen=True)
 class Claim:
-    """One row of the claim table (:data:`COLUMNS`), and whether its evidence is on a stand-in
-    for the paper's data (:class:`.origin.DataOrigin`): a Setting-2 claim on it is not judged,
-    and a Setting-1 deep-CNN verdict on it is the stand-in's (:mod:`.medical_claims`)."""
+    """One row of the claim table (:data:`COLUMNS`): ``reason`` says why a claim is not
+    testable or not run, and ``standin`` whether its evidence is on a stand-in for the paper's
+    data (:class:`.origin.DataOrigin`): a Setting-2 claim on it is not testable, and a Setting-1
+    deep-CNN verdict on it is the stand-in's (:mod:`.medical_claims`)."""
 
     claim: str
     where: str        # the paper's section or table
     evidence: str
     seeds: str
     data: str
-    verdict: str
+    verdict: Verdict
     standin: bool = False
+    reason: str = ""
 
 
-COLUMNS = ("claim", "where", "evidence", "seeds", "data", "verdict")  # the claim table's
+COLUMNS = ("claim", "where", "evidence", "seeds", "data", "verdict", "reason")  # the table's
 
 # every verdict a claim can get, in the order an opening names them
-VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_RUN)
+VERDICTS = tuple(Verdict)
+
+
+def verdict_text(verdict: str, reason: str = "") -> str:
+    """``"not testable here (one seed)"``: a verdict as the report's column shows it."""
+    return f"{verdict} ({reason})" if reason else str(verdict)
 
 
 def verdicts(claims: Iterable[Claim]) -> str:
@@ -55,27 +85,21 @@ def verdicts(claims: Iterable[Claim]) -> str:
     (one seed, the stand-in, a chapter that did not run)."""
     claims = list(claims)
     by = {v: [c for c in claims if c.verdict == v] for v in VERDICTS}
-    parts = [f"*{v}* for {_names(cs)}" for v, cs in by.items() if cs and v != NOT_RUN]
-    if by[NOT_RUN]:
-        why = sorted({_why(c) for c in by[NOT_RUN]})
-        parts.append(f"*{NOT_RUN}* for {_names(by[NOT_RUN])} ({'; '.join(why)})"
-                     if parts else f"not judged here ({'; '.join(why)})")
+    quiet = (NOT_TESTABLE, NOT_RUN)
+    parts = [f"*{v}* for {_names(cs)}" for v, cs in by.items() if cs and v not in quiet]
+    for v in quiet:
+        if by[v]:
+            why = "; ".join(sorted({c.reason or c.evidence for c in by[v]}))
+            parts.append(f"*{v}* for {_names(by[v])} ({why})" if parts or v != quiet[0]
+                         else f"not judged here ({why})")
     return "The reproduction report's verdict: " + "; ".join(parts) + "."
 
 
 def _names(claims: list[Claim]) -> str:
     return "all of them" if len(claims) > 2 else " and ".join(
-        f"“{c.claim}”" + (" (on the stand-in)" if c.standin and c.verdict != NOT_RUN else "")
+        f"“{c.claim}”" + (" (on the stand-in)" if c.standin and c.verdict not in
+                          (NOT_TESTABLE, NOT_RUN) else "")
         for c in claims)
-
-
-def _why(claim: Claim) -> str:
-    """Why a claim is ``not run here``, in a few words."""
-    if claim.standin:
-        return "the stand-in is not the paper's data"
-    if claim.seeds.startswith(("1 seed", "0 seed")) or "1 seed" in claim.evidence:
-        return "one seed"
-    return claim.evidence
 
 
 def per_seed(runs: pd.DataFrame, case: str, value: pd.Series) -> dict[int, float]:
@@ -83,6 +107,12 @@ def per_seed(runs: pd.DataFrame, case: str, value: pd.Series) -> dict[int, float
     pairs a paired difference over seeds reads, for MNIST's claims and the medical ones."""
     ok = (runs["case"] == case) & (runs["status"] == "ok")
     return dict(zip(runs.loc[ok, "seed"].astype(int), value[ok].astype(float)))
+
+
+def on_seeds(values: dict[int, float], seeds: Iterable[int]) -> dict[int, float]:
+    """``values`` on ``seeds`` only: the seeds where a claim's preconditions hold."""
+    keep = set(seeds)
+    return {s: v for s, v in values.items() if s in keep}
 
 
 def _delta(frame: pd.DataFrame) -> pd.Series:
@@ -101,37 +131,92 @@ def _few(e: Estimate) -> bool:
     return e.n < 2
 
 
+def untestable(claim: str, where: str, evidence: str, seeds: str, data: str, reason: str,
+               standin: bool = False) -> Claim:
+    """A claim whose cells ran but cannot decide it, with ``reason``."""
+    return Claim(claim, where, evidence, seeds, data, NOT_TESTABLE, standin, reason)
+
+
 def decoy_claim(runs: pd.DataFrame, data: str) -> Claim:
-    """No XS learns the decoy: its accuracy falls when the decoy is permuted (Δ < 0 over seeds)."""
+    """No XS learns the decoy: its accuracy falls when the decoy is permuted (Δ < 0 over the
+    seeds where No XS learned the task; inconclusive when the interval reaches 0)."""
     claim, where = "No XS learns the decoy on MNIST", "Results, Fig. MNIST; App. Table gt_mnist"
-    d = mean_ci(per_seed(runs, "none", _delta(runs)).values())
-    verdict = NOT_RUN if _few(d) else REPRODUCED if d.hi < 0 else NOT_REPRODUCED
-    return Claim(claim, where, f"No XS Δ-accuracy (permuted − contaminated) {d.text()}",
-                 _seeds(d), data, verdict)
+    seeds = judged_seeds(runs, -_delta(runs), ["none"], ACCURACY, shortcut=False)
+    every = per_seed(runs, "none", _delta(runs))
+    if not every:
+        return Claim(claim, where, "no converged No XS run", "0 seeds", data, NOT_RUN,
+                     reason="no No XS run converged")
+    d = mean_ci((on_seeds(every, seeds.kept) or every).values(), bounds=ACCURACY.range(1))
+    evidence = f"No XS Δ-accuracy (permuted − contaminated) {d.text()}" + seeds.note("No XS")
+    if len(seeds.kept) < 2:
+        return untestable(claim, where, evidence, _seeds(d), data, _few_reason(seeds))
+    return Claim(claim, where, evidence, _seeds(d), data,
+                 keeps_verdict(d.lo, d.hi, 0.0, higher_is_better=False))
+
+
+def _mnist_comparison(runs: pd.DataFrame, methods: list[str]):
+    """The seeds an MNIST comparison of ``methods`` with No XS is judged on: every run learned
+    the task and No XS took the decoy (:data:`.thresholds.DECOY_TAKEN`)."""
+    return judged_seeds(runs, -_delta(runs), methods, ACCURACY, shortcut=True, took=DECOY_TAKEN)
 
 
 def removes_claim(runs: pd.DataFrame, data: str, method: str = "tap") -> Claim:
-    """An XS method protects the model: its permuted-decoy accuracy beats No XS's (paired)."""
+    """An XS method protects the model: its permuted-decoy accuracy beats No XS's (paired, on the
+    seeds where both learned the task and No XS took the decoy)."""
     name = method.upper()
+    claim = f"{name} protects the two-layer CNN from the decoy (beats No XS on permuted digits)"
+    if (gone := _absent(runs, [method, "none"])):
+        return Claim(claim, "Results, Fig. MNIST", f"no converged {gone} run", "0 seeds", data,
+                     NOT_RUN, reason=f"{gone} did not run in this build")
+    seeds = _mnist_comparison(runs, [method, "none"])
     permuted = _permuted(runs)
-    diff = paired_difference(per_seed(runs, method, permuted), per_seed(runs, "none", permuted))
-    verdict = NOT_RUN if _few(diff) else REPRODUCED if diff.lo > 0 else NOT_REPRODUCED
-    return Claim(f"{name} protects the two-layer CNN from the decoy (beats No XS on permuted digits)",
-                 "Results, Fig. MNIST",
-                 f"permuted accuracy, {name} − No XS (paired): {diff.text()}", _seeds(diff), data,
-                 verdict)
+    a, b = per_seed(runs, method, permuted), per_seed(runs, "none", permuted)
+    kept = on_seeds(a, seeds.kept)
+    diff = paired_difference(kept or a, b, bounds=ACCURACY.range(1))
+    evidence = (f"permuted accuracy, {name} − No XS (paired): {diff.text()}"
+                + seeds.note("MNIST"))
+    if len(seeds.kept) < 2:
+        return untestable(claim, "Results, Fig. MNIST", evidence, _seeds(diff), data,
+                          _few_reason(seeds))
+    return Claim(claim, "Results, Fig. MNIST", evidence, _seeds(diff), data,
+                 keeps_verdict(diff.lo, diff.hi, 0.0))
+
+
+def _absent(runs: pd.DataFrame, cases: list[str]) -> str:
+    """The cases (as labels) with no converged run in ``runs``: "" when all have one."""
+    ok = set(runs.loc[runs["status"] == "ok", "case"])
+    return " and ".join({"none": "No XS"}.get(c, c.upper()) for c in cases if c not in ok)
+
+
+def _few_reason(seeds) -> str:
+    """Why fewer than two seeds could judge: one seed trained, or the preconditions dropped the
+    others."""
+    if not seeds.dropped:
+        return "fewer than two seeds trained"
+    return "fewer than two seeds where the preconditions hold: " + "; ".join(
+        sorted(set(seeds.dropped.values())))
 
 
 def matches_claim(runs: pd.DataFrame, data: str, other: str) -> Claim:
     """TAP matches RRR/RBR on MNIST: TAP's permuted accuracy is not worse than ``other``'s by
-    more than :data:`MARGIN` (the paired difference's interval lies above −MARGIN)."""
+    more than :data:`MARGIN` (the paired difference's interval lies above −MARGIN; wholly below
+    it: not reproduced; across it: inconclusive), on the seeds where every run learned the task
+    and No XS took the decoy."""
+    claim = f"TAP matches {other.upper()} on MNIST (within {MARGIN:g} accuracy)"
+    where = "App. gt_mnist: \"TAP ... still matches RRR and RBR very closely\""
+    if (gone := _absent(runs, ["tap", other, "none"])):
+        return Claim(claim, where, f"no converged {gone} run", "0 seeds", data, NOT_RUN,
+                     reason=f"{gone} did not run in this build")
+    seeds = _mnist_comparison(runs, ["tap", other, "none"])
     permuted = _permuted(runs)
-    diff = paired_difference(per_seed(runs, "tap", permuted), per_seed(runs, other, permuted))
-    verdict = NOT_RUN if _few(diff) else REPRODUCED if diff.lo > -MARGIN else NOT_REPRODUCED
-    return Claim(f"TAP matches {other.upper()} on MNIST (within {MARGIN:g} accuracy)",
-                 "App. gt_mnist: \"TAP ... still matches RRR and RBR very closely\"",
-                 f"permuted accuracy, TAP − {other.upper()} (paired): {diff.text()}",
-                 _seeds(diff), data, verdict)
+    a, b = per_seed(runs, "tap", permuted), per_seed(runs, other, permuted)
+    diff = paired_difference(on_seeds(a, seeds.kept) or a, b, bounds=ACCURACY.range(1))
+    evidence = (f"permuted accuracy, TAP − {other.upper()} (paired): {diff.text()}"
+                + seeds.note("MNIST"))
+    if len(seeds.kept) < 2:
+        return untestable(claim, where, evidence, _seeds(diff), data, _few_reason(seeds))
+    return Claim(claim, where, evidence, _seeds(diff), data,
+                 keeps_verdict(diff.lo, diff.hi, -MARGIN))
 
 
 def keeps_verdict(lo: float, hi: float, threshold: float, higher_is_better: bool = True) -> str:
@@ -177,7 +262,8 @@ def speed_claim(ratios: pd.DataFrame, label: str) -> Claim:
     claim = SPEED_CLAIM
     tap = ratios[(ratios["method"] == "tap") & ratios["speed_ratio"].notna()]
     if tap.empty:
-        return Claim(claim, "Table 1", "no TAP benchmark in this build", "—", label, NOT_RUN)
+        return Claim(claim, "Table 1", "no TAP benchmark in this build", "—", label, NOT_RUN,
+                     reason="the speed chapter timed no TAP step")
     verdicts, parts = [], []
     for r in tap.itertuples():
         speed, mem = _bounds(r, "speed_ratio"), _bounds(r, "mem_ratio")
@@ -208,7 +294,7 @@ def cost_claim(ratios: pd.DataFrame, label: str) -> Claim:
     others = [m for m in ("rrr", "rbr") if m in wide]
     if "tap" not in wide or not others:
         return Claim("RRR and RBR train slower than TAP", "Table 1", "not benchmarked here",
-                     "—", label, NOT_RUN)
+                     "—", label, NOT_RUN, reason="RRR/RBR or TAP not benchmarked")
     slower = all((wide[m] < wide["tap"]).dropna().all() for m in others)
     parts = [f"{model}: " + ", ".join(f"{m.upper()} ×{row[m]:.2f}" for m in ["tap", *others]
                                       if pd.notna(row[m])) for model, row in wide.iterrows()]
@@ -230,8 +316,9 @@ def teacher_claim(summary: pd.DataFrame, data: str) -> Claim:
     evidence = (f"MNIST permuted accuracy: TAP with 1%-teacher masks (τ {tau_text(t['tau'])}) "
                 f"{t['mean']:.3f}, No XS {n['mean']:.3f}")
     if count < 2:
-        return Claim(claim, "Setting 2, Fig. ts", evidence + " (one seed: not judged; the paper's "
-                     "finding is on PNEU/KNEE)", f"{count} seed", data, NOT_RUN)
-    e = from_summary(t["mean"] - n["mean"], (t["std"] ** 2 + n["std"] ** 2) ** 0.5, count)
+        return untestable(claim, "Setting 2, Fig. ts", evidence, f"{count} seed", data,
+                          "one seed: no interval (the paper's finding is on PNEU/KNEE)")
+    e = from_summary(t["mean"] - n["mean"], (t["std"] ** 2 + n["std"] ** 2) ** 0.5, count,
+                     bounds=ACCURACY.range(1))
     return Claim(claim, "Setting 2, Fig. ts", evidence + f"; difference {e.text()} (unpaired)",
-                 f"{count} seeds", data, REPRODUCED if e.lo > 0 else NOT_REPRODUCED)
+                 f"{count} seeds", data, keeps_verdict(e.lo, e.hi, 0.0))

@@ -17,12 +17,13 @@ import pandas as pd
 
 from ..experiments.cells import Annotation
 from ..metrics import tag_reliance, task_metric
-from ..experiments.plans import LEARNED_SHARE, learned_share
 from ..seedstats import Estimate, from_summary, mean_ci, paired_difference
-from .claims import NOT_REPRODUCED, NOT_RUN, REPRODUCED, Claim, per_seed
+from .claims import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, REPRODUCED, Claim,
+                     _combined, _few_reason, keeps_verdict, on_seeds, per_seed)
+from .preconditions import judged_seeds
 from .medical_notes import ARCH_LABELS
 from .origin import DataOrigin
-from .thresholds import MARGIN, keeps_off, relies
+from .thresholds import LEARNED, MARGIN, keeps_off, relies
 
 RELIANCE = "reliance on the tag (metric lost when the tag is swapped, > 0 uses it)"
 
@@ -42,7 +43,8 @@ def _reliances(frame: pd.DataFrame, experiment: str,
         if {"contaminated", "permuted"} <= set(rows.index):
             r = tag_reliance(rows.loc["contaminated", "mean"], rows.loc["permuted", "mean"], metric)
             sd = (rows.loc["permuted", "std"] ** 2 + rows.loc["contaminated", "std"] ** 2) ** 0.5
-            out.append((model, case, from_summary(r, sd, int(rows["count"].min()))))
+            out.append((model, case, from_summary(r, sd, int(rows["count"].min()),
+                                                  bounds=metric.range(1))))
     return out
 
 
@@ -59,137 +61,189 @@ def _name(exp: str, model: str) -> str:
     return f"{exp.upper()} {ARCH_LABELS.get(model, model)}"
 
 
+def _cell_seeds(rows: pd.DataFrame, rel: pd.Series, exp: str, methods: list[str]):
+    """The seeds of one cell where every run of ``methods`` learned the task and No XS took the
+    tag (:func:`.preconditions.judged_seeds`)."""
+    return judged_seeds(rows, rel, methods, task_metric(exp))
+
+
 def keeps_off_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str],
                     origins: Mapping[str, DataOrigin | None]) -> Claim:
-    """TAP keeps deep CNNs off the tag (Results, Figs. PNEU/KNEE). Judged on each data set and
-    architecture where No XS relies on the tag over its seeds (:func:`.thresholds.relies`): TAP
-    may ignore it (:func:`.thresholds.keeps_off`), is clearly less reliant than No XS in the
-    paired difference over seeds (its interval above :data:`.thresholds.MARGIN`), and still
-    learned the task (its mean clean score at least :data:`~tapkit.experiments.plans.LEARNED_SHARE`
-    of the way from a constant prediction's to perfect). Where No XS did not rely on the tag
-    there is nothing to keep off: such cells are shown, not judged."""
-    claim, parts, results, n_min = "TAP keeps deep CNNs off the tag", [], [], None
+    """TAP keeps deep CNNs off the tag (Results, Figs. PNEU/KNEE). Judged per data set and
+    architecture on the seeds where No XS took the tag and both No XS and TAP learned the task
+    (:mod:`.preconditions`): TAP is clearly less reliant than No XS (the paired difference No XS
+    − TAP against :data:`.thresholds.MARGIN`) and its own reliance stays below
+    :data:`.thresholds.LEARNED`, each decided by its interval (:func:`.claims.keeps_verdict`).
+    A cell with fewer than two such seeds is shown with why, not judged."""
+    claim, parts, results, n_min, why = "TAP keeps deep CNNs off the tag", [], [], None, []
     for exp, model, rows, rel in cells(runs):
-        none, tap = per_seed(rows, "none", rel), per_seed(rows, "tap", rel)
-        if len(set(none) & set(tap)) < 2:
+        if not {"none", "tap"} <= set(rows["case"]):
             continue
-        n_e, t_e, d = mean_ci(list(none.values())), mean_ci(list(tap.values())), \
-            paired_difference(none, tap)
+        metric = task_metric(exp)
+        seeds = _cell_seeds(rows, rel, exp, ["none", "tap"])
+        none = on_seeds(per_seed(rows, "none", rel), seeds.kept)
+        tap = on_seeds(per_seed(rows, "tap", rel), seeds.kept)
+        name = _name(exp, model)
+        if len(seeds.kept) < 2:
+            parts.append(f"{name}: not testable{seeds.note(name)}")
+            why.append(f"{name}: {_few_reason(seeds)}")
+            continue
+        n_e, t_e = (mean_ci(list(v.values()), bounds=metric.range(1)) for v in (none, tap))
+        d = paired_difference(none, tap, bounds=metric.range(2))
         n_min = d.n if n_min is None else min(n_min, d.n)
-        tap_rows = rows[(rows["case"] == "tap") & (rows["status"] == "ok")]
-        share = learned_share(tap_rows.assign(val_clean=tap_rows["clean"],
-                                              metric=task_metric(exp).name)).mean()
-        text = (f"{_name(exp, model)}: No XS {n_e.text()}, TAP {t_e.text()}, paired No XS − TAP "
-                f"{d.text()}, TAP clean {tap_rows['clean'].mean():.3f}")
-        if not relies(n_e):
-            parts.append(text + " (No XS did not rely on the tag: not judged)")
-            continue
-        ok = keeps_off(t_e) and d.lo > MARGIN and share >= LEARNED_SHARE
-        results.append(ok)
-        parts.append(text + ("" if ok else " — not kept off" if share >= LEARNED_SHARE
-                             else " — TAP did not learn the task"))
-    evidence = f"{RELIANCE} — " + ("; ".join(parts) or "no architecture with No XS and TAP on "
-                                   "two or more seeds in this build")
-    if parts and not results:
-        evidence += " (no architecture where No XS relied on the tag: nothing to judge)"
+        verdict = _combined([keeps_verdict(d.lo, d.hi, MARGIN),
+                             keeps_verdict(t_e.lo, t_e.hi, LEARNED, higher_is_better=False)])
+        results.append(verdict)
+        parts.append(f"{name}: No XS {n_e.text()}, TAP {t_e.text()}, paired No XS − TAP "
+                     f"{d.text()} — {verdict}{seeds.note(name)}")
+    evidence = f"{RELIANCE} — " + ("; ".join(parts) or "no architecture with No XS and TAP")
     return _judged_runs(claim, "Results, Figs. PNEU/KNEE", evidence, data, origins,
-                        n_min or 0, results)
+                        n_min or 0, results, why)
+
+
+PAPER_REEMERGENCE = "the paper's cases: PNEU DenseNet-121 RRR F1 0.994 → 0.429, VGG-16 RBR 0.974 → 0.825"
+
+
+def no_xs_relies_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str],
+                       origins: Mapping[str, DataOrigin | None]) -> Claim:
+    """No XS relies on the tag (Results: its score "plummets" when the tags are swapped), per
+    data set and architecture, on the seeds where No XS learned the task: its reliance interval
+    wholly above :data:`.thresholds.LEARNED` holds, wholly below it fails, across it is
+    inconclusive; the cells' verdicts combined."""
+    claim, parts, results, n_min, why = "No XS relies on the tag", [], [], None, []
+    for exp, model, rows, rel in cells(runs):
+        if "none" not in set(rows["case"]):
+            continue
+        name = _name(exp, model)
+        seeds = judged_seeds(rows, rel, ["none"], task_metric(exp), shortcut=False)
+        if len(seeds.kept) < 2:
+            parts.append(f"{name}: not testable{seeds.note(name)}")
+            why.append(f"{name}: {_few_reason(seeds)}")
+            continue
+        e = mean_ci(list(on_seeds(per_seed(rows, "none", rel), seeds.kept).values()),
+                    bounds=task_metric(exp).range(1))
+        n_min = e.n if n_min is None else min(n_min, e.n)
+        verdict = keeps_verdict(e.lo, e.hi, LEARNED)
+        results.append(verdict)
+        parts.append(f"{name}: No XS {e.text()} — {verdict}{seeds.note(name)}")
+    evidence = f"{RELIANCE} — " + ("; ".join(parts) or "no No XS run")
+    return _judged_runs(claim, "Results, Figs. PNEU/KNEE", evidence, data, origins,
+                        n_min or 0, results, why)
 
 
 def reemerge_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str],
-                   origins: Mapping[str, DataOrigin | None]) -> Claim:
+                   origins: Mapping[str, DataOrigin | None],
+                   methods: Sequence[str] = ("rrr", "rbr")) -> Claim:
     """RRR/RBR let the tag re-emerge on some architectures (Results: the paper's DenseNet-121
-    RRR): reproduced when on some data set and architecture an RRR or RBR model relies on the
-    tag over its seeds (:func:`.thresholds.relies`), not reproduced when every one trained may
-    ignore it. Architectures without RRR/RBR runs are named."""
-    claim, parts, results, n_min, without = ("RRR/RBR let the tag re-emerge on some "
-                                             "architectures"), [], [], None, []
+    RRR). Per data set, architecture and method, on the seeds where No XS took the tag and both
+    learned the task: the method's reliance interval wholly above :data:`.thresholds.MARGIN`
+    re-emerges, wholly below it does not, across it is inconclusive. Reproduced when some cell
+    re-emerges, not reproduced when every judged cell does not, else inconclusive.
+    Architectures without RRR/RBR runs are named."""
+    claim = "/".join(m.upper() for m in methods) + " let the tag re-emerge on some architectures"
+    parts, results, n_min, without, why = [], [], None, [], []
     for exp, model, rows, rel in cells(runs):
         found = False
-        for method in ("rrr", "rbr"):
-            by_seed = per_seed(rows, method, rel)
-            if len(by_seed) < 2:
+        for method in methods:
+            if method not in set(rows["case"]):
                 continue
-            found, e = True, mean_ci(list(by_seed.values()))
+            found, name = True, f"{_name(exp, model)} {method.upper()}"
+            seeds = _cell_seeds(rows, rel, exp, ["none", method])
+            if len(seeds.kept) < 2:
+                parts.append(f"{name}: not testable{seeds.note(name)}")
+                why.append(f"{name}: {_few_reason(seeds)}")
+                continue
+            e = mean_ci(list(on_seeds(per_seed(rows, method, rel), seeds.kept).values()),
+                        bounds=task_metric(exp).range(1))
             n_min = e.n if n_min is None else min(n_min, e.n)
-            results.append(relies(e))
-            parts.append(f"{_name(exp, model)} {method.upper()} {e.text()}"
-                         + (" — relies on the tag" if relies(e) else ""))
+            verdict = keeps_verdict(e.lo, e.hi, MARGIN)
+            results.append(verdict)
+            parts.append(f"{name} {e.text()}" + (" — relies on the tag" if verdict == REPRODUCED
+                                                  else "") + seeds.note(name))
         if not found:
             without.append(_name(exp, model))
-    evidence = f"{RELIANCE} — " + ("; ".join(parts) or "no RRR/RBR run on two or more seeds")
+    evidence = f"{RELIANCE} — " + ("; ".join(parts) or "no RRR/RBR run")
     if without:
-        evidence += f"; no RRR/RBR on two or more seeds: {', '.join(without)}"
+        evidence += f"; no RRR/RBR run: {', '.join(without)}"
+    evidence += f" ({PAPER_REEMERGENCE})"
+    some = ([REPRODUCED] if REPRODUCED in results else
+            [NOT_REPRODUCED] if results and all(v == NOT_REPRODUCED for v in results) else
+            [INCONCLUSIVE] if results else [])
     return _judged_runs(claim, "Results, Figs. PNEU/KNEE (DenseNet-121 RRR)", evidence, data,
-                        origins, n_min or 0, [any(results)] if results else [])
+                        origins, n_min or 0, some, why)
 
 
 def matches_rrr_claim(runs: Mapping[str, pd.DataFrame], ratios: pd.DataFrame | None,
                       data: Mapping[str, str], origins: Mapping[str, DataOrigin | None]) -> Claim:
     """TAP matches RRR at a fraction of its cost (Results; Table 1), on every data set and
-    architecture that trained both on two or more seeds: the paired difference TAP − RRR of the
-    permuted-tag test score (higher is better; MAE negated) lies above −:data:`.thresholds.MARGIN`
-    (as "matches" on MNIST), and the same build's speed table (``ratios``: each method's
-    training speed over No XS's, with intervals) has RRR clearly slower than TAP on that
-    architecture (RRR's interval below TAP's). The cost is TAP's step time as a share of
-    RRR's."""
-    claim, parts, results, n_min = "TAP matches RRR at a fraction of its cost", [], [], None
+    architecture that trained both, on the seeds where No XS took the tag and No XS, TAP and
+    RRR learned the task: the paired difference TAP − RRR of the permuted-tag test score (higher
+    is better; MAE negated) against −:data:`.thresholds.MARGIN` (as "matches" on MNIST), and the
+    same build's speed table (``ratios``) has RRR clearly slower than TAP on that architecture
+    (RRR's interval below TAP's). The cost is TAP's step time as a share of RRR's."""
+    claim, parts, results, n_min, why = ("TAP matches RRR at a fraction of its cost", [], [],
+                                         None, [])
     speed = ({} if ratios is None else
              {(r.model, r.method): r for r in ratios.itertuples()})
-    for exp, model, rows, _ in cells(runs):
-        sign = 1.0 if task_metric(exp).higher_is_better else -1.0
-        score = rows["permuted"] * sign
-        tap, rrr = per_seed(rows, "tap", score), per_seed(rows, "rrr", score)
-        if len(set(tap) & set(rrr)) < 2:
+    for exp, model, rows, rel in cells(runs):
+        if not {"tap", "rrr"} <= set(rows["case"]):
             continue
-        d = paired_difference(tap, rrr)
+        metric, name = task_metric(exp), _name(exp, model)
+        sign = 1.0 if metric.higher_is_better else -1.0
+        score = rows["permuted"] * sign
+        seeds = _cell_seeds(rows, rel, exp, ["none", "tap", "rrr"])
+        if len(seeds.kept) < 2:
+            parts.append(f"{name}: not testable{seeds.note(name)}")
+            why.append(f"{name}: {_few_reason(seeds)}")
+            continue
+        d = paired_difference(on_seeds(per_seed(rows, "tap", score), seeds.kept),
+                              per_seed(rows, "rrr", score), bounds=metric.range(1))
         n_min = d.n if n_min is None else min(n_min, d.n)
         t, r = speed.get((model, "tap")), speed.get((model, "rrr"))
         if t is None or r is None:
-            parts.append(f"{_name(exp, model)}: permuted score, TAP − RRR (paired) {d.text()}; "
-                         "no speed measured for this architecture in this build")
-            results.append(False)
+            parts.append(f"{name}: permuted score, TAP − RRR (paired) {d.text()}; no speed "
+                         "measured for this architecture in this build")
+            results.append(INCONCLUSIVE)
             continue
-        cheaper = r.speed_ratio_hi < t.speed_ratio_lo
-        ok = d.lo > -MARGIN and cheaper
-        results.append(ok)
-        parts.append(f"{_name(exp, model)}: permuted score, TAP − RRR (paired) {d.text()}; a TAP "
-                     f"step costs {r.speed_ratio / t.speed_ratio:.2f} of an RRR step (speed vs "
-                     f"No XS: TAP ×{t.speed_ratio:.2f}, RRR ×{r.speed_ratio:.2f})"
-                     + ("" if ok else f" — not matched (the interval reaches below −{MARGIN:g})"
-                        if not d.lo > -MARGIN else
-                        " — not clearly cheaper"))
-    evidence = "; ".join(parts) or "no architecture with TAP and RRR on two or more seeds"
-    if ratios is None:
-        evidence += " (the speed chapter did not run in this build)"
+        cheaper = keeps_verdict(t.speed_ratio_lo - r.speed_ratio_hi,
+                                t.speed_ratio_hi - r.speed_ratio_lo, 0.0)
+        verdict = _combined([keeps_verdict(d.lo, d.hi, -MARGIN), cheaper])
+        results.append(verdict)
+        parts.append(f"{name}: permuted score, TAP − RRR (paired) {d.text()}; a TAP step costs "
+                     f"{r.speed_ratio / t.speed_ratio:.2f} of an RRR step (speed vs No XS: TAP "
+                     f"×{t.speed_ratio:.2f}, RRR ×{r.speed_ratio:.2f}) — {verdict}"
+                     + seeds.note(name))
+    evidence = "; ".join(parts) or "no architecture with TAP and RRR"
+    if ratios is None and parts:
+        results, why = [], ["the speed chapter did not run in this build: no cost to compare"]
     return _judged_runs(claim, "Results; Table 1", evidence, data, origins, n_min or 0,
-                        results if ratios is not None else [])
+                        results, why)
 
 
 def _judged_runs(claim: str, where: str, evidence: str, data: Mapping[str, str],
                  origins: Mapping[str, DataOrigin | None], seeds: int,
-                 results: Sequence[bool]) -> Claim:
-    """A claim on per-run tables: reproduced when every judged cell holds (``results``), not
-    reproduced when one does not; ``not run here`` with no judged cell, fewer than two seeds,
-    or a table that does not record whether its data are the paper's. Judged on the digits
-    stand-in too, with three or more seeds as its chapters train, and labelled so
-    (``standin``): a verdict on the stand-in says what these networks did on it, not what they
-    do on PNEU/KNEE."""
+                 results: Sequence[str], why: Sequence[str] = ()) -> Claim:
+    """A claim on per-run tables: the cells' verdicts combined (:func:`.claims._combined`: any
+    not reproduced, not reproduced; all reproduced, reproduced; else inconclusive); *not
+    testable here* when no cell could be judged (``why``: each cell's reason) or the table does
+    not record whether its data are the paper's; *not run* when no cell measured it. Judged on
+    the digits stand-in too and labelled so (``standin``): a verdict on the stand-in says what
+    these networks did on it, not what they do on PNEU/KNEE."""
     data_text = "; ".join(f"{k.upper()}: {v}" for k, v in data.items()) or "unknown"
     standin = DataOrigin.STANDIN in origins.values()
     seeds_text = f"{seeds} seed{'s' if seeds != 1 else ''}"
+    prefix = "On the digits stand-in, not PNEU/KNEE: " if standin else ""
     if None in origins.values():
-        why = "its table does not record whether its data are the paper's (rebuild it)"
-    elif seeds < 2:
-        why = "fewer than two seeds"
-    elif not results:
-        why = "nothing to judge"
-    else:
-        prefix = "On the digits stand-in, not PNEU/KNEE: " if standin else ""
+        return Claim(claim, where, evidence, seeds_text, data_text, NOT_TESTABLE, standin,
+                     "its table does not record whether its data are the paper's (rebuild it)")
+    if results:
         return Claim(claim, where, prefix + evidence, seeds_text, data_text,
-                     REPRODUCED if all(results) else NOT_REPRODUCED, standin=standin)
-    return Claim(claim, where, evidence + f" (not judged: {why})", seeds_text, data_text,
-                 NOT_RUN)  # why it was not judged is ``why``, never the stand-in
+                     _combined(list(results)), standin=standin)
+    if why:
+        return Claim(claim, where, prefix + evidence, seeds_text, data_text, NOT_TESTABLE,
+                     standin, "; ".join(why))
+    return Claim(claim, where, evidence, seeds_text, data_text, NOT_RUN, standin,
+                 "no cell of this build trained what it compares")
 
 
 def annotation_claim(quality: pd.DataFrame, meta: Mapping) -> Claim:
@@ -245,18 +299,19 @@ def _medical_verdict(claim: str, where: str, evidence: str, meta: Mapping,
 
 def _judged(claim: str, where: str, evidence: str, data: Mapping[str, str],
             origins: Sequence[DataOrigin | None], seeds: int, holds: Callable[[], bool]) -> Claim:
-    """A medical claim's row: ``not run here`` when a table is on the digits stand-in or does
-    not record its data's origin, or with fewer than two seeds (saying why), else reproduced
-    when ``holds()``. ``data`` names the data per experiment, for the row only."""
+    """A medical Setting-2 claim's row: *not testable here* when a table is on the digits
+    stand-in (the claim is about the real data), does not record its data's origin, or has one
+    seed, with the reason; else reproduced when ``holds()``. ``data`` names the data per
+    experiment, for the row only."""
     data_text = "; ".join(f"{k.upper()}: {v}" for k, v in data.items()) or "unknown"
-    why = (["the digits stand-in is not PNEU/KNEE"] if DataOrigin.STANDIN in origins else [])
+    why = (["needs the real PNEU/KNEE data (this build ran the digits stand-in)"]
+           if DataOrigin.STANDIN in origins else [])
     why += (["its table does not record whether its data are the paper's (rebuild it)"]
             if None in origins else [])
-    why += ["one seed"] if seeds < 2 else []
+    why += ["one seed: no interval"] if seeds < 2 else []
     seeds_text = f"{seeds} seed{'s' if seeds != 1 else ''}"
     if why:
-        return Claim(claim, where, evidence + f" (not judged: {', '.join(why)}; needs the paper "
-                     "profile on the real data)", seeds_text, data_text, NOT_RUN,
-                     standin=DataOrigin.STANDIN in origins)
+        return Claim(claim, where, evidence, seeds_text, data_text, NOT_TESTABLE,
+                     DataOrigin.STANDIN in origins, "; ".join(why))
     return Claim(claim, where, evidence, seeds_text, data_text,
                  REPRODUCED if holds() else NOT_REPRODUCED)

@@ -17,7 +17,7 @@ import pandas as pd
 
 from ..experiments.cells import Annotation
 from ..metrics import tag_reliance, task_metric
-from .claims import NOT_RUN, VERDICTS, cost_claim, decoy_claim, matches_claim, \
+from .claims import NOT_RUN, NOT_TESTABLE, VERDICTS, cost_claim, decoy_claim, matches_claim, \
     removes_claim, speed_claim, teacher_claim, verdicts
 from .openings_medical import extra_found, medical_found, medical_kd_found, \
     medical_teachers_found, overlap_found, visual_found  # noqa: F401  (the chapters' functions)
@@ -266,10 +266,11 @@ def report_found(table: pd.DataFrame) -> str:
     """The claim table's verdicts counted (``table``: one row per claim, column ``verdict``)."""
     counts = table["verdict"].value_counts()
     parts = [f"{counts[v]} *{v}*" for v in VERDICTS if v in counts]
-    named = [f"“{r.claim}” ({r.verdict})" for r in table.itertuples() if r.verdict != NOT_RUN]
+    named = [f"“{r.claim}” ({r.verdict})" for r in table.itertuples()
+             if r.verdict not in (NOT_RUN, NOT_TESTABLE)]
     return (f"the table below holds {len(table)} claims: " + ", ".join(parts) + "."
             + (" Judged: " + "; ".join(named) + "." if named else
-               " None is judged: a verdict needs several seeds on the paper's data."))
+               " None is judged: a verdict needs cells where its preconditions hold."))
 
 
 def comparisons_found(kept: Mapping[str, pd.DataFrame], skipped: list[str]) -> str:

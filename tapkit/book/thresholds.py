@@ -11,6 +11,7 @@ what the metric worsens by when the tag is permuted, positive when the model use
 
 from __future__ import annotations
 
+from ..experiments.plans import LEARNED_SHARE  # noqa: F401  (the λ guard's, read here too)
 from ..seedstats import Estimate
 
 MARGIN = 0.02
@@ -24,6 +25,16 @@ KEEPS = 0.95
 LEARNED = 0.1
 """A model "learned the tag" when its reliance exceeds this (10 points of the metric); between
 :data:`MARGIN` and this it "barely used" it, and below MARGIN it "did not learn" it."""
+
+# LEARNED_SHARE (0.25, :mod:`tapkit.experiments.plans`): a model "learned the task" when its
+# clean score goes a quarter of the way from a constant prediction's to perfect (F1 0.75 where a
+# constant scores 0.667; MAE 0.9 where it scores 1.2); the λ guard and the claims' preconditions
+# (:mod:`.preconditions`) share it.
+
+DECOY_TAKEN = MARGIN
+"""MNIST's precondition: No XS "took the decoy" in a seed when its accuracy falls by more than
+this when the decoys are permuted (the paper's falls by 0.176; the deep CNNs' tag, by
+:data:`LEARNED`)."""
 
 NEAR_CHANCE = 0.05
 """A λ search's choice is a near-chance model when its validation loss is within this share of

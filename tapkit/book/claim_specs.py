@@ -1,0 +1,257 @@
+"""One entry per claim of the paper: the registry the report, the intro's verdict table and the
+chapters' openings read (issue 38, item 5).
+
+The paper's side of each claim (its words, LaTeX line, quote, number, setting and data) is data,
+transcribed once in ``paper_values/claims.csv``; this module adds how this build judges it: a
+*judge* (evidence in, :class:`.claims.Claim` out) and the chapter that shows it. A claim without
+a judge still gets a verdict, from what the build ran (:func:`unjudged`): *not run* when no
+chapter that measures it ran, *not testable here* with the reason otherwise (a claim about the
+real PNEU/KNEE data on the digits stand-in, a proof, or a number shown on its page that no judge
+reads yet). Registering a claim twice raises.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Callable, Mapping
+
+import pandas as pd
+
+from .claims import (NOT_RUN, NOT_TESTABLE, Claim, _combined, cost_claim, decoy_claim,
+                     matches_claim, removes_claim, speed_claim, teacher_claim)
+from .medical_claims import (annotation_claim, keeps_off_claim, matches_rrr_claim,
+                             medical_teacher_claim, no_xs_relies_claim, reemerge_claim)
+from .origin import DataOrigin
+from .report import paper_values, read_cells
+
+
+@dataclass
+class Evidence:
+    """The tables one profile's build wrote under ``root/tables``, read once (lazily) for every
+    judge: ``table(name)`` is ``(frame, provenance)`` or ``(None, {})``."""
+
+    root: Path
+    _cache: dict = field(default_factory=dict)
+
+    def table(self, name: str) -> tuple[pd.DataFrame | None, dict]:
+        if name not in self._cache:
+            path = self.root / "tables" / f"{name}.csv"
+            meta = path.with_suffix(".json")
+            self._cache[name] = ((read_cells(path), json.loads(meta.read_text()) if meta.exists()
+                                  else {}) if path.exists() else (None, {}))
+        return self._cache[name]
+
+    def has(self, *names: str) -> bool:
+        return any(self.table(n)[0] is not None for n in names)
+
+    @cached_property
+    def medical(self) -> dict[str, pd.DataFrame]:
+        """Setting 1's per-run tables by experiment, where the build wrote them."""
+        return {e: t for e in ("pneu", "knee") if (t := self.table(f"{e}_gt_runs")[0]) is not None}
+
+    def medical_data(self, only: tuple[str, ...] = ("pneu", "knee")):
+        """``(runs, data names, origins)`` of Setting 1's per-run tables of ``only``."""
+        found = {e: t for e, t in self.medical.items() if e in only}
+        metas = {e: self.table(f"{e}_gt_runs")[1] for e in found}
+        return (found, {e: str(m.get("data", "unknown")) for e, m in metas.items()},
+                {e: DataOrigin.read(m) for e, m in metas.items()})
+
+    @cached_property
+    def standin(self) -> bool:
+        """Whether this build's medical tables are on the digits stand-in."""
+        return any(DataOrigin.read(self.table(n)[1]) == DataOrigin.STANDIN
+                   for n in ("pneu_gt_runs", "knee_gt_runs", "medical_teacher"))
+
+    @property
+    def ratios(self) -> pd.DataFrame | None:
+        return self.table("speed_memory")[0]
+
+    def speed_label(self) -> str:
+        return ("timed training steps on random tensors · "
+                + str(self.table("speed_memory")[1].get("device", "unknown device")))
+
+
+Judge = Callable[[Evidence], "Claim | None"]
+
+
+@dataclass(frozen=True)
+class ClaimSpec:
+    """A claim's judge (None: judged by :func:`unjudged`) and the chapter that shows it."""
+
+    id: str
+    chapter: str
+    judge: Judge | None = None
+
+
+# where each of the paper's settings is measured: the chapter and the tables it writes
+SETTINGS: Mapping[str, tuple[str, tuple[str, ...]]] = {
+    "setting1_mnist": ("mnist", ("mnist_gt_runs",)),
+    "setting1_medical": ("pneu", ("pneu_gt_runs", "knee_gt_runs")),
+    "setting2_mnist": ("teachers", ("mnist_teacher",)),
+    "setting2_medical": ("medical_teachers", ("medical_teacher",)),
+    "distillation": ("medical_distillation", ("medical_kd", "mnist_kd")),
+    "speed": ("speed_memory", ("speed_memory",)),
+    "overlap": ("overlap", ("overlap",)),
+    "appendix_architectures": ("extra_architectures", ("extra_pneu", "extra_knee")),
+    "appendix_stripes": ("pneu", ("pneu_stripe", "knee_stripe")),
+    "theory": ("method", ()),
+}
+
+_REGISTRY: dict[str, ClaimSpec] = {}
+
+
+def register(spec: ClaimSpec) -> ClaimSpec:
+    """Add ``spec``; a claim id registered twice, or one the paper's table lacks, raises."""
+    if spec.id in _REGISTRY:
+        raise ValueError(f"claim {spec.id!r} is registered twice")
+    if spec.id not in set(paper_claims().id):
+        raise ValueError(f"claim {spec.id!r} is not in paper_values/claims.csv")
+    _REGISTRY[spec.id] = spec
+    return spec
+
+
+def paper_claims() -> pd.DataFrame:
+    """The paper's claims (``paper_values/claims.csv``): id, claim, tex_line, quote,
+    paper_number, setting, data, measures."""
+    return paper_values("claims")
+
+
+def _medical(judge, only: tuple[str, ...] = ("pneu", "knee")) -> Judge:
+    def run(ev: Evidence):
+        runs, data, origins = ev.medical_data(only)
+        return judge(runs, data, origins) if runs else None
+    return run
+
+
+def _cell(judge, exp: str, model: str) -> Judge:
+    """``judge`` on one data set's one architecture (the paper's named cases)."""
+    def run(ev: Evidence):
+        runs, data, origins = ev.medical_data((exp,))
+        if not runs:
+            return None
+        rows = runs[exp][runs[exp]["model"] == model]
+        return judge({exp: rows} if len(rows) else {}, data, origins)
+    return run
+
+
+def _mnist(judge: Callable[[pd.DataFrame, str], Claim]) -> Judge:
+    def run(ev: Evidence):
+        runs, meta = ev.table("mnist_gt_runs")
+        return None if runs is None else judge(runs, meta.get("data", "MNIST"))
+    return run
+
+
+def _xs_protect(runs: pd.DataFrame, data: str) -> Claim | None:
+    """Every XS method this build trained on MNIST beats No XS on the permuted digits."""
+    parts = [removes_claim(runs, data, m) for m in ("tap", "rrr", "rbr")
+             if m in set(runs["case"])]
+    if not parts:
+        return None
+    judged = [c for c in parts if c.verdict not in (NOT_TESTABLE, NOT_RUN)]
+    head = parts[0]
+    evidence = "; ".join(f"{c.evidence}" for c in parts)
+    reasons = "; ".join(sorted({c.reason for c in parts if c.reason}))
+    if not judged:
+        return Claim(head.claim, head.where, evidence, head.seeds, data, NOT_TESTABLE,
+                     reason=reasons)
+    return Claim(head.claim, head.where, evidence + (f" (not testable: {reasons})" if reasons
+                                                     else ""),
+                 head.seeds, data, _combined([c.verdict for c in judged]))
+
+
+def _speed(judge) -> Judge:
+    return lambda ev: None if ev.ratios is None else judge(ev.ratios, ev.speed_label())
+
+
+def _table(judge, name: str) -> Judge:
+    def run(ev: Evidence):
+        frame, meta = ev.table(name)
+        return None if frame is None else judge(frame, meta)
+    return run
+
+
+def _matches_rrr(ev: Evidence):
+    runs, data, origins = ev.medical_data()
+    return matches_rrr_claim(runs, ev.ratios, data, origins) if runs else None
+
+
+def _teacher(ev: Evidence):
+    frame, _ = ev.table("mnist_teacher")
+    return None if frame is None else teacher_claim(frame, "MNIST (Setting 2)")
+
+
+for _spec in (
+    ClaimSpec("decoy_learned_mnist", "mnist", _mnist(decoy_claim)),
+    ClaimSpec("tap_protects_mnist", "mnist", _mnist(_xs_protect)),
+    ClaimSpec("tap_matches_rrr_mnist", "mnist", _mnist(lambda r, d: matches_claim(r, d, "rrr"))),
+    ClaimSpec("tap_matches_rbr_mnist", "mnist", _mnist(lambda r, d: matches_claim(r, d, "rbr"))),
+    ClaimSpec("speed_memory_tap", "speed_memory", _speed(speed_claim)),
+    ClaimSpec("rrr_rbr_slower", "speed_memory", _speed(cost_claim)),
+    ClaimSpec("tap_beats_rrr_rbr", "pneu", _matches_rrr),
+    ClaimSpec("decoy_learned_pneu", "pneu", _medical(no_xs_relies_claim, ("pneu",))),
+    ClaimSpec("decoy_learned_knee", "knee", _medical(no_xs_relies_claim, ("knee",))),
+    ClaimSpec("tap_keeps_off_deep_pneu", "pneu", _medical(keeps_off_claim, ("pneu",))),
+    ClaimSpec("tap_protects_knee", "knee", _medical(keeps_off_claim, ("knee",))),
+    ClaimSpec("rrr_spurious_densenet_pneu", "pneu",
+              _cell(lambda r, d, o: reemerge_claim(r, d, o, ("rrr",)), "pneu", "densenet121")),
+    ClaimSpec("rbr_spurious_vgg_pneu", "pneu",
+              _cell(lambda r, d, o: reemerge_claim(r, d, o, ("rbr",)), "pneu", "vgg16")),
+    ClaimSpec("rrr_rbr_spurious_knee", "knee", _medical(reemerge_claim, ("knee",))),
+    ClaimSpec("annotation_better_than_random", "medical_teachers",
+              _table(annotation_claim, "medical_annotation_quality")),
+    ClaimSpec("teacher_pneu_works", "medical_teachers",
+              _table(medical_teacher_claim, "medical_teacher")),
+    ClaimSpec("teacher_1pct_works", "teachers", _teacher),
+):
+    register(_spec)
+
+
+def unjudged(row, ev: Evidence) -> Claim:
+    """The verdict of a claim no judge reads (see the module docstring)."""
+    chapter, tables = SETTINGS[row.setting]
+    claim, data = row.claim, row.data
+    if row.setting == "theory":
+        return Claim(claim, "", "a mathematical statement (proof in the paper's appendix)", "—",
+                     data, NOT_TESTABLE, reason="a proof, not a measurement: the method page "
+                     "checks its consequence numerically")
+    if not ev.has(*tables):
+        return Claim(claim, "", f"the {chapter} chapter wrote none of {', '.join(tables)}", "—",
+                     data, NOT_RUN, reason=f"this build did not run the {chapter} chapter's "
+                     "cells for it")
+    if "MNIST" not in data and ev.standin:
+        return Claim(claim, "", f"the {chapter} page shows this build's numbers on the digits "
+                     "stand-in", "—", data, NOT_TESTABLE, standin=True,
+                     reason="a claim about the real PNEU/KNEE data; this build ran the digits "
+                     "stand-in")
+    return Claim(claim, "", f"its numbers are on the {chapter} page", "—", data, NOT_TESTABLE,
+                 reason="no judge reads this claim yet: compare the page with the paper's number")
+
+
+TABLE_COLUMNS = ("id", "claim", "tex_line", "paper_number", "test", "evidence", "seeds", "data",
+                 "verdict", "reason", "chapter")
+
+
+def claims_table(root: str | Path) -> pd.DataFrame:
+    """Every claim of the paper, judged from the tables one profile's build wrote under
+    ``root/tables`` (:data:`TABLE_COLUMNS`): the paper's words, LaTeX line and number beside
+    this build's evidence and verdict."""
+    ev, rows = Evidence(Path(root)), []
+    for row in paper_claims().itertuples():
+        spec = _REGISTRY.get(row.id)
+        chapter = spec.chapter if spec else SETTINGS[row.setting][0]
+        judged = spec.judge(ev) if spec and spec.judge else None
+        if judged is not None:
+            c = judged
+        elif spec is not None and spec.judge is not None:  # a judge whose tables are absent
+            c = Claim(row.claim, "", f"the {chapter} chapter wrote none of the tables it reads",
+                      "—", row.data, NOT_RUN, reason="its cells did not run in this build")
+        else:
+            c = unjudged(row, ev)
+        rows.append({"id": row.id, "claim": row.claim, "tex_line": int(row.tex_line),
+                     "paper_number": row.paper_number, "test": c.claim if judged is not None
+                     else "", "evidence": c.evidence, "seeds": c.seeds, "data": c.data,
+                     "verdict": str(c.verdict), "reason": c.reason, "chapter": chapter})
+    return pd.DataFrame(rows, columns=list(TABLE_COLUMNS))

@@ -1,0 +1,96 @@
+"""Which seeds of a cell may judge a claim (issue 36: a claim is judged only where its
+preconditions hold). A comparison of an XS method with No XS asks, seed by seed:
+
+* every run it reads **learned the task**: its clean test score goes at least
+  :data:`.thresholds.LEARNED_SHARE` of the way from a constant prediction's score
+  (``val_constant``) to a perfect one. A model that predicts a constant (F1 0.67, MAE 1.2) has
+  learned nothing, so it can neither "keep off" nor "rely on" the tag;
+* **No XS took the shortcut** in that seed: its reliance on the tag exceeds
+  :data:`.thresholds.LEARNED` (10 points of the metric). Where No XS ignored the tag there was
+  nothing to protect against, and a method's low reliance proves nothing.
+
+A seed that fails is dropped from the paired difference and named with its reason
+(:class:`Seeds`), so a page and the report flag it instead of averaging it into a success.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import pandas as pd
+
+from ..metrics import TASK_METRICS, TaskMetric
+from .thresholds import LEARNED, LEARNED_SHARE
+
+
+def learned_share(clean: pd.Series, constant: pd.Series, metric: TaskMetric) -> pd.Series:
+    """Per run, how far its clean score goes from a constant prediction's (0) to a perfect score
+    (1): (clean − constant) / (perfect − constant), perfect 1 for accuracy and F1 and 0 for MAE."""
+    perfect = 1.0 if metric.higher_is_better else 0.0
+    return (clean - constant) / (perfect - constant)
+
+
+def learned_task(rows: pd.DataFrame, metric: TaskMetric) -> pd.Series:
+    """Per run of a per-run table: converged and clean score at least :data:`LEARNED_SHARE` of
+    the way from a constant prediction's to perfect. Without ``val_constant`` (an MNIST table)
+    the constant is the majority share of ten balanced digits, 0.1."""
+    constant = rows["val_constant"] if "val_constant" in rows else pd.Series(0.1, rows.index)
+    share = learned_share(rows["clean"].astype(float), constant.astype(float), metric)
+    return (rows["status"] == "ok") & (share >= LEARNED_SHARE)
+
+
+@dataclass(frozen=True)
+class Seeds:
+    """The seeds a comparison may judge on, and the others with why each was dropped."""
+
+    kept: tuple[int, ...]
+    dropped: dict[int, str] = field(default_factory=dict)
+
+    def note(self, name: str) -> str:
+        """``"; PNEU ResNet-18 seed 1 dropped: No XS did not take the tag (reliance 0.05)"`` or
+        ``""``: what a page and the report print beside the evidence."""
+        if not self.dropped:
+            return ""
+        return "; " + "; ".join(f"{name} seed {s} dropped: {why}"
+                                for s, why in sorted(self.dropped.items()))
+
+
+def judged_seeds(rows: pd.DataFrame, reliance: pd.Series, methods: Sequence[str],
+                 metric: TaskMetric | str, shortcut: bool = True,
+                 took: float = LEARNED) -> Seeds:
+    """The seeds of one cell (one model's rows: ``case``, ``seed``, ``status``, the splits and
+    ``val_constant``) where every run of ``methods`` learned the task and, with ``shortcut``, No
+    XS's ``reliance`` on the tag exceeds ``took`` (see the module docstring). ``reliance`` is
+    indexed as ``rows``."""
+    metric = TASK_METRICS[metric] if isinstance(metric, str) else metric
+    learned = learned_task(rows, metric)
+    seeds = sorted({int(s) for s in rows.loc[rows["case"].isin(methods), "seed"]})
+    kept, dropped = [], {}
+    for seed in seeds:
+        at = rows["seed"] == seed
+        why = []
+        for method in methods:
+            run = at & (rows["case"] == method)
+            if not run.any():
+                why.append(f"no {_label(method)} run")
+            elif not learned[run].all():
+                clean = float(rows.loc[run, "clean"].iloc[0])
+                why.append(f"{_label(method)} did not learn the task (clean {metric.label} "
+                           f"{clean:.3f})" if clean == clean else f"{_label(method)} did not converge")
+        if shortcut:
+            none = at & (rows["case"] == "none")
+            if not none.any():
+                why.append("no No XS run")
+            elif not float(reliance[none].iloc[0]) > took:
+                why.append(f"No XS did not take the shortcut (reliance "
+                           f"{float(reliance[none].iloc[0]):+.3f})")
+        if why:
+            dropped[seed] = ", ".join(dict.fromkeys(why))
+        else:
+            kept.append(seed)
+    return Seeds(tuple(kept), dropped)
+
+
+def _label(method: str) -> str:
+    return {"none": "No XS", "base": "Base"}.get(method, method.upper())
