@@ -29,7 +29,8 @@ from .medical_notes import (ARCH_LABELS, CASE_LABELS, budget_note, constant_scor
                             left_out_note, mark_left_out, override_note, pretraining_note,
                             search_findings, search_table, standin_caveat)
 from ..seedstats import mean_ci, paired_difference
-from .claims import per_seed
+from .claims import on_seeds, per_seed
+from .preconditions import judged_seeds
 from .medical_claims import cells
 from .origin import DataOrigin
 from .thresholds import tag_use
@@ -96,23 +97,34 @@ def runs_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def seed_table(runs: pd.DataFrame, experiment: str) -> pd.DataFrame:
-    """Per architecture and case of a per-run table (:func:`runs_table`), over its converged
-    seeds: the clean score and the reliance on the tag (:func:`tapkit.metrics.tag_reliance`)
-    as means with their 95% Student-t intervals, and for each XS method No XS's reliance minus
-    its own, paired over the seeds both trained (what the report's verdicts read)."""
-    ok = runs[runs["status"] == "ok"]
+    """Per architecture and case of a per-run table (:func:`runs_table`): the clean score and
+    the reliance on the tag (:func:`tapkit.metrics.tag_reliance`) over its converged seeds, as
+    means with their 95% Student-t intervals cut to the metric's range; for each XS method No
+    XS's reliance minus its own, paired over the seeds where the report may judge it (both
+    learned the task and No XS took the tag, :mod:`.preconditions`); and the seeds each row's
+    claims cannot read, with why: what the report's verdicts read, flagged on the page."""
+    metric = task_metric(experiment)
     rows = []
-    for _, model, grp, rel in cells({experiment: ok}):
+    for _, model, grp, rel in cells({experiment: runs}):
         none = per_seed(grp, "none", rel)
         for case, cell in grp.groupby("case", sort=False):
+            xs = case in ("rrr", "rbr", "tap")
+            kept = judged_seeds(grp, rel, [case, "none"] if xs else [case], metric, shortcut=xs)
             own = per_seed(grp, case, rel)
-            paired = (paired_difference(none, own).text()
-                      if case in ("rrr", "rbr", "tap") and set(none) & set(own) else "")
+            paired = on_seeds(own, kept.kept)
+            done = cell[cell["status"] == "ok"]
             rows.append({"architecture": ARCH_LABELS.get(model, model),
-                         "method": CASE_LABELS.get(case, case), "seeds": len(cell),
-                         f"clean {task_metric(experiment).label}": mean_ci(cell.clean).text(),
-                         "reliance on the tag": mean_ci(list(own.values())).text(),
-                         "No XS − this reliance (paired)": paired})
+                         "method": CASE_LABELS.get(case, case), "seeds": len(done),
+                         f"clean {metric.label}": mean_ci(done.clean, bounds=metric.range()).text()
+                         if len(done) else "did not converge",
+                         "reliance on the tag": mean_ci(list(own.values()),
+                                                        bounds=metric.range(1)).text()
+                         if own else "—",
+                         "No XS − this reliance (paired)": paired_difference(
+                             none, paired, bounds=metric.range(2)).text()
+                         if xs and set(none) & set(paired) else "",
+                         "not judged (precondition)": "; ".join(
+                             f"seed {s}: {why}" for s, why in sorted(kept.dropped.items()))})
     return pd.DataFrame(rows)
 
 
