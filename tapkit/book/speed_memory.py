@@ -38,6 +38,7 @@ def in_order(ratios: pd.DataFrame, models: Sequence[str], methods: Sequence[str]
 
 
 def committed_view(table: pd.DataFrame) -> pd.DataFrame:
-    """A committed paper-profile ``speed_memory`` table as the page shows it
-    (:func:`.chapter.show_committed`): one row per (model, method), to two decimals."""
+    """A committed paper-profile ``speed_memory`` table as raw numbers: one row per (model,
+    method), to two decimals. The speed page shows the committed table beside the paper's ratios,
+    labelled for people, with :func:`.paper_profile.speed_beside_paper`."""
     return table.set_index(["model", "method"]).round(2)
