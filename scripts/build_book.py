@@ -167,10 +167,12 @@ def main() -> int:
     args = parser.parse_args()
     executed = args.executed or ROOT / "build" / "executed" / args.profile
     book = args.into.resolve() if args.into else ROOT
-    vendor = ROOT / "scripts" / "vendor_widgets.py"
-    if vendor.exists():  # into the repository's book/_static, copied with the sources
-        (ROOT / "book" / "_static").mkdir(exist_ok=True)
-        subprocess.run([sys.executable, str(vendor)], check=True, cwd=ROOT)
+    # the widget bundle and MathJax, into the repository's book/_static (copied with the
+    # sources), so that the built book needs no CDN
+    for vendor in (ROOT / "scripts" / "vendor_widgets.py", ROOT / "scripts" / "vendor_mathjax.py"):
+        if vendor.exists():
+            (ROOT / "book" / "_static").mkdir(exist_ok=True)
+            subprocess.run([sys.executable, str(vendor)], check=True, cwd=ROOT)
     if args.into:
         copy_sources(book)
     prepare(book, executed, args.results, args.profile)

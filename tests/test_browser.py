@@ -20,6 +20,11 @@ request that is not to the local test server blocked.
     the folded settings; every chapter that writes tables links them, and each link is served
     (HTTP 200) and parses as CSV or JSON.
 
+(f) equations render offline: no page's HTML loads MathJax from the internet, the method chapter
+    loads the vendored copy (``_static/mathjax/``, ``scripts/vendor_mathjax.py``) and shows typeset
+    equations, no raw TeX; no citation repeats within one parenthesis on any page
+    ("(LeCun et al., 1998, LeCun et al., 1998)" was two works of one author and year).
+
 By default the tests build a small book of their own first: every chapter executed by papermill
 with the ``smoke`` profile (the quick protocols trimmed to seconds) and built with jupyter-book in
 a temporary folder (``scripts/smoke_book.py``; its log is ``test-artifacts/smoke-book.log``). The
@@ -541,3 +546,57 @@ def test_the_smoke_books_notebooks_asked_the_store_for_their_plans_runs(chapter,
     (:func:`test_chapter_plans.check_built_chapter`, here where the smoke book is built)."""
     results, = (html.parents[2] / "results").glob("*/tables/status_mnist.json")
     check_built_chapter(chapter, results.parent.parent, tmp_path)
+
+
+# --------------------------------------------------------------------------- (f) equations, citations
+
+METHOD = next((d for d in DOCS if d.endswith("notebooks/method")), None)
+VENDORED_MATHJAX = "_static/mathjax/tex-mml-chtml.js"       # _config.yml's mathjax_path
+REMOTE_MATHJAX = re.compile(r"""<script[^>]*\bsrc=["']?(?:https?:)?//[^"'\s>]*mathjax""", re.I)
+RAW_TEX = ("\\mathcal", "\\frac", "$$")
+# each {cite:p} group (sphinxcontrib-bibtex's span) with its visible text and its citations' texts
+CITATION_GROUPS = """() => [...document.querySelectorAll('span.bibtex-citation')].map(s => ({
+    text: s.innerText.trim(), cites: [...s.querySelectorAll('a')].map(a => a.innerText.trim())}))"""
+
+
+@pytest.mark.skipif(METHOD is None, reason="no method chapter in _toc.yml")
+def test_equations_render_offline_with_the_vendored_mathjax(html, read_page):
+    remote = [p.relative_to(html).as_posix() for p in sorted(html.rglob("*.html"))
+              if REMOTE_MATHJAX.search(p.read_text(errors="replace"))]
+    assert not remote, f"pages that load MathJax from the internet: {remote}"
+    assert (html / VENDORED_MATHJAX).is_file(), f"no vendored MathJax at {VENDORED_MATHJAX}"
+    assert any((html / "_static/mathjax/output/chtml/fonts/woff-v2").glob("*.woff")), \
+        "the vendored MathJax has no fonts"
+    assert VENDORED_MATHJAX in (html / f"{METHOD}.html").read_text(), \
+        f"{METHOD}.html does not load {VENDORED_MATHJAX}"
+
+    v = read_page(METHOD)   # every request off the local server is blocked
+    page = v.page
+    page.wait_for_selector("mjx-container", state="attached", timeout=30_000)
+    page.evaluate("() => MathJax.startup.promise.then(() => document.fonts.ready).then(() => true)")
+    assert page.locator("mjx-container").count() >= 2, "MathJax typeset fewer than two equations"
+    assert page.locator("mjx-merror").count() == 0, "MathJax could not typeset an equation"
+    text = page.inner_text("main")
+    raw = [t for t in RAW_TEX if t in text]
+    assert not raw, f"{METHOD}: raw TeX {raw} on the page"
+    assert any(VENDORED_MATHJAX in src for src in page.evaluate(
+        "[...document.scripts].map(s => s.src)")), "the page did not load the vendored MathJax"
+    assert not [u for u in v.blocked if "mathjax" in u.lower()], f"MathJax went online: {v.blocked}"
+    assert not [f for f in v.failed if "mathjax" in f.lower()], \
+        f"vendored MathJax files that did not load (fonts, TeX extensions): {v.failed}"
+
+
+def test_no_citation_repeats_within_one_parenthesis(read_page):
+    groups = {doc: read_page(doc).page.evaluate(CITATION_GROUPS) for doc in DOCS}
+    repeats = {doc: [g["text"] for g in found if len(set(g["cites"])) < len(g["cites"])]
+               for doc, found in groups.items()}
+    repeats = {doc: texts for doc, texts in repeats.items() if texts}
+    assert not repeats, f"a citation repeated within one parenthesis: {repeats}"
+    several = [g["text"] for found in groups.values() for g in found if len(g["cites"]) > 1]
+    assert several, "no page cites two works in one parenthesis: nothing was checked"
+    # what the reader sees matches the links: "(A, 1998a, B, 1998b)" has each link's text once
+    for doc, found in groups.items():
+        for g in found:
+            shown = " ".join(g["text"].split())
+            assert all(shown.count(" ".join(c.split())) == g["cites"].count(c) for c in g["cites"]), \
+                f"{doc}: {shown!r} repeats a citation"
