@@ -18,10 +18,11 @@ the CPU time and most of the spread). Memory: one pair at a time, so that each p
 build, warm up, reset the peak counter, one step; the peak over what was allocated before the
 pair was built; the methods without input gradients are measured ``memory_passes`` times, each
 pass against a No XS pass, for an interval of their ratio.
-That is CUDA's max-allocated on a GPU and, on a CPU, the process's peak resident set (VmHWM, reset
-through ``/proc/self/clear_refs``), measured in a fresh process per model with glibc's mmap
-threshold fixed, so that the same pair measured twice gives the same number (in the long-lived
-process of the speed pass it varied by 25% with the allocator's history).
+That is CUDA's max-allocated on a GPU and, on a CPU, the peak bytes of live tensors during the
+step, counted at the dispatcher (:mod:`tapkit.memory`: parameters, gradients, optimiser state,
+activations and temporaries; :func:`tracked_peak_mb`): exact and the same from pass to pass,
+where the process's resident set (VmHWM) also counted the allocator's history (DenseNet-121's
+memory ratio [0.87, 1.16] on the 2-core CPU).
 
 A row of :func:`bench` (JSON; the speed chapter's CSV keeps the ratio columns): ``model``,
 ``method``, ``batch_size``, ``image_size``, ``device``, ``optimizer``, ``warmup``, ``steps``
@@ -51,6 +52,7 @@ from tqdm import tqdm
 
 from . import efficiency as eff
 from .allocator import release_cpu_memory, reusing_cpu_allocator, steady_cpu_allocator
+from .memory import peak_bytes, training_state
 from .methods import get_method, methods_where
 from .models import build_model, get_spec
 from .paired import memory_ratio, speed_ratio
@@ -132,6 +134,8 @@ def peak_memory_mb(model_name: str, method: str, batch_size: int, image_size: in
         pair = _Pair(model_name, method, batch_size, image_size, device, optimizer, options)
         for _ in range(warmup):
             pair.step()
+        if not cuda:
+            return tracked_peak_mb(pair)
         if cuda:
             torch.cuda.reset_peak_memory_stats()
         else:
@@ -141,6 +145,14 @@ def peak_memory_mb(model_name: str, method: str, batch_size: int, image_size: in
         return None
     peak = torch.cuda.max_memory_allocated() if cuda else _status_kb("VmHWM") * 1024
     return max(peak - base, 0) / 2**20
+
+
+def tracked_peak_mb(pair: _Pair) -> float:
+    """Peak MB of live tensors during one training step of ``pair`` on a CPU
+    (:func:`tapkit.memory.peak_bytes`): the model's parameters, gradients and buffers, the
+    optimiser's state, and every tensor the step allocates; the inputs built before the step
+    are not counted (as on a GPU, where they sit in the baseline)."""
+    return peak_bytes(pair.step, training_state(pair.model, pair.opt)) / 2**20
 
 
 def _peaks(model_name: str, methods: list[str], batch_size: int, image_size: int, device: str,
