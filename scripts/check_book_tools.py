@@ -25,15 +25,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import vendor_widgets  # noqa: E402  (a sibling script, standard library only)
+from vendor_mathjax import VERSION as MATHJAX_VERSION  # noqa: E402  (likewise)
 
 INSTALL_NODE = ("install Node.js with npm (Debian: apt-get install nodejs npm; conda: "
                 "environment.yml declares nodejs), or put the package's tarball in {cache}")
 
 
 def npm_problem(cache: Path, version: str) -> str | None:
-    """Why npm cannot fetch the widget package, or None when it can or need not."""
-    if (cache / f"jupyter-widgets-html-manager-{version}.tgz").exists():  # vendor_widgets.fetch's name
-        return None  # fetch reads (and integrity-checks) the cached tarball without npm
+    """Why npm cannot fetch the widget package and MathJax, or None when it can or need not
+    (both tarballs cached: the vendor scripts read and integrity-check them without npm)."""
+    cached = [cache / vendor_widgets.tarball_name(vendor_widgets.PACKAGE, version),
+              cache / vendor_widgets.tarball_name("mathjax", MATHJAX_VERSION)]
+    if all(t.exists() for t in cached):
+        return None
     npm = shutil.which("npm")
     what = f"make book needs npm once, to fetch {vendor_widgets.PACKAGE}@{version}"
     if npm is None:

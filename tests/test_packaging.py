@@ -292,6 +292,7 @@ def test_book_tool_check_needs_no_npm_once_the_package_is_cached(tmp_path):
     cache.mkdir()
     tarball = cache / "jupyter-widgets-html-manager-1.0.99.tgz"  # a version with no integrity pin
     tarball.write_bytes(b"not fetched again")
+    (cache / "mathjax-3.2.2.tgz").write_bytes(b"cached too")  # vendor_mathjax's pinned version
     empty = tmp_path / "bin"
     empty.mkdir()
     proc = _check(str(empty), cache, "--version", "1.0.99")
