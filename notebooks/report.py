@@ -42,6 +42,7 @@ from tapkit.book import chapter, claim_table, openings, report, thresholds
 from tapkit.experiments import plans, protocols
 from tapkit.experiments.executors import run_many
 from tapkit.metrics import tag_reliance, task_metric
+from tapkit.results import provenance, resolve_device
 
 ch = chapter.open_chapter(globals(), "report", "mnist", show=True)
 s, root = ch.settings, ch.root
@@ -71,7 +72,8 @@ s, root = ch.settings, ch.root
 
 # %% tags=["hide-input"]
 table = claim_table.claims_table(root)
-report.write_table(table, root, "claims", {"profile": profile})
+report.write_table(table, root, "claims",
+                   {"profile": profile, "provenance": provenance(resolve_device(device))})
 display(Markdown(f"**Profile `{profile}`** — {len(table)} claims: " + ", ".join(
     f"{n} {v}" for v, n in table["verdict"].value_counts().items()) + "."))
 display(HTML(claim_table.to_html(table)))

@@ -145,6 +145,21 @@ def prepare(book: Path, executed: Path, results: Path, profile: str) -> None:
              for nb in executed.glob("*.ipynb") if not nb.name.endswith(SKIP)}
     table = status_table(chapters(book / "_toc.yml"), results / profile / "tables", profile, times)
     (generated / "status.md").write_text(table)
+    (generated / "verdicts.md").write_text(verdicts(results / profile / "tables"))
+
+
+def verdicts(tables: Path) -> str:
+    """The intro's verdict summary from the report's claim table (``claims.csv`` and its
+    provenance), or a line saying the report did not run."""
+    import pandas as pd
+    from tapkit.book.claim_table import first_page
+
+    path = tables / "claims.csv"
+    if not path.exists():
+        return first_page(None)
+    meta = path.with_suffix(".json")
+    return first_page(pd.read_csv(path, keep_default_na=False),
+                      json.loads(meta.read_text()) if meta.exists() else {})
 
 
 def copy_sources(into: Path) -> None:

@@ -382,3 +382,16 @@ def test_medical_teacher_claim_needs_teacher_students_near_zero_and_no_xs_below(
     assert medical_claims.medical_teacher_claim(bad, REAL).verdict == claims.NOT_REPRODUCED
     one_seed = {**REAL, "settings": {"seeds": [0]}}
     assert medical_claims.medical_teacher_claim(good, one_seed).verdict == claims.NOT_TESTABLE
+
+
+def test_the_first_page_has_a_row_and_a_link_for_every_claim(tmp_path):
+    runs = runs_table({c: [(0.98, 0.90 + 0.01 * s) for s in range(3)] for c in ("none", "tap")})
+    write_table(runs, tmp_path, "mnist_gt_runs", {"data": "MNIST digits (embedded)"})
+    table = claim_table.claims_table(tmp_path)
+    page = claim_table.first_page(table, {"profile": "quick", "provenance": {
+        "device": "cpu", "git_commit": "0123456789"}})
+    assert page.count("<tr><td>") == len(table) and page.count('href="notebooks/') == len(table)
+    assert page.startswith(f"**{len(table)} claims of the paper**, judged by the `quick` profile "
+                           "(cpu, tapkit 0123456)")
+    assert "-0.070 [" in page  # this build's Δ-accuracy beside the paper's 0.995 vs 0.819
+    assert "did not run" in claim_table.first_page(None)

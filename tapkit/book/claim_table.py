@@ -54,3 +54,36 @@ def committed_html(root: str | Path, link: str = "{chapter}.html") -> str:
     rest = len(table) - len(ran)
     return (to_html(ran, link) + f"<p>{rest} of the paper's {len(table)} claims have no "
             "committed paper-profile cells yet (<i>not run</i>).</p>")
+
+
+def first_page(table: pd.DataFrame | None, meta: dict | None = None) -> str:
+    """The intro's verdict summary (Markdown with an HTML table, as ReScience C and the ML
+    Reproducibility Challenge open their reports): one line with the profile, device, commit and
+    the verdicts counted, then one row per claim — the claim linked to its chapter, the paper's
+    number, this build's evidence, and the verdict, coloured, with its reason. ``table``: the
+    report's ``claims`` table (None: the report did not run)."""
+    if table is None:
+        return ("*The reproduction report did not run in this build, so no claim has a verdict "
+                "here; see the chapters.*\n")
+    meta = meta or {}
+    prov = meta.get("provenance", {})
+    counts = table["verdict"].value_counts()
+    line = (f"**{len(table)} claims of the paper**, judged by the `{meta.get('profile', '?')}` "
+            f"profile ({prov.get('device', 'device not recorded')}, tapkit "
+            f"{str(prov.get('git_commit', ''))[:7] or '?'}): "
+            + ", ".join(f"{counts[v]} *{v}*" for v in VERDICT_COLOURS if v in counts)
+            + ". Each claim links to the chapter that measures it; the reasons and the numbers "
+            "behind every verdict are in the reproduction report.")
+    rows = []
+    for r in table.itertuples():
+        rows.append(f'<tr><td><a href="notebooks/{escape(r.chapter)}.html">{escape(r.claim)}</a>'
+                    f"<br><small>line {r.tex_line}</small></td>"
+                    f"<td><small>{escape(str(r.paper_number))}</small></td>"
+                    f"<td><small>{escape(str(r.evidence))}</small></td>"
+                    f"<td><small>{escape(str(r.data))}</small></td>"
+                    + _cell(r.verdict, r.reason) + "</tr>")
+    html = ('<div class="claims-summary"><table class="claims"><thead><tr><th>Claim</th>'
+            "<th>The paper's number</th><th>This build</th><th>Data</th><th>Verdict</th></tr></thead>"
+            "<tbody>"
+            + "".join(rows) + "</tbody></table></div>")
+    return line + "\n\n" + html + "\n"
