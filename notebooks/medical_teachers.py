@@ -41,7 +41,8 @@ fractions = None       # the teachers' clean holdouts; None: [0.1, 0.01]
 train_taus = None      # thresholds the students train with; None: from the profile
 quality_taus = None    # thresholds of the annotation-quality figure; None: [0.01, 0.05, 0.1]
 xs_methods = None      # XS losses with teacher masks; None: from the profile
-threshold = "absolute" # "absolute" (the paper's Eq. 14) or "quantile" (the released code)
+threshold = None       # None: the profile's rule (quick: "absolute", the paper's Eq. 14; paper:
+                       # "quantile", the released code, on which its λ were tuned)
 lambdas = None         # e.g. {"tap": 1e-3} or {"resnet18": {"tap": 1e-3}}; None: from the profile
 source = None          # None: from the profile ("embedded": the digits stand-in); or the data folder
 device = "auto"
@@ -64,6 +65,7 @@ ch = chapter.open_chapter(globals(), "medical_teachers", "medical", datasets, no
 t = protocols.medical_teachers(profile, fractions=fractions, train_taus=train_taus,
                                quality_taus=quality_taus, models=students, xs_methods=xs_methods)
 s, root, device = t.on_seeds(ch.settings, seeds), ch.root, ch.device
+threshold = s2p.threshold_rule(t, threshold)  # the notebook's rule, else the profile's
 runs_root = root / "runs"
 on = {e: medical.data_name(s, e) for e in datasets}
 lams = {(e, m): s2p.student_lambdas(s, t, root, e, m, lambdas) for e in datasets for m in t.models}

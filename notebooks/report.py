@@ -99,7 +99,7 @@ else:
 # | TAP norm | L1 of D(M,l) ⊙ A^l (Definition 2) | squared Frobenius norm | L1; `tap(..., norm="l2sq")` | ablation below |
 # | TAP mask per layer | D(M,l) from the input mask for every layer | each layer's mask re-pooled from the previous layer's | from the input mask; `tap(..., pooling="cumulative")` offered | `losses.downscale_masks` |
 # | optimiser | "SGD with weight decay of 0.9" | SGD with momentum 0.9, no weight decay | `paper` profile: SGD momentum 0.9; `quick`: Adam {cite:p}`kingma2015adam` | ablation below |
-# | teacher threshold | absolute level, E < τ (Eq. 14) | per-image quantile of the saliency | absolute; `threshold="quantile"` | Setting 2 chapter |
+# | teacher threshold | absolute level, E < τ (Eq. 14) | per-image quantile of the saliency | quick: absolute; paper profile: quantile (its λ were tuned on it); either by `threshold` | Setting 2 chapter |
 # | DenseNet-121 targets | outputs of the four dense blocks | transition1–3 and norm5 (after its ReLU) | the four dense blocks after their BatchNorm + ReLU; `densenet121_released` offered | `models.target_layers` |
 # | VGG-16 targets / head | output after each MaxPool | the five max-pool outputs; 25088→1024→classes head | the five max-pool outputs; torchvision head with the last layer replaced; the authors' head as `vgg16_authors` | `models` |
 # | RRR {cite:p}`ross2017rrr` | Eq. 4 | extra forward in eval mode; sum scaled by H·W/∣M∣ | Eq. 4, input gradients per image (BatchNorm on running statistics, `batchnorm="running"`); `scale="released"` offered | `losses.rrr` |

@@ -47,7 +47,8 @@ fractions = None       # clean holdout of the teachers; None: from the profile (
 taus = [0.01, 0.05, 0.1]  # thresholds for annotation quality (no training)
 train_taus = None      # thresholds the students train with; None: from the profile
 xs_methods = None      # XS losses trained with teacher masks; None: from the profile
-threshold = "absolute" # rule for the student masks: "absolute" (paper) or "quantile" (released code)
+threshold = None       # None: the profile's rule (quick: "absolute", the paper's Eq. 14; paper:
+                       # "quantile", the released code, on which its λ were tuned)
 lambdas = None         # e.g. {"tap": 1e-4}; None: the teacher-annotation lambdas of the paper
 source = None          # "embedded", "mnist", "torchvision:/root" or a folder of MNIST IDX files
 device = "auto"
@@ -73,6 +74,7 @@ s, root = ch.settings, ch.root
 t = protocols.mnist_teachers(profile, fractions=fractions, train_taus=train_taus,
                              xs_methods=xs_methods)
 s = t.on_seeds(s, seeds)  # Setting 2 runs on the teachers' seeds
+threshold = s2p.threshold_rule(t, threshold)  # the notebook's rule, else the profile's
 device = resolve_device(device)
 lams = {m: lam for m, lam in s2p.student_lambdas(s, t, root, None, None, lambdas).items()
         if m in t.xs_methods}  # the paper's teacher-annotation λ, then the notebook's

@@ -14,12 +14,26 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, Mapping
 
 from .method_options import MethodOptions
 from .methods import get_method
 from .models import list_models, target_layers, target_sigma
 from .sources import Embedded, Source, parse_source
+
+class ClassWeights(str, Enum):
+    """How the task's cross-entropy weights the classes, in training and in the validation loss
+    that picks λ (:func:`tapkit.fit.class_weight_tensor`). ``NONE``: unweighted, as the paper
+    writes it. ``RELEASED``: the authors' released code on PNEU (``src/data.py`` ``load_weights``,
+    used in ``src/wrapper.py``'s training and validation losses): each class weighted by
+    ``N / N_c`` and the weights normalised to sum to 1. The released code fixes the counts of its
+    own training split (1,214 and 3,494 of 4,708); tapkit counts the run's training labels, which
+    on the real PNEU folder gives nearly the same weights (0.742, 0.258)."""
+
+    NONE = "none"
+    RELEASED = "released"
+
 
 @dataclass(frozen=True)
 class TrainConfig:
@@ -58,9 +72,17 @@ class TrainConfig:
     # the run whose trained weights this run starts from, its classifier head excepted (the quick
     # profile's pretrained start, standing in for ImageNet weights); None: ``pretrained`` decides
     start: "TrainConfig | None" = None
+    # the task loss's class weights (training and validation loss); NONE, the default, is left
+    # out of the key's dict, so that every run stored before the field existed keeps its key
+    class_weights: ClassWeights = ClassWeights.NONE
 
     def __post_init__(self) -> None:
         method = get_method(self.method)  # an unknown name raises listing the registered ones
+        try:
+            object.__setattr__(self, "class_weights", ClassWeights(self.class_weights))
+        except ValueError:
+            raise ValueError(f"unknown class_weights {self.class_weights!r}; expected one of "
+                             f"{[c.value for c in ClassWeights]}") from None
         object.__setattr__(self, "options", method.make_options(self.options))
         if self.data not in ("contaminated", "clean", "holdout"):
             raise ValueError(f"unknown data {self.data!r}; expected contaminated, clean or holdout")
@@ -93,6 +115,10 @@ class TrainConfig:
             del d["start"]
         else:
             d["start"] = self.start.to_dict()
+        if self.class_weights is ClassWeights.NONE:  # absent at the default: old keys stay
+            del d["class_weights"]
+        else:
+            d["class_weights"] = self.class_weights.value
         return d
 
     @classmethod

@@ -23,7 +23,7 @@ from tqdm import tqdm
 
 from . import batches, losses
 from .compiled import compiled_step
-from .config import TrainConfig
+from .config import ClassWeights, TrainConfig
 from .data import Split, Task, load_experiment
 from .method_options import RbrOptions
 from .methods import Teacher, XSBatch, get_method
@@ -61,9 +61,38 @@ def _target_sigma(cfg: TrainConfig, targets: tuple[str, ...]) -> dict[str, str]:
     return {name: s for name, s in sigma.items() if name in targets}
 
 
+def class_weight_tensor(cfg: TrainConfig, labels: Tensor) -> Tensor | None:
+    """The task loss's class weights of ``cfg`` (:class:`tapkit.config.ClassWeights`) from the
+    run's training ``labels``: None for ``NONE``; for ``RELEASED`` the released code's
+    ``N / N_c`` per class, normalised to sum to 1 (``src/data.py`` ``load_weights``), e.g.
+    counts (1214, 3494) give (0.742, 0.258). A class without a training image raises
+    ``ValueError`` (its weight would be infinite)."""
+    if cfg.class_weights is ClassWeights.NONE:
+        return None
+    counts = torch.bincount(labels.detach().cpu().long().flatten()).double()
+    if (counts == 0).any():
+        raise ValueError(f"class_weights={cfg.class_weights.value!r}: classes "
+                         f"{(counts == 0).nonzero().flatten().tolist()} have no training image")
+    weights = counts.sum() / counts
+    return (weights / weights.sum()).float()
+
+
+def _task_loss(logits: Tensor, y: Tensor, class_weight: Tensor | None,
+               reduction: str = "mean") -> Tensor:
+    """Cross-entropy, class-weighted with ``class_weight`` (one weight per logit; None:
+    unweighted). Weighted, ``"mean"`` divides by the batch's summed weights (PyTorch's rule, as
+    the released code's ``F.cross_entropy(..., weight=...)``)."""
+    if class_weight is not None and class_weight.shape != logits.shape[1:]:
+        raise ValueError(f"{len(class_weight)} class weights for {logits.shape[1]} classes: a "
+                         "class the training split lacks")
+    return F.cross_entropy(logits, y, weight=class_weight, reduction=reduction)
+
+
 def step_losses(model: nn.Module, x: Tensor, y: Tensor, mask: Tensor, cfg: TrainConfig,
-                targets: tuple[str, ...], teacher: Teacher | None = None) -> tuple[Tensor, Tensor]:
-    """Task loss and XS loss for one batch (Eq. 3 before weighting).
+                targets: tuple[str, ...], teacher: Teacher | None = None,
+                class_weight: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    """Task loss and XS loss for one batch (Eq. 3 before weighting). ``class_weight``: the task
+    loss's class weights (:func:`class_weight_tensor`; None: unweighted).
 
     TAP and AT read the targets' activations after σ (Eq. 6, the registry's σ for ``cfg.model``).
     RRR, RBR and JT take input gradients per image (Eq. 4): with their options'
@@ -86,7 +115,7 @@ def step_losses(model: nn.Module, x: Tensor, y: Tensor, mask: Tensor, cfg: Train
           else contextlib.nullcontext({})) as acts:
         logits = model(x)
     check_ran(acts)
-    task = F.cross_entropy(logits, y)
+    task = _task_loss(logits, y, class_weight)
     if method.term is None:
         return task, task.new_zeros(())
     if extra_forward:
@@ -155,11 +184,17 @@ def fit(model: nn.Module, train: Split, cfg: TrainConfig, targets: tuple[str, ..
             gen = torch.Generator().manual_seed(cfg.seed)
     data = batches.on_device((train.x, train.y, train.mask), device)
     sync_each_step = torch.device(device).type == "cpu"
+    weight = class_weight_tensor(cfg, train.y)
+    if weight is not None:
+        weight = weight.to(device)
+        if compile_step:  # the compiled step computes the unweighted task loss
+            log.info("class-weighted task loss: training eagerly, not compiled")
+            compile_step = False
     compiled = (compiled_step(model, cfg, targets, teacher, device) if compile_step
                 else contextlib.nullcontext())
     with compiled as step, masks_checked():
         step = step or functools.partial(step_losses, model, cfg=cfg, targets=targets,
-                                         teacher=teacher)
+                                         teacher=teacher, class_weight=weight)
         while result.status == "ok" and result.epochs_done < cfg.epochs:
             _epoch(model, opt, step, data, gen, cfg, device, result, progress, sync_each_step)
             # after the last epoch the caller writes the model and removes the checkpoint: no
@@ -239,10 +274,16 @@ def _epoch(model: nn.Module, opt: torch.optim.Optimizer, step: Callable, data: t
 
 @torch.no_grad()
 def validation_loss(model: nn.Module, split: Split, device: str,
-                    batch_size: int = batches.EVAL_BATCH) -> float:
-    """Cross-entropy on SC(X*, permute(y))_val: the paper's criterion for choosing lambda."""
-    total = 0.0
+                    batch_size: int = batches.EVAL_BATCH,
+                    class_weight: Tensor | None = None) -> float:
+    """Cross-entropy on SC(X*, permute(y))_val: the paper's criterion for choosing lambda.
+    ``class_weight``: the run's training weights (:func:`class_weight_tensor`, as the released
+    code weights its validation loss), the mean then over the images' summed weights."""
+    total, norm = 0.0, 0.0
+    w = class_weight.to(device) if class_weight is not None else None
     for i in range(0, len(split), batch_size):
         logits = model(split.x[i: i + batch_size].to(device))
-        total += F.cross_entropy(logits, split.y[i: i + batch_size].to(device), reduction="sum").item()
-    return total / max(len(split), 1)
+        y = split.y[i: i + batch_size].to(device)
+        total += _task_loss(logits, y, w, reduction="sum").item()
+        norm += w[y].sum().item() if w is not None else len(y)
+    return total / norm if norm > 0 else 0.0

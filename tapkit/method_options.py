@@ -15,8 +15,9 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping, get_args, get_origin, get_type_hints
+from typing import Any, ClassVar, Literal, Mapping, get_args, get_origin, get_type_hints
 
+from .baselines import AtVariant, JtVariant
 from .losses import BatchNormMode, RbrVariant, RrrScale, TapNorm, TapPooling
 
 
@@ -30,8 +31,12 @@ def _check_choice(owner: str, name: str, value: Any, literal: Any) -> None:
 
 @dataclass(frozen=True)
 class MethodOptions:
-    """The options of a method that has none (``none``, ``at``) and the base of every method's
+    """The options of a method that has none (``none``) and the base of every method's
     options: a check when built, a JSON form and a one-line label for tables."""
+
+    # fields added after runs with these options were stored: left out of :meth:`to_dict` (and so
+    # of a run's key) at their default, so that those runs keep their keys
+    ADDED_LATER: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self) -> None:
         self.check()
@@ -45,8 +50,13 @@ class MethodOptions:
                 _check_choice(type(self).__name__, name, getattr(self, name), hint)
 
     def to_dict(self) -> dict[str, Any]:
-        """The fields as plain JSON values (what a run's config stores and its key hashes)."""
-        return dataclasses.asdict(self)
+        """The fields as plain JSON values (what a run's config stores and its key hashes); a
+        field of :attr:`ADDED_LATER` only where it differs from its default."""
+        d = dataclasses.asdict(self)
+        for f in dataclasses.fields(self):
+            if f.name in self.ADDED_LATER and d[f.name] == f.default:
+                del d[f.name]
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "MethodOptions":
@@ -65,7 +75,20 @@ class MethodOptions:
 
 @dataclass(frozen=True)
 class NoOptions(MethodOptions):
-    """No XS term (``none``) or a term without options (``at``, Zagoruyko & Komodakis)."""
+    """No XS term (``none``): no options."""
+
+
+@dataclass(frozen=True)
+class AtOptions(MethodOptions):
+    """Attention transfer (Zagoruyko & Komodakis 2017; the appendix's AT baseline).
+    ``variant``: ``"paper"`` (the cited method: ``sum_c |A_c|^2`` L2-normalised per image, the
+    mean over layer pairs of the maps' L2 distance) or ``"released"`` (the authors' code: the
+    signed channel sum normalised per column, the Frobenius distance summed over the layer
+    pairs; :func:`tapkit.baselines.at_released`). AT had no options before, so the default is
+    left out of a run's key."""
+
+    ADDED_LATER: ClassVar[tuple[str, ...]] = ("variant",)
+    variant: AtVariant = "paper"
 
 
 @dataclass(frozen=True)
@@ -128,9 +151,16 @@ class KdOptions(MethodOptions):
 @dataclass(frozen=True)
 class JtOptions(MethodOptions):
     """Jacobian matching (the appendix's JT baseline): ``batchnorm`` for the student's and the
-    teacher's input-gradient passes, as :class:`RrrOptions`."""
+    teacher's input-gradient passes, as :class:`RrrOptions`. ``variant``: ``"paper"``
+    (Srinivas & Fleuret: the gradients of the summed log-probabilities, L2-normalised per image,
+    squared distance) or ``"released"`` (the authors' code: the student's gradient of its
+    true-class log-probability, each map's channel sum normalised per column, squared Frobenius
+    distance; :func:`tapkit.baselines.jt_released`). ``variant`` came later: its default is left
+    out of a run's key."""
 
+    ADDED_LATER: ClassVar[tuple[str, ...]] = ("variant",)
     batchnorm: BatchNormMode = "running"
+    variant: JtVariant = "paper"
 
 
 def options_label(fields: Mapping[str, Any]) -> str:

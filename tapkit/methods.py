@@ -17,8 +17,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from . import baselines, losses
-from .method_options import (JtOptions, KdOptions, MethodOptions, NoOptions, RbrOptions,
-                             RrrOptions, TapOptions, has_batchnorm_mode)
+from .method_options import (AtOptions, JtOptions, KdOptions, MethodOptions, NoOptions,
+                             RbrOptions, RrrOptions, TapOptions, has_batchnorm_mode)
 from .models import capture, check_ran
 
 
@@ -175,11 +175,19 @@ def _kd(b: XSBatch) -> Tensor:
 
 
 def _at(b: XSBatch) -> Tensor:
-    return baselines.at(list(b.acts.values()), _teacher_forward(b)[1])
+    """AT in its options' ``variant``: the cited method or the released code's."""
+    form = baselines.at_released if b.options.variant == "released" else baselines.at
+    return form(list(b.acts.values()), _teacher_forward(b)[1])
 
 
 def _jt(b: XSBatch) -> Tensor:
-    return baselines.jt(_input_grads(b), _teacher_forward(b, with_grad=True)[2])
+    """JT in its options' ``variant``: the cited method on the summed log-probabilities'
+    gradients, or the released code's on the student's true-class gradient."""
+    teacher_grad = _teacher_forward(b, with_grad=True)[2]
+    if b.options.variant == "released":
+        return baselines.jt_released(baselines.class_input_gradients(b.logits, b.x, b.y),
+                                     teacher_grad)
+    return baselines.jt(_input_grads(b), teacher_grad)
 
 
 GRAD = dict(input_grad=True, compilable=False)
@@ -188,6 +196,6 @@ for _entry in (XSMethod("none", None),
                XSMethod("rrr", _rrr, RrrOptions, **GRAD),
                XSMethod("rbr", _rbr, RbrOptions, **GRAD),
                XSMethod("kd", _kd, KdOptions, teacher=True),
-               XSMethod("at", _at, activations=True, teacher=True),
+               XSMethod("at", _at, AtOptions, activations=True, teacher=True),
                XSMethod("jt", _jt, JtOptions, teacher=True, **GRAD)):
     register_method(_entry)

@@ -11,8 +11,8 @@ from tapkit import cli
 from tapkit.config import TrainConfig, options_from_flat
 from tapkit.experiments import chapter_plans, protocols
 from tapkit.experiments.executors import records_frame
-from tapkit.method_options import (JtOptions, KdOptions, MethodOptions, NoOptions, RbrOptions,
-                                   RrrOptions, TapOptions)
+from tapkit.method_options import (AtOptions, JtOptions, KdOptions, MethodOptions, NoOptions,
+                                   RbrOptions, RrrOptions, TapOptions)
 from tapkit.methods import default_options, get_method, list_methods
 
 TEACHER = TrainConfig(data="holdout", clean_fraction=0.1)
@@ -161,7 +161,7 @@ def test_protocols_hand_each_method_its_options():
     by = {}
     for c in cells:
         by.setdefault(c.cfg.method, set()).add(c.cfg.options)
-    assert by["kd"] == {KdOptions(2.0)} and by["at"] == {NoOptions()} and by["jt"] == {JtOptions()}
+    assert by["kd"] == {KdOptions(2.0)} and by["at"] == {AtOptions()} and by["jt"] == {JtOptions()}
     plain = chapter_plans.distillation(protocols.mnist("smoke"), "unused")
     assert {c.cfg.options for c in plain if c.cfg.method == "kd"} == {KdOptions(4.0)}
 

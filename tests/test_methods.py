@@ -10,7 +10,7 @@ from torch import nn
 from tapkit import compiled, methods, models
 from tapkit.config import TrainConfig
 from tapkit.fit import make_optimizer, step_losses
-from tapkit.method_options import NoOptions, RbrOptions, TapOptions
+from tapkit.method_options import AtOptions, NoOptions, RbrOptions, TapOptions
 from tapkit.methods import Teacher, XSMethod, get_method, list_methods, register_method
 
 
@@ -21,7 +21,7 @@ def test_the_papers_methods_are_registered_in_its_order():
     assert methods.methods_where(activations=True) == ["tap", "at"]
     assert methods.methods_where(compilable=True) == ["none", "tap", "kd", "at"]
     assert get_method("rbr").options is RbrOptions and get_method("tap").options is TapOptions
-    assert get_method("none").options is NoOptions and get_method("at").options is NoOptions
+    assert get_method("none").options is NoOptions and get_method("at").options is AtOptions
 
 
 def test_unknown_method_lists_the_valid_ones():

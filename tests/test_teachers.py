@@ -275,3 +275,80 @@ def test_a_small_holdout_keeps_one_image_of_every_class():
     assert sorted(y[held].tolist()) == [0, 1, 2] and len(rest) == 12
     rest, held = data_module.stratified_split(y, 0.0, np.random.default_rng(0))
     assert len(held) == 0 and len(rest) == 15
+
+
+# ---------------------------------------------- the released AT and JT (issue 37; src/loss.py)
+
+def _columns_normalised(m):
+    """A map (H x W, nested lists) with each column scaled to unit L2 norm, by hand."""
+    h, w = len(m), len(m[0])
+    norms = [math.sqrt(sum(m[i][j] ** 2 for i in range(h))) for j in range(w)]
+    return [[m[i][j] / norms[j] for j in range(w)] for i in range(h)]
+
+
+def _frobenius(a, b):
+    return math.sqrt(sum((x - y) ** 2 for ra, rb in zip(a, b) for x, y in zip(ra, rb)))
+
+
+def test_released_at_sums_the_distances_of_column_normalised_signed_channel_sums():
+    student = torch.tensor([[[[1.0, 2.0], [3.0, 4.0]], [[1.0, 0.0], [0.0, -2.0]]]])  # 1x2x2x2
+    teacher = torch.ones(1, 3, 2, 2)
+    # signed channel sum [[2, 2], [3, 2]] (the -2 counts), columns (2, 3)/√13 and (2, 2)/√8;
+    # the teacher's columns (1, 1)/√2
+    expected = _frobenius(_columns_normalised([[2.0, 2.0], [3.0, 2.0]]),
+                          _columns_normalised([[1.0, 1.0], [1.0, 1.0]]))
+    assert baselines.at_released([student], [teacher]).item() == pytest.approx(expected, rel=1e-6)
+    # summed over the layer pairs, not averaged (the cited AT averages them)
+    two = baselines.at_released([student, student], [teacher, teacher]).item()
+    assert two == pytest.approx(2 * expected, rel=1e-6)
+    # a batch: the mean over images
+    batch = baselines.at_released([torch.cat([student, teacher[:, :2]])], [torch.cat([teacher] * 2)])
+    assert batch.item() == pytest.approx(expected / 2, rel=1e-6)
+
+
+def test_released_at_resizes_the_teachers_normalised_map_to_the_students_size():
+    teacher = torch.tensor([[[[1.0, 0.0], [0.0, 1.0]]]])  # columns (1, 0) and (0, 1) already
+    # nearest upsampling to 4x4: columns (1, 1, 0, 0) twice, then (0, 0, 1, 1) twice
+    student = torch.tensor([[[[1.0, 1.0, 0.0, 0.0], [1.0, 1.0, 0.0, 0.0],
+                              [0.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0, 1.0]]]])
+    # student columns normalise to (1, 1, 0, 0)/√2; the teacher's upsampled ones stay (1, 1, 0, 0)
+    expected = 4 * (2 * (1 - 1 / math.sqrt(2)) ** 2)  # four columns, two entries each
+    assert baselines.at_released([student], [teacher]).item() == pytest.approx(
+        math.sqrt(expected), rel=1e-6)
+
+
+def test_released_jt_is_the_squared_distance_of_column_normalised_gradient_maps():
+    # image 0: channels (1, 4) + (2, 0) sum to the column (3, 4) -> (0.6, 0.8); teacher (1, 0)
+    student = torch.tensor([[[[1.0], [4.0]], [[2.0], [0.0]]], [[[1.0], [0.0]], [[1.0], [0.0]]]])
+    teacher = torch.tensor([[[[5.0], [0.0]]], [[[2.0], [0.0]]]]).expand(2, 2, 2, 1)
+    # image 0: 0.4^2 + 0.8^2 = 0.8; image 1: (1, 0) against (1, 0): 0; batch mean 0.4
+    assert baselines.jt_released(student, teacher).item() == pytest.approx(0.4, rel=1e-6)
+    with pytest.raises(ValueError, match="gradient shapes differ"):
+        baselines.jt_released(student, teacher[:, :1])
+
+
+def test_the_released_jt_takes_the_students_true_class_gradient():
+    w = torch.tensor([[1.0, -2.0, 0.5], [0.0, 3.0, -1.0]])  # two classes over three inputs
+    x = torch.tensor([[0.2, -0.1, 0.4], [1.0, 0.5, -0.3]], requires_grad=True)
+    y = torch.tensor([1, 0])
+    logits = x @ w.T
+    grad = baselines.class_input_gradients(logits, x, y)
+    p = torch.softmax(logits.detach(), dim=1)
+    expected = w[y] - p @ w  # d/dx log p_y = w_y - sum_k p_k w_k
+    assert torch.allclose(grad, expected, atol=1e-6)
+    assert grad.requires_grad  # a graph for the double backward
+
+
+def test_at_and_jt_options_keep_the_keys_of_runs_stored_before_they_had_a_variant():
+    from tapkit.method_options import AtOptions, JtOptions
+
+    teacher = TrainConfig(data="holdout", clean_fraction=0.1)
+    at = TrainConfig(method="at", lam=1.0, teacher=teacher)
+    jt = TrainConfig(method="jt", lam=1e-7, teacher=teacher)
+    assert at.options == AtOptions() and at.to_dict()["options"] == {}  # as NoOptions wrote it
+    assert jt.to_dict()["options"] == {"batchnorm": "running"}  # no "variant" at its default
+    released = jt.replace(options=JtOptions(variant="released"))
+    assert released.to_dict()["options"]["variant"] == "released" and released.key() != jt.key()
+    assert TrainConfig.from_dict(released.to_dict()) == released
+    with pytest.raises(ValueError, match="AtOptions.variant must be one of 'paper', 'released'"):
+        AtOptions(variant="zagoruyko")

@@ -338,3 +338,104 @@ def test_a_full_disk_is_named_and_leaves_nothing_half_written(tmp_path, monkeypa
     monkeypatch.setattr(results.shutil, "disk_usage", lambda _p: usage(10**12, 0, 10**12))
     with pytest.raises(RuntimeError, match="unexpected pos"):
         results.save_torch(tmp_path / "run" / "model.pt", {"w": torch.zeros(2)})
+
+
+# ------------------------------------ class weights (issue 37: the released PNEU cross-entropy)
+
+def test_released_class_weights_are_the_normalised_inverse_frequencies():
+    from tapkit.config import ClassWeights
+
+    # the released code's PNEU counts (src/data.py load_weights): 1,214 and 3,494 of 4,708
+    labels = torch.cat([torch.zeros(1214), torch.ones(3494)]).long()
+    cfg = TrainConfig(class_weights=ClassWeights.RELEASED)
+    w = training.class_weight_tensor(cfg, labels)
+    released = torch.tensor([4708 / 1214, 4708 / 3494])
+    assert torch.allclose(w, released / released.sum(), atol=1e-6)
+    assert w.tolist() == pytest.approx([3494 / 4708, 1214 / 4708], abs=1e-6)  # (0.742, 0.258)
+    assert training.class_weight_tensor(TrainConfig(), labels) is None  # NONE: unweighted
+    with pytest.raises(ValueError, match=r"classes \[1\] have no training image"):
+        training.class_weight_tensor(cfg, torch.tensor([0, 0, 2]))
+
+
+def test_class_weights_keep_every_old_key_and_enter_the_key_when_set():
+    from tapkit.config import ClassWeights
+
+    plain = TrainConfig(method="tap", lam=1e-3)
+    assert "class_weights" not in plain.to_dict()  # the key of a run stored before the field
+    assert plain.key() == TrainConfig.from_dict(plain.to_dict()).key()
+    weighted = plain.replace(class_weights="released")
+    assert weighted.class_weights is ClassWeights.RELEASED
+    assert weighted.to_dict()["class_weights"] == "released" and weighted.key() != plain.key()
+    assert TrainConfig.from_dict(json.loads(json.dumps(weighted.to_dict()))) == weighted
+    with pytest.raises(ValueError, match="unknown class_weights 'inverse'"):
+        TrainConfig(class_weights="inverse")
+
+
+def test_the_task_loss_and_the_validation_loss_weight_the_classes_by_hand():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Flatten(), nn.Linear(4, 2))
+    x, y = torch.randn(6, 1, 2, 2), torch.tensor([0, 1, 1, 1, 0, 1])
+    w = torch.tensor([0.75, 0.25])
+    nll = -torch.log_softmax(model(x), dim=1).gather(1, y[:, None]).squeeze(1)
+    by_hand = (w[y] * nll).sum() / w[y].sum()  # the weighted mean, as PyTorch and the released code
+    cfg = TrainConfig(class_weights="released")
+    task, xs = training.step_losses(model, x, y, torch.zeros_like(x), cfg, (), class_weight=w)
+    assert task.item() == pytest.approx(by_hand.item(), rel=1e-6) and xs.item() == 0
+    unweighted = training.step_losses(model, x, y, torch.zeros_like(x), cfg, ())[0]
+    assert unweighted.item() == pytest.approx(nll.mean().item(), rel=1e-6)
+    split = Split(x, y, torch.zeros_like(x))
+    assert training.validation_loss(model, split, "cpu", batch_size=4, class_weight=w) == \
+        pytest.approx(by_hand.item(), rel=1e-6)  # over batches: summed, then one division
+    assert training.validation_loss(model, split, "cpu", batch_size=4) == \
+        pytest.approx(nll.mean().item(), rel=1e-6)
+    with pytest.raises(ValueError, match="3 class weights for 2 classes"):
+        training.step_losses(model, x, y, torch.zeros_like(x), cfg, (),
+                             class_weight=torch.ones(3))
+
+
+def test_fit_trains_with_the_configs_class_weights(monkeypatch):
+    seen = []
+    real = training.step_losses
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("class_weight"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(training, "step_losses", spy)
+    split = _decoy_fixture(n=40)
+    split = Split(split.x, torch.cat([torch.zeros(10), torch.ones(30)]).long(), split.mask)
+    cfg = TrainConfig(method="none", epochs=1, batch_size=20, class_weights="released")
+    assert fit(TinyCNN(), split, cfg, (), progress=False).status == "ok"
+    assert len(seen) == 2 and all(torch.allclose(w, torch.tensor([0.75, 0.25])) for w in seen)
+    seen.clear()
+    fit(TinyCNN(), split, cfg.replace(class_weights="none"), (), progress=False)
+    assert seen == [None, None]
+
+
+# ------------------------------------------------ did not converge (the paper's rule, L916)
+
+def test_a_cell_is_dnc_when_more_than_half_of_its_runs_failed():
+    import pandas as pd
+
+    from tapkit.book import report
+
+    assert [report.did_not_converge(f, 5) for f in range(6)] == [False] * 3 + [True] * 3
+    assert report.did_not_converge(2, 3) and not report.did_not_converge(1, 2)
+    assert not report.did_not_converge(0, 0)
+    # five seeds per case: TAP two failed (reported over its three), RRR three failed (DNC),
+    # RBR none converged (DNC, as before)
+    status = {"tap": ["ok"] * 3 + ["dnc"] * 2, "rrr": ["ok"] * 2 + ["dnc"] * 3, "rbr": ["dnc"] * 5}
+    rows = [{"case": case, "seed": i, "metric": "accuracy", "status": s,
+             **dict.fromkeys(report.SPLITS, 0.5 + 0.1 * i if s == "ok" else float("nan"))}
+            for case, runs in status.items() for i, s in enumerate(runs)]
+    runs = pd.DataFrame(rows)
+    summary = report.summarise(runs, ["case"]).set_index(["case", "split"])
+    split = report.SPLITS[0]
+    assert summary.loc[("tap", split), "mean"] == pytest.approx(0.6)  # 0.5, 0.6, 0.7
+    assert summary.loc[("tap", split), "dnc_runs"] == 2 and not summary.loc[("tap", split), "dnc"]
+    assert summary.loc[("rrr", split), "dnc"] and pd.isna(summary.loc[("rrr", split), "mean"])
+    assert report.fmt(summary.loc[("rrr", split), "mean"]) == "DNC"
+    assert summary.loc[("rbr", split), "dnc"]
+    table = report.interval_table(runs, ["tap", "rrr", "rbr"])
+    assert table.loc["tap", split] != "DNC" and table.loc["rrr", split] == "DNC"
+    assert table.loc["rbr", split] == "DNC"

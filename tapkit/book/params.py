@@ -139,7 +139,7 @@ PARAMETERS: dict[str, tuple[Callable[[Any], Any], str]] = {
     "device": (_string, "'auto', 'cpu' or 'cuda'"),
     "experiment": (_string, "'pneu' or 'knee'"),
     "split": (_string, "a split name, e.g. 'test_permuted'"),
-    "threshold": (_string, "'absolute' or 'quantile'"),
+    "threshold": (_optional(_string), "'absolute', 'quantile', or None (the profile's rule)"),
     "figure1_model": (_string, "an architecture, e.g. 'resnet18'"),
     "live": (_bool, "True or False"),
     "rerun": (_bool, "True or False"),

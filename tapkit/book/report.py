@@ -95,26 +95,43 @@ def tidy(runs: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     return out
 
 
+def did_not_converge(failed: int, runs: int) -> bool:
+    """The paper's rule for a cell (appendix, LaTeX line 916, and the tables' captions: "did not
+    converge (DNC) at least three times"; "we report averages and standard deviations of the
+    converged runs if at least three runs converged"): DNC when more than half of its ``runs``
+    failed, 3 or more of 5; a cell with no run at all is not DNC (it is missing)."""
+    return runs > 0 and 2 * failed > runs
+
+
 def summarise(runs: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
-    """Mean and std over seeds per ``keys`` and split, with the count of runs that did not
-    converge, as the paper's tables report them. A key may be missing (NaN): τ of a run that
-    takes none keeps its row."""
+    """Mean and std over the converged seeds per ``keys`` and split, with the count of runs that
+    did not converge (``dnc_runs``) and whether the cell is DNC by the paper's rule
+    (``dnc``, :func:`did_not_converge`), as the paper's tables report them: a DNC cell's mean and
+    std are NaN (:func:`fmt` prints ``DNC``), the others average their converged runs. A key may
+    be missing (NaN): τ of a run that takes none keeps its row."""
     long = tidy(runs, keys)
     grouped = long.groupby(list(keys) + ["split"], sort=False, dropna=False)
     out = grouped["value"].agg(["mean", "std", "count"]).reset_index()
     out["dnc_runs"] = grouped["status"].agg(lambda s: int((s != "ok").sum())).values
+    total = grouped["status"].size().values
+    out["dnc"] = [did_not_converge(f, n) for f, n in zip(out["dnc_runs"], total)]
+    out.loc[out["dnc"], ["mean", "std"]] = float("nan")
     return out
 
 
 def interval_table(runs: pd.DataFrame, cases: Sequence[str]) -> pd.DataFrame:
     """Per case (rows, in ``cases`` order) and split: the mean over converged seeds with its 95%
-    Student-t interval (:func:`tapkit.seedstats.mean_ci`); ``DNC`` where no run converged."""
+    Student-t interval (:func:`tapkit.seedstats.mean_ci`); ``DNC`` where more than half of the
+    case's runs did not converge (:func:`did_not_converge`, the paper's rule)."""
     from ..seedstats import mean_ci
 
     ok = runs[runs["status"] == "ok"]
-    cells = {case: {split: (mean_ci(ok.loc[ok["case"] == case, split]).text()
-                            if (ok["case"] == case).any() else "DNC") for split in SPLITS}
-             for case in cases}
+    cells = {}
+    for case in cases:
+        n, converged = int((runs["case"] == case).sum()), int((ok["case"] == case).sum())
+        dnc = did_not_converge(n - converged, n) or converged == 0
+        cells[case] = {split: "DNC" if dnc else mean_ci(ok.loc[ok["case"] == case, split]).text()
+                       for split in SPLITS}
     return pd.DataFrame.from_dict(cells, orient="index")
 
 

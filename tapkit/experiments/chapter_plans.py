@@ -86,7 +86,7 @@ def mnist(p: Protocol, root: str | Path, run: Runner | None = None,
 
 def teachers(p: Protocol, root: str | Path, run: Runner | None = None,
              t: TeachersProtocol | None = None, lambdas: Mapping[str, float] | None = None,
-             threshold: str = "absolute") -> list[Cell]:
+             threshold: str | None = None) -> list[Cell]:
     """Setting 2 on Decoy-MNIST (``p`` on the teachers' seeds, :meth:`on_seeds`): the teachers
     (``"teacher_performance"``, annotation the teacher's own), TAP with teacher, random and
     ground-truth masks and No XS (``"mnist_teacher"``), and the protocol's other XS methods with
@@ -177,7 +177,7 @@ def medical_teacher_cells(p: Protocol, t: TeachersProtocol,
 
 def medical_teachers(p: Protocol, root: str | Path, run: Runner,
                      t: TeachersProtocol | None = None,
-                     datasets: Sequence[str] = MEDICAL_DATASETS, threshold: str = "absolute",
+                     datasets: Sequence[str] = MEDICAL_DATASETS, threshold: str | None = None,
                      lambdas: Mapping[str, Any] | None = None,
                      coverage: Mapping[str, Mapping[float, float]] | None = None,
                      device: str = "auto") -> list[Cell]:

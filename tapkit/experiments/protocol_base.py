@@ -7,8 +7,9 @@ import dataclasses
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from ..config import TrainConfig
-from ..method_options import MethodOptions, RbrOptions, RrrOptions, TapOptions
+from ..config import ClassWeights, TrainConfig
+from ..method_options import (AtOptions, JtOptions, KdOptions, MethodOptions, RbrOptions,
+                              RrrOptions, TapOptions)
 from ..methods import get_method
 from ..sources import SOURCE_TYPES
 
@@ -16,13 +17,19 @@ from ..sources import SOURCE_TYPES
 # named trains with its defaults). EQUATIONS: the paper's equations as written (Definition 2's
 # L1 norm with D(M, l) from M per layer, Eq. 4 unscaled, Shao et al.'s RBR). RELEASED: the
 # authors' released code, on which the paper's λ were tuned (TAP's squared Frobenius norm with
-# cumulatively re-pooled masks, RRR's mask scaled by H·W/|M| before squaring, RBR as released).
+# cumulatively re-pooled masks, RRR's mask scaled by H·W/|M| before squaring, RBR as released;
+# the distillation baselines as ``configs/config.yaml`` and ``src/loss.py`` have them: KD at
+# temperature 1.0, AT and JT in their released forms). EQUATIONS keeps KD at KdOptions' default
+# temperature 4 (tapkit's choice: the paper gives none) and the cited AT and JT.
 MethodOptionsTable = Mapping[str, MethodOptions]
 EQUATIONS: MethodOptionsTable = MappingProxyType({})
 RELEASED: MethodOptionsTable = MappingProxyType({
     "tap": TapOptions(norm="l2sq", pooling="cumulative"),
     "rrr": RrrOptions(scale="released"),
     "rbr": RbrOptions(variant="released"),
+    "kd": KdOptions(temperature=1.0),
+    "at": AtOptions(variant="released"),
+    "jt": JtOptions(variant="released"),
 })
 
 
@@ -35,9 +42,16 @@ def check_options_table(table: MethodOptionsTable) -> None:
 
 class _TrainsMethods:
     """Shared by the protocols that build :class:`TrainConfig` s: each run's method options come
-    from the protocol's ``options`` table unless the run names its own."""
+    from the protocol's ``options`` table unless the run names its own, and its task loss's class
+    weights from the protocol's ``class_weights`` (experiment -> :class:`ClassWeights`; an
+    experiment not named: unweighted, the field left at its default) unless the run names them."""
 
     options: MethodOptionsTable
+    class_weights: Mapping[str, ClassWeights]
+
+    def class_weights_for(self, experiment: str) -> ClassWeights:
+        """The class weights ``experiment``'s runs train and validate with."""
+        return ClassWeights(getattr(self, "class_weights", {}).get(experiment, ClassWeights.NONE))
 
     def options_for(self, method: str) -> MethodOptions:
         """The options ``method`` trains with under this protocol."""
@@ -53,6 +67,9 @@ class _TrainsMethods:
         merged = {**base, **fields}
         if "options" not in fields:
             merged["options"] = self.options_for(merged.get("method", TrainConfig.method))
+        if "class_weights" not in fields:
+            merged["class_weights"] = self.class_weights_for(
+                merged.get("experiment", TrainConfig.experiment))
         return TrainConfig(**merged)
 
 

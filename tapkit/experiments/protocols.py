@@ -116,8 +116,9 @@ class Protocol(_TrainsMethods, _Protocol):
     decides, ImageNet weights or random ones); the real folders never use it.
     ``overlap_images``: the overlap chapter's test images per run, evenly spaced over the split
     (None: all). ``class_weights[experiment]``: the task loss's class weights
-    (:class:`~tapkit.config.ClassWeights`; an experiment not named: unweighted). The defaults are :class:`TrainConfig`'s, so that a field a protocol does not set
-    leaves its configs as before."""
+    (:class:`~tapkit.config.ClassWeights`; an experiment not named: unweighted). The defaults
+    are :class:`TrainConfig`'s, so that a field a protocol does not set leaves its configs as
+    before."""
 
     name: str
     experiments: tuple[str, ...]

@@ -18,7 +18,7 @@ from .. import metrics, teachers
 from ..allocator import reusing_cpu_allocator
 from ..config import TrainConfig
 from ..data import Split
-from ..fit import experiment_data, fit, training_split, validation_loss
+from ..fit import class_weight_tensor, experiment_data, fit, training_split, validation_loss
 from ..methods import Teacher, get_method
 from ..models import build_model, target_layers, target_sigma
 from ..results import provenance, resolve_device, save_torch, write_json
@@ -138,7 +138,11 @@ def train_run(cfg: TrainConfig, run_dir: str | Path, teacher: nn.Module | None =
               if ok else dict.fromkeys(names, float("nan")))
     record.update(scores)
     record["val_constant"] = metrics.constant_score(splits["val_clean"].y, task.metric)
-    record["val_loss"] = validation_loss(model, splits["val"], device) if ok else float("nan")
+    # the λ criterion weighs classes as training did (the released code's PNEU weights)
+    weight = class_weight_tensor(cfg, train.y)
+    record["val_loss"] = (validation_loss(model, splits["val"], device,
+                                          class_weight=None if weight is None else
+                                          weight.to(device)) if ok else float("nan"))
     record["seconds"] = time.time() - start
     if ok:
         save_torch(run_dir / "model.pt", model.state_dict())

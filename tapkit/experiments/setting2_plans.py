@@ -33,7 +33,7 @@ from .medical_plans import DATASETS, paper_lambdas, paper_table, searched_lambda
 from .plans import mnist_lambdas
 from .protocols import MNIST_KD_LAMBDAS, MNIST_TEACHER_LAMBDAS, Protocol
 from .setting1 import case_config, why_not_run
-from .setting2_protocols import LambdaSource, RandomMasks, TeachersProtocol
+from .setting2_protocols import LambdaSource, RandomMasks, TeachersProtocol, Threshold
 from .store import teacher_saliency
 
 def annotator(fraction: float) -> Annotation:
@@ -105,6 +105,13 @@ def student_lambdas(p: Protocol, t: TeachersProtocol, root: str | Path, experime
     return lams
 
 
+def threshold_rule(t: TeachersProtocol, threshold: str | None = None) -> str:
+    """The students' mask rule: ``threshold`` where a notebook gives one, else the protocol's
+    (:attr:`TeachersProtocol.threshold`: the paper profile's released quantile rule), as the
+    string a config records."""
+    return Threshold(t.threshold if threshold is None else threshold).value
+
+
 def mask_coverage(saliencies: Iterable[Tensor], taus: Iterable[float],
                   threshold: str = "absolute") -> dict[float, float]:
     """Per τ, the share of pixels the masks ``threshold(E, τ)`` annotate, the mean over the
@@ -116,19 +123,23 @@ def mask_coverage(saliencies: Iterable[Tensor], taus: Iterable[float],
 
 def teacher_coverage(p: Protocol, t: TeachersProtocol, experiment: str | None,
                      runs_root: str | Path, device: str = "cpu",
-                     threshold: str = "absolute") -> dict[float, float]:
+                     threshold: str | None = None) -> dict[float, float]:
     """:func:`mask_coverage` at ``t.train_taus`` of the teachers of ``experiment`` in the store
-    (trained first if it does not hold them)."""
+    (trained first if it does not hold them), by the rule :func:`threshold_rule` (None: the
+    protocol's)."""
     return mask_coverage((teacher_saliency(c.cfg, runs_root, device)[0]
-                          for c in teacher_cells(p, t, experiment)), t.train_taus, threshold)
+                          for c in teacher_cells(p, t, experiment)), t.train_taus,
+                         threshold_rule(t, threshold))
 
 
 def taught_students(p: Protocol, t: TeachersProtocol, experiment: str | None, model: str | None,
-                    lams: Mapping[str, float], threshold: str = "absolute") -> list[Cell]:
+                    lams: Mapping[str, float], threshold: str | None = None) -> list[Cell]:
     """TAP/RRR/RBR (``t.xs_methods`` but the protocol's ``not_run`` cells) of ``model`` with each
-    teacher's masks (RRR/RBR: the ``t.xs_fractions`` teachers') at every τ of ``t.train_taus``;
-    method, τ, seed, then teacher."""
+    teacher's masks (RRR/RBR: the ``t.xs_fractions`` teachers') at every τ of ``t.train_taus``,
+    thresholded by :func:`threshold_rule` (None: the protocol's rule); method, τ, seed, then
+    teacher."""
     e, model = p.resolve("experiment", experiment), p.resolve("model", model)
+    threshold = threshold_rule(t, threshold)
     out = []
     for method in [m for m in t.xs_methods if not why_not_run(p, e, model, m)]:
         fractions = t.fractions if method == "tap" or t.xs_fractions is None else t.xs_fractions
@@ -166,7 +177,7 @@ def random_students(p: Protocol, t: TeachersProtocol, experiment: str | None, mo
 
 def xs_students(p: Protocol, t: TeachersProtocol, experiment: str | None, model: str | None,
                 lams: Mapping[str, float], coverage: Mapping[float, float] | None = None,
-                threshold: str = "absolute") -> list[Cell]:
+                threshold: str | None = None) -> list[Cell]:
     """:func:`taught_students` and :func:`random_students`, by method, τ (random masks of the
     ground truth's coverage after every τ) and seed, the teachers before the random masks."""
     taught = taught_students(p, t, experiment, model, lams, threshold)
@@ -213,7 +224,7 @@ def kd_students(p: Protocol, t: TeachersProtocol, experiment: str | None, model:
 
 def setting2_students(p: Protocol, t: TeachersProtocol, experiment: str | None,
                       root: str | Path, coverage: Mapping[float, float] | None,
-                      threshold: str = "absolute",
+                      threshold: str | None = None,
                       lambdas: Mapping[str, Any] | None = None) -> list[Cell]:
     """The Setting-2 chapter's students of ``experiment``: for every student architecture,
     :func:`xs_students` (random masks of ``coverage``, see there) and Setting 1's

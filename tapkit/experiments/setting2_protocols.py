@@ -23,6 +23,15 @@ class RandomMasks(str, Enum):
     #                                stands under every τ (Decoy-MNIST, whose patch size is known)
 
 
+class Threshold(str, Enum):
+    """How the students' teacher masks threshold the teachers' saliency
+    (:func:`tapkit.teachers.threshold`; a config's ``threshold``)."""
+
+    ABSOLUTE = "absolute"  # the paper's Eq. 14: E < τ on the min-max normalised saliency
+    QUANTILE = "quantile"  # the released code (src/loss.py get_mask): each image's lowest τ
+    #                        quantile of its saliency, on which the paper's λ were tuned
+
+
 class LambdaSource(str, Enum):
     """Where the students' λ come from (:func:`.setting2_plans.student_lambdas`)."""
 
@@ -43,8 +52,9 @@ class TeachersProtocol(_Protocol):
     thresholds. The distillation table sets TAP with the ``kd_tap_fractions`` teachers' masks at
     τ = 0.01 (None: ``kd_fractions``) beside KD/AT/JT (``kd_methods``) students of ``kd_models``
     (None: the only model) taught by the ``kd_fractions`` teachers. λ: ``lambda_source``, with
-    ``kd_lambda`` for KD/AT/JT from Setting 1. The quick profiles keep one seed, one τ, TAP only
-    and the 10% teacher for KD/AT/JT: the rest costs the most."""
+    ``kd_lambda`` for KD/AT/JT from Setting 1. ``threshold``: the students' mask rule
+    (:class:`Threshold`; a plan given its own rule uses that). The quick profiles keep one seed,
+    one τ, TAP only and the 10% teacher for KD/AT/JT: the rest costs the most."""
 
     seeds: tuple[int, ...]
     fractions: tuple[float, ...]
@@ -62,9 +72,11 @@ class TeachersProtocol(_Protocol):
     kd_tap_fractions: tuple[float, ...] | None = None
     lambda_source: LambdaSource = LambdaSource.PAPER
     kd_lambda: float = 1.0
+    threshold: Threshold = Threshold.ABSOLUTE
 
     def __post_init__(self) -> None:
-        for name, kind in (("random_masks", RandomMasks), ("lambda_source", LambdaSource)):
+        for name, kind in (("random_masks", RandomMasks), ("lambda_source", LambdaSource),
+                           ("threshold", Threshold)):
             value = getattr(self, name)
             try:
                 object.__setattr__(self, name, kind(value))
