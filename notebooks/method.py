@@ -104,17 +104,18 @@ rows = [("two_layer_cnn", mnist_mask, models.target_sizes("two_layer_cnn", 1, 28
 fig, axes = plt.subplots(len(rows), 5, figsize=(11, 2.3 * len(rows)))
 for r, (name, mask, sizes) in enumerate(rows):
     axes[r, 0].imshow(mask[0, 0], cmap="gray_r", vmin=0, vmax=1)
-    axes[r, 0].set_title(f"M ({name} input {tuple(mask.shape[-2:])})", fontsize=8)
+    axes[r, 0].set_title(f"M ({report.tick_label(name)},\ninput {tuple(mask.shape[-2:])})",
+                        fontsize=report.MIN_FONT_PT)
     for c, (layer, size) in enumerate(sizes.items(), start=1):
         d = losses.downscale_mask(mask, size, kernel_size)[0, 0]
         axes[r, c].imshow(d, cmap="gray_r", vmin=0, vmax=1)
-        axes[r, c].set_title(f"D(M, {layer}) {size}", fontsize=8)
+        axes[r, c].set_title(f"D(M, {layer})\n{size}", fontsize=report.MIN_FONT_PT)
     for c in range(len(sizes) + 1, 5):
         axes[r, c].axis("off")
 for ax in axes.flat:
     ax.set_xticks([])
     ax.set_yticks([])
-fig.suptitle(f"Downscaled masks, κ = {kernel_size}", fontsize=9)
+report.titled(fig, f"Downscaled masks, κ = {kernel_size}")
 fig.tight_layout()
 report.save_figure(fig, root, "method_downscale")
 plt.show()
@@ -153,14 +154,19 @@ display(Markdown(f"*Share of gradient/activation mass inside the (downscaled) ma
 display(theorem.style.format("{:.4f}"))
 
 # %% tags=["hide-input"]
-fig, ax = plt.subplots(figsize=(6, 3))
-theorem.T.plot.bar(ax=ax)
+fig, ax = plt.subplots(figsize=(8, 3.6))
+theorem.T.rename(columns=report.tick_label).plot.bar(ax=ax)
+coverage = test.mask.mean().item()
+report.chance_line(ax, coverage, f"chance ({coverage:.1%}:\nthe mask's share\nof the pixels)")
 ax.set_ylabel("share inside the mask")
-ax.set_title(f"Theorem 1 on Decoy-MNIST — {label}", fontsize=7)
-ax.tick_params(axis="x", rotation=0, labelsize=7)
+ax.set_title("Theorem 1 on Decoy-MNIST")
+ax.tick_params(axis="x", rotation=0)
+ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
+report.fit_text(fig)
 fig.tight_layout()
 report.save_figure(fig, root, "method_theorem1")
 plt.show()
+display(Markdown(f"*{label}*"))
 
 # %% [markdown]
 # With No XS a large share of the input gradient sits on the 16 patch pixels; TAP, which never

@@ -99,16 +99,20 @@ for i, experiment in enumerate(datasets):
             line = sel[sel.case == case].set_index("layer").reindex(layers)
             ax.plot(layers, line["ours"], marker="o", label=medical.CASE_LABELS[case])
         ax.set_title(f"{medical.DATASETS[experiment]} (stand-in)" if medical.is_standin(s)
-                     else medical.DATASETS[experiment], fontsize=8)
+                     else medical.DATASETS[experiment], fontsize=report.MIN_FONT_PT)
         ax.set_xlabel(medical.ARCH_LABELS[model]
-                      + (" (untrained)" if model in medical.untrained(s) else ""), fontsize=8)
+                      + (" (untrained)" if model in medical.untrained(s) else ""),
+                      fontsize=report.MIN_FONT_PT)
+        report.chance_line(ax, overlap_tables.CHANCE_RECALL, "chance (top quartile)")
         ax.set_ylim(-0.02, 1.02)
 axes[0, 0].set_ylabel("recall (lower is better)")
-axes[0, -1].legend(fontsize=7)
-fig.suptitle(f"Top-quartile recall of the tags — {data_names}\n{label}", fontsize=7)
+axes[0, -1].legend(fontsize=report.MIN_FONT_PT, loc="upper left", bbox_to_anchor=(1.02, 1))
+report.titled(fig, f"Top-quartile recall of the tags — {data_names}")
+report.fit_text(fig)
 fig.tight_layout()
 report.save_figure(fig, root, "overlap_recall")
 plt.show()
+display(Markdown(f"*{label}*"))
 
 # %% [markdown]
 # ## The tables, beside the paper's
@@ -152,7 +156,7 @@ display(compare.round(3))
 lower = (compare["TAP: Act 1-2"] < compare["No XS: Act 1-2"]).sum()
 display(Markdown(f"TAP's top-quartile activations in the first two penalised layers overlap the "
                  f"tags less than No XS's in **{lower} of {len(compare)}** dataset/architecture "
-                 f"pairs with a TAP run here (recall at chance is 0.25"
+                 f"pairs with a TAP run here (recall at chance is {overlap_tables.CHANCE_RECALL:g}"
                  + (f"; untrained in this profile and left out: "
                     f"{', '.join(medical.ARCH_LABELS[m] for m in skip)}" if skip else "") + ")."))
 

@@ -66,7 +66,8 @@ import pandas as pd
 import torch
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, claims, medical, openings, paper_profile, report, speed_memory
+from tapkit.book import (chapter, claims, medical, medical_notes, openings, paper_profile, report,
+                         speed_memory)
 from tapkit.benchmark import bench, efficiency, model_spec
 from tapkit.experiments import protocols
 from tapkit.results import device_name, provenance, resolve_device
@@ -151,14 +152,16 @@ for ax, col, name in ((axes[0], "speed_ratio", "it/s"), (axes[1], "mem_ratio", "
         ax.bar(off + 0.12, sel[f"paper_{col}"].astype(float), 0.12, color=f"C{i}", alpha=0.4,
                hatch="//", label=f"{medical.CASE_LABELS[method]} (paper)")
     ax.axhline(1.0, color="black", lw=0.8)
-    ax.set_xticks(x, [ARCH[m] for m in names], fontsize=7)
+    ax.set_xticks(x, [ARCH[m] for m in names], fontsize=report.MIN_FONT_PT)
+    ax.set_ylabel(medical_notes.label(col))
     ax.set_title(f"{name} relative to No XS")
-axes[0].legend(fontsize=6, ncol=2)
-fig.suptitle(f"Table 1 as ratios to No XS (paper: hatched; a missing bar is the paper's OOM)\n{label}",
-             fontsize=7)
+axes[0].legend(fontsize=report.MIN_FONT_PT, ncol=2)
+report.titled(fig, "Table 1 as ratios to No XS (paper: hatched; a missing bar is the paper's OOM)")
+report.fit_text(fig)
 fig.tight_layout()
 report.save_figure(fig, root, "speed_memory")
 plt.show()
+display(Markdown(f"*{label}*"))
 
 # %% [markdown]
 # ## TAP's overhead and RBR on DenseNet-121

@@ -37,7 +37,8 @@ def _mnist_expected(chapter: str, p, root) -> list:
     tl = {**protocols.MNIST_TEACHER_LAMBDAS, **protocols.MNIST_KD_LAMBDAS}
     if chapter == "distillation":
         out = [teachers.with_teacher(p.config(method="tap", lam=tl["tap"], seed=seed),
-                                     _mnist_teacher(p, f, seed), annotation="teacher", tau=0.01)
+                                     _mnist_teacher(p, f, seed), annotation="teacher", tau=0.01,
+                                     threshold=s2p.threshold_rule(t))
                for f in t.fractions for seed in p.seeds]
         out += [teachers.with_teacher(p.config(seed=seed), _mnist_teacher(p, f, seed), method=m,
                                       lam=tl[m], options=p.options_for(m))
@@ -50,7 +51,7 @@ def _mnist_expected(chapter: str, p, root) -> list:
         for seed in p.seeds:
             base = p.config(method=method, lam=tl[method], seed=seed)
             out += [teachers.with_teacher(base, _mnist_teacher(p, f, seed), annotation="teacher",
-                                          tau=tau, threshold="absolute")
+                                          tau=tau, threshold=s2p.threshold_rule(t))
                     for f in fractions for tau in t.train_taus]
             out.append(base.replace(annotation="random"))  # the patch's coverage, any τ
             out.append(p.config(method=method, lam=gt[method], seed=seed))  # Setting 1's
@@ -86,7 +87,7 @@ def _students(p, t, root, e, coverage) -> list:
                 for seed in p.seeds:
                     cfg = setting1.case_config(p, e, model, m, lams[m], seed)
                     out += [teachers.with_teacher(cfg, teacher[f, seed], annotation="teacher",
-                                                  tau=tau, threshold="absolute") for f in t.fractions]
+                                                  tau=tau, threshold=s2p.threshold_rule(t)) for f in t.fractions]
                     out.append(cfg.replace(annotation="random",
                                            random_coverage=round(coverage[tau], 6)))
         for seed in p.seeds:
@@ -106,8 +107,9 @@ def _kd_students(p, t, root, e) -> list:
             if not setting1.why_not_run(p, e, model, "tap"):
                 tap = setting1.case_config(p, e, model, "tap", lams["tap"], seed)
                 out += [teachers.with_teacher(tap, taught[f], annotation="teacher", tau=0.01,
-                                              threshold="absolute") for f in t.kd_fractions]
-            out += [teachers.with_teacher(none, taught[f], method=m, lam=lams[m])
+                                              threshold=s2p.threshold_rule(t)) for f in t.kd_fractions]
+            out += [teachers.with_teacher(none, taught[f], method=m, lam=lams[m],
+                                          options=p.options_for(m))
                     for f in t.kd_fractions for m in t.kd_methods]
             out.append(none)
     return out

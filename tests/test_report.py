@@ -39,3 +39,58 @@ def test_side_by_side_takes_a_row_label_of_several_columns():
     assert list(table.index) == [("rrr", "any"), ("tap", "0.01")]  # pivot's sorted order
     assert table.loc[("rrr", "any"), "permuted (paper)"] == "0.350 (0.020)"
     assert table.loc[("tap", "0.01"), "clean (ours)"] == "0.500 (0.010)"
+
+
+def _long_label() -> str:
+    """A provenance label of 300 characters, as a chapter's run of many architectures writes."""
+    label = ("profile quick · cpu: x86_64, 2 threads · tapkit 0.1.0 (abc1234) · torch 2.4.1 · SGD · "
+             + ", ".join(f"architecture-{i} batch 16 of 64 px" for i in range(8)))
+    return label[:300]
+
+
+def _texts_fit(fig) -> None:
+    from matplotlib.text import Text
+
+    renderer = fig.canvas.get_renderer()
+    for text in fig.findobj(Text):
+        if text.get_visible() and text.get_text().strip():
+            assert text.get_fontsize() >= report.MIN_FONT_PT, text.get_text()
+            assert text.get_window_extent(renderer).width <= fig.bbox.width + 1, text.get_text()
+
+
+def test_saved_figures_read_at_page_width_whatever_their_title(tmp_path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    label = _long_label()
+    assert len(label) == 300
+    wide = pd.DataFrame({"contaminated": [0.99, 0.98, 0.97], "permuted": [0.3, 0.97, 0.96]},
+                        index=["none", "tap", "TAP\nteacher_10"])
+    helper = report.plot_metric_and_delta(wide, f"Decoy-MNIST, ground-truth masks — {label}")
+    # a chapter's own figure with the label in a small suptitle, as the Table-1 figure had it
+    raw, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+    for ax in axes:
+        ax.bar(["a", "b"], [1.0, 0.5])
+        ax.tick_params(axis="x", labelsize=6)
+    raw.suptitle(f"Table 1 as ratios to No XS\n{label}", fontsize=7)
+    raw.tight_layout()
+    for name, fig in (("helper", helper), ("raw", raw)):
+        path = report.save_figure(fig, tmp_path, name)
+        with Image.open(path) as png:
+            assert png.width <= report.MAX_WIDTH_PX, (name, png.size)
+        _texts_fit(fig)
+        plt.close(fig)
+    assert [t.get_text() for t in helper.axes[0].get_xticklabels()] == [
+        "No XS", "TAP", "TAP\n10% teacher"]
+
+
+def test_labels_name_keys_for_people():
+    from tapkit.book.medical_notes import label, lam_text
+
+    assert [report.tick_label(k) for k in ("teacher_10", "teacher_1", "ground_truth", "none",
+                                           "lam", "speed_ratio", "NONE\nno teacher")] == [
+        "10% teacher", "1% teacher", "ground truth", "No XS", "λ", "speed ÷ No XS", "No XS"]
+    assert label("resnet18") == "ResNet-18" and label("unknown_key") == "unknown_key"
+    assert [lam_text(v) for v in (1e-4, 0.0025, 100.0, 0)] == ["1e-4", "2.5e-3", "1e2", "0"]

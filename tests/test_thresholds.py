@@ -17,7 +17,7 @@ from tapkit.seedstats import Estimate
 def test_each_experiment_has_one_metric_with_its_direction():
     assert metrics.task_metric("mnist") == metrics.TaskMetric("accuracy", "accuracy", True)
     assert metrics.task_metric("pneu") == metrics.TaskMetric("f1", "F-score", True)
-    assert metrics.task_metric("knee") == metrics.TaskMetric("mae", "MAE", False)
+    assert metrics.task_metric("knee") == metrics.TaskMetric("mae", "MAE", False, 4.0)
     # the scorer the training records a run with is the metric's
     for name, m in metrics.EXPERIMENT_METRICS.items():
         assert m.name in metrics.METRICS, name

@@ -12,6 +12,7 @@ from typing import Mapping, Sequence
 import pandas as pd
 import torch
 
+from ..experiments.cells import Annotation
 from ..experiments.protocols import per_experiment
 from ..experiments.plans import LEARNED_SHARE, learned_share
 from ..experiments.medical_plans import ARCHITECTURES as MAIN_ARCHITECTURES
@@ -25,7 +26,35 @@ ARCH_LABELS = {"vgg16": "VGG-16", "resnet18": "ResNet-18", "densenet121": "Dense
                "efficientnet_b0": "EfficientNet-B0", "mobilenet_v2": "MobileNet-v2"}
 CASE_LABELS = {"base": "Base", "none": "No XS", "rrr": "RRR", "rbr": "RBR", "tap": "TAP",
                "none_again": "No XS, again"}
+ANNOTATION_LABELS = {Annotation.GROUND_TRUTH: "ground truth", Annotation.TEACHER_10: "10% teacher",
+                     Annotation.TEACHER_1: "1% teacher", Annotation.RANDOM: "random",
+                     Annotation.NONE: CASE_LABELS["none"]}
+OTHER_LABELS = {"kd": "KD", "at": "AT", "jt": "JT", "lam": "λ", "no teacher": "no teacher",
+                "speed_ratio": "speed ÷ No XS", "mem_ratio": "memory ÷ No XS"}
 CLASSES = {"pneu": 2, "knee": 5}
+
+
+def label(key: object) -> str:
+    """The name a reader sees for a key of the tables (an architecture, a method, an
+    annotation, a column): ``"teacher_10"`` -> ``"10% teacher"``, ``"none"`` or ``"NONE"`` ->
+    ``"No XS"``, ``"lam"`` -> ``"λ"``; a key it does not know is returned as it is. One table
+    per fact: :data:`ARCH_LABELS`, :data:`CASE_LABELS`, :data:`ANNOTATION_LABELS`,
+    :data:`OTHER_LABELS`."""
+    text = str(key)
+    for table in (ARCH_LABELS, CASE_LABELS, ANNOTATION_LABELS, OTHER_LABELS):
+        for k in (text, text.lower()):
+            if k in table:
+                return table[k]
+    return text
+
+
+def lam_text(value: float) -> str:
+    """λ as the figures print it, in scientific notation: ``1e-4``, ``2.5e-3``, ``0``."""
+    if value == 0:
+        return "0"
+    mantissa, exponent = f"{float(value):.2e}".split("e")
+    mantissa = mantissa.rstrip("0").rstrip(".")
+    return f"{mantissa}e{int(exponent)}"
 VARIANTS = {"vgg16_authors": "the authors' classifier head (25088→1024→ReLU→Dropout→classes, "
                              "40 M parameters instead of torchvision's 138 M)"}
 

@@ -10,12 +10,11 @@ import pandas as pd
 from ..experiments.cells import Annotation
 from ..metrics import tag_reliance, task_metric
 from . import report
-from .medical_notes import ARCH_LABELS, constant_score
+from .medical_notes import ARCH_LABELS, constant_score, label as _label
 from .thresholds import MARGIN, clearly_less
 
-CASE_NAMES = {"teacher_10": "10% teacher", "teacher_1": "1% teacher", "random": "random",
-              "ground_truth": "ground truth", "none": "No XS", "kd": "KD", "at": "AT", "jt": "JT",
-              "tap": "TAP"}
+CASE_NAMES = {k: _label(k) for k in ("teacher_10", "teacher_1", "random", "ground_truth", "none",
+                                     "kd", "at", "jt", "tap")}  # :func:`.medical_notes.label`
 
 
 ORDER = ("teacher_10", "teacher_1", "random", "ground_truth", "tap", "kd", "at", "jt", "none")
@@ -57,10 +56,11 @@ def plot_overlap(quality: pd.DataFrame, truth_coverage: dict[str, float], title:
         ax.set_xscale("log")
         ax.set_xlabel("τ")
         ax.set_ylim(0, None)
-        ax.set_title(experiment.upper(), fontsize=9)
+        ax.set_title(experiment.upper(), fontsize=report.MIN_FONT_PT)
     axes[0][0].set_ylabel("pixel precision / recall")
-    axes[0][-1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1))
-    fig.suptitle(title, fontsize=8)
+    axes[0][-1].legend(fontsize=report.MIN_FONT_PT, loc="upper left", bbox_to_anchor=(1.02, 1))
+    report.titled(fig, title)
+    report.fit_text(fig)
     fig.tight_layout()
     return fig
 
@@ -135,12 +135,14 @@ def plot_grouped(summary: pd.DataFrame, experiment: str, keys: tuple[str, str],
     axes[1].axhline(0, color="black", lw=0.8)
     for ax in axes:
         ax.set_xticks(x, [ARCH_LABELS.get(m, m) for m in models])
-    fig.legend(*axes[0].get_legend_handles_labels(), fontsize=7, ncol=min(len(bars), 5),
+    ncol = min(len(bars), 4)
+    fig.legend(*axes[0].get_legend_handles_labels(), fontsize=report.MIN_FONT_PT, ncol=ncol,
                loc="lower center")
     better = "higher" if metric.higher_is_better else "lower"
-    fig.suptitle(f"{title}\n{better} is better; a student that uses the tag loses when it is "
-                 "permuted", fontsize=8)
-    fig.tight_layout(rect=(0, 0.06 * ((len(bars) + 4) // 5) + 0.02, 1, 1))
+    report.titled(fig, f"{title}\n{better} is better; a student that uses the tag loses when it "
+                       "is permuted")
+    report.fit_text(fig)
+    fig.tight_layout(rect=(0, 0.075 * ((len(bars) + ncol - 1) // ncol) + 0.02, 1, 1))
     return fig
 
 

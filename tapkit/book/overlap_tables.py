@@ -14,6 +14,10 @@ import pandas as pd
 
 from . import medical
 
+CHANCE_RECALL = 0.25
+"""A randomly placed top quartile holds a quarter of the tag's pixels: the chance level of the
+top-quartile recall, drawn on the overlap figure."""
+
 
 def overlap_table(both: pd.DataFrame, metric: str, experiment: str, models: Sequence[str],
                   cases: Sequence[str], layers: Sequence[str],

@@ -187,12 +187,84 @@ def provenance_label(runs: pd.DataFrame, profile: str) -> str:
             f"torch {one('prov_torch')}")
 
 
+DPI = 120
+"""Resolution of the book's figures."""
+MAX_WIDTH_PX = 1600
+"""No saved figure is wider than this: a wider PNG shrinks its plots on the page (the Table-1
+figure, whose 300-character provenance title made it 1,965 px wide, showed its plots at ~250 px)."""
+MIN_FONT_PT = 9
+"""No text of a saved figure is smaller than this."""
+
+
+def _lines_fit(text, renderer, width: float) -> None:
+    """Wrap ``text`` (a :class:`matplotlib.text.Text`) with :mod:`textwrap` until no line of it is
+    wider than ``width`` pixels; its words are kept."""
+    import textwrap
+
+    for _ in range(6):
+        extent = text.get_window_extent(renderer).width
+        lines = text.get_text().split("\n")
+        longest = max(len(line) for line in lines)
+        if extent <= width or longest <= 12:
+            return
+        chars = max(12, int(longest * 0.97 * width / extent))
+        text.set_text("\n".join(textwrap.fill(line, chars, break_on_hyphens=False)
+                                for line in lines))
+
+
+def fit_text(fig, min_pt: float = MIN_FONT_PT) -> None:
+    """Make ``fig``'s text read at page width: every visible text at least ``min_pt`` points, and
+    each line of it no wider than the figure (a long title, e.g. with a provenance label, is
+    wrapped to the figure's width). Figure-level text that hangs from the top (a suptitle) keeps
+    its bottom edge and grows upwards, so that its new lines do not cover the plots. Call it
+    before ``tight_layout`` to give the wrapped lines room; :func:`save_figure` calls it again."""
+    from matplotlib.text import Text
+
+    for ax in fig.axes:
+        for axis in ("x", "y"):
+            ticks = getattr(ax, f"{axis}axis").get_ticklabels()
+            if ticks and min(t.get_fontsize() for t in ticks) < min_pt:
+                ax.tick_params(axis=axis, labelsize=min_pt)
+    renderer = fig.canvas.get_renderer()
+    width = fig.bbox.width
+    hanging = [t for t in [getattr(fig, "_suptitle", None), *fig.texts]
+               if t is not None and t.get_va() == "top"]
+    for text in fig.findobj(Text):
+        if not text.get_visible() or not text.get_text().strip():
+            continue
+        if text.get_fontsize() < min_pt:
+            text.set_fontsize(min_pt)
+        if text.get_rotation() % 180 != 0:
+            continue
+        before = text.get_window_extent(renderer)
+        _lines_fit(text, renderer, width)
+        if text in hanging and text.get_window_extent(renderer).height > before.height:
+            bottom = fig.transFigure.inverted().transform((0, before.y0))[1]
+            text.set_va("bottom")
+            text.set_y(bottom)
+
+
+def titled(fig, title: str, fontsize: float = MIN_FONT_PT) -> None:
+    """``fig.suptitle(title)`` wrapped to the figure's width (:func:`fit_text`), before a
+    ``tight_layout`` that leaves it room."""
+    text = fig.suptitle(title, fontsize=max(fontsize, MIN_FONT_PT))
+    _lines_fit(text, fig.canvas.get_renderer(), fig.bbox.width)
+
+
 def save_figure(fig, root: str | Path, name: str) -> Path:
-    """``root/figures/<name>.png``, written atomically."""
+    """``root/figures/<name>.png``, written atomically, at most :data:`MAX_WIDTH_PX` wide with its
+    text at least :data:`MIN_FONT_PT` points (:func:`fit_text`): a wider figure is saved at a
+    lower resolution. Provenance belongs in the page's caption, not in the figure; a long title
+    that still carries one is wrapped to the figure's width."""
     import io
 
+    fit_text(fig)
+    renderer = fig.canvas.get_renderer()
+    pad = 0.1  # savefig's pad_inches
+    inches = fig.get_tightbbox(renderer).width + 2 * pad
+    dpi = min(DPI, int((MAX_WIDTH_PX - 4) / inches))  # - 4: the bbox's rounding to pixels
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120, bbox_inches="tight")
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", pad_inches=pad)
     path = Path(root) / "figures" / f"{name}.png"
     write_atomic(path, buf.getvalue())
     return path
@@ -256,19 +328,41 @@ def plot_metric_and_delta(wide: pd.DataFrame, title: str,
 
     delta = wide["permuted"] - wide["contaminated"]
     worse = tag_reliance(wide["contaminated"], wide["permuted"], metric) > MARGIN
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.2))
-    ax1.bar(wide.index, wide["contaminated"], color="tab:blue")
+    ticks = [tick_label(case) for case in wide.index]
+    x = list(range(len(ticks)))
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(min(13.0, max(9.0, 1.3 * len(ticks) + 1.5)), 3.6))
+    ax1.bar(x, wide["contaminated"].to_numpy(), color="tab:blue")
     if metric.higher_is_better:
         ax1.set_ylim(max(0.0, wide["contaminated"].min() - 0.1), 1.0)
     ax1.set_title(f"{metric.name} on SC(X*, y) test")
-    ax2.bar(delta.index, delta, color=["tab:red" if w else "tab:green" for w in worse])
+    ax2.bar(x, delta.to_numpy(), color=["tab:red" if w else "tab:green" for w in worse])
     ax2.axhline(0, color="black", lw=0.8)
     ax2.set_title(f"Δ-{metric.name} (permuted − contaminated)")
     for ax in (ax1, ax2):
-        ax.tick_params(axis="x", labelsize=7)
-    fig.suptitle(title, fontsize=8)
+        ax.set_xticks(x, ticks, fontsize=MIN_FONT_PT, rotation=30 if len(ticks) > 5 else 0,
+                      ha="right" if len(ticks) > 5 else "center")
+    titled(fig, title)
+    fit_text(fig)
     fig.tight_layout()
     return fig
+
+
+def chance_line(ax, level: float, text: str = "chance") -> None:
+    """A dashed grey horizontal line at the chance ``level`` on ``ax``, in its legend as
+    ``text``: where a page speaks of chance, its figure shows where chance lies."""
+    ax.axhline(level, ls="--", color="gray", lw=1, label=text)
+
+
+def tick_label(key: object) -> str:
+    """An axis tick or legend entry as the reader sees it: each line of ``key`` named by
+    :func:`.medical_notes.label` (``"TAP\\nteacher_10"`` -> ``"TAP\\n10% teacher"``); No XS
+    needs no "no teacher" beneath it."""
+    from .medical_notes import label
+
+    lines = [label(line) for line in str(key).split("\n")]
+    if label("none") in lines:
+        lines = [line for line in lines if line != label("no teacher")]
+    return "\n".join(lines)
 
 
 def read_label(table: str | Path, missing: str | None = None) -> str:

@@ -67,15 +67,19 @@ def figure(ch: Chapter, experiment: str, model: str, cases: Sequence[str], count
            name: str, caption: str, image_seed: int = 0,
            lambdas: Mapping[str, Any] | None = None) -> tuple[Tensor, dict[str, Maps]]:
     """Draw, save (``figures/<name>.png``) and show one figure of :func:`tapkit.maps.plot_maps`
-    for :func:`explained`, titled ``caption``, the architecture, the data and the runs' label.
-    Returns the masks and maps drawn, which the page's opening reads."""
+    for :func:`explained`, titled ``caption``, the architecture and the data; the runs' label is
+    the caption beneath it (text on the page, not in the figure). Returns the masks and maps
+    drawn, which the page's opening reads."""
     import matplotlib.pyplot as plt
+    from IPython.display import Markdown, display
 
     shown = explained(ch, experiment, model, cases, count, image_seed, lambdas)
     layer_labels = [f"Act {i + 1}" for i in range(len(medical.overlap_layers(model)))]
-    title = (f"{caption}: {medical.ARCH_LABELS[model]}, {medical.data_name(ch.settings, experiment)}"
-             f"\n{shown.label}")
+    title = f"{caption}: {medical.ARCH_LABELS[model]}, {medical.data_name(ch.settings, experiment)}"
     fig = plot_maps(shown.images, shown.masks, shown.maps, layer_labels, title)
+    report.fit_text(fig)
+    fig.tight_layout()
     report.save_figure(fig, ch.root, name)
     plt.show()
+    display(Markdown(f"*{shown.label}*"))
     return shown.masks, shown.maps
