@@ -296,15 +296,48 @@ def _resize(images: np.ndarray, size: int) -> np.ndarray:
         (size, size), Image.BILINEAR), dtype=np.float32) for img in images])
 
 
+def recorded_labels(y: np.ndarray, p: float, classes: int, rng: np.random.Generator) -> np.ndarray:
+    """Labels as recorded: each of ``y`` (classes 0..``classes``-1) differs from the true class
+    with probability ``p`` (one uniform draw per label, then one for the direction). Two classes:
+    flipped. More (ordered grades): moved to a neighbouring grade, up or down with equal chance,
+    the only neighbour at either end, so a noisy label is always exactly one grade off."""
+    y = np.asarray(y, dtype=np.int64)
+    noisy = rng.random(y.size) < p
+    up = rng.random(y.size) < 0.5
+    if classes == 2:
+        moved = 1 - y
+    else:
+        moved = np.where(up, y + 1, y - 1)
+        moved = np.where(y == 0, 1, np.where(y == classes - 1, classes - 2, moved))
+    return np.where(noisy, moved, y).astype(np.int64)
+
+
 def digits_standin(task: str, seed: int = 0, size: int = 64, artifact: str = "tag",
                    clean_fraction: float = 0.0, per_class: int | None = None,
-                   test_per_class: int | None = None) -> tuple[Task, dict[str, Split]]:
+                   test_per_class: int | None = None,
+                   label_noise: float = 0.0) -> tuple[Task, dict[str, Split]]:
     """A stand-in for PNEU (``task="pneu"``: digits 0-4 vs 5-9) or KNEE (``task="knee"``: digits
     0-4 as grades) built from the embedded real digits (training images from the stand-in half of
     :func:`embedded_pools`), resized to ``size`` and run through the medical protocol (3 channels,
     text tags or stripes, ImageNet normalisation). It is what the medical chapters run when the
     PNEU/KNEE folders are absent; the book labels it as such; test digits per class:
-    ``test_per_class``, else ``max(per_class // 4, 10)`` (noisy for F1)."""
+    ``test_per_class``, else ``max(per_class // 4, 10)`` (noisy for F1).
+
+    ``label_noise`` (p, in [0, 1)): the labels are *recorded* labels, as a hospital's are. Each
+    image's recorded label differs from its digit's class with probability p — PNEU: flipped;
+    KNEE: moved one grade to a neighbour (either one with equal chance; grade 0 to 1, grade 4 to
+    3), so every noisy label is exactly one grade off — and everything downstream uses the
+    recorded label: the training target, the tag written on the image (as a tag written from the
+    record), and the test and validation labels (drawn by the same process). Why: with the
+    digit's class as the label the digits are so easy that nothing pushes a network to the tag
+    (docs/standin-research.md); with noise a model reading the digit scores only what p allows
+    (Base's clean F1 about 1 − p, MAE about p), while the tag predicts the label perfectly on
+    contaminated data, so a model without XS has every reason to use it — as on the real PNEU and
+    KNEE, whose true signal is hard. The noise is drawn from its own generator, a function of
+    ``seed`` alone (training images first, then test images), so Base and No XS of one seed see
+    the same records; p = 0 draws nothing and gives exactly the splits without it."""
+    if not 0.0 <= label_noise < 1.0:
+        raise ValueError(f"label_noise must lie in [0, 1), got {label_noise}")
     x_train, y_train, x_test, y_test = mnist_embedded()
     pool = np.zeros_like(y_train, bool)
     pool[embedded_pools()[0]] = True
@@ -329,6 +362,10 @@ def digits_standin(task: str, seed: int = 0, size: int = 64, artifact: str = "ta
     n_test = test_per_class or (None if per_class is None else max(per_class // 4, 10))
     xtr, ytr = take(x_train, y_train, keep_tr, per_class)
     xte, yte = take(x_test, y_test, keep_te, n_test)
+    if label_noise > 0:
+        noise_rng = np.random.default_rng([seed, 0x1ABE1])
+        ytr = recorded_labels(ytr, label_noise, classes, noise_rng)
+        yte = recorded_labels(yte, label_noise, classes, noise_rng)
     contaminate, permute = medical_contamination(artifact, classes, size)
     splits = build_splits(xtr, ytr, xte, yte, contaminate, permute, seed, IMAGENET_MEAN,
                           IMAGENET_STD, 3, clean_fraction)
@@ -381,7 +418,8 @@ def load_experiment(experiment: str, *, source: "Source | str" = "embedded", see
     if experiment in ("pneu", "knee"):
         size, src = image_size or 224, parse_source(source, experiment)
         if isinstance(src, Embedded):
-            return digits_standin(experiment, seed, size, artifact, clean_fraction, per_class, test_per_class)
+            return digits_standin(experiment, seed, size, artifact, clean_fraction, per_class, test_per_class,
+                                  label_noise=src.label_noise)
         return medical_folder(experiment, src.path, seed, size, artifact, clean_fraction, per_class)
     if experiment == "digits-pretrain":
         parse_source(source, experiment)

