@@ -27,7 +27,6 @@ Idempotent: with a warm cache and up-to-date outputs it uses no network and writ
 
 from __future__ import annotations
 
-import argparse
 import io
 import logging
 import sys
@@ -35,7 +34,7 @@ import tarfile
 from pathlib import Path, PurePosixPath
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from vendor_widgets import ROOT, npm_tarball, write_if_changed  # noqa: E402  (a sibling script)
+from vendor_widgets import ROOT, npm_tarball, run_cli, write_if_changed  # noqa: E402  (a sibling script)
 
 PACKAGE = "mathjax"
 # 3.x: Sphinx's mathjax extension writes MathJax 3 configuration (window.MathJax = {...}) and
@@ -101,18 +100,8 @@ def vendor(version: str = VERSION, cache: Path | None = None, static: Path | Non
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--version", default=VERSION, help=f"3.x version (default {VERSION})")
-    parser.add_argument("--cache", type=Path, default=ROOT / "build" / "npm")
-    parser.add_argument("--static", type=Path, default=ROOT / "book" / "_static")
-    args = parser.parse_args()
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    if not args.version.startswith("3."):
-        parser.error("Sphinx's mathjax extension and _config.yml's mathjax_path expect MathJax 3.x")
-    written = vendor(args.version, args.cache, args.static)
-    log.info("%s@%s in %s (%s)", PACKAGE, args.version, args.static / SUBDIR,
-             f"{len(written)} files changed" if written else "up to date")
-    return 0
+    return run_cli(__doc__, PACKAGE, VERSION, SUBDIR, "3", "Sphinx's mathjax extension and "
+                   "_config.yml's mathjax_path expect MathJax 3.x", vendor)
 
 
 if __name__ == "__main__":

@@ -138,19 +138,28 @@ def vendor(version: str = VERSION, cache: Path | None = None, static: Path | Non
     return changed
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--version", default=VERSION, help=f"1.x version (default {VERSION})")
+def run_cli(doc: str, package: str, version: str, subdir: str, major: str, why: str,
+            vendor_fn) -> int:
+    """The vendor scripts' command line: ``--version`` (``major``.x only, else ``why``),
+    ``--cache``, ``--static``; ``vendor_fn(version, cache, static)`` returns the files it
+    changed, which are logged."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--version", default=version, help=f"{major}.x version (default {version})")
     parser.add_argument("--cache", type=Path, default=ROOT / "build" / "npm")
     parser.add_argument("--static", type=Path, default=ROOT / "book" / "_static")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    if not args.version.startswith("1."):
-        parser.error("ipywidgets 8 needs @jupyter-widgets/html-manager 1.x")
-    written = vendor(args.version, args.cache, args.static)
-    log.info("%s@%s in %s (%s)", PACKAGE, args.version, args.static / SUBDIR,
-             ", ".join(p.name for p in written) + " changed" if written else "up to date")
+    if not args.version.startswith(f"{major}."):
+        parser.error(why)
+    written = vendor_fn(args.version, args.cache, args.static)
+    log.info("%s@%s in %s (%s)", package, args.version, args.static / subdir,
+             f"{len(written)} files changed" if written else "up to date")
     return 0
+
+
+def main() -> int:
+    return run_cli(__doc__, PACKAGE, VERSION, SUBDIR, "1",
+                   "ipywidgets 8 needs @jupyter-widgets/html-manager 1.x", vendor)
 
 
 if __name__ == "__main__":

@@ -59,6 +59,16 @@ def pair_by_resolution(student_sizes: Sequence[int], teacher_sizes: Sequence[int
     return sorted(pairs)
 
 
+def _layer_pairs(student_acts: Sequence[Tensor], teacher_acts: Sequence[Tensor]):
+    """The (student, teacher) layer pairs AT compares (:func:`pair_by_resolution`); a
+    ``ValueError`` when either side has no activations."""
+    if not student_acts or not teacher_acts:
+        raise ValueError(f"need student and teacher activations, got {len(student_acts)} and "
+                         f"{len(teacher_acts)}")
+    return pair_by_resolution([a.shape[-2] for a in student_acts],
+                              [a.shape[-2] for a in teacher_acts])
+
+
 def at(student_acts: Sequence[Tensor], teacher_acts: Sequence[Tensor], p: int = 2) -> Tensor:
     """Attention transfer: mean over layer pairs of ``||Q_s - Q_t||_2``, batch mean.
 
@@ -66,11 +76,7 @@ def at(student_acts: Sequence[Tensor], teacher_acts: Sequence[Tensor], p: int = 
     different numbers of targets; a student map whose size still differs from its teacher
     partner's is resized bilinearly to the teacher's.
     """
-    if not student_acts or not teacher_acts:
-        raise ValueError(f"need student and teacher activations, got {len(student_acts)} and "
-                         f"{len(teacher_acts)}")
-    pairs = pair_by_resolution([a.shape[-2] for a in student_acts],
-                               [a.shape[-2] for a in teacher_acts])
+    pairs = _layer_pairs(student_acts, teacher_acts)
     total = student_acts[0].new_zeros(())
     for i, j in pairs:
         s, t = student_acts[i], teacher_acts[j]
@@ -103,11 +109,7 @@ def at_released(student_acts: Sequence[Tensor], teacher_acts: Sequence[Tensor]) 
     size (nearest, after normalising) where they differ, the Frobenius norm of the difference per
     image, batch mean, **summed** over the pairs. Layers pair as in :func:`at` (in order when the
     counts agree, as the released ``zip``)."""
-    if not student_acts or not teacher_acts:
-        raise ValueError(f"need student and teacher activations, got {len(student_acts)} and "
-                         f"{len(teacher_acts)}")
-    pairs = pair_by_resolution([a.shape[-2] for a in student_acts],
-                               [a.shape[-2] for a in teacher_acts])
+    pairs = _layer_pairs(student_acts, teacher_acts)
     total = student_acts[0].new_zeros(())
     for i, j in pairs:
         s, t = _column_normalised(student_acts[i]), _column_normalised(teacher_acts[j].detach())
