@@ -318,7 +318,7 @@ def test_the_html_table_escapes_text_and_colours_the_verdict():
                                        claims.NOT_REPRODUCED).__dict__])
     html = claim_table.to_html(table)
     assert "A &lt; B" in html and "x &amp; y" in html and "3 seeds · MNIST" in html
-    assert f'background-color: {claim_table.VERDICT_COLOURS[claims.NOT_REPRODUCED]}">not reproduced' in html
+    assert f'background-color: {claim_table.VERDICT_COLOURS[claims.NOT_REPRODUCED]}" title="">not reproduced' in html
 
 
 def test_ours_and_paper_puts_one_split_per_column():
@@ -395,3 +395,10 @@ def test_the_first_page_has_a_row_and_a_link_for_every_claim(tmp_path):
                            "(cpu, tapkit 0123456)")
     assert "-0.070 [" in page  # this build's Δ-accuracy beside the paper's 0.995 vs 0.819
     assert "did not run" in claim_table.first_page(None)
+
+
+def test_the_verdict_cell_cuts_a_long_reason_at_a_word_and_keeps_it_whole_on_hover():
+    long = "PNEU ResNet-18: fewer than two seeds where the preconditions hold: " * 4
+    cell = claim_table._cell(claims.NOT_TESTABLE, long, most=60)
+    assert "not testable here (PNEU ResNet-18: fewer than two seeds where the …)" in cell
+    assert f'title="{long}"' in cell

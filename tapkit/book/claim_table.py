@@ -20,9 +20,18 @@ def claims_table(root: str | Path) -> pd.DataFrame:
     return _claims_table(root)
 
 
-def _cell(verdict: str, reason: str) -> str:
-    return (f'<td style="background-color: {VERDICT_COLOURS.get(verdict, "")}">'
-            f"{escape(verdict_text(verdict, reason or ''))}</td>")
+def _short(text: str, most: int) -> str:
+    """``text`` cut at a word to at most ``most`` characters, with "…" where it was cut."""
+    text = str(text)
+    return text if len(text) <= most else text[:most].rsplit(" ", 1)[0].rstrip(";,:") + " …"
+
+
+def _cell(verdict: str, reason: str, most: int = 110) -> str:
+    """The verdict cell, coloured: the verdict and its reason, cut to ``most`` characters (the
+    whole reason on hover; the evidence beside it names every dropped seed)."""
+    reason = reason or ""
+    return (f'<td style="background-color: {VERDICT_COLOURS.get(verdict, "")}" '
+            f'title="{escape(reason)}">{escape(verdict_text(verdict, _short(reason, most)))}</td>')
 
 
 def to_html(table: pd.DataFrame, link: str = "{chapter}.html") -> str:
@@ -79,7 +88,8 @@ def first_page(table: pd.DataFrame | None, meta: dict | None = None) -> str:
         rows.append(f'<tr><td><a href="notebooks/{escape(r.chapter)}.html">{escape(r.claim)}</a>'
                     f"<br><small>line {r.tex_line}</small></td>"
                     f"<td><small>{escape(str(r.paper_number))}</small></td>"
-                    f"<td><small>{escape(str(r.evidence))}</small></td>"
+                    f'<td title="{escape(str(r.evidence))}"><small>'
+                    f"{escape(_short(r.evidence, 220))}</small></td>"
                     f"<td><small>{escape(str(r.data))}</small></td>"
                     + _cell(r.verdict, r.reason) + "</tr>")
     html = ('<div class="claims-summary"><table class="claims"><thead><tr><th>Claim</th>'
