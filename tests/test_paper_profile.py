@@ -187,7 +187,7 @@ def test_nothing_committed_still_shows_the_papers_numbers(tmp_path):
     _no_missing_values(table)
     assert paper_profile.mnist_delta(quick)["ours"] is None
     assert "the paper's −0.176; ours not run here" in paper_profile.mnist_delta_line(quick)
-    assert paper_profile.mnist_lease_note(quick) == ""
+    assert paper_profile.mnist_lease_note(quick) == "No GPU lease has committed Setting 1 yet."
     speed = paper_profile.speed_beside_paper(quick)
     assert speed.loc[("DenseNet-121", "TAP"), "it/s ÷ No XS (paper)"] == f"{12.0 / 11.6:.3f} (12.0 it/s)"
     assert speed.loc[("DenseNet-121", "RBR"), "memory ÷ No XS (paper)"].startswith("OOM")
