@@ -99,7 +99,9 @@ def standin_images(task: str, n: int = 6, seed: int = 0):
     sizes = sorted({p.for_run(task, m).image_size for m in ("resnet18", "densenet121", "vgg16")},
                    reverse=True)
     noise = p.label_noise.get(task, 0.0)
-    fig, axes = plt.subplots(len(sizes), n, figsize=(1.5 * n, 1.75 * len(sizes)), squeeze=False)
+    fig, axes = plt.subplots(len(sizes), n, figsize=(1.5 * n, 2.3 * len(sizes) + 0.4),
+                             squeeze=False)
+    fig.suptitle(f"{task.upper()} stand-in, label noise p = {noise:g}", fontsize=10)
     for r, size in enumerate(sizes):
         _, splits = digits_standin(task, seed, size, per_class=20, label_noise=noise)
         _, clean = digits_standin(task, seed, size, per_class=20)
