@@ -319,10 +319,7 @@ def test_quick_profile_leaves_cells_out_with_a_reason_and_searches_per_architect
     assert [(r.model, r.method) for r in runs] == [
         ("vgg16", "base"), ("vgg16", "none"), ("vgg16", "tap"), ("resnet18", "base"),
         ("resnet18", "none"), ("resnet18", "rrr"), ("resnet18", "tap"), ("densenet121", "base"),
-        ("densenet121", "none"), ("densenet121", "rrr"), ("densenet121", "tap")]
-    # DenseNet-121 RRR (the paper's re-emergence case) on PNEU's three seeds
-    assert [r.seed for r in medical.medical_runs(s, "pneu", ["densenet121"], ["rrr"],
-                                                 lambdas={"rrr": 1.0})] == [0, 1, 2]
+        ("densenet121", "none"), ("densenet121", "tap")]
     assert {r.model: r.cfg.epochs for r in runs} == {"vgg16": 4, "resnet18": 3, "densenet121": 3}
     assert {r.model: r.cfg.image_size for r in runs} == {"vgg16": 32, "resnet18": 64,
                                                           "densenet121": 64}
