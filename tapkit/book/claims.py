@@ -25,7 +25,7 @@ from typing import Iterable
 import pandas as pd
 
 from ..experiments.cells import Annotation, tau_text
-from ..metrics import TASK_METRICS, tag_reliance
+from ..metrics import TASK_METRICS
 from ..seedstats import Estimate, from_summary, mean_ci, paired_difference
 from .preconditions import judged_seeds
 from .thresholds import DECOY_TAKEN, KEEPS, MARGIN  # noqa: F401  (claims.KEEPS: the chapters)
@@ -125,10 +125,6 @@ def _permuted(frame: pd.DataFrame) -> pd.Series:
 
 def _seeds(e: Estimate) -> str:
     return f"{e.n} seed{'s' if e.n != 1 else ''}"
-
-
-def _few(e: Estimate) -> bool:
-    return e.n < 2
 
 
 def untestable(claim: str, where: str, evidence: str, seeds: str, data: str, reason: str,
