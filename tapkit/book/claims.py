@@ -27,6 +27,7 @@ import pandas as pd
 from ..experiments.cells import Annotation, tau_text
 from ..metrics import TASK_METRICS
 from ..seedstats import Estimate, from_summary, mean_ci, paired_difference
+from .medical_notes import label
 from .preconditions import judged_seeds
 from .thresholds import DECOY_TAKEN, KEEPS, MARGIN  # noqa: F401  (claims.KEEPS: the chapters)
 
@@ -181,7 +182,7 @@ def removes_claim(runs: pd.DataFrame, data: str, method: str = "tap") -> Claim:
 def _absent(runs: pd.DataFrame, cases: list[str]) -> str:
     """The cases (as labels) with no converged run in ``runs``: "" when all have one."""
     ok = set(runs.loc[runs["status"] == "ok", "case"])
-    return " and ".join({"none": "No XS"}.get(c, c.upper()) for c in cases if c not in ok)
+    return " and ".join(label(c) for c in cases if c not in ok)
 
 
 def _few_reason(seeds) -> str:

@@ -21,6 +21,7 @@ from typing import Sequence
 import pandas as pd
 
 from ..metrics import TASK_METRICS, TaskMetric
+from .medical_notes import label
 from .thresholds import LEARNED, LEARNED_SHARE
 
 
@@ -73,11 +74,11 @@ def judged_seeds(rows: pd.DataFrame, reliance: pd.Series, methods: Sequence[str]
         for method in methods:
             run = at & (rows["case"] == method)
             if not run.any():
-                why.append(f"no {_label(method)} run")
+                why.append(f"no {label(method)} run")
             elif not learned[run].all():
                 clean = float(rows.loc[run, "clean"].iloc[0])
-                why.append(f"{_label(method)} did not learn the task (clean {metric.label} "
-                           f"{clean:.3f})" if clean == clean else f"{_label(method)} did not converge")
+                why.append(f"{label(method)} did not learn the task (clean {metric.label} "
+                           f"{clean:.3f})" if clean == clean else f"{label(method)} did not converge")
         if shortcut:
             none = at & (rows["case"] == "none")
             if not none.any():
@@ -90,7 +91,3 @@ def judged_seeds(rows: pd.DataFrame, reliance: pd.Series, methods: Sequence[str]
         else:
             kept.append(seed)
     return Seeds(tuple(kept), dropped)
-
-
-def _label(method: str) -> str:
-    return {"none": "No XS", "base": "Base"}.get(method, method.upper())
