@@ -21,13 +21,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Mapping
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .methods import XSBatch, get_method, methods_where
+from .models import install_hooks, target_sigma_of
 
 log = logging.getLogger(__name__)
 
@@ -42,18 +43,14 @@ def check_compilable(method: str) -> None:
                          "with create_graph=True")
 
 
-def _keep(acts: dict, name: str, _module, _inputs, output) -> None:
-    acts[name] = output
-
-
 class Capturing(nn.Module):
-    """``model`` returning ``(logits, {layer: activation})``, its hooks installed once."""
+    """``model`` returning ``(logits, {layer: activation})``, its hooks installed once, through
+    the eager step's own primitive (:func:`tapkit.models.install_hooks`), σ included (Eq. 6)."""
 
-    def __init__(self, model: nn.Module, layers: tuple[str, ...]):
+    def __init__(self, model: nn.Module, layers: tuple[str, ...], sigma: Mapping[str, str]):
         super().__init__()
         self.model, self.layers, self.acts = model, tuple(layers), {}
-        self.handles = [model.get_submodule(name).register_forward_hook(
-            functools.partial(_keep, self.acts, name)) for name in self.layers]
+        self.handles = install_hooks(model, self.layers, sigma, self.acts)
 
     def forward(self, x: Tensor) -> tuple[Tensor, dict[str, Tensor]]:
         logits = self.model(x)
@@ -67,9 +64,11 @@ class Capturing(nn.Module):
 
 @contextlib.contextmanager
 def compiled_step(model: nn.Module, cfg, targets: tuple[str, ...], teacher=None,
-                  device: str = "cpu", backend: str | None = None) -> Iterator[Step | None]:
+                  device: str = "cpu", backend: str | None = None,
+                  class_weight: Tensor | None = None) -> Iterator[Step | None]:
     """A compiled ``(x, y, mask) -> (task loss, XS loss)`` for the block, computing what
-    :func:`tapkit.fit.step_losses` computes; ``None`` (train eagerly) on a CPU unless a
+    :func:`tapkit.fit.step_losses` computes (the same σ-applied activations and class-weighted
+    task loss); ``None`` (train eagerly) on a CPU unless a
     ``backend`` is named (tests use ``"eager"``), or where ``torch.compile`` is unavailable. A
     method with a double backward raises ``ValueError``. The hooks are removed on exit."""
     check_compilable(cfg.method)
@@ -79,14 +78,15 @@ def compiled_step(model: nn.Module, cfg, targets: tuple[str, ...], teacher=None,
         return
     method = get_method(cfg.method)
     layers = tuple(targets) if method.activations else ()
-    wrapper = Capturing(model, layers)
+    wrapper = Capturing(model, layers, target_sigma_of(cfg.model, layers))
 
     def losses_of(forward: Callable, x: Tensor, y: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
         logits, acts = forward(x)
-        task = F.cross_entropy(logits, y)
+        task = F.cross_entropy(logits, y, weight=class_weight)  # as fit's task loss
         if method.term is None:
             return task, task.new_zeros(())
-        return task, method.term(XSBatch(model, x, y, mask, logits, acts, cfg.options, teacher))
+        return task, method.term(XSBatch(model, x, y, mask, logits, acts, cfg.options, teacher,
+                                                 task))
 
     compile_ = functools.partial(torch.compile, backend=backend or "inductor", dynamic=False)
     try:

@@ -27,7 +27,7 @@ from .config import ClassWeights, TrainConfig
 from .data import Split, Task, load_experiment
 from .method_options import RbrOptions
 from .methods import Teacher, XSBatch, get_method
-from .models import capture, check_ran, list_models, target_sigma
+from .models import capture, check_ran, target_sigma_of
 from .progress import disabled as progress_disabled
 from .masks import check_finite_mask, masks_checked
 from .results import move_aside, save_torch, unreadable_reason
@@ -54,11 +54,6 @@ def training_split(cfg: TrainConfig, splits: dict[str, Split]) -> Split:
     if name not in splits:
         raise ValueError("data='holdout' needs clean_fraction > 0")
     return splits[name]
-
-
-def _target_sigma(cfg: TrainConfig, targets: tuple[str, ...]) -> dict[str, str]:
-    sigma = target_sigma(cfg.model) if cfg.model in list_models() else {}
-    return {name: s for name, s in sigma.items() if name in targets}
 
 
 def class_weight_tensor(cfg: TrainConfig, labels: Tensor) -> Tensor | None:
@@ -111,7 +106,7 @@ def step_losses(model: nn.Module, x: Tensor, y: Tensor, mask: Tensor, cfg: Train
     extra_forward = method.input_grad and (running or released_rbr)
     x = x.detach().requires_grad_(method.input_grad and not extra_forward)
     layers = targets if method.activations else ()
-    with (capture(model, layers, _target_sigma(cfg, layers)) if layers
+    with (capture(model, layers, target_sigma_of(cfg.model, layers)) if layers
           else contextlib.nullcontext({})) as acts:
         logits = model(x)
     check_ran(acts)
@@ -187,10 +182,8 @@ def fit(model: nn.Module, train: Split, cfg: TrainConfig, targets: tuple[str, ..
     weight = class_weight_tensor(cfg, train.y)
     if weight is not None:
         weight = weight.to(device)
-        if compile_step:  # the compiled step computes the unweighted task loss
-            log.info("class-weighted task loss: training eagerly, not compiled")
-            compile_step = False
-    compiled = (compiled_step(model, cfg, targets, teacher, device) if compile_step
+    compiled = (compiled_step(model, cfg, targets, teacher, device, class_weight=weight)
+                if compile_step
                 else contextlib.nullcontext())
     with compiled as step, masks_checked():
         step = step or functools.partial(step_losses, model, cfg=cfg, targets=targets,

@@ -19,6 +19,7 @@ registered target's map is non-negative.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -282,6 +283,42 @@ def validate_layers(model: nn.Module, layers: Sequence[str]) -> None:
         raise ValueError(f"unknown layer(s) {missing} in {type(model).__name__}; valid names: {shown}")
 
 
+def target_sigma_of(model: str, layers: Sequence[str]) -> dict[str, str]:
+    """σ of those ``layers`` of model ``model`` that need one (Eq. 6): the registry's
+    (:func:`target_sigma`) for a registered model, none for a model built by hand."""
+    sigma = target_sigma(model) if model in _REGISTRY else {}
+    return {name: s for name, s in sigma.items() if name in layers}
+
+
+def install_hooks(model: nn.Module, layers: Sequence[str], sigma: Mapping[str, str],
+                  acts: dict) -> list:
+    """The one capture primitive: a forward hook on each of ``layers`` that stores the module's
+    output into ``acts[name]``, after its σ where ``sigma`` names one (Eq. 6). Returns the
+    handles; the caller removes them. :func:`capture` (the eager step) and
+    :class:`tapkit.compiled.Capturing` (the compiled step, hooks installed once) both use it, so
+    the two steps penalise the same activations. No ``layers``: no hooks (a method that reads no
+    activations)."""
+    if layers:
+        validate_layers(model, layers)
+    sigma = dict(sigma)
+    _check_sigma(layers, sigma)
+    handles = []
+    try:
+        for name in layers:
+            fn = SIGMAS[sigma[name]] if name in sigma else None
+            handles.append(model.get_submodule(name).register_forward_hook(
+                functools.partial(_store, acts, name, fn)))
+    except BaseException:
+        for handle in handles:
+            handle.remove()
+        raise
+    return handles
+
+
+def _store(acts: dict, name: str, fn, _module, _inputs, output) -> None:
+    acts[name] = fn(output) if fn is not None else output
+
+
 @contextlib.contextmanager
 def capture(model: nn.Module, layers: Sequence[str], sigma: Mapping[str, str] | None = None
             ) -> Iterator["OrderedDict[str, torch.Tensor]"]:
@@ -294,22 +331,9 @@ def capture(model: nn.Module, layers: Sequence[str], sigma: Mapping[str, str] | 
     forward, the last output is kept.
     """
     validate_layers(model, layers)
-    sigma = dict(sigma or {})
-    _check_sigma(layers, sigma)
     acts: OrderedDict[str, torch.Tensor] = OrderedDict((name, None) for name in layers)  # type: ignore[misc]
-    handles = []
-
-    def hook_for(name: str):
-        fn = SIGMAS[sigma[name]] if name in sigma else None
-
-        def hook(_module, _inputs, output):
-            acts[name] = fn(output) if fn is not None else output
-
-        return hook
-
+    handles = install_hooks(model, layers, sigma or {}, acts)
     try:
-        for name in layers:
-            handles.append(model.get_submodule(name).register_forward_hook(hook_for(name)))
         yield acts
     finally:
         for handle in handles:
