@@ -18,8 +18,8 @@ JOBS    ?= 2
 THREADS ?= $(if $(filter 1,$(JOBS)),,1)
 # Chapter order (the book's _toc.yml); execution order follows the dependencies below.
 NOTEBOOKS := data method lambda_search mnist teachers medical_teachers distillation medical_distillation \
-             pneu knee normalisation overlap visual extra_architectures speed_memory explorer report \
-             comparisons
+             pneu knee normalisation overlap visual extra_architectures speed_memory explorer protocol \
+             report comparisons
 X         := build/executed/$(PROFILE)
 EXECUTED  := $(patsubst %,$(X)/%.ipynb,$(NOTEBOOKS))
 LIBRARY   := $(wildcard tapkit/*.py tapkit/experiments/*.py tapkit/book/*.py)

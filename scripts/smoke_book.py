@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # this checkout's tapkit, also when another one is installed
 # Stages in dependency order (the Makefile's); the chapters of one stage run side by side.
-STAGES = [["data", "method", "pneu", "knee"],
+STAGES = [["data", "method", "pneu", "knee", "protocol"],
           ["lambda_search", "overlap", "visual", "extra_architectures", "medical_teachers"],
           ["mnist", "teachers", "medical_distillation"],
           ["distillation", "explorer", "normalisation"],

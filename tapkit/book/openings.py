@@ -72,6 +72,10 @@ CLAIMS: dict[str, str] = {
     "normalisation": "The paper's λ were tuned with its authors' code, whose TAP, RRR and RBR "
                      "are normalised differently from the equations it prints; the paper does "
                      "not discuss the difference.",
+    "protocol": "The Experimental Design section and the appendix fix the data, contamination, "
+                "models, optimiser, λ search, losses, teachers and metrics; the authors' released "
+                "code, with which the paper's λ were tuned, sets what the text leaves open and in "
+                "places differs from it.",
     "report": "TAP removes spurious signals as well as RRR and RBR on MNIST, keeps deep CNNs off "
               "them where those fail, works with teacher annotations, and costs almost nothing "
               "in speed and memory.",
