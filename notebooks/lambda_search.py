@@ -40,13 +40,16 @@ results = None        # None: <repository>/results
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, openings, report
+from tapkit.book import chapter, openings, profile_notes, report
 from tapkit.experiments import chapter_plans, medical_plans, plans, protocols
 from tapkit.experiments.executors import run_many
 
 ch = chapter.open_chapter(globals(), "lambda_search", "mnist", show=True)
 s, root = ch.settings, ch.root
 grids = grids or {m: list(lams) for m, lams in s.search.items()}  # the protocol's grids
+display(Markdown(profile_notes.page_changes(s.with_overrides(search=grids),
+                                            protocols.mnist("paper"), profile,
+                                            profile_notes.XS_METHODS)))
 cells = chapter_plans.lambda_search(s, root, grids=grids)
 runs = run_many(chapter_plans.configs(cells), root / "runs", device)
 label = report.provenance_label(runs, profile)

@@ -30,48 +30,29 @@ results = None         # None: <repository>/results
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, medical, openings, report
-from tapkit.experiments import chapter_plans, medical_plans
+from tapkit.book import chapter, medical, openings, profile_notes, report
+from tapkit.experiments import chapter_plans, medical_plans, protocols
 from tapkit.book.params import ParameterError
 
 if experiment not in medical.DATASETS:
     raise ParameterError(f"parameter experiment={experiment!r}: expected one of "
                          f"{sorted(medical.DATASETS)}")
 NAME = medical.DATASETS[experiment]
-TEXT = {  # what differs between the two data sets: the page's title, metric and tags
-    "pneu": dict(
-        metric="F-score", task="binary (normal vs pneumonia), so the metric is the F-score of the "
-        "pneumonia class: **higher is better**", tags='"ABC" for normal and "XYZ" for pneumonia; '
-        "the permuted test split swaps them", folder="chest_xray", swap="swapped",
-        stripe="255 − label·127; the permuted split swaps the brightness"),
-    "knee": dict(
-        metric="MAE", task="graded on the ordinal Kellgren-Lawrence scale 0–4, so the metric is "
-        "the mean absolute error between predicted and true grades: **lower is better**, and a "
-        "model that uses the tag gets a *larger* MAE when the tags are permuted",
-        tags='"ABC", "DEF", "GHI", "JKL" or "MNO" for grades 0 to 4; the permuted test split '
-        "assigns the tags at random", folder="kneeKL224", swap="permuted",
-        stripe="255 − label·51; the permuted split assigns the brightness at random"),
-}[experiment]
-display(Markdown(f"""# Setting 1 on {NAME}
-
-The paper's {NAME} figure ({TEXT['metric']} on the contaminated test split and
-Δ-{TEXT['metric']} when the tags are {TEXT['swap']}) and its appendix table (contaminated /
-permuted / clean, mean and std over seeds) for VGG-16, ResNet-18 and DenseNet-121. {NAME} is
-{TEXT['task']}. Every training image carries a text tag in a random corner, {TEXT['tags']}.
-Base trains on clean images; No XS on tagged images without explanatory supervision; RRR, RBR and
-TAP on tagged images with the ground-truth tag masks, at the λ of this profile's λ search (the
-paper's hyperparameter table for ground-truth annotations where a profile does not search).
-
-Re-run this chapter on the real data (the folder holding `{TEXT['folder']}/`), for example:
+TEXT = medical.PAGE_TEXT[experiment]  # what differs between the two data sets: metric, tags...
+# the data box (stand-in or real) and the per-architecture note, displayed by open_chapter; the
+# title and first paragraph become the page's first cell (scripts/run_notebook.py), so the box
+# comes right after that paragraph
+ch = chapter.open_chapter(globals(), experiment, "medical", [experiment])
+s, root = ch.settings, ch.root
+on = medical.data_name(s, experiment)
+display(Markdown(medical.page_title(s, experiment)))
+display(Markdown(profile_notes.page_changes(s, protocols.medical("paper"), profile, methods,
+                                            models, experiment)))
+display(Markdown(f"""Re-run this chapter on the real data (the folder holding `{TEXT['folder']}/`), for example:
 
 ```bash
 papermill notebooks/medical_gt.ipynb out.ipynb -p experiment {experiment} -p profile paper -p source /data/{experiment}
 ```"""))
-
-# %% tags=["hide-input"]
-ch = chapter.open_chapter(globals(), experiment, "medical", [experiment])
-s, root = ch.settings, ch.root
-on = medical.data_name(s, experiment)
 ch.show_settings()
 
 # %% [markdown]
@@ -88,15 +69,14 @@ ch.show_settings()
 # formula-driven fractals of {cite:t}`kataoka2020fractaldb`), and XS terms differ by orders of
 # magnitude between architectures, so the quick profile searches the
 # stand-in's own validation split over three values per architecture (the grids in the settings
-# above, `search`); a method without a grid uses the paper's λ. RBR is the
-# full-derivative penalty of {cite:t}`shao2021rbr` (its influence term differentiated through the
-# forward pass, so training needs third derivatives). PyTorch cannot take a third derivative of
-# training-mode BatchNorm, so on ResNet-18 {cite:p}`he2016resnet` and DenseNet-121
-# {cite:p}`huang2017densenet` (which have BatchNorm) the RBR term is
-# computed with **BatchNorm in eval mode** (running statistics; `RbrOptions(batchnorm="running")`), as the
-# authors' released code does for its extra forward pass, while the task loss keeps its normal
-# training-mode forward. VGG-16 {cite:p}`simonyan2015vgg` has no BatchNorm and needs no such switch. The table under the
-# figure lists λ, each method's `options` (RRR's and RBR's `batchnorm` among them), epochs and status per run.
+# above, `search`); a method without a grid uses the paper's λ. The table under the figure lists
+# λ, each method's `options` (RRR's and RBR's `batchnorm` among them), epochs and status per run.
+# RBR {cite:p}`shao2021rbr` needs the input gradients of ResNet-18 {cite:p}`he2016resnet` and DenseNet-121
+# {cite:p}`huang2017densenet`, which have BatchNorm, and of VGG-16 {cite:p}`simonyan2015vgg`,
+# which has none; which RBR this profile trains, and how, follows from its options:
+
+# %% tags=["hide-input"]
+display(Markdown(profile_notes.rbr_note(s.options_for("rbr"), models)))
 
 # %% tags=["hide-input"]
 # the chapter's runs, each table's after its λ search (run here, its choice written)

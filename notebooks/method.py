@@ -169,10 +169,11 @@ plt.show()
 display(Markdown(f"*{label}*"))
 
 # %% [markdown]
-# With No XS a large share of the input gradient sits on the 16 patch pixels; TAP, which never
-# touches an input gradient, removes it along with the activations, as RRR {cite:p}`ross2017rrr`
-# does by penalising
-# the input gradient directly.
+# What the bars show, against chance (the patch's share of the pixels): TAP penalises the
+# activations, RRR {cite:p}`ross2017rrr` the input gradient itself.
+
+# %% tags=["hide-input"]
+display(Markdown(openings.theorem_findings(theorem, coverage)))
 
 # %% tags=["hide-input"]
 ch.opening(openings.method_found(theorem, test.mask.mean().item()))

@@ -41,14 +41,15 @@ results = None         # None: <repository>/results
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, medical_notes, openings, paper_profile, report
-from tapkit.experiments import chapter_plans, plans
+from tapkit.book import chapter, medical_notes, openings, paper_profile, profile_notes, report
+from tapkit.experiments import chapter_plans, plans, protocols
 from tapkit.experiments.executors import run_many
 
 ch = chapter.open_chapter(globals(), "mnist", "mnist")
 s, root = ch.settings, ch.root
 lams = plans.mnist_lambdas(root, lambdas)
 ch.show_settings({"settings": s.as_dict(), "λ": lams})
+display(Markdown(profile_notes.page_changes(s, protocols.mnist("paper"), profile, methods)))
 
 # %% tags=["hide-input"]
 cells = chapter_plans.mnist(s, root, cases=methods, lambdas=lambdas)

@@ -31,7 +31,8 @@
 # precision and recall of their annotations against the ground-truth patches under both rules
 # (the paper's annotation-quality figure, which gives no MNIST numbers), and TAP trained with
 # teacher, random and ground-truth masks on Decoy-MNIST (the paper's MNIST teacher figure and
-# table). Students train with the absolute rule, as the paper states.
+# table). Which rule the students train with, and what this profile changes from the paper's
+# protocol, is said under the settings below.
 #
 # Re-run this chapter with other parameters, for example all three thresholds for training:
 #
@@ -61,7 +62,7 @@ from IPython.display import Markdown, display
 
 from tapkit import teachers
 from tapkit.experiments.store import teacher_saliency
-from tapkit.book import chapter, openings, report
+from tapkit.book import chapter, openings, profile_notes, report
 from tapkit.book import mnist_setting2 as s2
 from tapkit.experiments import chapter_plans, plans, protocols
 from tapkit.experiments import setting2_plans as s2p
@@ -82,21 +83,20 @@ gt_lams = plans.mnist_lambdas(root)  # the ground-truth reference is Setting 1's
 ch.show_settings({"settings": s.as_dict(), "teachers": t.as_dict(),
                   "student threshold": threshold, "λ with teacher masks": lams,
                   "λ with ground truth": gt_lams["tap"]})
+display(Markdown(s2.profile_changes(s, t, protocols.mnist("paper"),
+                                    protocols.mnist_teachers("paper"), profile, threshold)))
 # the chapter's runs: teachers, TAP students and references, RRR/RBR students
 cells = chapter_plans.teachers(s, root, t=t, lambdas=lambdas, threshold=threshold)
 annotator = s2p.annotator  # the paper's names for the two teachers: teacher_10, teacher_1
 
 # %% [markdown]
 # ## The teachers
-#
-# Each teacher trains like a No-XS model (same optimiser and epochs) on its clean holdout, and is
-# scored on the same three test splits as every student. A teacher that is right for the right
-# reasons scores the same on all three.
 
 # %% tags=["hide-input"]
 teacher_cells = chapter_plans.part(cells, "teacher_performance")  # fraction-major, then seed
 teacher_of = dict(zip([(f, seed) for f in t.fractions for seed in s.seeds],
                       chapter_plans.configs(teacher_cells)))
+display(Markdown(s2.teachers_text(teacher_of[t.fractions[0], s.seeds[0]], s)))
 teacher_runs = run_many(chapter_plans.configs(teacher_cells), root / "runs", device)
 teacher_runs["teacher"] = [c.annotation.value for c in teacher_cells]
 label = report.provenance_label(teacher_runs, profile)
@@ -215,11 +215,12 @@ display(s2.ours_with_paper(tap_summary, "tap", t.train_taus, cases))
 #
 # The paper reports RRR {cite:p}`ross2017rrr` and RBR {cite:p}`shao2021rbr` with teacher
 # annotations only on PNEU and KNEE (10% teacher and
-# random masks), so there are no MNIST paper values to set beside these. RBR here is the full
-# derivative (`RbrOptions(variant="full")`), with the paper's teacher-annotation λ; a run whose loss
-# diverges is reported as DNC.
+# random masks), so there are no MNIST paper values to set beside these. They train with the
+# paper's teacher-annotation λ; a run whose loss diverges is reported as DNC. Which RBR this
+# profile trains follows from its options:
 
 # %% tags=["hide-input"]
+display(Markdown(profile_notes.rbr_note(s.options_for("rbr"), [s.resolve("model", None)])))
 extra = [m for m in t.xs_methods if m != "tap"]
 if extra:
     xs_cells = chapter_plans.part(cells, "mnist_teacher_xs")
@@ -239,10 +240,10 @@ else:
                      "with teacher and random masks are left to the paper profile."))
 
 # %% [markdown]
-# ## What the quick profile leaves out
+# ## What this profile leaves out
 
 # %% tags=["hide-input"]
-left = s2.left_out(s.seeds, t.train_taus, extra, s.epochs, s.optimizer, s.source)
+left = s2.left_out(s.seeds, t.train_taus, extra, s.epochs, s.optimizer, s.source, held)
 display(Markdown("Run `make book PROFILE=paper` for everything. This profile leaves out: "
                  + ("; ".join(left) if left else "nothing") + "."))
 

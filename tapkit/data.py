@@ -32,6 +32,7 @@ from .sources import (FOLDER_DATASETS, DataNotFoundError, Embedded, FolderDatase
 log = logging.getLogger(__name__)
 
 MNIST_MEAN, MNIST_STD = 0.1307, 0.3081
+VAL_FRACTION = 0.1  # the paper's validation split: "reserve 10% of the training split"
 IMAGENET_MEAN, IMAGENET_STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
 
@@ -161,7 +162,7 @@ def make_split(images: np.ndarray, labels: np.ndarray, contaminate: Callable | N
 def build_splits(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray,
                  contaminate: Callable | None, permute: sc.Assignment, seed: int, mean, std,
                  channels: int = 1, clean_fraction: float = 0.0,
-                 val_fraction: float = 0.1) -> dict[str, Split]:
+                 val_fraction: float = VAL_FRACTION) -> dict[str, Split]:
     """The paper's splits: ``train`` SC(X*,y); ``val`` (10% of train) SC(X*,permute(y));
     ``test_contaminated``, ``test_permuted``, ``test_clean``; and ``clean_holdout`` — a clean
     ``clean_fraction`` of train removed before contamination, for pre-training a teacher — plus

@@ -78,6 +78,47 @@ def standin_note(s: Protocol, experiment: str) -> str:
             f"the {name} folder to run on the real data.</p></div>")
 
 
+# What differs between the two data sets on the Setting-1 page (notebooks/medical_gt.py): its
+# metric, task, tags, folder, how the tags are swapped and the stripe's brightness
+PAGE_TEXT = {
+    "pneu": dict(
+        metric="F-score", task="binary (normal vs pneumonia), so the metric is the F-score of the "
+        "pneumonia class: **higher is better**", tags='"ABC" for normal and "XYZ" for pneumonia; '
+        "the permuted test split swaps them", folder="chest_xray", swap="swapped",
+        stripe="255 − label·127; the permuted split swaps the brightness"),
+    "knee": dict(
+        metric="MAE", task="graded on the ordinal Kellgren-Lawrence scale 0–4, so the metric is "
+        "the mean absolute error between predicted and true grades: **lower is better**, and a "
+        "model that uses the tag gets a *larger* MAE when the tags are permuted",
+        tags='"ABC", "DEF", "GHI", "JKL" or "MNO" for grades 0 to 4; the permuted test split '
+        "assigns the tags at random", folder="kneeKL224", swap="permuted",
+        stripe="255 − label·51; the permuted split assigns the brightness at random"),
+}
+STANDIN_TITLE = "digit stand-in"  # the title's mark of a page that runs the stand-in
+
+
+def page_title(s: Protocol, experiment: str) -> str:
+    """The Setting-1 page's title and first paragraph as Markdown (``scripts/run_notebook.py``
+    makes it the page's first cell): on the digits stand-in both say so first, and the stand-in
+    box (:func:`standin_note`) follows the paragraph."""
+    name, text = DATASETS[experiment], PAGE_TEXT[experiment]
+    what = (f"the paper's {name} figure ({text['metric']} on the contaminated test split and "
+            f"Δ-{text['metric']} when the tags are {text['swap']}) and its appendix table "
+            "(contaminated / permuted / clean, mean and std over seeds) for VGG-16, ResNet-18 and "
+            "DenseNet-121")
+    rest = (f"{name} is {text['task']}. Every training image carries a text tag in a random "
+            f"corner, {text['tags']}. Base trains on clean images; No XS on tagged images "
+            "without explanatory supervision; RRR, RBR and TAP on tagged images with the "
+            "ground-truth tag masks, at the λ of this profile's λ search (the paper's "
+            "hyperparameter table for ground-truth annotations where a profile does not search).")
+    if is_standin(s):
+        return (f"# Setting 1 on {name} ({STANDIN_TITLE})\n\n"
+                f"This page runs on a **stand-in built from embedded MNIST digits, not on "
+                f"{name}** ({name} is not available here; the box below says how the stand-in "
+                f"is made). On the stand-in it reproduces {what}. {rest}")
+    return f"# Setting 1 on {name}\n\n{what[0].upper()}{what[1:]}. {rest}"
+
+
 def _test_size(s: Protocol, experiment: str) -> int:
     """Test digits per class of the stand-in (as :func:`tapkit.data.digits_standin` takes them)."""
     per_class = per_experiment(s.per_class, experiment)

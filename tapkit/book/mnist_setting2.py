@@ -11,12 +11,17 @@ import pandas as pd
 from torch import Tensor
 
 from .. import teachers
-from ..data import Split
+from ..config import TrainConfig
+from ..data import VAL_FRACTION, Split
 from ..experiments.cells import Annotation, tau_text
 from ..experiments.setting2_plans import annotator
-from . import report
+from ..experiments.setting2_protocols import LambdaSource, Threshold
+from . import profile_notes, report
 
-PAPER_HELD = {0.1: 6000, 0.01: 600}  # 10% and 1% of the paper's 60,000 training digits
+PAPER_TRAIN_DIGITS = 60_000  # MNIST's training split, before the validation split is taken out
+# the paper's teachers' clean holdouts: 10% and 1% of the training digits left after the 10%
+# validation split (5,400 and 540), as tapkit splits them (tapkit.data.build_splits)
+PAPER_HELD = {f: round(PAPER_TRAIN_DIGITS * (1 - VAL_FRACTION) * f) for f in (0.1, 0.01)}
 
 
 def held_out_text(held: Mapping[float, int], source: object) -> str:
@@ -128,8 +133,10 @@ def ours_with_paper(summary: pd.DataFrame, method: str, train_taus: Sequence[flo
 
 
 def left_out(seeds: Sequence[int], train_taus: Sequence[float], extra: Sequence[str],
-             epochs: int, optimizer: str, source: object) -> list[str]:
-    """What a profile leaves out of the paper's MNIST Setting 2."""
+             epochs: int, optimizer: str, source: object,
+             held: Mapping[float, int]) -> list[str]:
+    """What a profile leaves out of the paper's MNIST Setting 2 (``held``: the teachers' clean
+    holdout sizes per fraction, as :func:`held_out_text` gets them)."""
     left = []
     if len(seeds) < 5:
         left.append(f"{len(seeds)} seed(s) instead of the paper's five (no standard deviations)")
@@ -141,6 +148,50 @@ def left_out(seeds: Sequence[int], train_taus: Sequence[float], extra: Sequence[
     if epochs < 50:
         left.append(f"{epochs} {optimizer} epochs instead of the paper's 50 SGD epochs")
     if str(source) == "embedded":
-        left.append("the 5,000 embedded digits instead of full MNIST (360 / 36 clean digits for "
-                    "the teachers instead of 6,000 / 600)")
+        left.append(f"{profile_notes.SOURCES['embedded']} instead of full MNIST ("
+                    + " / ".join(f"{n:,}" for n in held.values()) + " clean digits for the "
+                    "teachers instead of "
+                    + " / ".join(f"{PAPER_HELD[f]:,}" for f in held if f in PAPER_HELD) + ")")
     return left
+
+
+def teachers_text(teacher: TrainConfig, s) -> str:
+    """How the teachers train, read from a teacher's config beside the students' protocol
+    ``s``: optimiser, batch size and epochs, and which of them differ from the students'."""
+    opt = profile_notes.OPTIMIZERS
+    how = (f"{opt.get(teacher.optimizer, teacher.optimizer)} at learning rate {teacher.lr:g}, "
+           f"batches of {teacher.batch_size}")
+    same = ((teacher.optimizer, teacher.lr, teacher.batch_size)
+            == (s.optimizer, s.lr, s.batch_size))
+    epochs = (f"for {teacher.epochs} epochs, as the students" if teacher.epochs == s.epochs
+              else f"for {teacher.epochs} epochs where the students train {s.epochs}")
+    return (f"Each teacher trains like a No-XS model on its clean holdout ({how}: "
+            + ("the students' optimiser and batch size" if same else
+               f"where the students train with {opt.get(s.optimizer, s.optimizer)} at "
+               f"learning rate {s.lr:g}, batches of {s.batch_size}")
+            + f"), {epochs}, and is scored on the same three test splits as every student. A "
+            "teacher that is right for the right reasons scores the same on all three.")
+
+
+def profile_changes(s, t, paper_s, paper_t, profile: str, threshold: str) -> str:
+    """What this profile changes from the paper's MNIST Setting 2 (``paper_s``, ``paper_t``:
+    the paper profile's protocols), in one sentence (:func:`.profile_notes.changes`, with the
+    teachers' epochs and the students' mask rule ``threshold``), after the students' rule in a
+    sentence of its own. ``s``: the Setting-1 protocol on the teachers' seeds."""
+    lambdas = ("the paper's teacher-annotation λ" if t.lambda_source is LambdaSource.PAPER
+               else "this profile's Setting-1 λ")
+    items = profile_notes.changes(s, paper_s, t.xs_methods,
+                                  lambdas=dict.fromkeys(t.xs_methods, lambdas), searched=False)
+    ours = t.teacher_epochs or s.epochs
+    theirs = paper_t.teacher_epochs or paper_s.epochs
+    if ours != theirs:
+        items.append(f"teachers trained {ours} epochs instead of {theirs}")
+    if threshold != paper_t.threshold.value:
+        items.append(f"the students' masks by the {threshold} rule where the paper profile uses "
+                     f"the {paper_t.threshold.value} rule"
+                     + (" (the released code's, on which the paper's λ were tuned)"
+                        if paper_t.threshold is Threshold.QUANTILE else ""))
+    rule = ("the absolute rule, as the paper states (Eq. 14)" if threshold == "absolute" else
+            f"the {threshold} rule, as the authors' released code does")
+    return (f"Students here train on masks made by {rule}. "
+            + profile_notes.changes_sentence(profile, items))

@@ -125,6 +125,33 @@ def method_found(theorem: pd.DataFrame, coverage: float) -> str:
                "does not lower it below No XS's here (by more than one point)."))
 
 
+def theorem_findings(theorem: pd.DataFrame, coverage: float) -> str:
+    """What the method page's Theorem-1 bars show, in words that follow the numbers: the share
+    of the input gradient inside the mask for No XS, TAP and RRR beside chance (the mask's share
+    of the pixels, ``coverage``); TAP "reduces" it only where it is clearly lower than No XS's
+    (:data:`MNIST_GAP`), and never "removes" it unless it reaches chance."""
+    share = theorem["input gradient in mask"]
+    if "none" not in share or "tap" not in share:
+        return f"The mask covers {coverage:.1%} of the pixels (chance, the dashed line)."
+    none, tap = share["none"], share["tap"]
+    times = lambda v: f"{v / coverage:.1f}× chance" if coverage else "chance unknown"  # noqa: E731
+    text = (f"The patch covers {coverage:.1%} of the pixels (chance, the dashed line). With No "
+            f"XS, {none:.1%} of the input gradient sits on it ({times(none)}). TAP, which never "
+            "touches an input gradient, ")
+    if clearly_less(tap, none, MNIST_GAP):
+        text += (f"reduces that share to {tap:.1%} ({times(tap)}) by penalising the activations"
+                 + (": lower, not removed (Theorem 1's zero needs the masked activations at "
+                    "zero, and the penalty only lowers them)" if tap > coverage + MNIST_GAP
+                    else "") + ".")
+    else:
+        text += (f"leaves it at {tap:.1%} ({times(tap)}): not clearly lower than No XS's (by "
+                 f"more than {MNIST_GAP * 100:g} percentage point{'s' * (MNIST_GAP != 0.01)}).")
+    if "rrr" in share:
+        text += (f" RRR, which penalises the input gradient directly, brings it to "
+                 f"{share['rrr']:.1%} ({times(share['rrr'])}).")
+    return text
+
+
 def data_found(train, permuted) -> str:
     """How much of the label the decoy patch gives away: the label read off the patch's
     brightness alone (the most frequent training label per brightness) on the training split

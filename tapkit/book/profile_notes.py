@@ -1,0 +1,206 @@
+"""What a profile changes from the paper's protocol, said in a page's prose, and which form of each
+XS loss a profile trains. Every value is read from the protocol objects
+(:mod:`tapkit.experiments.protocols`): the page's protocol beside the ``paper`` profile's, which
+stands for the paper's Experimental Design section (as the authors' released code runs it). A
+profile's settings are also in each page's folded settings; the sentences here are what a reader
+meets without unfolding them.
+
+``changes(s, paper, ...)`` lists the differences (optimiser, epochs, batch size, seeds, image
+size, data, the losses' forms beside the λ they train at, and the λ search's guard);
+``changes_sentence`` puts them in one sentence; ``loss_form`` and ``rbr_note`` name the form of a
+method's loss from its options (e.g. ``s.options_for("rbr")``), so that a page never calls RBR
+"full-derivative" on a profile that trains the released one.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Iterable, Mapping, Sequence
+
+from ..method_options import MethodOptions, RbrOptions, RrrOptions, TapOptions
+from ..experiments.plans import LEARNED_SHARE
+from .medical_notes import ARCH_LABELS, label
+
+XS_METHODS = ("tap", "rrr", "rbr")
+OPTIMIZERS = {"adam": "Adam", "sgd": "SGD (momentum 0.9)"}
+# what a data source is, for the sentence (a folder or another source: its name as given)
+SOURCES = {"embedded": "the 5,000 embedded digits", "mnist": "full MNIST (60,000 + 10,000 digits)"}
+
+
+def loss_form(options: MethodOptions) -> str:
+    """The form of an XS loss its ``options`` train, in a few words: the paper's equations as
+    written, or the authors' released code (on which the paper's λ were tuned)."""
+    if isinstance(options, TapOptions):
+        if (options.norm, options.pooling) == ("l1", "independent"):
+            return "TAP as Definition 2 writes it (L1 norm, each layer's mask pooled from M)"
+        if (options.norm, options.pooling) == ("l2sq", "cumulative"):
+            return "the released TAP (squared Frobenius norm, masks re-pooled layer by layer)"
+        return f"TAP with norm {options.norm!r} and pooling {options.pooling!r}"
+    if isinstance(options, RrrOptions):
+        return ("RRR as Eq. 4 writes it (unscaled)" if options.scale == "none" else
+                "the released RRR (mask scaled by H·W/|M| before squaring)")
+    if isinstance(options, RbrOptions):
+        return ("the full-derivative RBR (Shao et al.'s penalty as cited)"
+                if options.variant == "full" else
+                "the released RBR (its influence term without the loss's path through the "
+                "forward pass, summed over the batch)")
+    return type(options).__name__
+
+
+def rbr_note(options: RbrOptions, models: Iterable[str] = ()) -> str:
+    """Which RBR a profile trains (its ``options``, e.g. ``s.options_for("rbr")``) and how its
+    input gradients treat BatchNorm on ``models`` (those of them that have BatchNorm are named)."""
+    from ..experiments.medical_plans import has_batchnorm
+
+    models = list(models)
+    with_bn = [_arch(m) for m in models if has_batchnorm(m)]
+    without = [_arch(m) for m in models if _arch(m) not in with_bn]
+    on = (f"on {_and(with_bn)} (which have BatchNorm)" if with_bn else
+          "on a network with BatchNorm")
+    none = f" ({_and(without)}: no BatchNorm, so no such switch)" if without else ""
+    mode = ("BatchNorm in eval mode (running statistics; `batchnorm=\"running\"`)"
+            if options.batchnorm == "running" else
+            "BatchNorm on the batch's statistics (`batchnorm=\"batch\"`)")
+    if options.variant == "full":
+        text = ("Where this profile trains RBR, it is the full-derivative RBR "
+                "(`RbrOptions(variant=\"full\")`): "
+                "the penalty of Shao et al. as cited, its influence term differentiated through "
+                "the forward pass, so training needs third derivatives; batch mean. ")
+        if options.batchnorm == "running":
+            return text + ("PyTorch cannot take a third derivative of training-mode BatchNorm, "
+                           f"so {on} the RBR term is computed with {mode}, as the authors' "
+                           "released code does for its extra forward pass, while the task loss "
+                           f"keeps its training-mode forward{none}.")
+        return text + f"Its term is computed with {mode} {on}{none}."
+    return ("Where this profile trains RBR, it is the authors' released RBR "
+            "(`RbrOptions(variant=\"released\")`), the form the paper's λ were tuned on: its task "
+            "loss comes from the training forward made before x requires grad, so the influence "
+            "term keeps only the first layer's dependence on x, and the penalty is summed over "
+            f"the batch. Its input gradient comes from an extra forward pass with {mode} {on}, as "
+            f"in the released code{none}.")
+
+
+def _arch(model: str) -> str:
+    return ARCH_LABELS.get(model) or {"two_layer_cnn": "the two-layer CNN"}.get(model, model)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' * (n != 1)}"
+
+
+def _and(items: Sequence[str]) -> str:
+    items = list(items)
+    return ", ".join(items[:-1]) + (" and " if len(items) > 1 else "") + (items[-1] if items else "")
+
+
+def _per_model(values: Mapping[str, Any], fmt=str) -> str:
+    """The most common value, with the architectures that differ in brackets: ``3 (VGG-16: 4)``."""
+    common = Counter(values.values()).most_common(1)[0][0]
+    other = [f"{_arch(m)}: {fmt(v)}" for m, v in values.items() if v != common]
+    return fmt(common) + (f" ({'; '.join(other)})" if other else "")
+
+
+def _source(source: Any, experiment: str | None) -> str:
+    text = str(source) if source is not None else "$TAPKIT_DATA"
+    if experiment in ("pneu", "knee"):
+        name = experiment.upper()
+        return (f"the digits stand-in (the box above)" if text == "embedded" else
+                f"the {name} images" + (f" (`{text}`)" if source is not None else ""))
+    return SOURCES.get(text, f"`{text}`")
+
+
+def _lambda_source(s, method: str, models: Sequence[str]) -> str:
+    searched = [m for m in models if s.grid(method, m)]
+    if len(searched) == len(models):
+        return "the λ of this profile's search"
+    if not searched:
+        return "the paper's λ"
+    return (f"the λ of this profile's search on {_and([_arch(m) for m in searched])}, the "
+            "paper's elsewhere")
+
+
+def changes(s, paper, methods: Sequence[str] = (), models: Sequence[str] | None = None,
+            experiment: str | None = None, lambdas: Mapping[str, str] | None = None,
+            searched: bool | None = None) -> list[str]:
+    """What protocol ``s`` changes from ``paper`` (the paper profile's protocol of the same
+    chapter) for the ``methods`` a page trains on ``models`` (None: ``s``'s only model) of
+    ``experiment`` (None: ``s``'s only one), one item each: optimiser, epochs, batch size, seeds,
+    image size, data, the form of each XS loss where it differs from the paper profile's and the
+    λ it trains at (``lambdas[method]``: where its λ come from, e.g. "the paper's
+    teacher-annotation λ"; default: its grid in ``s``, else the paper's), and, when a λ search
+    chooses (``searched``; None: any of ``methods`` has a grid), the guard on the paper's
+    criterion, which needs a clean copy of the validation split (:data:`LEARNED_SHARE`). Cells
+    ``s`` does not run (``not_run``) are left out."""
+    from ..experiments.medical_plans import left_out
+
+    experiment = s.resolve("experiment", experiment)
+    models = list(models) if models is not None else [s.resolve("model", None)]
+    runs = {m: s.for_run(experiment, m) for m in models}
+    ref = {m: paper.for_run(experiment, m) for m in models}
+    items = []
+
+    def differ(field: str, text: str, fmt=str) -> None:
+        ours = {m: getattr(r, field) for m, r in runs.items()}
+        theirs = {m: getattr(r, field) for m, r in ref.items()}
+        if ours != theirs:
+            items.append(text.format(ours=_per_model(ours, fmt), theirs=_per_model(theirs, fmt)))
+
+    opt = {m: (OPTIMIZERS.get(r.optimizer, r.optimizer), r.lr) for m, r in runs.items()}
+    opt_paper = {m: (OPTIMIZERS.get(r.optimizer, r.optimizer), r.lr) for m, r in ref.items()}
+    if opt != opt_paper:
+        as_text = lambda v: f"{v[0]} at learning rate {v[1]:g}"  # noqa: E731
+        items.append(f"{_per_model(opt, as_text)} instead of {_per_model(opt_paper, as_text)}")
+    differ("epochs", "{ours} instead of {theirs}", lambda n: _count(n, "epoch"))
+    differ("batch_size", "batches of {ours} instead of {theirs}")
+    if len(s.seeds) != len(paper.seeds):
+        fewer = {c: len(s.seeds_for(c)) for c in methods if len(s.seeds_for(c)) != len(s.seeds)}
+        fewer |= {label(m): len(s.seeds_on(m)) for m in models
+                  if len(s.seeds_on(m)) != len(s.seeds)}
+        items.append(f"{_count(len(s.seeds), 'seed')} instead of {len(paper.seeds)}"
+                     + (" (" + "; ".join(f"{label(k)}: {n}" for k, n in fewer.items()) + ")"
+                        if fewer else ""))
+    if any(r.image_size for r in runs.values()):
+        differ("image_size", "images of {ours} px instead of {theirs}")
+    if str(s.source) != str(paper.source):
+        items.append(f"{_source(s.source, experiment)} instead of "
+                     f"{_source(paper.source, experiment)}")
+    skipped = left_out(s, experiment, models, methods)
+    trained = [m for m in methods if m in XS_METHODS
+               and any((model, m) not in skipped for model in models)]
+    forms = [m for m in trained if s.options_for(m) != paper.options_for(m)]
+    if forms:
+        where = {m: (lambdas or {}).get(m) or _lambda_source(
+            s, m, [model for model in models if (model, m) not in skipped]) for m in forms}
+        at = "; ".join(f"{label(m)} at {where[m]}" for m in forms)
+        items.append(f"{_and([loss_form(s.options_for(m)) for m in forms])} instead of the "
+                     f"released code's forms, on which the paper's λ were tuned ({at})")
+    if searched is None:
+        searched = any(s.grid(m, model) for m in methods for model in models)
+    if searched:
+        items.append("λ chosen by the paper's criterion (the lowest loss on the permuted "
+                     "validation split) only among the runs that learned the task, whose score "
+                     "on a clean copy of the validation split goes at least "
+                     f"{LEARNED_SHARE:.0%} of the way from a constant prediction's to perfect "
+                     "(a guard of every profile; the paper uses no clean validation split)")
+    return items
+
+
+def changes_sentence(profile: str, items: Sequence[str]) -> str:
+    """One sentence of prose: what the ``profile`` changes from the paper (``items``, from
+    :func:`changes`), or that it changes nothing."""
+    if not items:
+        return (f"The `{profile}` profile trains this page with the paper profile's settings: "
+                "the paper's protocol as the authors' released code runs it.")
+    return (f"What the `{profile}` profile changes from the paper's protocol (read from "
+            f"`tapkit.experiments.protocols`; every setting is in the folded settings): "
+            + "; ".join(items) + ".")
+
+
+def page_changes(s, paper, profile: str, methods: Sequence[str] = (),
+                 models: Sequence[str] | None = None, experiment: str | None = None,
+                 lambdas: Mapping[str, str] | None = None, searched: bool | None = None,
+                 extra: Sequence[str] = ()) -> str:
+    """:func:`changes_sentence` of :func:`changes` (its arguments), with ``extra`` items of the
+    page's own after them: the one call a page makes."""
+    return changes_sentence(profile, [*changes(s, paper, methods, models, experiment, lambdas,
+                                               searched), *extra])

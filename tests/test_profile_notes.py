@@ -1,0 +1,101 @@
+"""What a profile changes from the paper, said in the pages' prose: every value read from the
+protocol objects, so that a page never states a setting its profile does not run (issues 37, 39)."""
+
+import dataclasses
+
+import pandas as pd
+
+from tapkit.book import medical, mnist_setting2, openings, profile_notes
+from tapkit.experiments import protocols
+from tapkit.experiments import setting2_plans as s2p
+from tapkit.method_options import RbrOptions
+
+CASES = ["base", "none", "rrr", "rbr", "tap"]
+DEEP = ["vgg16", "resnet18", "densenet121"]
+
+
+def test_rbr_is_named_from_the_profiles_options_not_a_fixed_word():
+    quick, paper = protocols.medical("quick"), protocols.medical("paper")
+    assert quick.options_for("rbr").variant == "full" and paper.options_for("rbr").variant == "released"
+    full = profile_notes.rbr_note(quick.options_for("rbr"), DEEP)
+    released = profile_notes.rbr_note(paper.options_for("rbr"), DEEP)
+    assert "full-derivative" in full and 'variant="full"' in full
+    assert "full-derivative" not in released and 'variant="released"' in released
+    for text in (full, released):  # BatchNorm named per architecture, from the registry
+        assert "ResNet-18 and DenseNet-121 (which have BatchNorm)" in text
+        assert "(VGG-16: no BatchNorm, so no such switch)" in text
+    assert "full-derivative" in profile_notes.loss_form(RbrOptions())
+    assert "released" in profile_notes.loss_form(RbrOptions(variant="released"))
+
+
+def test_the_quick_mnist_profile_says_its_batch_epochs_guard_and_loss_forms():
+    quick, paper = protocols.mnist("quick"), protocols.mnist("paper")
+    text = profile_notes.page_changes(quick, paper, "quick", CASES)
+    assert text.startswith("What the `quick` profile changes from the paper's protocol")
+    assert f"{quick.epochs} epochs instead of {paper.epochs}" in text
+    assert f"batches of {quick.batch_size} instead of {paper.batch_size}" in text
+    assert "Adam" in text and "SGD" in text
+    assert f"{len(quick.seeds)} seeds instead of {len(paper.seeds)} (RBR: 1)" in text
+    # the equations' RRR and RBR at the paper's λ, tuned on the released forms; TAP searched
+    assert "RRR as Eq. 4 writes it" in text and "full-derivative RBR" in text
+    assert "RRR at the paper's λ; RBR at the paper's λ; TAP at the λ of this profile's search" in text
+    assert "25% of the way" in text and "clean copy of the validation split" in text
+    # the paper profile changes nothing but tapkit's guard
+    own = profile_notes.changes(paper, paper, CASES)
+    assert len(own) == 1 and "guard" in own[0]
+    assert "guard" not in " ".join(profile_notes.changes(quick, paper, CASES, searched=False))
+
+
+def test_the_quick_medical_profile_names_per_architecture_values_and_skips_cells_not_run():
+    quick, paper = protocols.medical("quick"), protocols.medical("paper")
+    items = profile_notes.changes(quick, paper, CASES, DEEP, "pneu")
+    text = " ".join(items)
+    assert "3 epochs (VGG-16: 4 epochs) instead of 50 epochs" in text
+    assert "images of 64 (VGG-16: 32) px instead of 224" in text
+    assert "digits stand-in" in text
+    assert "RBR" not in text  # not run on any architecture in the quick profile
+    assert "RRR at the λ of this profile's search" in text
+    assert not any("batches" in i for i in items)  # 16, as the paper's
+
+
+def test_teachers_say_their_own_epochs_and_one_holdout_size():
+    t, s = protocols.mnist_teachers("quick"), protocols.mnist("quick")
+    s = t.on_seeds(s)
+    teacher = s2p.teacher_config(s, t, None, 0.1, s.seeds[0])
+    text = mnist_setting2.teachers_text(teacher, s)
+    assert f"for {t.teacher_epochs} epochs where the students train {s.epochs}" in text
+    assert "same optimiser and epochs" not in text
+    paper_t, paper_s = protocols.mnist_teachers("paper"), protocols.mnist("paper")
+    paper_teacher = s2p.teacher_config(paper_s, paper_t, None, 0.1, 0)
+    assert "as the students" in mnist_setting2.teachers_text(paper_teacher, paper_s)
+    changes = mnist_setting2.profile_changes(s, t, paper_s, paper_t, "quick", "absolute")
+    assert f"teachers trained {t.teacher_epochs} epochs instead of {paper_s.epochs}" in changes
+    assert "absolute rule" in changes and "quantile rule" in changes
+    # the paper's holdouts after the 10% validation split; ours passed in, not written twice
+    assert mnist_setting2.PAPER_HELD == {0.1: 5400, 0.01: 540}
+    held = {0.1: 360, 0.01: 40}
+    left = " ".join(mnist_setting2.left_out((0,), (0.01,), [], 3, "adam", "embedded", held))
+    assert "360 / 40 clean digits for the teachers instead of 5,400 / 540" in left
+    assert "360 and 40" in mnist_setting2.held_out_text(held, "embedded")
+
+
+def test_the_medical_title_and_first_sentence_say_stand_in():
+    quick = protocols.medical("quick")
+    title, first = medical.page_title(quick, "pneu").split("\n\n", 1)
+    assert title == "# Setting 1 on PNEU (digit stand-in)"
+    assert first.startswith("This page runs on a **stand-in built from embedded MNIST digits, "
+                            "not on PNEU**")
+    real = dataclasses.replace(quick, source="/data/knee")
+    title, first = medical.page_title(real, "knee").split("\n\n", 1)
+    assert title == "# Setting 1 on KNEE" and "stand-in" not in first
+    assert first.startswith("The paper's KNEE figure (MAE")
+
+
+def test_the_theorem_text_says_reduces_where_the_numbers_do():
+    theorem = pd.DataFrame({"input gradient in mask": [0.061, 0.045, 0.012]},
+                           index=["none", "tap", "rrr"])
+    text = openings.theorem_findings(theorem, 0.020)
+    assert "reduces that share to 4.5%" in text and "not removed" in text
+    assert "removes" not in text
+    same = theorem.assign(**{"input gradient in mask": [0.061, 0.058, 0.012]})
+    assert "leaves it at 5.8%" in openings.theorem_findings(same, 0.020)
