@@ -51,7 +51,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from tapkit import metrics, widgets
-from tapkit.book import chapter, openings, report
+from tapkit.book import chapter, labels, openings, report
 from tapkit.experiments import plans, protocols
 from tapkit.models import target_layers
 from tapkit.experiments.executors import LocalExecutor, run_many
@@ -63,10 +63,9 @@ ch = chapter.open_chapter(globals(), "explorer", "mnist", show=True)
 s, root = ch.settings, ch.root
 lams = plans.mnist_lambdas(root, lambdas)
 seed = s.seeds[0]
-LABELS = {"none": "No XS", "rrr": "RRR", "rbr": "RBR", "tap": "TAP", "base": "Base"}
 
 # The same configs as the MNIST chapter, so its trained models are read from the results cache.
-configs = {LABELS.get(m, m): plans.mnist_case_config(s, m, lams, seed) for m in methods}
+configs = {labels.label(m): plans.mnist_case_config(s, m, lams, seed) for m in methods}
 store = ResultStore(root / "runs")
 missing = [label for label, cfg in configs.items() if store.load(cfg) is None]
 runs = run_many(configs.values(), root / "runs", device, executor=LocalExecutor(progress=False))

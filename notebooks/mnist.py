@@ -41,7 +41,7 @@ results = None         # None: <repository>/results
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, medical_notes, openings, paper_profile, profile_notes, report
+from tapkit.book import chapter, labels, openings, paper_profile, profile_notes, report
 from tapkit.experiments import chapter_plans, plans, protocols
 from tapkit.experiments.executors import run_many
 
@@ -97,7 +97,7 @@ paper = report.paper_values("gt_results").query("dataset == 'MNIST'")
 paper = paper.rename(columns={"method": "case"})
 both = report.beside(summary, paper, ["case", "split"])
 report.write_comparison(both, root, "mnist_gt", label, ["case"])
-display(report.side_by_side(both, "case", methods).rename(index=medical_notes.label))
+display(report.side_by_side(both, "case", methods).rename(index=labels.label))
 
 # %% [markdown]
 # ## Paper-profile results (committed, from a GPU)

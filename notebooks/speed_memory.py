@@ -66,7 +66,7 @@ import pandas as pd
 import torch
 from IPython.display import Markdown, display
 
-from tapkit.book import (chapter, claims, medical, medical_notes, openings, paper_profile, report,
+from tapkit.book import (chapter, claims, labels, medical, openings, paper_profile, report,
                          speed_memory)
 from tapkit.benchmark import bench, efficiency, model_spec
 from tapkit.experiments import protocols
@@ -153,7 +153,7 @@ for ax, col, name in ((axes[0], "speed_ratio", "it/s"), (axes[1], "mem_ratio", "
                hatch="//", label=f"{medical.CASE_LABELS[method]} (paper)")
     ax.axhline(1.0, color="black", lw=0.8)
     ax.set_xticks(x, [ARCH[m] for m in names], fontsize=report.MIN_FONT_PT)
-    ax.set_ylabel(medical_notes.label(col))
+    ax.set_ylabel(labels.label(col))
     ax.set_title(f"{name} relative to No XS")
 axes[0].legend(fontsize=report.MIN_FONT_PT, ncol=2)
 report.titled(fig, "Table 1 as ratios to No XS (paper: hatched; a missing bar is the paper's OOM)")

@@ -25,7 +25,6 @@ from . import batches, losses
 from .compiled import compiled_step
 from .config import ClassWeights, TrainConfig
 from .data import Split, Task, load_experiment
-from .method_options import RbrOptions
 from .methods import Teacher, XSBatch, get_method
 from .models import capture, check_ran, target_sigma_of
 from .progress import disabled as progress_disabled
@@ -102,8 +101,8 @@ def step_losses(model: nn.Module, x: Tensor, y: Tensor, mask: Tensor, cfg: Train
     method = get_method(cfg.method)
     running = (method.input_grad and cfg.options.batchnorm == "running"
                and losses.depends_on_mode(model))
-    released_rbr = isinstance(cfg.options, RbrOptions) and cfg.options.variant == "released"
-    extra_forward = method.input_grad and (running or released_rbr)
+    keeps_input = method.keeps_input(cfg.options)  # the released RBR's (its registry entry)
+    extra_forward = method.input_grad and (running or keeps_input)
     x = x.detach().requires_grad_(method.input_grad and not extra_forward)
     layers = targets if method.activations else ()
     with (capture(model, layers, target_sigma_of(cfg.model, layers)) if layers
@@ -114,7 +113,7 @@ def step_losses(model: nn.Module, x: Tensor, y: Tensor, mask: Tensor, cfg: Train
     if method.term is None:
         return task, task.new_zeros(())
     if extra_forward:
-        if not released_rbr:  # released RBR keeps x: its influence term runs through the task loss
+        if not keeps_input:  # else the term also runs through the training pass's task loss
             x = x.detach()
         x.requires_grad_(True)
         with losses.batchnorm_running(model, running):

@@ -10,6 +10,7 @@ the knowledge-distillation baselines ``kd``, ``at``, ``jt`` (appendix), which le
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Callable, Mapping
 
 import torch
@@ -49,6 +50,20 @@ class XSBatch:
     task: Tensor | None = None
 
 
+class Kind(Enum):
+    """What a method is in the paper: the baseline without an XS term (No XS), an XS loss that
+    learns from annotations (Setting 1 and 2: TAP, RRR, RBR), or a distillation baseline that
+    learns from a teacher model instead (the appendix: KD, AT, JT)."""
+
+    NO_XS = "no XS term"
+    XS = "XS loss"
+    DISTILLATION = "distillation baseline"
+
+
+def _never(_options: MethodOptions) -> bool:
+    return False
+
+
 @dataclass(frozen=True)
 class XSMethod:
     """One XS method: its term, its options class and the facts the training loop reads.
@@ -61,6 +76,12 @@ class XSMethod:
     ``activations``: the term reads the model's target activations (after σ, Eq. 6).
     ``teacher``: the term needs a trained teacher (the config's ``teacher``).
     ``compilable``: the step may be compiled (:mod:`tapkit.compiled`; no double backward).
+    ``label``: the name pages print ("No XS", "TAP"); ``kind``: :class:`Kind`, which lists a
+    method belongs to (the XS losses of a table, the distillation baselines).
+    ``keeps_input(options)``: the term's input gradients are taken in an extra forward pass on
+    the training pass's own input ``x`` (not a detached copy), because the term also runs
+    through the training pass's task loss (the released RBR's influence term); the training
+    step asks this instead of testing the options' type.
     """
 
     name: str
@@ -70,6 +91,9 @@ class XSMethod:
     activations: bool = False
     teacher: bool = False
     compilable: bool = True
+    label: str = ""
+    kind: Kind = Kind.XS
+    keeps_input: Callable[[MethodOptions], bool] = _never
 
     @property
     def needs_teacher(self) -> bool:
@@ -96,11 +120,18 @@ _METHODS: dict[str, XSMethod] = {}
 def register_method(method: XSMethod) -> XSMethod:
     if method.name in _METHODS:
         raise ValueError(f"XS method {method.name!r} is already registered")
+    if not method.label:
+        object.__setattr__(method, "label", method.name.upper())
     if method.input_grad and (method.compilable or not has_batchnorm_mode(method.options)):
         raise ValueError(f"{method.name!r}: input-gradient methods have a BatchNorm mode in their "
                          "options (a batchnorm field) and cannot be compiled (double backward)")
     _METHODS[method.name] = method
     return method
+
+
+def method_label(name: str) -> str:
+    """The name pages print for a registered method (its entry's ``label``)."""
+    return get_method(name).label
 
 
 def list_methods() -> list[str]:
@@ -120,8 +151,9 @@ def default_options(name: str) -> MethodOptions:
     return get_method(name).options()
 
 
-def methods_where(**facts: bool) -> list[str]:
-    """Names of the methods whose facts match, e.g. ``methods_where(teacher=False)``."""
+def methods_where(**facts: Any) -> list[str]:
+    """Names of the methods whose facts match, in registration order, e.g.
+    ``methods_where(kind=Kind.XS)`` -> ``["tap", "rrr", "rbr"]``."""
     return [m.name for m in _METHODS.values()
             if all(getattr(m, k) == v for k, v in facts.items())]
 
@@ -190,12 +222,17 @@ def _jt(b: XSBatch) -> Tensor:
     return baselines.jt(_input_grads(b), teacher_grad)
 
 
+def _released_rbr(options: MethodOptions) -> bool:
+    return options.variant == "released"
+
+
 GRAD = dict(input_grad=True, compilable=False)
-for _entry in (XSMethod("none", None),
+TEACHER = dict(teacher=True, kind=Kind.DISTILLATION)
+for _entry in (XSMethod("none", None, label="No XS", kind=Kind.NO_XS),
                XSMethod("tap", _tap, TapOptions, activations=True),
                XSMethod("rrr", _rrr, RrrOptions, **GRAD),
-               XSMethod("rbr", _rbr, RbrOptions, **GRAD),
-               XSMethod("kd", _kd, KdOptions, teacher=True),
-               XSMethod("at", _at, AtOptions, activations=True, teacher=True),
-               XSMethod("jt", _jt, JtOptions, teacher=True, **GRAD)):
+               XSMethod("rbr", _rbr, RbrOptions, keeps_input=_released_rbr, **GRAD),
+               XSMethod("kd", _kd, KdOptions, **TEACHER),
+               XSMethod("at", _at, AtOptions, activations=True, **TEACHER),
+               XSMethod("jt", _jt, JtOptions, **TEACHER, **GRAD)):
     register_method(_entry)

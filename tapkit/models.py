@@ -58,22 +58,29 @@ class ModelSpec:
     torchvision_name: str | None = None
     sigma: Mapping[str, str] = field(default_factory=dict)
     channels_last: bool = False
+    label: str = ""  # the name a reader sees ("ResNet-18"); the registry name when empty
 
 
 _REGISTRY: dict[str, ModelSpec] = {}
 
 
 def register_model(name: str, targets: Sequence[str], torchvision_name: str | None = None,
-                   sigma: Mapping[str, str] | None = None, channels_last: bool = False):
+                   sigma: Mapping[str, str] | None = None, channels_last: bool = False,
+                   label: str = ""):
     """Decorator adding a builder ``(num_classes, in_channels) -> nn.Module`` to the registry;
     ``sigma`` maps target names to a key of :data:`SIGMAS`; ``channels_last``: the layout of
-    its weights (:class:`ModelSpec`)."""
+    its weights; ``label``: the name pages print (:class:`ModelSpec`). A name already
+    registered raises ``ValueError`` (a second entry would silently replace the first)."""
     sigma = dict(sigma or {})
     _check_sigma(tuple(targets), sigma)
+    if name in _REGISTRY:
+        raise ValueError(f"model {name!r} is already registered")
 
     def wrap(builder: Callable[..., nn.Module]) -> Callable[..., nn.Module]:
+        if name in _REGISTRY:
+            raise ValueError(f"model {name!r} is already registered")
         _REGISTRY[name] = ModelSpec(name, builder, tuple(targets), torchvision_name, sigma,
-                                    channels_last)
+                                    channels_last, label or name)
         return builder
 
     return wrap
@@ -93,6 +100,11 @@ def list_models() -> list[str]:
 
     These are the names :func:`get_model` and :func:`target_layers` accept."""
     return sorted(_REGISTRY)
+
+
+def model_label(name: str) -> str:
+    """The name pages print for a registered model (its :class:`ModelSpec` ``label``)."""
+    return get_spec(name).label
 
 
 def get_spec(name: str) -> ModelSpec:
@@ -139,7 +151,8 @@ class TwoLayerCNN(nn.Module):
         return self.fc(torch.flatten(x, 1))
 
 
-@register_model("two_layer_cnn", targets=("relu1", "relu2"), channels_last=True)
+@register_model("two_layer_cnn", targets=("relu1", "relu2"), channels_last=True,
+                label="two-layer CNN")
 def two_layer_cnn(num_classes: int = 10, in_channels: int = 1, image_size: int = 28) -> nn.Module:
     """Targets: the outputs of the two conv blocks (after their max-pool, as for VGG-16 and as in
     the authors' released code), a quarter of the pre-pool maps' size."""
@@ -198,29 +211,35 @@ def _vgg16_authors(num_classes: int = 2, in_channels: int = 3, weights=None) -> 
 # Targets as the paper's Models section states them; ``*_released``/``*_authors`` entries are the
 # released code's choices (see the book's reproduction report).
 VGG16_POOLS = ("features.4", "features.9", "features.16", "features.23", "features.30")
-register_model("vgg16", VGG16_POOLS, "vgg16")(_tv_builder("vgg16"))
-register_model("vgg16_authors", VGG16_POOLS, "vgg16")(_vgg16_authors)
-register_model("resnet18", ("layer1", "layer2", "layer3", "layer4"), "resnet18")(
+register_model("vgg16", VGG16_POOLS, "vgg16", label="VGG-16")(_tv_builder("vgg16"))
+register_model("vgg16_authors", VGG16_POOLS, "vgg16", label="VGG-16 (authors' head)")(
+    _vgg16_authors)
+register_model("resnet18", ("layer1", "layer2", "layer3", "layer4"), "resnet18",
+               label="ResNet-18")(
     _tv_builder("resnet18"))
 # "The output of each of the four dense blocks", after its activation: torchvision applies the
 # BatchNorm + ReLU that follows dense block k at the head of transition k (k = 1..3) and as
 # norm5 + a functional ReLU after block 4.
 register_model("densenet121", ("features.transition1.relu", "features.transition2.relu",
                                "features.transition3.relu", "features.norm5"), "densenet121",
-               sigma={"features.norm5": "relu"}, channels_last=True)(_tv_builder("densenet121"))
+               sigma={"features.norm5": "relu"}, channels_last=True,
+               label="DenseNet-121")(_tv_builder("densenet121"))
 # The authors' code: the (linear) outputs of transition1-3 and norm5 after its ReLU.
 register_model("densenet121_released", ("features.transition1", "features.transition2",
                                         "features.transition3", "features.norm5"), "densenet121",
                sigma={"features.transition1": "abs", "features.transition2": "abs",
                       "features.transition3": "abs", "features.norm5": "relu"},
-               channels_last=True)(_tv_builder("densenet121"))
+               channels_last=True, label="DenseNet-121 (released targets)")(
+    _tv_builder("densenet121"))
 # Stage outputs of the extra architectures are linear bottlenecks (no activation): σ = |.|.
 _EFFNET = ("features.2", "features.3", "features.5", "features.7")
 register_model("efficientnet_b0", _EFFNET, "efficientnet_b0",
-               sigma=dict.fromkeys(_EFFNET, "abs"))(_tv_builder("efficientnet_b0"))
+               sigma=dict.fromkeys(_EFFNET, "abs"), label="EfficientNet-B0")(
+    _tv_builder("efficientnet_b0"))
 _MOBILENET = ("features.3", "features.6", "features.13", "features.17")
 register_model("mobilenet_v2", _MOBILENET, "mobilenet_v2",
-               sigma=dict.fromkeys(_MOBILENET, "abs"))(_tv_builder("mobilenet_v2"))
+               sigma=dict.fromkeys(_MOBILENET, "abs"), label="MobileNet-v2")(
+    _tv_builder("mobilenet_v2"))
 
 
 @dataclass(frozen=True)

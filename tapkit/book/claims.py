@@ -27,7 +27,7 @@ import pandas as pd
 from ..experiments.cells import Annotation, tau_text
 from ..metrics import TASK_METRICS
 from ..seedstats import Estimate, from_summary, mean_ci, paired_difference
-from .medical_notes import label
+from .labels import label
 from .preconditions import judged_seeds
 from .thresholds import DECOY_TAKEN, KEEPS, MARGIN  # noqa: F401  (claims.KEEPS: the chapters)
 

@@ -25,6 +25,7 @@ from ..experiments.medical_runs import (pretraining_frame, run_frame,  # noqa: F
 from ..experiments.protocols import Protocol, per_experiment  # noqa: F401
 from ..metrics import TaskMetric, tag_reliance, task_metric  # noqa: F401  (the chapters' metric)
 from . import report
+from .labels import label
 from .medical_notes import (ARCH_LABELS, CASE_LABELS, budget_note, constant_score,  # noqa: F401
                             left_out_note, mark_left_out, override_note, pretraining_note,
                             search_findings, search_table, standin_caveat)
@@ -154,8 +155,8 @@ def seed_table(runs: pd.DataFrame, experiment: str) -> pd.DataFrame:
             own = per_seed(grp, case, rel)
             paired = on_seeds(own, kept.kept)
             done = cell[cell["status"] == "ok"]
-            rows.append({"architecture": ARCH_LABELS.get(model, model),
-                         "method": CASE_LABELS.get(case, case), "seeds": len(done),
+            rows.append({"architecture": label(model),
+                         "method": label(case), "seeds": len(done),
                          f"clean {metric.label}": mean_ci(done.clean, bounds=metric.range()).text()
                          if len(done) else "did not converge",
                          "reliance on the tag": mean_ci(list(own.values()),
@@ -187,9 +188,9 @@ def wide_table(both: pd.DataFrame, models: Sequence[str], cases: Sequence[str],
     """One row per (architecture, case): ``contaminated (ours)``, ``contaminated (paper)``, ...
     formatted as the paper prints them (mean (std), :func:`.report.side_by_side`); with ``left``
     (cells the profile does not run), those say *not run* and why."""
-    labelled = both.assign(architecture=both.model.map(ARCH_LABELS),
-                           method=both.case.map(CASE_LABELS))
-    order = [(ARCH_LABELS[m], CASE_LABELS[c]) for m in models for c in cases]
+    labelled = both.assign(architecture=both.model.map(label),
+                           method=both.case.map(label))
+    order = [(label(m), label(c)) for m in models for c in cases]
     table = report.side_by_side(labelled, ["architecture", "method"], order)
     return mark_left_out(table, left, models, cases) if left else table
 
@@ -212,9 +213,9 @@ def plot_results(summary: pd.DataFrame, metric: TaskMetric, models: Sequence[str
         cont = [wide["contaminated"].get((m, case), np.nan) for m in models]
         perm = [wide["permuted"].get((m, case), np.nan) for m in models]
         offset = x + (i - (len(cases) - 1) / 2) * width
-        axes[0].bar(offset, cont, width, label=CASE_LABELS[case], color=colors.get(case))
+        axes[0].bar(offset, cont, width, label=label(case), color=colors.get(case))
         axes[1].bar(offset, np.subtract(perm, cont), width, color=colors.get(case))
-    names = [ARCH_LABELS.get(m, m) + ("\n(untrained)" if m in untrained else "") for m in models]
+    names = [label(m) + ("\n(untrained)" if m in untrained else "") for m in models]
     axes[0].set_title(f"{metric.name.upper()} on SC(X*, y) test")
     axes[1].set_title(f"Δ-{metric.name.upper()} (permuted − contaminated)")
     axes[1].axhline(0, color="black", lw=0.8)
@@ -239,7 +240,7 @@ def findings(summary: pd.DataFrame, metric: TaskMetric, models: Sequence[str],
     wide = summary.pivot_table(index=["model", "case"], columns="split", values="mean")
     lines = []
     for model in models:
-        name = ARCH_LABELS.get(model, model)
+        name = label(model)
         if model in skip:
             lines.append(f"- **{name}**: not trained in this profile; its numbers are those of a "
                          "random network.")
@@ -253,11 +254,11 @@ def findings(summary: pd.DataFrame, metric: TaskMetric, models: Sequence[str],
             if case in ("base", "none") or (model, case) not in wide.index:
                 continue
             r = wide.loc[(model, case)]
-            parts.append(f"{CASE_LABELS[case]} {r['permuted'] - r['contaminated']:+.3f} (clean "
+            parts.append(f"{label(case)} {r['permuted'] - r['contaminated']:+.3f} (clean "
                          f"{r['clean']:.3f})")
         base = (f" Base (clean training) scores {wide.loc[(model, 'base'), 'clean']:.3f} on clean "
                 f"test images." if (model, "base") in wide.index else "")
-        gone = [CASE_LABELS[c] for c in cases if (model, c) in (left or {})]
+        gone = [label(c) for c in cases if (model, c) in (left or {})]
         lines.append(f"- **{name}**: No XS {row['contaminated']:.3f} → {row['permuted']:.3f} when "
                      f"the tags are permuted (Δ {row['permuted'] - row['contaminated']:+.3f}): it "
                      f"{verdict}. Δ under XS: {', '.join(parts) if parts else '—'}; clean "

@@ -21,7 +21,7 @@ from ..seedstats import Estimate, from_summary, mean_ci, paired_difference
 from .claims import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, REPRODUCED, Claim,
                      _combined, _few_reason, keeps_verdict, on_seeds, per_seed)
 from .preconditions import judged_seeds
-from .medical_notes import ARCH_LABELS
+from .labels import label
 from .origin import DataOrigin
 from .thresholds import LEARNED, MARGIN, keeps_off, relies
 
@@ -58,7 +58,7 @@ def cells(runs: Mapping[str, pd.DataFrame]) -> Iterator[tuple[str, str, pd.DataF
 
 
 def _name(exp: str, model: str) -> str:
-    return f"{exp.upper()} {ARCH_LABELS.get(model, model)}"
+    return f"{exp.upper()} {label(model)}"
 
 
 def _cell_seeds(rows: pd.DataFrame, rel: pd.Series, exp: str, methods: list[str]):

@@ -12,7 +12,6 @@ from typing import Mapping, Sequence
 import pandas as pd
 import torch
 
-from ..experiments.cells import Annotation
 from ..experiments.protocols import per_experiment
 from ..experiments.plans import LEARNED_SHARE, learned_share
 from ..experiments.medical_plans import ARCHITECTURES as MAIN_ARCHITECTURES
@@ -20,41 +19,13 @@ from ..experiments.protocols import PretrainTask, Protocol
 from ..data import FRACTAL_CATEGORIES
 from ..metrics import constant_score as metrics_constant_score
 from ..metrics import task_metric
+from .labels import (ANNOTATION_LABELS, ARCH_LABELS, CASE_LABELS, OTHER_LABELS,  # noqa: F401
+                     label, lam_text)
 from .thresholds import NEAR_CHANCE
 
-ARCH_LABELS = {"vgg16": "VGG-16", "resnet18": "ResNet-18", "densenet121": "DenseNet-121",
-               "efficientnet_b0": "EfficientNet-B0", "mobilenet_v2": "MobileNet-v2"}
-CASE_LABELS = {"base": "Base", "none": "No XS", "rrr": "RRR", "rbr": "RBR", "tap": "TAP",
-               "none_again": "No XS, again"}
-ANNOTATION_LABELS = {Annotation.GROUND_TRUTH: "ground truth", Annotation.TEACHER_10: "10% teacher",
-                     Annotation.TEACHER_1: "1% teacher", Annotation.RANDOM: "random",
-                     Annotation.NONE: CASE_LABELS["none"]}
-OTHER_LABELS = {"kd": "KD", "at": "AT", "jt": "JT", "lam": "λ", "no teacher": "no teacher",
-                "speed_ratio": "speed ÷ No XS", "mem_ratio": "memory ÷ No XS"}
 CLASSES = {"pneu": 2, "knee": 5}
 
 
-def label(key: object) -> str:
-    """The name a reader sees for a key of the tables (an architecture, a method, an
-    annotation, a column): ``"teacher_10"`` -> ``"10% teacher"``, ``"none"`` or ``"NONE"`` ->
-    ``"No XS"``, ``"lam"`` -> ``"λ"``; a key it does not know is returned as it is. One table
-    per fact: :data:`ARCH_LABELS`, :data:`CASE_LABELS`, :data:`ANNOTATION_LABELS`,
-    :data:`OTHER_LABELS`."""
-    text = str(key)
-    for table in (ARCH_LABELS, CASE_LABELS, ANNOTATION_LABELS, OTHER_LABELS):
-        for k in (text, text.lower()):
-            if k in table:
-                return table[k]
-    return text
-
-
-def lam_text(value: float) -> str:
-    """λ as the figures print it, in scientific notation: ``1e-4``, ``2.5e-3``, ``0``."""
-    if value == 0:
-        return "0"
-    mantissa, exponent = f"{float(value):.2e}".split("e")
-    mantissa = mantissa.rstrip("0").rstrip(".")
-    return f"{mantissa}e{int(exponent)}"
 VARIANTS = {"vgg16_authors": "the authors' classifier head (25088→1024→ReLU→Dropout→classes, "
                              "40 M parameters instead of torchvision's 138 M)"}
 
@@ -64,10 +35,10 @@ def override_note(s: Protocol) -> str:
     from the others (another registry entry, other settings, none at all), or an empty string."""
     notes = []
     for model, variant in s.variants.items():
-        notes.append(f"<b>{ARCH_LABELS.get(model, model)} is <code>{variant}</code></b> in this "
+        notes.append(f"<b>{label(model)} is <code>{variant}</code></b> in this "
                      f"profile: {VARIANTS.get(variant, variant)}; every run's config records it.")
     for model, change in s.model_overrides.items():
-        name = ARCH_LABELS.get(model, model)
+        name = label(model)
         if change.get("epochs") == 0:
             notes.append(f"<b>{name} is not trained in this profile</b> (0 epochs): its rows are "
                          f"the randomly initialised network, identical for every method.")
@@ -86,8 +57,8 @@ def left_out_note(left: Mapping[tuple[str, str], str]) -> str:
         return ""
     by_why: dict[str, list[str]] = {}
     for (model, case), why in left.items():
-        by_why.setdefault(why, []).append(f"{ARCH_LABELS.get(model, model)} "
-                                          f"{CASE_LABELS.get(case, case)}")
+        by_why.setdefault(why, []).append(f"{label(model)} "
+                                          f"{label(case)}")
     lines = [f"- **Not run**: {', '.join(cells)} — {why}." for why, cells in by_why.items()]
     return "\n".join(["Cells left out of this profile (marked *not run* in the table):", *lines])
 
@@ -98,7 +69,7 @@ def seeds_text(s: Protocol, models: Sequence[str]) -> str:
     n = len(s.seeds)
     fewer = {m: len(s.seeds_on(m)) for m in models if len(s.seeds_on(m)) != n}
     text = f"{n} seed{'s' * (n != 1)}"
-    return text + (" (" + ", ".join(f"{ARCH_LABELS.get(m, m)}: {k}" for m, k in fewer.items())
+    return text + (" (" + ", ".join(f"{label(m)}: {k}" for m, k in fewer.items())
                    + ")" if fewer else "")
 
 
@@ -126,7 +97,7 @@ def pretraining_note(s: Protocol, starts: pd.DataFrame) -> str:
         return ("**Start**: random weights (no pretraining; the paper fine-tunes ImageNet "
                 "weights).")
     pre = s.pretraining
-    each = "; ".join(f"{ARCH_LABELS.get(r.model, r.model)} {r.clean:.1%} in {r.seconds:.0f} s"
+    each = "; ".join(f"{label(r.model)} {r.clean:.1%} in {r.seconds:.0f} s"
                      for r in starts.itertuples())
     what = PRETRAIN_TEXT[PretrainTask(pre.task)].format(
         n="all" if pre.per_class is None else pre.per_class, categories=FRACTAL_CATEGORIES)
@@ -164,11 +135,11 @@ def standin_caveat(s: Protocol, models: Sequence[str]) -> str:
     start = ("fine-tuned from the pretrained start (above)" if len(started) == len(models)
              else "from random weights" if not started else
              f"fine-tuned from the pretrained start for "
-             f"{', '.join(ARCH_LABELS.get(m, m) for m in started)} and from random weights for "
+             f"{', '.join(label(m) for m in started)} and from random weights for "
              "the others")
     seeds = seeds_text(s, models)
     sizes = {m: s.for_run("pneu", m).image_size for m in models}
-    px = " / ".join(f"{ARCH_LABELS.get(m, m)} {size}" for m, size in sizes.items())
+    px = " / ".join(f"{label(m)} {size}" for m, size in sizes.items())
     return (f"**Reading the stand-in's numbers.** Each cell is {seeds} of a "
             f"short Adam run (image side in px: {px}), {start}; a last-epoch score of such runs moves "
             "by a few hundredths between seeds, so smaller differences are noise. Whether Base "
@@ -188,7 +159,7 @@ def search_table(search: pd.DataFrame, choice: pd.DataFrame) -> pd.DataFrame:
         picked = {(r.model, r.method, getattr(r, column)) for r in choice.itertuples()}
         return ["✓" if (r.model, r.method, r.lam) in picked else "" for r in search.itertuples()]
 
-    out = search.assign(architecture=search.model.map(lambda m: ARCH_LABELS.get(m, m)),
+    out = search.assign(architecture=search.model.map(label),
                         learned=learned_share(search), chosen=marks("lam"),
                         unguarded=marks("lam_unguarded"))
     cols = ["architecture", "method", "lam", "val_loss", "val_clean", "learned", "task_loss_last",
@@ -218,7 +189,7 @@ def search_findings(search: pd.DataFrame, choice: pd.DataFrame, experiment: str)
     for r in choice.itertuples():
         row = search[(search.model == r.model) & (search.method == r.method)
                      & (search.lam == r.lam)].iloc[0]
-        name = f"{ARCH_LABELS.get(r.model, r.model)} {CASE_LABELS.get(r.method, r.method)}"
+        name = f"{label(r.model)} {label(r.method)}"
         why = []
         if abs(row.val_loss - chance) < NEAR_CHANCE * chance:
             why.append(f"its validation loss is within {NEAR_CHANCE:.0%} of ln "
@@ -252,7 +223,7 @@ def mark_left_out(table: pd.DataFrame, left: Mapping[tuple[str, str], str],
     out["why not run"] = ""
     for (model, case), why in left.items():
         if model in models and case in cases:
-            key = (ARCH_LABELS.get(model, model), CASE_LABELS.get(case, case))
+            key = (label(model), label(case))
             out.loc[key, [c for c in out.columns if "(ours)" in c]] = "not run"
             out.loc[key, "why not run"] = why
     return out

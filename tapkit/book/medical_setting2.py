@@ -10,11 +10,12 @@ import pandas as pd
 from ..experiments.cells import Annotation
 from ..metrics import tag_reliance, task_metric
 from . import report
-from .medical_notes import ARCH_LABELS, constant_score, label as _label
+from .labels import label as _label
+from .medical_notes import constant_score
 from .thresholds import MARGIN, clearly_less
 
 CASE_NAMES = {k: _label(k) for k in ("teacher_10", "teacher_1", "random", "ground_truth", "none",
-                                     "kd", "at", "jt", "tap")}  # :func:`.medical_notes.label`
+                                     "kd", "at", "jt", "tap")}  # :func:`.labels.label`
 
 
 ORDER = ("teacher_10", "teacher_1", "random", "ground_truth", "tap", "kd", "at", "jt", "none")
@@ -134,7 +135,7 @@ def plot_grouped(summary: pd.DataFrame, experiment: str, keys: tuple[str, str],
     axes[1].set_title(f"Δ-{metric.name.upper()} (permuted − contaminated)")
     axes[1].axhline(0, color="black", lw=0.8)
     for ax in axes:
-        ax.set_xticks(x, [ARCH_LABELS.get(m, m) for m in models])
+        ax.set_xticks(x, [_label(m) for m in models])
     ncol = min(len(bars), 4)
     fig.legend(*axes[0].get_legend_handles_labels(), fontsize=report.MIN_FONT_PT, ncol=ncol,
                loc="lower center")
@@ -186,7 +187,7 @@ def ts_findings(summary: pd.DataFrame, experiment: str, method: str = "tap") -> 
                 chance.append(name)
         note = (f" Near chance (clean {metric.name.upper()} no better than a constant prediction's "
                 f"{const:.3f}): {', '.join(chance)}." if chance else "")
-        lines.append(f"- **{ARCH_LABELS.get(model, model)}**, loss of {metric.name.upper()} when "
+        lines.append(f"- **{_label(model)}**, loss of {metric.name.upper()} when "
                      f"the tags are permuted (higher = more reliance on the tag): "
                      f"{', '.join(cells)}.{note}")
     return "\n".join(lines) + "\n\n" + _teacher_vs_random(loss)
@@ -212,7 +213,7 @@ def _teacher_vs_random(loss: pd.Series) -> str:
 def results_table(summary: pd.DataFrame, experiment: str) -> pd.DataFrame:
     """Mean (std) per (architecture, method, annotation, τ) and split, as the appendix tables."""
     return _mean_std_table(report.printable(summary[summary.experiment == experiment]), {
-        "architecture": ("model", ARCH_LABELS), "method": ("method", CASE_NAMES),
+        "architecture": ("model", _label), "method": ("method", CASE_NAMES),
         "annotation": ("annotation", CASE_NAMES), "τ": ("tau", None)})
 
 
@@ -229,7 +230,7 @@ def kd_findings(summary: pd.DataFrame, experiment: str) -> str:
         rows = [(f"{CASE_NAMES.get(c, c)} ({CASE_NAMES.get(w, w)})", d)
                 for (m, w, c), d in loss.items() if m == model and c != "none"]
         better = [name for name, d in rows if ref is not None and clearly_less(d, ref)]
-        lines.append(f"- **{ARCH_LABELS.get(model, model)}**: loss of {metric.name.upper()} when "
+        lines.append(f"- **{_label(model)}**: loss of {metric.name.upper()} when "
                      f"the tags are permuted, No XS {ref:+.3f}; "
                      + ", ".join(f"{name} {d:+.3f}" for name, d in rows) + ". Clearly "
                      f"less reliant on the tag than No XS (by more than {MARGIN:g}): "
@@ -240,5 +241,5 @@ def kd_findings(summary: pd.DataFrame, experiment: str) -> str:
 def kd_table(summary: pd.DataFrame, experiment: str) -> pd.DataFrame:
     """Mean (std) per (architecture, teacher, method) and split, as the appendix's tables."""
     return _mean_std_table(summary[summary.experiment == experiment], {
-        "architecture": ("model", ARCH_LABELS), "annotator": ("teacher", CASE_NAMES),
+        "architecture": ("model", _label), "annotator": ("teacher", CASE_NAMES),
         "method": ("method", CASE_NAMES)})

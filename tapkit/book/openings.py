@@ -21,11 +21,8 @@ from .claims import NOT_RUN, NOT_TESTABLE, VERDICTS, cost_claim, decoy_claim, ma
     removes_claim, speed_claim, teacher_claim, verdicts
 from .openings_medical import extra_found, medical_found, medical_kd_found, \
     medical_teachers_found, overlap_found, visual_found  # noqa: F401  (the chapters' functions)
+from .labels import in_prose
 from .thresholds import MNIST_GAP, clearly_less
-
-LABELS = {"base": "Base", "none": "No XS", "rrr": "RRR", "rbr": "RBR", "tap": "TAP", "kd": "KD",
-          "at": "AT", "jt": "JT", "teacher_10": "the 10% teacher", "teacher_1": "the 1% teacher",
-          "ground_truth": "ground truth", "random": "random masks"}
 
 _MEDICAL = ("On {name}, No XS learns the text tag that reveals the label; TAP keeps VGG-16, "
             "ResNet-18 and DenseNet-121 off it, where RRR and RBR, which penalise input "
@@ -115,7 +112,7 @@ def method_found(theorem: pd.DataFrame, coverage: float) -> str:
     """Theorem 1 measured: the share of the absolute input gradient inside the mask per model
     (``theorem`` indexed by case, column ``input gradient in mask``)."""
     share = theorem["input gradient in mask"]
-    parts = ", ".join(f"{LABELS.get(c, c)} {v:.1%}" for c, v in share.items())
+    parts = ", ".join(f"{in_prose(c)} {v:.1%}" for c, v in share.items())
     if "tap" not in share or "none" not in share:
         return f"the share of the input gradient inside the mask is {parts}."
     lower = clearly_less(share["tap"], share["none"], MNIST_GAP)
@@ -182,7 +179,7 @@ def lambda_found(search: pd.DataFrame, choice: pd.DataFrame, paper: pd.DataFrame
     for r in choice.itertuples():
         n = int((search["method"] == r.method).sum())
         ref = f"; the paper's {float(theirs[r.method]):g}" if r.method in theirs else ""
-        parts.append(f"{LABELS.get(r.method, r.method)} λ = {r.lam:g} (lowest loss "
+        parts.append(f"{in_prose(r.method)} λ = {r.lam:g} (lowest loss "
                      f"{r.val_loss:.3f} among {n} value{'s' if n != 1 else ''}{ref})")
     return ("the search chose " + "; ".join(parts) + "." if parts else
             "no λ could be chosen: every search run failed to converge.")
@@ -197,7 +194,7 @@ def mnist_found(runs: pd.DataFrame, data: str) -> str:
         n = m.loc["none"]
         first = (f"No XS's accuracy goes from {n.contaminated:.3f} to {n.permuted:.3f} when the "
                  f"decoys are permuted; ")
-    reached = [f"{LABELS[c]} {m.loc[c, 'permuted']:.3f}" for c in cases]
+    reached = [f"{in_prose(c)} {m.loc[c, 'permuted']:.3f}" for c in cases]
     first += "on the permuted digits " + _and([reached[0].replace(" ", " reaches ", 1),
                                                *reached[1:]]) + "."
     claims = [decoy_claim(runs, data)] if "none" in m.index else []
@@ -217,7 +214,7 @@ def teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, data: str) -> s
         perm["annotation"].map(lambda a: Annotation(a).value), sort=False)["mean"].mean()
     none = perm.loc[perm["annotation"] == Annotation.NONE, "mean"]
     with_ = {"ground_truth": "ground-truth masks", "random": "random masks"}
-    parts = _and([f"{v:.3f} with " + with_.get(c, f"{LABELS.get(c, c)}'s masks")
+    parts = _and([f"{v:.3f} with " + with_.get(c, f"{in_prose(c)}'s masks")
                   for c, v in tap.items()])
     return (f"the teachers' masks have a pixel precision of {taught.precision.min():.1%}–"
             f"{taught.precision.max():.1%} against random masks' {rnd:.1%} (lift "
@@ -233,7 +230,7 @@ def distillation_found(summary: pd.DataFrame) -> str:
                                sort=False)
     loss = tag_reliance(wide["contaminated"], wide["permuted"], task_metric("mnist"))
     ref = loss.get(("no teacher", "none"))
-    rows = [(f"{LABELS.get(c, c)} ({LABELS.get(t, t).removeprefix('the ')})", d)
+    rows = [(f"{in_prose(c)} ({in_prose(t).removeprefix('the ')})", d)
             for (t, c), d in loss.items() if c != "none"]
     better = [name for name, d in rows if ref is not None and clearly_less(d, ref, MNIST_GAP)]
     head = f"No XS loses {ref:.3f} accuracy when the decoys are permuted; " if ref is not None else ""
@@ -262,12 +259,12 @@ def normalisation_found(table: pd.DataFrame) -> str:
         wide = grp[grp["status"] == "ok"].pivot_table(index="lam", columns="form",
                                                       values="permuted")
         if not {"equations", "released"} <= set(wide.columns) or wide.dropna().empty:
-            parts.append(f"{LABELS.get(method, method)}: one of the forms did not converge")
+            parts.append(f"{in_prose(method)}: one of the forms did not converge")
             continue
         diff = (wide["released"] - wide["equations"]).dropna()
         lam = diff.abs().idxmax()
         gaps.append(abs(diff[lam]))
-        parts.append(f"{LABELS.get(method, method)} at λ = {lam:g} "
+        parts.append(f"{in_prose(method)} at λ = {lam:g} "
                      f"({wide.loc[lam, 'equations']:.3f} with the equations, "
                      f"{wide.loc[lam, 'released']:.3f} with the released form, {diff[lam]:+.3f})")
     verdict = ("the same λ does not give the same model" if gaps and max(gaps) > MNIST_GAP else
@@ -287,7 +284,7 @@ def speed_found(ratios: pd.DataFrame, label: str) -> str:
     tap = (f"TAP trains at {span('tap', 'speed_ratio')} of No XS's speed with "
            f"{span('tap', 'mem_ratio')} of its peak memory on {n} architecture"
            f"{'s' if n != 1 else ''}" if span("tap", "speed_ratio") else "TAP was not timed")
-    others = [f"{LABELS[m]} at {span(m, 'speed_ratio')}" for m in ("rrr", "rbr")
+    others = [f"{in_prose(m)} at {span(m, 'speed_ratio')}" for m in ("rrr", "rbr")
               if span(m, "speed_ratio")]
     text = tap + ("; " + " and ".join(others) + " of its speed" if others else "") + ". "
     return text + verdicts([speed_claim(ratios, label), cost_claim(ratios, label)])

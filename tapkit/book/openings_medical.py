@@ -18,7 +18,7 @@ from . import report
 from .claims import verdicts
 from .medical_claims import annotation_claim, keeps_off_claim, medical_teacher_claim, \
     reemerge_claim
-from .medical_notes import ARCH_LABELS
+from .labels import label
 from .origin import DataOrigin
 
 NAMES = {"none": "No XS", "rrr": "RRR", "rbr": "RBR", "tap": "TAP", "base": "Base",
@@ -54,7 +54,7 @@ def _by_case(loss: pd.Series, cases: Iterable[str], skip: Sequence[str]) -> list
     """``No XS: ResNet-18 0.400, DenseNet-121 0.000`` per case of a (model, case) loss."""
     out = []
     for case in cases:
-        cells = [f"{ARCH_LABELS.get(m, m)} {signed(d)}" for (m, c), d in loss.items()
+        cells = [f"{label(m)} {signed(d)}" for (m, c), d in loss.items()
                  if c == case and m not in skip]
         if cells:
             out.append(f"{NAMES.get(case, case)} — {', '.join(cells)}")
@@ -74,7 +74,7 @@ def medical_found(summary: pd.DataFrame, runs: pd.DataFrame, experiment: str, da
             if parts else "no architecture trained here has a No XS or XS run.")
     if skip:
         text += (" Not trained in this profile: "
-                 + ", ".join(ARCH_LABELS.get(m, m) for m in skip) + ".")
+                 + ", ".join(label(m) for m in skip) + ".")
     judged = [claim({experiment: runs}, {experiment: data}, {experiment: origin})
               for claim in (keeps_off_claim, reemerge_claim)]
     return text + " " + verdicts(judged)
@@ -176,7 +176,7 @@ def medical_kd_found(summary: pd.DataFrame) -> str:
         for model in dict.fromkeys(part["model"]):
             cells = [f"{NAMES.get(c, c)}" + (f" ({NAMES.get(t, t)})" if t != "no teacher" else "")
                      + f" {signed(d)}" for (m, t, c), d in loss.items() if m == model]
-            parts.append(f"{e.upper()} {ARCH_LABELS.get(model, model)} "
+            parts.append(f"{e.upper()} {label(model)} "
                          f"({task_metric(e).label}): " + ", ".join(cells))
     return ("what each student's metric loses when the tags are permuted (more means more use "
             "of the tag): " + "; ".join(parts) + ".")

@@ -13,6 +13,7 @@ from typing import Iterable, Sequence
 import pandas as pd
 
 from . import medical
+from .labels import label
 
 CHANCE_RECALL = 0.25
 """A randomly placed top quartile holds a quarter of the tag's pixels: the chance level of the
@@ -30,13 +31,13 @@ def overlap_table(both: pd.DataFrame, metric: str, experiment: str, models: Sequ
     sel = both[(both.metric == metric) & (both.dataset == medical.DATASETS[experiment])].copy()
     sel["cell"] = [f"{o:.2f} ({p:.2f})" if pd.notna(p) else f"{o:.2f} (–)"
                    for o, p in zip(sel.ours, sel.paper)]
-    sel["architecture"] = sel.model.map(medical.ARCH_LABELS)
-    sel["method"] = sel.case.map(medical.CASE_LABELS)
+    sel["architecture"] = sel.model.map(label)
+    sel["method"] = sel.case.map(label)
     table = sel.pivot(index=["architecture", "method"], columns="layer", values="cell")
-    order = [(medical.ARCH_LABELS[m], medical.CASE_LABELS[c]) for m in models for c in cases]
+    order = [(label(m), label(c)) for m in models for c in cases]
     table = table.reindex(order)[list(layers)]
     for model, case in left:
-        table.loc[(medical.ARCH_LABELS[model], medical.CASE_LABELS[case])] = "not run"
+        table.loc[(label(model), label(case))] = "not run"
     return table
 
 

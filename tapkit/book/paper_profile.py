@@ -24,15 +24,11 @@ from typing import Any, Mapping
 
 import pandas as pd
 
+from .labels import label
 from .report import SPLITS, paper_values
 
 PROVENANCE = "gpu_provenance.json"
 CASES = ("base", "none", "rrr", "rbr", "tap")
-CASE_LABELS = {"base": "Base", "none": "No XS", "rrr": "RRR", "rbr": "RBR", "tap": "TAP",
-               "none_again": "No XS, measured again"}
-ARCH_LABELS = {"vgg16_authors": "VGG-16 (authors' head)", "vgg16": "VGG-16",
-               "resnet18": "ResNet-18", "densenet121": "DenseNet-121",
-               "two_layer_cnn": "two-layer CNN"}
 # our architecture -> the column of the paper's Table 1 it is compared with
 PAPER_ARCH = {"vgg16_authors": "vgg16", "vgg16": "vgg16", "resnet18": "resnet18",
               "densenet121": "densenet121"}
@@ -120,7 +116,7 @@ def released_losses(root: str | Path) -> str:
     options = meta.get("options") or {}
     if not options:
         return "loss options not recorded"
-    forms = "; ".join(f"{CASE_LABELS.get(m, m.upper())} "
+    forms = "; ".join(f"{label(m)} "
                       + ", ".join(f"{k}={v}" for k, v in opts.items())
                       for m, opts in options.items())
     released = all(opts.get("variant", opts.get("scale", "released")) == "released"
@@ -131,9 +127,9 @@ def released_losses(root: str | Path) -> str:
 def _lease_clause(lease: str, case: str) -> str:
     """The first clause of the lease text (split at ``.``, ``;`` or ``:``) that names ``case``
     (by its label, e.g. ``RRR``), without its end mark; empty when none does."""
-    label = CASE_LABELS.get(case, case)
+    name = label(case)
     for clause in re.split(r"(?<=[.;:])\s+", lease or ""):
-        if re.search(rf"(?<![\w-]){re.escape(label)}(?![\w-])", clause):
+        if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", clause):
             return clause.rstrip(".;: ")
     return ""
 
@@ -191,7 +187,7 @@ def mnist_beside_paper(root: str | Path) -> pd.DataFrame:
             row[f"{split} (ours, GPU)"] = cell
             row[f"{split} (paper)"] = _paper_cell(
                 paper[(paper["method"] == case) & (paper["split"] == split)])
-        rows[CASE_LABELS[case]] = row
+        rows[label(case)] = row
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.index.name = "case"
     return table
@@ -228,7 +224,7 @@ def mnist_delta_line(root: str | Path, case: str = "none") -> str:
     """:func:`mnist_delta` as a sentence for the page, with the per-seed spread of our paired
     Δ when the committed per-run table is there."""
     d = mnist_delta(root, case)
-    name = CASE_LABELS.get(case, case)
+    name = label(case)
     paper = _signed(d["paper"]) if d["paper"] is not None else "not given"
     if d["ours"] is None:
         return (f"Δ-accuracy (permuted − contaminated) of {name}: the paper's {paper}; ours "
@@ -260,7 +256,7 @@ def mnist_lease_note(root: str | Path) -> str:
     if not missing:
         return ("Every case of the table ran on the GPU." if meta else
                 "No GPU lease has committed Setting 1 yet.")
-    names = ", ".join(CASE_LABELS.get(c, c) for c in sorted(
+    names = ", ".join(label(c) for c in sorted(
         missing, key=lambda c: CASES.index(c) if c in CASES else len(CASES)))
     lease = setting.get("lease")
     return f"Not run on the GPU: {names}." + (f" The lease's record: {lease}" if lease else "")
@@ -269,12 +265,12 @@ def mnist_lease_note(root: str | Path) -> str:
 def _arch_label(model: str, row: Mapping[str, Any] | None) -> str:
     """A person's name for ``model``, with its batch and image size when they are not Table 1's
     (batch 16 of 224 px)."""
-    label = ARCH_LABELS.get(model, model)
+    name = label(model)
     if row:
         batch, px = row.get("batch_size"), row.get("image_size")
         if batch and px and (int(batch), int(px)) != (TABLE1_BATCH, TABLE1_PX):
-            label += f" (batch {int(batch)}, {int(px)} px)"
-    return label
+            name += f" (batch {int(batch)}, {int(px)} px)"
+    return name
 
 
 def _interval(mean: float, lo: float | None, hi: float | None, one: str) -> str:
@@ -314,7 +310,7 @@ def speed_beside_paper(root: str | Path) -> pd.DataFrame:
         methods = list(mine["method"]) if committed else list(SPEED_METHODS[:-1])
         for method in sorted(dict.fromkeys(methods), key=lambda m: order.get(m, len(order))):
             row = {"architecture": _arch_label(model, stored.get((model, method))),
-                   "method": CASE_LABELS.get(method, method)}
+                   "method": label(method)}
             row.update(_our_ratios(mine[mine["method"] == method].iloc[0]) if committed else
                        {c: f"not run here ({NOT_COMMITTED})" for c in OUR_SPEED_COLUMNS})
             for metric, col, unit in (("it_per_s", "it/s ÷ No XS (paper)", "it/s"),

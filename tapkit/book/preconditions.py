@@ -21,7 +21,7 @@ from typing import Sequence
 import pandas as pd
 
 from ..metrics import TASK_METRICS, TaskMetric
-from .medical_notes import label
+from .labels import label
 from .thresholds import LEARNED, LEARNED_SHARE
 
 

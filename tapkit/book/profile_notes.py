@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..method_options import MethodOptions, RbrOptions, RrrOptions, TapOptions
 from ..experiments.plans import LEARNED_SHARE
-from .medical_notes import ARCH_LABELS, label
+from .labels import ARCH_LABELS, label
 
 XS_METHODS = ("tap", "rrr", "rbr")
 OPTIMIZERS = {"adam": "Adam", "sgd": "SGD (momentum 0.9)"}

@@ -355,9 +355,9 @@ def chance_line(ax, level: float, text: str = "chance") -> None:
 
 def tick_label(key: object) -> str:
     """An axis tick or legend entry as the reader sees it: each line of ``key`` named by
-    :func:`.medical_notes.label` (``"TAP\\nteacher_10"`` -> ``"TAP\\n10% teacher"``); No XS
+    :func:`.labels.label` (``"TAP\\nteacher_10"`` -> ``"TAP\\n10% teacher"``); No XS
     needs no "no teacher" beneath it."""
-    from .medical_notes import label
+    from .labels import label
 
     lines = [label(line) for line in str(key).split("\n")]
     if label("none") in lines:

@@ -14,7 +14,7 @@ from importlib import resources
 import pandas as pd
 
 from ..experiments import protocols
-from .medical_notes import ARCH_LABELS
+from . import labels
 
 # the paper's Base clean scores (gt_results.csv: PNEU F1, KNEE MAE over the three architectures)
 PAPER_BASE = {"pneu": (0.91, 0.95), "knee": (0.49, 0.60)}
@@ -39,7 +39,7 @@ def calibration_table(frame: pd.DataFrame | None = None) -> pd.DataFrame:
     for (task, model, p), g in frame.groupby(["task", "model", "label_noise"], sort=True):
         lo, hi = TARGET_BASE[task]
         base, rel = g.base_clean.mean(), g.noxs_reliance.min()
-        rows.append({"stand-in": task.upper(), "architecture": ARCH_LABELS.get(model, model),
+        rows.append({"stand-in": task.upper(), "architecture": labels.label(model),
                      "label noise": p, "seeds": len(g),
                      "Base clean": f"{base:.3f}",
                      "No XS reliance (mean; smallest)":
@@ -67,7 +67,7 @@ def calibration_figure(frame: pd.DataFrame | None = None):
             for model, g in sub.groupby("model"):
                 means = g.groupby("label_noise")[col].mean()
                 line, = ax.plot(means.index, means.values, marker="o",
-                                label=ARCH_LABELS.get(model, model))
+                                label=labels.label(model))
                 ax.scatter(g.label_noise, g[col], s=10, color=line.get_color(), alpha=0.5)
             if row == 0:
                 ax.axhspan(*TARGET_BASE[task], color="green", alpha=0.1, label="target")

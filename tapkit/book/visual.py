@@ -15,7 +15,7 @@ from torch import Tensor
 from ..experiments import medical_plans
 from ..maps import Maps, explain, plot_maps
 from ..models import target_sigma
-from . import medical, report
+from . import labels, medical, report
 from .chapter import Chapter
 
 
@@ -53,7 +53,7 @@ def explained(ch: Chapter, experiment: str, model: str, cases: Sequence[str], co
         idx = np.sort(np.random.default_rng(image_seed).choice(len(test), count, replace=False))
         x, mask = test.x[idx], test.mask[idx]
         got = explain(net, x.to(dev), medical.overlap_layers(model), target_sigma(model))
-        found[medical.CASE_LABELS[run.method]] = Maps(
+        found[labels.label(run.method)] = Maps(
             got.input_grad.cpu(), {k: a.cpu() for k, a in got.activations.items()},
             got.probs.cpu())
     if x is None:
@@ -75,7 +75,7 @@ def figure(ch: Chapter, experiment: str, model: str, cases: Sequence[str], count
 
     shown = explained(ch, experiment, model, cases, count, image_seed, lambdas)
     layer_labels = [f"Act {i + 1}" for i in range(len(medical.overlap_layers(model)))]
-    title = f"{caption}: {medical.ARCH_LABELS[model]}, {medical.data_name(ch.settings, experiment)}"
+    title = f"{caption}: {labels.label(model)}, {medical.data_name(ch.settings, experiment)}"
     fig = plot_maps(shown.images, shown.masks, shown.maps, layer_labels, title)
     report.fit_text(fig)
     fig.tight_layout()

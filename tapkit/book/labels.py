@@ -1,0 +1,64 @@
+"""The names a reader sees for the keys of the tables: architectures and methods from their
+registry entries (:func:`tapkit.models.model_label`, :func:`tapkit.methods.method_label`), and
+the few keys that are not registry entries (Base, the annotations, column names). One table per
+fact: every page, figure and report label goes through :func:`label`.
+"""
+
+from __future__ import annotations
+
+from ..experiments.cells import Annotation
+from ..methods import list_methods, method_label
+from ..models import list_models, model_label
+
+
+
+def arch_labels() -> dict[str, str]:
+    """Every registered model's label, read from the registry now (a model registered later,
+    e.g. by a user's own code, is labelled too)."""
+    return {name: model_label(name) for name in list_models()}
+
+
+def case_labels() -> dict[str, str]:
+    """A comparison's cases: every registered method's label, Base (No XS trained on clean
+    data, the paper's Base) and No XS timed a second time (Table 1's check of drift)."""
+    return {"base": "Base", **{name: method_label(name) for name in list_methods()},
+            "none_again": f"{method_label('none')}, measured again"}
+
+
+ARCH_LABELS = arch_labels()  # as registered at import, for tables that map a column at once
+CASE_LABELS = case_labels()
+ANNOTATION_LABELS = {Annotation.GROUND_TRUTH: "ground truth", Annotation.TEACHER_10: "10% teacher",
+                     Annotation.TEACHER_1: "1% teacher", Annotation.RANDOM: "random",
+                     Annotation.NONE: CASE_LABELS["none"]}
+OTHER_LABELS = {"lam": "λ", "no teacher": "no teacher", "speed_ratio": "speed ÷ No XS",
+                "mem_ratio": "memory ÷ No XS"}
+
+
+def label(key: object) -> str:
+    """The name a reader sees for a key of the tables (an architecture, a method, an
+    annotation, a column): ``"teacher_10"`` -> ``"10% teacher"``, ``"none"`` or ``"NONE"`` ->
+    ``"No XS"``, ``"lam"`` -> ``"λ"``; a key it does not know is returned as it is."""
+    text = str(key)
+    for table in (arch_labels(), case_labels(), ANNOTATION_LABELS, OTHER_LABELS):
+        for k in (text, text.lower()):
+            if k in table:
+                return table[k]
+    return text
+
+
+def in_prose(key: object) -> str:
+    """:func:`label` inside a sentence: a teacher is "the 10% teacher", random annotations are
+    "random masks"."""
+    text = label(key)
+    if text.endswith("teacher"):
+        return f"the {text}"
+    return "random masks" if text == ANNOTATION_LABELS[Annotation.RANDOM] else text
+
+
+def lam_text(value: float) -> str:
+    """λ as the figures print it, in scientific notation: ``1e-4``, ``2.5e-3``, ``0``."""
+    if value == 0:
+        return "0"
+    mantissa, exponent = f"{float(value):.2e}".split("e")
+    mantissa = mantissa.rstrip("0").rstrip(".")
+    return f"{mantissa}e{int(exponent)}"

@@ -1,0 +1,45 @@
+"""The registries own their entries' facts: a duplicate is refused, and a method or model
+registered in one place is listed, labelled and selected by kind everywhere."""
+
+from __future__ import annotations
+
+import pytest
+from torch import nn
+
+from tapkit import methods, models
+from tapkit.book import labels
+from tapkit.methods import Kind, XSMethod
+
+
+def test_a_model_registered_twice_is_refused_and_the_first_entry_kept():
+    first = models.get_spec("resnet18")
+    with pytest.raises(ValueError, match="already registered"):
+        models.register_model("resnet18", ("layer1",))(lambda *a, **k: nn.Identity())
+    assert models.get_spec("resnet18") is first
+
+
+def test_a_toy_method_and_model_are_labelled_and_listed_by_kind(monkeypatch):
+    monkeypatch.setattr(methods, "_METHODS", dict(methods._METHODS))
+    monkeypatch.setattr(models, "_REGISTRY", dict(models._REGISTRY))
+    methods.register_method(XSMethod("logit_l1", lambda b: b.logits.abs().mean(),
+                                     label="Logit L1"))
+    models.register_model("tiny", ("relu",), label="Tiny CNN")(
+        lambda num_classes, in_channels: nn.Sequential(
+            nn.Conv2d(in_channels, 4, 3), nn.ReLU(), nn.Flatten(), nn.LazyLinear(num_classes)))
+    assert methods.methods_where(kind=Kind.XS) == ["tap", "rrr", "rbr", "logit_l1"]
+    assert methods.methods_where(kind=Kind.DISTILLATION) == ["kd", "at", "jt"]
+    assert labels.label("logit_l1") == "Logit L1" and labels.label("tiny") == "Tiny CNN"
+    assert labels.label("none") == "No XS" and labels.label("resnet18") == "ResNet-18"
+    # an entry without a label is shown by its name in capitals, never as an empty string
+    methods.register_method(XSMethod("plain", None))
+    assert labels.label("plain") == "PLAIN"
+
+
+def test_the_released_rbr_keeps_the_training_input_and_the_full_one_does_not():
+    """The training step asks the registry whether the extra forward pass reuses ``x`` (the
+    released RBR's influence term runs through the training pass's task loss)."""
+    rbr = methods.get_method("rbr")
+    assert rbr.keeps_input(rbr.make_options({"variant": "released"}))
+    assert not rbr.keeps_input(rbr.make_options())
+    assert not any(methods.get_method(m).keeps_input(methods.default_options(m))
+                   for m in methods.list_methods() if m != "rbr")
