@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pandas as pd
 
 from tapkit.book import report
@@ -94,3 +95,44 @@ def test_labels_name_keys_for_people():
         "10% teacher", "1% teacher", "ground truth", "No XS", "λ", "speed ÷ No XS", "No XS"]
     assert label("resnet18") == "ResNet-18" and label("unknown_key") == "unknown_key"
     assert [lam_text(v) for v in (1e-4, 0.0025, 100.0, 0)] == ["1e-4", "2.5e-3", "1e2", "0"]
+
+
+def test_the_results_figures_draw_the_papers_values_and_the_seeds_spread():
+    """Issue 39: each bar carries its std over seeds, the paper's value is drawn beside ours
+    (a black mark where the paper has the cell, none where it has not), and the score axis
+    starts at 0 instead of cutting the bars short."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from tapkit.book import medical
+
+    rows = [{"case": c, "split": sp, "mean": m, "std": 0.02}
+            for c, (cont, perm) in {"none": (0.99, 0.80), "tap": (0.98, 0.97)}.items()
+            for sp, m in (("contaminated", cont), ("permuted", perm))]
+    summary = pd.DataFrame(rows)
+    paper = pd.DataFrame([{"case": "none", "split": "contaminated", "mean": 0.995},
+                          {"case": "none", "split": "permuted", "mean": 0.819}])
+    fig = report.mnist_figure(summary, ["none", "tap"], "t", paper)
+    left, right = fig.axes[:2]
+    marks = left.collections[-1].get_offsets()
+    assert left.get_ylim()[0] == 0.0
+    ys = np.ma.filled(np.ma.asarray(marks[:, 1], dtype=float), np.nan)
+    assert ys[0] == 0.995 and np.isnan(ys[1])  # the paper has no TAP row here: no mark
+    assert np.allclose(right.collections[-1].get_offsets()[0], [0, 0.819 - 0.995])
+    assert any(len(c.get_segments()) == 2 for c in left.collections
+               if hasattr(c, "get_segments"))  # one error bar per case
+    med = pd.DataFrame([{"model": "resnet18", "case": c, "split": sp, "mean": m, "std": 0.05}
+                        for c, vals in {"none": (0.95, 0.40), "tap": (0.90, 0.88)}.items()
+                        for sp, m in zip(("contaminated", "permuted"), vals)])
+    fig = medical.plot_results(med, medical.task_metric("pneu"), ["resnet18"], ["none", "tap"],
+                               "t", paper=medical.paper_summary("pneu"), constant=2 / 3)
+    ax = fig.axes[0]
+    theirs = medical.paper_summary("pneu").query("model == 'resnet18' and split == 'contaminated'")
+    from matplotlib.collections import PathCollection
+
+    drawn = sorted(float(y) for c in ax.collections if isinstance(c, PathCollection)
+                   for y in c.get_offsets()[:, 1])
+    assert drawn == sorted(theirs.set_index("case").loc[["none", "tap"], "mean"].tolist())
+    assert ax.get_ylim() == (0.0, 1.0)
+    assert any(line.get_linestyle() == "--" and line.get_ydata()[0] == 2 / 3
+               for line in ax.get_lines())

@@ -245,7 +245,11 @@ def medical_figure(ch: Chapter, summary: pd.DataFrame, experiment: str, models, 
     untrained = medical.untrained(ch.settings)
     metric = medical.task_metric(experiment)
     left = medical.left_out(ch.settings, experiment, models, methods)
-    fig = medical.plot_results(summary, metric, models, methods, title, untrained)
+    artifact = "stripe" if "stripe" in name else "tag"
+    paper = medical.paper_summary(experiment, artifact) if experiment in medical.DATASETS else None
+    fig = medical.plot_results(summary, metric, models, methods, title, untrained, paper,
+                               medical.constant_score(experiment)  # on the balanced stand-in
+                               if medical.is_standin(ch.settings) else None)
     report.save_figure(fig, ch.root, name)
     plt.show()
     display(Markdown(medical.findings(summary, metric, models, methods, untrained, left)))

@@ -175,12 +175,17 @@ def summarise(frame: pd.DataFrame) -> pd.DataFrame:
     return report.summarise(frame, ["model", "case"])
 
 
-def beside_paper(summary: pd.DataFrame, experiment: str, artifact: str = "tag") -> pd.DataFrame:
-    """Our mean beside the paper's (``gt_results.csv``) per architecture, case and split."""
+def paper_summary(experiment: str, artifact: str = "tag") -> pd.DataFrame:
+    """The paper's appendix values for ``experiment`` (``gt_results.csv``) in our summary's
+    columns: ``model``, ``case``, ``split``, ``mean``, ``std`` (and its ``status``)."""
     paper = report.paper_values("gt_results")
     paper = paper[(paper.dataset == DATASETS[experiment]) & (paper.artifact == artifact)]
-    paper = paper.rename(columns={"architecture": "model", "method": "case"})
-    return report.beside(summary, paper, ["model", "case", "split"])
+    return paper.rename(columns={"architecture": "model", "method": "case"})
+
+
+def beside_paper(summary: pd.DataFrame, experiment: str, artifact: str = "tag") -> pd.DataFrame:
+    """Our mean beside the paper's (``gt_results.csv``) per architecture, case and split."""
+    return report.beside(summary, paper_summary(experiment, artifact), ["model", "case", "split"])
 
 
 def wide_table(both: pd.DataFrame, models: Sequence[str], cases: Sequence[str],
@@ -196,35 +201,66 @@ def wide_table(both: pd.DataFrame, models: Sequence[str], cases: Sequence[str],
 
 
 def plot_results(summary: pd.DataFrame, metric: TaskMetric, models: Sequence[str],
-                 cases: Sequence[str], title: str, untrained: Sequence[str] = ()):
+                 cases: Sequence[str], title: str, untrained: Sequence[str] = (),
+                 paper: pd.DataFrame | None = None, constant: float | None = None):
     """The paper's PNEU/KNEE figure: test performance on SC(X*, y) (left) and the Δ-metric,
-    permuted − contaminated (right), bars per architecture and case; architectures in
-    ``untrained`` are labelled so; ``metric``: the experiment's
-    (:func:`tapkit.metrics.task_metric`)."""
+    permuted − contaminated (right), bars per architecture and case, with the std over seeds as
+    error bars (a one-seed cell has none); architectures in ``untrained`` are labelled so;
+    ``metric``: the experiment's (:func:`tapkit.metrics.task_metric`). ``paper`` (the paper's
+    values in the summary's columns, :func:`paper_summary`) draws the paper's number on each bar
+    as a black mark, so a reader sees ours against theirs; ``constant``: the score of a constant
+    predictor, drawn as a dashed line on the left panel. The axes start at 0."""
     import matplotlib.pyplot as plt
     import numpy as np
 
-    wide = summary.pivot_table(index=["model", "case"], columns="split", values="mean")
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+    def values(frame, split, column="mean"):
+        wide = frame.pivot_table(index=["model", "case"], columns="split", values=column,
+                                 dropna=False)
+        if split not in wide:
+            return np.full(len(models), np.nan)
+        return np.array([wide[split].get((m, case), np.nan) for m in models], dtype=float)
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
     width = 0.8 / len(cases)
     colors = dict(zip(CASES, ["tab:gray", "tab:red", "tab:orange", "tab:purple", "tab:green"]))
     x = np.arange(len(models))
+    marked = False
     for i, case in enumerate(cases):
-        cont = [wide["contaminated"].get((m, case), np.nan) for m in models]
-        perm = [wide["permuted"].get((m, case), np.nan) for m in models]
+        part = summary[summary.case == case]
+        cont, perm = values(part, "contaminated"), values(part, "permuted")
+        sd = values(part, "contaminated", "std") if "std" in part else None
         offset = x + (i - (len(cases) - 1) / 2) * width
-        axes[0].bar(offset, cont, width, label=label(case), color=colors.get(case))
-        axes[1].bar(offset, np.subtract(perm, cont), width, color=colors.get(case))
+        axes[0].bar(offset, cont, width, yerr=sd, capsize=2, label=label(case),
+                    color=colors.get(case), error_kw={"lw": 0.8})
+        axes[1].bar(offset, perm - cont, width, color=colors.get(case))
+        theirs = paper[paper.case == case] if paper is not None else None
+        if theirs is not None and len(theirs):
+            p_cont, p_perm = values(theirs, "contaminated"), values(theirs, "permuted")
+            shown = ~np.isnan(p_cont)
+            if shown.any():
+                kw = {"marker": "_", "s": 160 * width / 0.2, "color": "black", "zorder": 3,
+                      "linewidths": 2}
+                axes[0].scatter(offset[shown], p_cont[shown],
+                                label=None if marked else "paper", **kw)
+                axes[1].scatter(offset[shown], (p_perm - p_cont)[shown], **kw)
+                marked = True
     names = [label(m) + ("\n(untrained)" if m in untrained else "") for m in models]
     axes[0].set_title(f"{metric.name.upper()} on SC(X*, y) test")
     axes[1].set_title(f"Δ-{metric.name.upper()} (permuted − contaminated)")
     axes[1].axhline(0, color="black", lw=0.8)
+    if constant is not None:
+        report.chance_line(axes[0], constant, "constant predictor")
+    top = 1.0 if metric.higher_is_better else None
+    axes[0].set_ylim(0, top)
     for ax in axes:
         ax.set_xticks(x, names)
-    axes[0].legend(fontsize=7, ncol=len(cases), loc="lower center", bbox_to_anchor=(0.5, -0.32))
+    ncol = len(cases) + int(marked) + int(constant is not None)
+    axes[0].legend(fontsize=7, ncol=min(ncol, 4), loc="upper center",
+                   bbox_to_anchor=(0.5, -0.12))
     better = "higher" if metric.higher_is_better else "lower"
     fig.suptitle(f"{title}\n{better} is better; a model that uses the tag loses performance "
-                 f"when it is permuted", fontsize=8)
+                 f"when it is permuted" + ("; black marks: the paper's values" if marked else ""),
+                 fontsize=8)
     fig.tight_layout()
     return fig
 

@@ -319,11 +319,15 @@ def ours_and_paper(compare: pd.DataFrame) -> pd.DataFrame:
 
 
 def plot_metric_and_delta(wide: pd.DataFrame, title: str,
-                          metric: TaskMetric = EXPERIMENT_METRICS["mnist"]):
+                          metric: TaskMetric = EXPERIMENT_METRICS["mnist"],
+                          err: pd.Series | None = None, paper: pd.DataFrame | None = None):
     """The paper's two-panel results figure: the metric on SC(X*, y)_test (left) and the
     Delta-metric, permuted minus contaminated (right). ``wide`` has one row per case and the
     columns ``contaminated`` and ``permuted``. A case that relies on the spurious signal
-    (:func:`tapkit.metrics.tag_reliance` above :data:`.thresholds.MARGIN`) is drawn red."""
+    (:func:`tapkit.metrics.tag_reliance` above :data:`.thresholds.MARGIN`) is drawn red.
+    ``err``: the std over seeds of each case's contaminated score (error bars); ``paper``: the
+    paper's values in ``wide``'s shape, drawn as a black mark on each bar. The left axis
+    starts at 0."""
     import matplotlib.pyplot as plt
 
     delta = wide["permuted"] - wide["contaminated"]
@@ -331,13 +335,21 @@ def plot_metric_and_delta(wide: pd.DataFrame, title: str,
     ticks = [tick_label(case) for case in wide.index]
     x = list(range(len(ticks)))
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(min(13.0, max(9.0, 1.3 * len(ticks) + 1.5)), 3.6))
-    ax1.bar(x, wide["contaminated"].to_numpy(), color="tab:blue")
+    yerr = err.reindex(wide.index).to_numpy() if err is not None else None
+    ax1.bar(x, wide["contaminated"].to_numpy(), yerr=yerr, capsize=3, color="tab:blue",
+            error_kw={"lw": 0.8}, label="ours (± std over seeds)" if err is not None else "ours")
     if metric.higher_is_better:
-        ax1.set_ylim(max(0.0, wide["contaminated"].min() - 0.1), 1.0)
+        ax1.set_ylim(0.0, 1.0)
     ax1.set_title(f"{metric.name} on SC(X*, y) test")
     ax2.bar(x, delta.to_numpy(), color=["tab:red" if w else "tab:green" for w in worse])
     ax2.axhline(0, color="black", lw=0.8)
     ax2.set_title(f"Δ-{metric.name} (permuted − contaminated)")
+    if paper is not None:
+        theirs = paper.reindex(wide.index)
+        kw = {"marker": "_", "s": 500, "color": "black", "zorder": 3, "linewidths": 2}
+        ax1.scatter(x, theirs["contaminated"].to_numpy(), label="paper", **kw)
+        ax2.scatter(x, (theirs["permuted"] - theirs["contaminated"]).to_numpy(), **kw)
+        ax1.legend(fontsize=MIN_FONT_PT, loc="lower right")
     for ax in (ax1, ax2):
         ax.set_xticks(x, ticks, fontsize=MIN_FONT_PT, rotation=30 if len(ticks) > 5 else 0,
                       ha="right" if len(ticks) > 5 else "center")
@@ -345,6 +357,20 @@ def plot_metric_and_delta(wide: pd.DataFrame, title: str,
     fit_text(fig)
     fig.tight_layout()
     return fig
+
+
+def mnist_figure(summary: pd.DataFrame, cases: Sequence[str], title: str,
+                 paper: pd.DataFrame | None = None):
+    """The MNIST results figure from a summary (``case``, ``split``, ``mean``, ``std``; one
+    row per case and split): ours with the std over seeds as error bars, and the paper's value
+    of each case (``paper``: same columns, e.g. the appendix's ground-truth table) as a black
+    mark where the paper has one."""
+    wide = summary.pivot(index="case", columns="split", values="mean").reindex(list(cases))
+    err = (summary[summary.split == "contaminated"].set_index("case")["std"]
+           if "std" in summary else None)
+    theirs = (paper.pivot_table(index="case", columns="split", values="mean")
+              if paper is not None and len(paper) else None)
+    return plot_metric_and_delta(wide, title, err=err, paper=theirs)
 
 
 def chance_line(ax, level: float, text: str = "chance") -> None:
