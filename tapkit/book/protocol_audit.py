@@ -677,7 +677,8 @@ ENTRIES: tuple[Entry, ...] = (
           _epochs, S, QUICK_CPU),
     Entry("λ grid: TAP and RRR", "training", 348, "from $10^{-9}$ to 1 for TAP and RRR", "—",
           lambda p: f"TAP: {render(_grids(p, 'tap'))} | RRR: {render(_grids(p, 'rrr'))}", S,
-          "quick: three λ around the paper's choice where a search runs (CPU budget)."),
+          "quick: TAP three λ around the paper's choice where a search runs; RRR one value, "
+          "the one the guarded search chose on both stand-ins (CPU budget)."),
     Entry("λ grid: RBR", "training", 348, "1 to $10^9$ for RBR", "—", lambda p: _grids(p, "rbr"),
           S, "quick: RBR keeps the paper's λ (its runs cost ~10× a No XS run)."),
     Entry("λ criterion", "training", 348,
