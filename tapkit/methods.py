@@ -82,6 +82,12 @@ class XSMethod:
     the training pass's own input ``x`` (not a detached copy), because the term also runs
     through the training pass's task loss (the released RBR's influence term); the training
     step asks this instead of testing the options' type.
+    ``released``: the options of the authors' released code, on which the paper's λ were tuned
+    (None: the released code's form is the options' defaults); the ``paper`` profile trains
+    these (:data:`tapkit.experiments.protocol_base.RELEASED`).
+    ``proposed``: the paper's own method (TAP), which its tables set beside every other XS
+    loss (the comparators, :func:`comparators`) and every distillation baseline; one entry
+    at most says so (:func:`proposed_method`).
     """
 
     name: str
@@ -94,6 +100,8 @@ class XSMethod:
     label: str = ""
     kind: Kind = Kind.XS
     keeps_input: Callable[[MethodOptions], bool] = _never
+    released: MethodOptions | None = None
+    proposed: bool = False
 
     @property
     def needs_teacher(self) -> bool:
@@ -125,6 +133,11 @@ def register_method(method: XSMethod) -> XSMethod:
     if method.input_grad and (method.compilable or not has_batchnorm_mode(method.options)):
         raise ValueError(f"{method.name!r}: input-gradient methods have a BatchNorm mode in their "
                          "options (a batchnorm field) and cannot be compiled (double backward)")
+    if method.released is not None:
+        method.make_options(method.released)  # its own options class, or ValueError
+    if method.proposed and any(m.proposed for m in _METHODS.values()):
+        raise ValueError(f"{method.name!r}: the paper proposes one method, and "
+                         f"{proposed_method()!r} is registered as it")
     _METHODS[method.name] = method
     return method
 
@@ -156,6 +169,32 @@ def methods_where(**facts: Any) -> list[str]:
     ``methods_where(kind=Kind.XS)`` -> ``["tap", "rrr", "rbr"]``."""
     return [m.name for m in _METHODS.values()
             if all(getattr(m, k) == v for k, v in facts.items())]
+
+
+def xs_methods() -> list[str]:
+    """The XS losses that learn from annotations (:attr:`Kind.XS`), in registration order:
+    ``["tap", "rrr", "rbr"]`` and any registered after them."""
+    return methods_where(kind=Kind.XS)
+
+
+def is_xs(name: str) -> bool:
+    """Whether ``name`` (a method, or a table's case such as ``"base"``) is an XS loss that
+    learns from annotations."""
+    return name in _METHODS and _METHODS[name].kind is Kind.XS
+
+
+def proposed_method() -> str:
+    """The paper's own method (the entry registered with ``proposed=True``: TAP)."""
+    found = methods_where(proposed=True)
+    if not found:
+        raise ValueError("no registered method is the paper's own (proposed=True)")
+    return found[0]
+
+
+def comparators() -> list[str]:
+    """The XS losses the paper compares its own method with (every :func:`xs_methods` entry but
+    :func:`proposed_method`), in registration order: ``["rrr", "rbr"]``."""
+    return [m for m in xs_methods() if m != proposed_method()]
 
 
 # --------------------------------------------------------------------------- the terms
@@ -229,10 +268,14 @@ def _released_rbr(options: MethodOptions) -> bool:
 GRAD = dict(input_grad=True, compilable=False)
 TEACHER = dict(teacher=True, kind=Kind.DISTILLATION)
 for _entry in (XSMethod("none", None, label="No XS", kind=Kind.NO_XS),
-               XSMethod("tap", _tap, TapOptions, activations=True),
-               XSMethod("rrr", _rrr, RrrOptions, **GRAD),
-               XSMethod("rbr", _rbr, RbrOptions, keeps_input=_released_rbr, **GRAD),
-               XSMethod("kd", _kd, KdOptions, **TEACHER),
-               XSMethod("at", _at, AtOptions, activations=True, **TEACHER),
-               XSMethod("jt", _jt, JtOptions, **TEACHER, **GRAD)):
+               XSMethod("tap", _tap, TapOptions, activations=True, proposed=True,
+                        released=TapOptions(norm="l2sq", pooling="cumulative")),
+               XSMethod("rrr", _rrr, RrrOptions, released=RrrOptions(scale="released"), **GRAD),
+               XSMethod("rbr", _rbr, RbrOptions, keeps_input=_released_rbr,
+                        released=RbrOptions(variant="released"), **GRAD),
+               XSMethod("kd", _kd, KdOptions, released=KdOptions(temperature=1.0), **TEACHER),
+               XSMethod("at", _at, AtOptions, activations=True,
+                        released=AtOptions(variant="released"), **TEACHER),
+               XSMethod("jt", _jt, JtOptions, released=JtOptions(variant="released"),
+                        **TEACHER, **GRAD)):
     register_method(_entry)

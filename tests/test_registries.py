@@ -43,3 +43,24 @@ def test_the_released_rbr_keeps_the_training_input_and_the_full_one_does_not():
     assert not rbr.keeps_input(rbr.make_options())
     assert not any(methods.get_method(m).keeps_input(methods.default_options(m))
                    for m in methods.list_methods() if m != "rbr")
+
+
+def test_the_papers_method_its_comparators_and_released_forms_are_registry_facts(monkeypatch):
+    """Which method is the paper's own, which it compares with, and the released code's options
+    are entries' facts: the tables' rows, the released profile's options and the run time
+    estimates read them, and a second 'proposed' method is refused."""
+    from tapkit.experiments import chapter_plans, planner, protocol_base, setting1
+
+    assert methods.proposed_method() == "tap" and methods.comparators() == ["rrr", "rbr"]
+    assert methods.is_xs("rbr") and not methods.is_xs("base") and not methods.is_xs("kd")
+    assert setting1.CASES == ("base", "none", "rrr", "rbr", "tap")
+    assert chapter_plans.EXTRA_CASES == ("base", "none", "tap")
+    assert chapter_plans.KD_METHODS == ("kd", "at", "jt")
+    assert list(protocol_base.RELEASED) == ["tap", "rrr", "rbr", "kd", "at", "jt"]
+    assert protocol_base.RELEASED["rbr"] == methods.get_method("rbr").released
+    assert [planner.resembles(m) for m in ("kd", "at", "jt")] == ["none", "none", "rrr"]
+    monkeypatch.setattr(methods, "_METHODS", dict(methods._METHODS))
+    with pytest.raises(ValueError, match="proposes one method"):
+        methods.register_method(XSMethod("mine", lambda b: b.logits.sum(), proposed=True))
+    methods.register_method(XSMethod("logit_l1", lambda b: b.logits.abs().mean()))
+    assert methods.comparators() == ["rrr", "rbr", "logit_l1"]

@@ -16,7 +16,7 @@ from ..models import get_spec
 from ..experiments.executors import set_threads  # noqa: F401
 from ..experiments.medical_maps import overlap_frame, overlap_layers, trained  # noqa: F401
 from ..experiments.medical_plans import (ARCHITECTURES, DATASETS,  # noqa: F401
-                                         EXTRA_ARCHITECTURES, EXTRA_LAMBDAS, LAMBDA_SETTINGS,
+                                         EXTRA_ARCHITECTURES, LAMBDA_SETTINGS,
                                          chapter_settings, has_batchnorm, left_out,
                                          medical_runs, paper_lambdas, untrained)
 from ..experiments.setting1 import CASES, case_config  # noqa: F401

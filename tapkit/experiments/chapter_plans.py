@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..config import TrainConfig
 from ..method_options import KdOptions
+from ..methods import Kind, is_xs, methods_where, proposed_method
 from ..results import resolve_device
 from . import medical_plans, plans, protocols, setting1
 from . import setting2_plans as s2p
@@ -32,8 +33,8 @@ from .medical_runs import search_and_choose
 from .protocols import Protocol, TeachersProtocol
 
 Runner = Callable[[list], Any]  # trains / reads a list of configs; returns their record frame
-KD_METHODS = ("kd", "at", "jt")
-EXTRA_CASES = ("base", "none", "tap")
+KD_METHODS = tuple(methods_where(kind=Kind.DISTILLATION))  # KD, AT, JT
+EXTRA_CASES = ("base", "none", proposed_method())  # the appendix architectures: Base, No XS, TAP
 MEDICAL_DATASETS = tuple(medical_plans.DATASETS)
 
 
@@ -94,15 +95,15 @@ def teachers(p: Protocol, root: str | Path, run: Runner | None = None,
     each table's cells in the order of the paper's MNIST table: method, annotation
     (:func:`.setting2_plans.teacher_cases`), τ, seed."""
     t = t or protocols.mnist_teachers(p.name)
-    cases, seeds = s2p.teacher_cases(t), list(p.seeds)
-    methods = ["tap", *[m for m in t.xs_methods if m != "tap"]]
+    cases, seeds, own = s2p.teacher_cases(t), list(p.seeds), proposed_method()
+    methods = [own, *[m for m in t.xs_methods if m != own]]
     students = sorted(s2p.setting2_students(p, t, None, root, None, threshold, lambdas),
-                      key=lambda c: (methods.index("tap" if c.method == "none" else c.method),
+                      key=lambda c: (methods.index(own if c.method == "none" else c.method),
                                      cases.index(c.annotation), -1.0 if c.tau is None else c.tau,
                                      seeds.index(c.seed)))
     return (_named(s2p.teacher_cells(p, t), "teacher_performance")
-            + _named([c for c in students if c.method in ("tap", "none")], "mnist_teacher")
-            + _named([c for c in students if c.method not in ("tap", "none")],
+            + _named([c for c in students if c.method in (own, "none")], "mnist_teacher")
+            + _named([c for c in students if c.method not in (own, "none")],
                      "mnist_teacher_xs"))
 
 
@@ -117,7 +118,8 @@ def distillation(p: Protocol, root: str | Path, run: Runner | None = None,
     :class:`~tapkit.method_options.KdOptions` temperature (None: the protocol's, default 4)."""
     t = (t or protocols.mnist_teachers(p.name)).with_overrides(kd_methods=tuple(methods))
     p = p if kd_temperature is None else p.with_options(kd=KdOptions(temperature=kd_temperature))
-    cases, order, seeds = s2p.teacher_cases(t), ["tap", *t.kd_methods, "none"], list(p.seeds)
+    cases, seeds = s2p.teacher_cases(t), list(p.seeds)
+    order = [proposed_method(), *t.kd_methods, "none"]
     return _named(sorted(s2p.distillation_students(p, t, None, root, lambdas),
                          key=lambda c: (cases.index(c.annotation), order.index(c.method),
                                         seeds.index(c.seed))), "mnist_kd")
@@ -132,7 +134,7 @@ def searched_runs(p: Protocol, root: str | Path, run: Runner, experiment: str,
     ``tables/lambda_choice_<experiment>_<artifact>.csv``), then its runs at the chosen λ: the
     search's cells (table :func:`.medical_plans.choice_name`) and the table's."""
     search_and_choose(p, experiment, models, cases, artifact, root, run=run)
-    xs = [m for m in cases if m in ("rrr", "rbr", "tap")]
+    xs = [m for m in cases if is_xs(m)]
     found = _named(medical_plans.search_runs(p, experiment, models, xs, artifact),
                    medical_plans.choice_name(experiment, artifact))
     lams = medical_plans.searched_lambdas(root, experiment, artifact, lambdas)

@@ -11,6 +11,7 @@ from typing import Callable, Sequence
 
 import pandas as pd
 
+from ..methods import is_xs
 from ..results import write_table
 from .executors import run_many
 from .cells import Cell
@@ -58,8 +59,7 @@ def search_frame(p: Protocol, experiment: str, models: Sequence[str],
                  run: Callable | None = None) -> pd.DataFrame:
     """The λ search's runs (trained, or read from the cache), one row each with its ``method``;
     empty when the protocol has no grid for these architectures and methods."""
-    runs = search_runs(p, experiment, models, [m for m in methods if m in ("rrr", "rbr", "tap")],
-                       artifact)
+    runs = search_runs(p, experiment, models, [m for m in methods if is_xs(m)], artifact)
     if not runs:
         return pd.DataFrame()
     frame = run_frame(runs, root, device, run)

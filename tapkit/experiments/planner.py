@@ -11,6 +11,7 @@ import math
 from typing import Iterable
 
 from ..config import TrainConfig
+from ..methods import Kind, get_method, methods_where
 from ..sources import Embedded
 
 
@@ -63,8 +64,17 @@ def label(cfg: TrainConfig) -> str:
 TABLE1_ITS = {"vgg16": {"none": 12.1, "rrr": 2.6, "rbr": 1.7, "tap": 11.8},
               "resnet18": {"none": 38.5, "rrr": 12.5, "rbr": 7.3, "tap": 36.7},
               "densenet121": {"none": 11.6, "rrr": 3.0, "rbr": 2.0, "tap": 12.0}}
-# KD/AT/JT: the step of the method they resemble plus the frozen teacher's forward pass (x1.5)
-TEACHER_METHODS = {"kd": "none", "at": "none", "jt": "rrr"}
+# KD/AT/JT: the step of the method they resemble (No XS, or with input gradients the first XS
+# loss that takes them: RRR) plus the frozen teacher's forward pass (x1.5)
+TEACHER_FACTOR = 1.5
+
+
+def resembles(method: str) -> str:
+    """The Table-1 method whose step a distillation method's step costs about as much as: No
+    XS's, or for one that takes input gradients (JT) the first XS loss that does (RRR)."""
+    if get_method(method).input_grad:
+        return methods_where(kind=Kind.XS, input_grad=True)[0]
+    return "none"
 CPU_SLOWDOWN = 200.0   # a 2-core CPU against the GPU: ~36x (two-layer CNN) to ~430x (VGG-16, 32 px)
 OVERHEAD_MIN = 2.0     # start-up, loading the data, evaluating the test splits
 TIMEOUT_MARGIN = 2.0   # the limit is twice the expected time ...
@@ -94,8 +104,8 @@ def expected_minutes(cfg: TrainConfig, gpu: bool = True) -> float:
     ``CPU_SLOWDOWN`` times that on a CPU. A rough figure: the jobs are checkpointable, so a run
     that outlives its limit is requeued and resumes from its last epoch."""
     method, factor = cfg.method, 1.0
-    if method in TEACHER_METHODS:
-        method, factor = TEACHER_METHODS[method], 1.5
+    if method in methods_where(kind=Kind.DISTILLATION):
+        method, factor = resembles(method), TEACHER_FACTOR
     rates = next((r for name, r in TABLE1_ITS.items() if cfg.model.startswith(name)),
                  TABLE1_ITS["vgg16"])
     its = rates.get(method, min(rates.values()))

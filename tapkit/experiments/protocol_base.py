@@ -8,9 +8,8 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from ..config import ClassWeights, TrainConfig
-from ..method_options import (AtOptions, JtOptions, KdOptions, MethodOptions, RbrOptions,
-                              RrrOptions, TapOptions)
-from ..methods import get_method
+from ..method_options import MethodOptions
+from ..methods import get_method, list_methods
 from ..sources import SOURCE_TYPES
 
 # Which form of each XS loss a protocol's runs train with: method -> its options (a method not
@@ -23,14 +22,10 @@ from ..sources import SOURCE_TYPES
 # temperature 4 (tapkit's choice: the paper gives none) and the cited AT and JT.
 MethodOptionsTable = Mapping[str, MethodOptions]
 EQUATIONS: MethodOptionsTable = MappingProxyType({})
+# RELEASED is each registry entry's ``released`` options (:class:`tapkit.methods.XSMethod`).
 RELEASED: MethodOptionsTable = MappingProxyType({
-    "tap": TapOptions(norm="l2sq", pooling="cumulative"),
-    "rrr": RrrOptions(scale="released"),
-    "rbr": RbrOptions(variant="released"),
-    "kd": KdOptions(temperature=1.0),
-    "at": AtOptions(variant="released"),
-    "jt": JtOptions(variant="released"),
-})
+    name: method.released for name in list_methods()
+    if (method := get_method(name)).released is not None})
 
 
 def check_options_table(table: MethodOptionsTable) -> None:

@@ -12,9 +12,12 @@ loss of Eq. 4, RBR, or Definition 2) with ground-truth masks.
 from __future__ import annotations
 
 from ..config import TrainConfig
+from ..methods import comparators, proposed_method
 from .protocols import Protocol
 
-CASES = ("base", "none", "rrr", "rbr", "tap")
+# the paper's tables' rows: Base, No XS, the XS losses it compares with (RRR, RBR), its own last
+XS_CASES = (*comparators(), proposed_method())
+CASES = ("base", "none", *XS_CASES)
 
 
 def why_not_run(p: Protocol, experiment: str, model: str, case: str) -> str | None:

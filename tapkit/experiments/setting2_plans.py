@@ -27,6 +27,7 @@ from ..baselines import pair_by_resolution
 from ..config import TrainConfig
 from ..data import Split
 from ..fit import experiment_data, training_split
+from ..methods import proposed_method
 from ..models import build_model, capture, target_layers
 from .cells import Annotation, Cell
 from .medical_plans import DATASETS, paper_lambdas, paper_table, searched_lambdas
@@ -142,7 +143,8 @@ def taught_students(p: Protocol, t: TeachersProtocol, experiment: str | None, mo
     threshold = threshold_rule(t, threshold)
     out = []
     for method in [m for m in t.xs_methods if not why_not_run(p, e, model, m)]:
-        fractions = t.fractions if method == "tap" or t.xs_fractions is None else t.xs_fractions
+        fractions = (t.fractions if method == proposed_method() or t.xs_fractions is None
+                     else t.xs_fractions)
         for tau in t.train_taus:
             for seed in p.seeds:
                 cfg = case_config(p, e, model, method, lams[method], seed)
@@ -245,7 +247,7 @@ def distillation_students(p: Protocol, t: TeachersProtocol, experiment: str | No
     TAP with the ``t.kd_tap_fractions`` teachers' masks at τ = 0.01 (Setting 2's runs), their
     KD/AT/JT students (:func:`kd_students`) and No XS (Setting 1's run)."""
     e = p.resolve("experiment", experiment)
-    tap_t = t.with_overrides(train_taus=(0.01,), xs_methods=("tap",))
+    tap_t = t.with_overrides(train_taus=(0.01,), xs_methods=(proposed_method(),))
     tap_cases = {annotator(f) for f in (t.kd_tap_fractions or t.kd_fractions)}
     out = []
     for model in t.kd_students(p):
