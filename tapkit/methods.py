@@ -171,6 +171,16 @@ def methods_where(**facts: Any) -> list[str]:
             if all(getattr(m, k) == v for k, v in facts.items())]
 
 
+def method_of(options: type[MethodOptions]) -> str:
+    """The registered method whose options class is ``options`` (``RbrOptions`` -> ``"rbr"``):
+    a page that speaks of one options class's fields finds its method here."""
+    found = [m.name for m in _METHODS.values() if m.options is options]
+    if len(found) != 1:
+        raise ValueError(f"{options.__name__} is the options class of {len(found)} registered "
+                         f"methods ({found}), not one")
+    return found[0]
+
+
 def xs_methods() -> list[str]:
     """The XS losses that learn from annotations (:attr:`Kind.XS`), in registration order:
     ``["tap", "rrr", "rbr"]`` and any registered after them."""

@@ -197,14 +197,14 @@ def test_matches_rrr_claim_pairs_the_permuted_score_and_reads_the_builds_speed()
     rrr = [(0.9, 0.80, 0.8), (0.9, 0.80, 0.8), (0.9, 0.81, 0.8)]
     runs = {"pneu": medical_runs({("resnet18", "none"): NONE, ("resnet18", "tap"): tap,
                                   ("resnet18", "rrr"): rrr})}
-    c = medical_claims.matches_rrr_claim(runs, speed(), *STANDIN)
+    c = medical_claims.matches_at_cost_claim(runs, speed(), *STANDIN)
     assert c.verdict == claims.REPRODUCED
     # a TAP step costs 0.32 / 0.96 = 0.33 of an RRR step
     assert "TAP − RRR (paired) 0.107" in c.evidence and "costs 0.33 of an RRR step" in c.evidence
     # RRR's speed interval reaches TAP's: not clearly cheaper, inconclusive
-    c = medical_claims.matches_rrr_claim(runs, speed(rrr_hi=0.95), *STANDIN)
+    c = medical_claims.matches_at_cost_claim(runs, speed(rrr_hi=0.95), *STANDIN)
     assert c.verdict == claims.INCONCLUSIVE
-    c = medical_claims.matches_rrr_claim(runs, None, *STANDIN)
+    c = medical_claims.matches_at_cost_claim(runs, None, *STANDIN)
     assert c.verdict == claims.NOT_TESTABLE and "speed chapter did not run" in c.reason
     # KNEE's MAE is negated: TAP 0.5 against RRR 1.2 on the permuted split matches it
     # (No XS's MAE 0.2 -> 1.5 when the tags are permuted: it took them; RRR's clean 0.8 beats
@@ -212,7 +212,7 @@ def test_matches_rrr_claim_pairs_the_permuted_score_and_reads_the_builds_speed()
     knee = {"knee": medical_runs({("resnet18", "none"): [(0.2, 1.5, 0.5)] * 3,
                                   ("resnet18", "tap"): [(0.5, 0.5, 0.5), (0.5, 0.52, 0.5), (0.5, 0.48, 0.5)],
                                   ("resnet18", "rrr"): [(1.2, 1.2, 0.8)] * 3}, constant=1.2)}
-    c = medical_claims.matches_rrr_claim(knee, speed(), {"knee": "KNEE"}, {"knee": DataOrigin.PAPER})
+    c = medical_claims.matches_at_cost_claim(knee, speed(), {"knee": "KNEE"}, {"knee": DataOrigin.PAPER})
     assert c.verdict == claims.REPRODUCED and not c.standin and "0.700 [" in c.evidence
 
 

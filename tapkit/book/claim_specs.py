@@ -3,7 +3,10 @@ chapters' openings read (issue 38, item 5).
 
 The paper's side of each claim (its words, LaTeX line, quote, number, setting and data) is data,
 transcribed once in ``paper_values/claims.csv``; this module adds how this build judges it: a
-*judge* (evidence in, :class:`.claims.Claim` out) and the chapter that shows it. A claim without
+*judge* (evidence and the claim's methods in, :class:`.claims.Claim` out) and the chapter that
+shows it. Which methods a claim is about is the paper's side too: the csv's ``methods`` column
+(registry names, the claimed method first, e.g. TAP then the comparator it matches), which the
+judge receives, so that no judge names a method itself. A claim without
 a judge still gets a verdict, from what the build ran (:func:`unjudged`): *not run* when no
 chapter that measures it ran, *not testable here* with the reason otherwise (a claim about the
 real PNEU/KNEE data on the digits stand-in, a proof, or a number shown on its page that no judge
@@ -22,7 +25,7 @@ import pandas as pd
 
 from .claims import (NOT_RUN, NOT_TESTABLE, Claim, _combined, cost_claim, decoy_claim,
                      matches_claim, removes_claim, speed_claim, teacher_claim)
-from .medical_claims import (annotation_claim, keeps_off_claim, matches_rrr_claim,
+from .medical_claims import (annotation_claim, keeps_off_claim, matches_at_cost_claim,
                              medical_teacher_claim, no_xs_relies_claim, reemerge_claim)
 from .origin import DataOrigin
 from .report import paper_values, read_cells
@@ -74,16 +77,22 @@ class Evidence:
                 + str(self.table("speed_memory")[1].get("device", "unknown device")))
 
 
-Judge = Callable[[Evidence], "Claim | None"]
+Methods = tuple[str, ...]
+Judge = Callable[[Evidence, Methods], "Claim | None"]
 
 
 @dataclass(frozen=True)
 class ClaimSpec:
-    """A claim's judge (None: judged by :func:`unjudged`) and the chapter that shows it."""
+    """A claim's judge (None: judged by :func:`unjudged`) and the chapter that shows it. The
+    judge is called with the claim's methods (:func:`claim_methods`)."""
 
     id: str
     chapter: str
     judge: Judge | None = None
+
+    @property
+    def methods(self) -> Methods:
+        return claim_methods(self.id)
 
 
 # where each of the paper's settings is measured: the chapter and the tables it writes
@@ -115,39 +124,49 @@ def register(spec: ClaimSpec) -> ClaimSpec:
 
 def paper_claims() -> pd.DataFrame:
     """The paper's claims (``paper_values/claims.csv``): id, claim, tex_line, quote,
-    paper_number, setting, data, measures."""
+    paper_number, setting, data, measures, methods."""
     return paper_values("claims")
 
 
+def claim_methods(claim_id: str) -> Methods:
+    """The methods claim ``claim_id`` is about (claims.csv's ``methods``: registry names, the
+    claimed one first); ``()`` where it names none."""
+    table = paper_claims().set_index("id")
+    value = table.loc[claim_id, "methods"] if "methods" in table else None
+    return tuple(value.split()) if isinstance(value, str) else ()
+
+
 def _medical(judge, only: tuple[str, ...] = ("pneu", "knee")) -> Judge:
-    def run(ev: Evidence):
+    """``judge(runs, data, origins, *methods)`` on Setting 1's per-run tables of ``only``."""
+    def run(ev: Evidence, methods: Methods = ()):
         runs, data, origins = ev.medical_data(only)
-        return judge(runs, data, origins) if runs else None
+        return judge(runs, data, origins, *methods) if runs else None
     return run
 
 
 def _cell(judge, exp: str, model: str) -> Judge:
     """``judge`` on one data set's one architecture (the paper's named cases)."""
-    def run(ev: Evidence):
+    def run(ev: Evidence, methods: Methods = ()):
         runs, data, origins = ev.medical_data((exp,))
         if not runs:
             return None
         rows = runs[exp][runs[exp]["model"] == model]
-        return judge({exp: rows} if len(rows) else {}, data, origins)
+        return judge({exp: rows} if len(rows) else {}, data, origins, *methods)
     return run
 
 
-def _mnist(judge: Callable[[pd.DataFrame, str], Claim]) -> Judge:
-    def run(ev: Evidence):
+def _mnist(judge: Callable[..., Claim | None]) -> Judge:
+    """``judge(runs, data, *methods)`` on the MNIST per-run table."""
+    def run(ev: Evidence, methods: Methods = ()):
         runs, meta = ev.table("mnist_gt_runs")
-        return None if runs is None else judge(runs, meta.get("data", "MNIST"))
+        return None if runs is None else judge(runs, meta.get("data", "MNIST"), *methods)
     return run
 
 
-def _xs_protect(runs: pd.DataFrame, data: str) -> Claim | None:
-    """Every XS method this build trained on MNIST beats No XS on the permuted digits."""
-    parts = [removes_claim(runs, data, m) for m in ("tap", "rrr", "rbr")
-             if m in set(runs["case"])]
+def _xs_protect(runs: pd.DataFrame, data: str, *methods: str) -> Claim | None:
+    """Every XS method of ``methods`` (the claim's) this build trained on MNIST beats No XS on
+    the permuted digits."""
+    parts = [removes_claim(runs, data, m) for m in methods if m in set(runs["case"])]
     if not parts:
         return None
     judged = [c for c in parts if c.verdict not in (NOT_TESTABLE, NOT_RUN)]
@@ -163,43 +182,62 @@ def _xs_protect(runs: pd.DataFrame, data: str) -> Claim | None:
 
 
 def _speed(judge) -> Judge:
-    return lambda ev: None if ev.ratios is None else judge(ev.ratios, ev.speed_label())
+    """``judge(ratios, label, ...)`` on the speed table (the claim's methods not passed: the
+    speed judge names its own)."""
+    return lambda ev, methods=(): (None if ev.ratios is None
+                                   else judge(ev.ratios, ev.speed_label()))
+
+
+def _cost(ev: Evidence, methods: Methods = ()):
+    """:func:`.claims.cost_claim` of the claim's method (first) against the others."""
+    if ev.ratios is None:
+        return None
+    return cost_claim(ev.ratios, ev.speed_label(), *methods[:1], methods[1:] or None)
 
 
 def _table(judge, name: str) -> Judge:
-    def run(ev: Evidence):
+    """``judge(frame, meta, *methods)`` on the table ``name``."""
+    def run(ev: Evidence, methods: Methods = ()):
         frame, meta = ev.table(name)
-        return None if frame is None else judge(frame, meta)
+        return None if frame is None else judge(frame, meta, *methods)
     return run
 
 
-def _matches_rrr(ev: Evidence):
+def _matches_at_cost(ev: Evidence, methods: Methods = ()):
     runs, data, origins = ev.medical_data()
-    return matches_rrr_claim(runs, ev.ratios, data, origins) if runs else None
+    return matches_at_cost_claim(runs, ev.ratios, data, origins, *methods) if runs else None
 
 
-def _teacher(ev: Evidence):
+def _teacher(ev: Evidence, methods: Methods = ()):
     frame, _ = ev.table("mnist_teacher")
-    return None if frame is None else teacher_claim(frame, "MNIST (Setting 2)")
+    return None if frame is None else teacher_claim(frame, "MNIST (Setting 2)", *methods)
+
+
+def _matches(runs: pd.DataFrame, data: str, method: str | None = None,
+             other: str | None = None) -> Claim:
+    """:func:`.claims.matches_claim` with the claim's methods in its order (claimed first)."""
+    return matches_claim(runs, data, other, method)
+
+
+def _reemerge(runs, data, origins, *methods: str) -> Claim:
+    return reemerge_claim(runs, data, origins, methods or None)
 
 
 for _spec in (
     ClaimSpec("decoy_learned_mnist", "mnist", _mnist(decoy_claim)),
     ClaimSpec("tap_protects_mnist", "mnist", _mnist(_xs_protect)),
-    ClaimSpec("tap_matches_rrr_mnist", "mnist", _mnist(lambda r, d: matches_claim(r, d, "rrr"))),
-    ClaimSpec("tap_matches_rbr_mnist", "mnist", _mnist(lambda r, d: matches_claim(r, d, "rbr"))),
+    ClaimSpec("tap_matches_rrr_mnist", "mnist", _mnist(_matches)),
+    ClaimSpec("tap_matches_rbr_mnist", "mnist", _mnist(_matches)),
     ClaimSpec("speed_memory_tap", "speed_memory", _speed(speed_claim)),
-    ClaimSpec("rrr_rbr_slower", "speed_memory", _speed(cost_claim)),
-    ClaimSpec("tap_beats_rrr_rbr", "pneu", _matches_rrr),
+    ClaimSpec("rrr_rbr_slower", "speed_memory", _cost),
+    ClaimSpec("tap_beats_rrr_rbr", "pneu", _matches_at_cost),
     ClaimSpec("decoy_learned_pneu", "pneu", _medical(no_xs_relies_claim, ("pneu",))),
     ClaimSpec("decoy_learned_knee", "knee", _medical(no_xs_relies_claim, ("knee",))),
     ClaimSpec("tap_keeps_off_deep_pneu", "pneu", _medical(keeps_off_claim, ("pneu",))),
     ClaimSpec("tap_protects_knee", "knee", _medical(keeps_off_claim, ("knee",))),
-    ClaimSpec("rrr_spurious_densenet_pneu", "pneu",
-              _cell(lambda r, d, o: reemerge_claim(r, d, o, ("rrr",)), "pneu", "densenet121")),
-    ClaimSpec("rbr_spurious_vgg_pneu", "pneu",
-              _cell(lambda r, d, o: reemerge_claim(r, d, o, ("rbr",)), "pneu", "vgg16")),
-    ClaimSpec("rrr_rbr_spurious_knee", "knee", _medical(reemerge_claim, ("knee",))),
+    ClaimSpec("rrr_spurious_densenet_pneu", "pneu", _cell(_reemerge, "pneu", "densenet121")),
+    ClaimSpec("rbr_spurious_vgg_pneu", "pneu", _cell(_reemerge, "pneu", "vgg16")),
+    ClaimSpec("rrr_rbr_spurious_knee", "knee", _medical(_reemerge, ("knee",))),
     ClaimSpec("annotation_better_than_random", "medical_teachers",
               _table(annotation_claim, "medical_annotation_quality")),
     ClaimSpec("teacher_pneu_works", "medical_teachers",
@@ -242,7 +280,7 @@ def claims_table(root: str | Path) -> pd.DataFrame:
     for row in paper_claims().itertuples():
         spec = _REGISTRY.get(row.id)
         chapter = spec.chapter if spec else SETTINGS[row.setting][0]
-        judged = spec.judge(ev) if spec and spec.judge else None
+        judged = spec.judge(ev, spec.methods) if spec and spec.judge else None
         if judged is not None:
             c = judged
         elif spec is not None and spec.judge is not None:  # a judge whose tables are absent

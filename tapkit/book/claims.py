@@ -27,7 +27,9 @@ import pandas as pd
 from ..experiments.cells import Annotation, tau_text
 from ..metrics import TASK_METRICS
 from ..seedstats import Estimate, from_summary, mean_ci, paired_difference
+from ..methods import comparators, proposed_method
 from .labels import label
+from .labels import label as _label  # where a judge's argument is called ``label``
 from .preconditions import judged_seeds
 from .thresholds import DECOY_TAKEN, KEEPS, MARGIN  # noqa: F401  (claims.KEEPS: the chapters)
 
@@ -157,10 +159,12 @@ def _mnist_comparison(runs: pd.DataFrame, methods: list[str]):
     return judged_seeds(runs, -_delta(runs), methods, ACCURACY, shortcut=True, took=DECOY_TAKEN)
 
 
-def removes_claim(runs: pd.DataFrame, data: str, method: str = "tap") -> Claim:
-    """An XS method protects the model: its permuted-decoy accuracy beats No XS's (paired, on the
-    seeds where both learned the task and No XS took the decoy)."""
-    name = method.upper()
+def removes_claim(runs: pd.DataFrame, data: str, method: str | None = None) -> Claim:
+    """An XS method (None: the paper's own, :func:`tapkit.methods.proposed_method`) protects the
+    model: its permuted-decoy accuracy beats No XS's (paired, on the seeds where both learned the
+    task and No XS took the decoy)."""
+    method = method or proposed_method()
+    name = label(method)
     claim = f"{name} protects the two-layer CNN from the decoy (beats No XS on permuted digits)"
     if (gone := _absent(runs, [method, "none"])):
         return Claim(claim, "Results, Fig. MNIST", f"no converged {gone} run", "0 seeds", data,
@@ -194,21 +198,25 @@ def _few_reason(seeds) -> str:
         sorted(set(seeds.dropped.values())))
 
 
-def matches_claim(runs: pd.DataFrame, data: str, other: str) -> Claim:
-    """TAP matches RRR/RBR on MNIST: TAP's permuted accuracy is not worse than ``other``'s by
-    more than :data:`MARGIN` (the paired difference's interval lies above −MARGIN; wholly below
-    it: not reproduced; across it: inconclusive), on the seeds where every run learned the task
-    and No XS took the decoy."""
-    claim = f"TAP matches {other.upper()} on MNIST (within {MARGIN:g} accuracy)"
+def matches_claim(runs: pd.DataFrame, data: str, other: str | None = None,
+                  method: str | None = None) -> Claim:
+    """TAP (``method``; None: the paper's own) matches RRR/RBR (``other``; None: the first
+    comparator, :func:`tapkit.methods.comparators`) on MNIST: its permuted accuracy is not worse
+    than ``other``'s by more than :data:`MARGIN` (the paired difference's interval lies above
+    −MARGIN; wholly below it: not reproduced; across it: inconclusive), on the seeds where every
+    run learned the task and No XS took the decoy."""
+    method, other = method or proposed_method(), other or comparators()[0]
+    own, theirs = label(method), label(other)
+    claim = f"{own} matches {theirs} on MNIST (within {MARGIN:g} accuracy)"
     where = "App. gt_mnist: \"TAP ... still matches RRR and RBR very closely\""
-    if (gone := _absent(runs, ["tap", other, "none"])):
+    if (gone := _absent(runs, [method, other, "none"])):
         return Claim(claim, where, f"no converged {gone} run", "0 seeds", data, NOT_RUN,
                      reason=f"{gone} did not run in this build")
-    seeds = _mnist_comparison(runs, ["tap", other, "none"])
+    seeds = _mnist_comparison(runs, [method, other, "none"])
     permuted = _permuted(runs)
-    a, b = per_seed(runs, "tap", permuted), per_seed(runs, other, permuted)
+    a, b = per_seed(runs, method, permuted), per_seed(runs, other, permuted)
     diff = paired_difference(on_seeds(a, seeds.kept) or a, b, bounds=ACCURACY.range(1))
-    evidence = (f"permuted accuracy, TAP − {other.upper()} (paired): {diff.text()}"
+    evidence = (f"permuted accuracy, {own} − {theirs} (paired): {diff.text()}"
                 + seeds.note("MNIST"))
     if len(seeds.kept) < 2:
         return untestable(claim, where, evidence, _seeds(diff), data, _few_reason(seeds))
@@ -285,32 +293,41 @@ def _counts(frame: pd.DataFrame, column: str, unit: str) -> str:
     return f"{span} {unit}{'' if span == '1' else 'es' if unit.endswith('s') else 's'}"
 
 
-def cost_claim(ratios: pd.DataFrame, label: str) -> Claim:
-    """RRR and RBR, which take second derivatives, train slower than TAP on every architecture."""
+def cost_claim(ratios: pd.DataFrame, label: str, method: str | None = None,
+               others: Iterable[str] | None = None) -> Claim:
+    """RRR and RBR (``others``; None: the comparators, :func:`tapkit.methods.comparators`), which
+    take second derivatives, train slower than TAP (``method``; None: the paper's own) on every
+    architecture."""
+    method = method or proposed_method()
+    named = list(comparators() if others is None else others)
+    claim = f"{' and '.join(map(_label, named))} train slower than {_label(method)}"
     wide = ratios.pivot_table(index="model", columns="method", values="speed_ratio")
-    others = [m for m in ("rrr", "rbr") if m in wide]
-    if "tap" not in wide or not others:
-        return Claim("RRR and RBR train slower than TAP", "Table 1", "not benchmarked here",
-                     "—", label, NOT_RUN, reason="RRR/RBR or TAP not benchmarked")
-    slower = all((wide[m] < wide["tap"]).dropna().all() for m in others)
-    parts = [f"{model}: " + ", ".join(f"{m.upper()} ×{row[m]:.2f}" for m in ["tap", *others]
+    others = [m for m in named if m in wide]
+    if method not in wide or not others:
+        return Claim(claim, "Table 1", "not benchmarked here", "—", label, NOT_RUN,
+                     reason=f"{'/'.join(map(_label, named))} or {_label(method)} not benchmarked")
+    slower = all((wide[m] < wide[method]).dropna().all() for m in others)
+    parts = [f"{model}: " + ", ".join(f"{_label(m)} ×{row[m]:.2f}" for m in [method, *others]
                                       if pd.notna(row[m])) for model, row in wide.iterrows()]
-    return Claim("RRR and RBR train slower than TAP", "Table 1; Introduction",
+    return Claim(claim, "Table 1; Introduction",
                  "; ".join(parts), "—", label, REPRODUCED if slower else NOT_REPRODUCED)
 
 
-def teacher_claim(summary: pd.DataFrame, data: str) -> Claim:
-    """TAP with masks from a teacher trained on 1% of clean data beats No XS on permuted digits."""
-    claim = "TAP works with masks from a teacher trained on 1% of clean data"
+def teacher_claim(summary: pd.DataFrame, data: str, method: str | None = None) -> Claim:
+    """TAP (``method``; None: the paper's own) with masks from a teacher trained on 1% of clean
+    data beats No XS on permuted digits."""
+    method = method or proposed_method()
+    name = _label(method)
+    claim = f"{name} works with masks from a teacher trained on 1% of clean data"
     rows = summary[summary["split"] == "permuted"]
-    tap = rows[(rows["annotation"] == Annotation.TEACHER_1) & (rows["method"] == "tap")]
+    tap = rows[(rows["annotation"] == Annotation.TEACHER_1) & (rows["method"] == method)]
     none = rows[rows["annotation"] == Annotation.NONE]
     if tap.empty or none.empty:
-        return Claim(claim, "Setting 2, Fig. ts", "no 1%-teacher TAP run in this build", "—", data,
-                     NOT_RUN)
+        return Claim(claim, "Setting 2, Fig. ts", f"no 1%-teacher {name} run in this build", "—",
+                     data, NOT_RUN)
     t, n = tap.iloc[0], none.iloc[0]
     count = int(min(t["count"], n["count"]))
-    evidence = (f"MNIST permuted accuracy: TAP with 1%-teacher masks (τ {tau_text(t['tau'])}) "
+    evidence = (f"MNIST permuted accuracy: {name} with 1%-teacher masks (τ {tau_text(t['tau'])}) "
                 f"{t['mean']:.3f}, No XS {n['mean']:.3f}")
     if count < 2:
         return untestable(claim, "Setting 2, Fig. ts", evidence, f"{count} seed", data,

@@ -12,6 +12,7 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from ..data import MIN_TAG_PX
+from ..methods import is_xs
 from ..models import get_spec
 from ..experiments.executors import set_threads  # noqa: F401
 from ..experiments.medical_maps import overlap_frame, overlap_layers, trained  # noqa: F401
@@ -150,7 +151,7 @@ def seed_table(runs: pd.DataFrame, experiment: str) -> pd.DataFrame:
     for _, model, grp, rel in cells({experiment: runs}):
         none = per_seed(grp, "none", rel)
         for case, cell in grp.groupby("case", sort=False):
-            xs = case in ("rrr", "rbr", "tap")
+            xs = is_xs(case)
             kept = judged_seeds(grp, rel, [case, "none"] if xs else [case], metric, shortcut=xs)
             own = per_seed(grp, case, rel)
             paired = on_seeds(own, kept.kept)

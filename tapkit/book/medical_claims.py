@@ -16,6 +16,7 @@ from typing import Callable, Iterator, Mapping, Sequence
 import pandas as pd
 
 from ..experiments.cells import Annotation
+from ..methods import comparators, proposed_method
 from ..metrics import tag_reliance, task_metric
 from ..seedstats import Estimate, from_summary, mean_ci, paired_difference
 from .claims import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, REPRODUCED, Claim,
@@ -68,21 +69,24 @@ def _cell_seeds(rows: pd.DataFrame, rel: pd.Series, exp: str, methods: list[str]
 
 
 def keeps_off_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str],
-                    origins: Mapping[str, DataOrigin | None]) -> Claim:
-    """TAP keeps deep CNNs off the tag (Results, Figs. PNEU/KNEE). Judged per data set and
-    architecture on the seeds where No XS took the tag and both No XS and TAP learned the task
-    (:mod:`.preconditions`): TAP is clearly less reliant than No XS (the paired difference No XS
-    − TAP against :data:`.thresholds.MARGIN`) and its own reliance stays below
-    :data:`.thresholds.LEARNED`, each decided by its interval (:func:`.claims.keeps_verdict`).
-    A cell with fewer than two such seeds is shown with why, not judged."""
-    claim, parts, results, n_min, why = "TAP keeps deep CNNs off the tag", [], [], None, []
+                    origins: Mapping[str, DataOrigin | None], method: str | None = None) -> Claim:
+    """TAP (``method``; None: the paper's own) keeps deep CNNs off the tag (Results, Figs.
+    PNEU/KNEE). Judged per data set and architecture on the seeds where No XS took the tag and
+    both No XS and TAP learned the task (:mod:`.preconditions`): TAP is clearly less reliant than
+    No XS (the paired difference No XS − TAP against :data:`.thresholds.MARGIN`) and its own
+    reliance stays below :data:`.thresholds.LEARNED`, each decided by its interval
+    (:func:`.claims.keeps_verdict`). A cell with fewer than two such seeds is shown with why, not
+    judged."""
+    method = method or proposed_method()
+    own = label(method)
+    claim, parts, results, n_min, why = f"{own} keeps deep CNNs off the tag", [], [], None, []
     for exp, model, rows, rel in cells(runs):
-        if not {"none", "tap"} <= set(rows["case"]):
+        if not {"none", method} <= set(rows["case"]):
             continue
         metric = task_metric(exp)
-        seeds = _cell_seeds(rows, rel, exp, ["none", "tap"])
+        seeds = _cell_seeds(rows, rel, exp, ["none", method])
         none = on_seeds(per_seed(rows, "none", rel), seeds.kept)
-        tap = on_seeds(per_seed(rows, "tap", rel), seeds.kept)
+        tap = on_seeds(per_seed(rows, method, rel), seeds.kept)
         name = _name(exp, model)
         if len(seeds.kept) < 2:
             parts.append(f"{name}: not testable{seeds.note(name)}")
@@ -94,9 +98,9 @@ def keeps_off_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str],
         verdict = _combined([keeps_verdict(d.lo, d.hi, MARGIN),
                              keeps_verdict(t_e.lo, t_e.hi, LEARNED, higher_is_better=False)])
         results.append(verdict)
-        parts.append(f"{name}: No XS {n_e.text()}, TAP {t_e.text()}, paired No XS − TAP "
+        parts.append(f"{name}: No XS {n_e.text()}, {own} {t_e.text()}, paired No XS − {own} "
                      f"{d.text()} — {verdict}{seeds.note(name)}")
-    evidence = f"{RELIANCE} — " + ("; ".join(parts) or "no architecture with No XS and TAP")
+    evidence = f"{RELIANCE} — " + ("; ".join(parts) or f"no architecture with No XS and {own}")
     return _judged_runs(claim, "Results, Figs. PNEU/KNEE", evidence, data, origins,
                         n_min or 0, results, why)
 
@@ -133,21 +137,24 @@ def no_xs_relies_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str]
 
 def reemerge_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str],
                    origins: Mapping[str, DataOrigin | None],
-                   methods: Sequence[str] = ("rrr", "rbr")) -> Claim:
-    """RRR/RBR let the tag re-emerge on some architectures (Results: the paper's DenseNet-121
-    RRR). Per data set, architecture and method, on the seeds where No XS took the tag and both
-    learned the task: the method's reliance interval wholly above :data:`.thresholds.MARGIN`
-    re-emerges, wholly below it does not, across it is inconclusive. Reproduced when some cell
-    re-emerges, not reproduced when every judged cell does not, else inconclusive.
-    Architectures without RRR/RBR runs are named."""
-    claim = "/".join(m.upper() for m in methods) + " let the tag re-emerge on some architectures"
+                   methods: Sequence[str] | None = None) -> Claim:
+    """RRR/RBR (``methods``; None: the comparators, :func:`tapkit.methods.comparators`) let the
+    tag re-emerge on some architectures (Results: the paper's DenseNet-121 RRR). Per data set,
+    architecture and method, on the seeds where No XS took the tag and both learned the task:
+    the method's reliance interval wholly above :data:`.thresholds.MARGIN` re-emerges, wholly
+    below it does not, across it is inconclusive. Reproduced when some cell re-emerges, not
+    reproduced when every judged cell does not, else inconclusive. Architectures without RRR/RBR
+    runs are named."""
+    methods = list(comparators() if methods is None else methods)
+    named = "/".join(label(m) for m in methods)
+    claim = named + " let the tag re-emerge on some architectures"
     parts, results, n_min, without, why = [], [], None, [], []
     for exp, model, rows, rel in cells(runs):
         found = False
         for method in methods:
             if method not in set(rows["case"]):
                 continue
-            found, name = True, f"{_name(exp, model)} {method.upper()}"
+            found, name = True, f"{_name(exp, model)} {label(method)}"
             seeds = _cell_seeds(rows, rel, exp, ["none", method])
             if len(seeds.kept) < 2:
                 parts.append(f"{name}: not testable{seeds.note(name)}")
@@ -162,9 +169,9 @@ def reemerge_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str],
                                                   else "") + seeds.note(name))
         if not found:
             without.append(_name(exp, model))
-    evidence = f"{RELIANCE} — " + ("; ".join(parts) or "no RRR/RBR run")
+    evidence = f"{RELIANCE} — " + ("; ".join(parts) or f"no {named} run")
     if without:
-        evidence += f"; no RRR/RBR run: {', '.join(without)}"
+        evidence += f"; no {named} run: {', '.join(without)}"
     evidence += f" ({PAPER_REEMERGENCE})"
     some = ([REPRODUCED] if REPRODUCED in results else
             [NOT_REPRODUCED] if results and all(v == NOT_REPRODUCED for v in results) else
@@ -173,35 +180,40 @@ def reemerge_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str],
                         origins, n_min or 0, some, why)
 
 
-def matches_rrr_claim(runs: Mapping[str, pd.DataFrame], ratios: pd.DataFrame | None,
-                      data: Mapping[str, str], origins: Mapping[str, DataOrigin | None]) -> Claim:
-    """TAP matches RRR at a fraction of its cost (Results; Table 1), on every data set and
-    architecture that trained both, on the seeds where No XS took the tag and No XS, TAP and
-    RRR learned the task: the paired difference TAP − RRR of the permuted-tag test score (higher
-    is better; MAE negated) against −:data:`.thresholds.MARGIN` (as "matches" on MNIST), and the
-    same build's speed table (``ratios``) has RRR clearly slower than TAP on that architecture
-    (RRR's interval below TAP's). The cost is TAP's step time as a share of RRR's."""
-    claim, parts, results, n_min, why = ("TAP matches RRR at a fraction of its cost", [], [],
-                                         None, [])
+def matches_at_cost_claim(runs: Mapping[str, pd.DataFrame], ratios: pd.DataFrame | None,
+                          data: Mapping[str, str], origins: Mapping[str, DataOrigin | None],
+                          method: str | None = None, other: str | None = None) -> Claim:
+    """TAP (``method``; None: the paper's own) matches RRR (``other``; None: the first
+    comparator, :func:`tapkit.methods.comparators`) at a fraction of its cost (Results; Table 1),
+    on every data set and architecture that trained both, on the seeds where No XS took the tag
+    and No XS, TAP and RRR learned the task: the paired difference TAP − RRR of the permuted-tag
+    test score (higher is better; MAE negated) against −:data:`.thresholds.MARGIN` (as "matches"
+    on MNIST), and the same build's speed table (``ratios``) has RRR clearly slower than TAP on
+    that architecture (RRR's interval below TAP's). The cost is TAP's step time as a share of
+    RRR's."""
+    method, other = method or proposed_method(), other or comparators()[0]
+    own, theirs = label(method), label(other)
+    claim, parts, results, n_min, why = (f"{own} matches {theirs} at a fraction of its cost", [],
+                                         [], None, [])
     speed = ({} if ratios is None else
              {(r.model, r.method): r for r in ratios.itertuples()})
     for exp, model, rows, rel in cells(runs):
-        if not {"tap", "rrr"} <= set(rows["case"]):
+        if not {method, other} <= set(rows["case"]):
             continue
         metric, name = task_metric(exp), _name(exp, model)
         sign = 1.0 if metric.higher_is_better else -1.0
         score = rows["permuted"] * sign
-        seeds = _cell_seeds(rows, rel, exp, ["none", "tap", "rrr"])
+        seeds = _cell_seeds(rows, rel, exp, ["none", method, other])
         if len(seeds.kept) < 2:
             parts.append(f"{name}: not testable{seeds.note(name)}")
             why.append(f"{name}: {_few_reason(seeds)}")
             continue
-        d = paired_difference(on_seeds(per_seed(rows, "tap", score), seeds.kept),
-                              per_seed(rows, "rrr", score), bounds=metric.range(1))
+        d = paired_difference(on_seeds(per_seed(rows, method, score), seeds.kept),
+                              per_seed(rows, other, score), bounds=metric.range(1))
         n_min = d.n if n_min is None else min(n_min, d.n)
-        t, r = speed.get((model, "tap")), speed.get((model, "rrr"))
+        t, r = speed.get((model, method)), speed.get((model, other))
         if t is None or r is None:
-            parts.append(f"{name}: permuted score, TAP − RRR (paired) {d.text()}; no speed "
+            parts.append(f"{name}: permuted score, {own} − {theirs} (paired) {d.text()}; no speed "
                          "measured for this architecture in this build")
             results.append(INCONCLUSIVE)
             continue
@@ -209,15 +221,20 @@ def matches_rrr_claim(runs: Mapping[str, pd.DataFrame], ratios: pd.DataFrame | N
                                 t.speed_ratio_hi - r.speed_ratio_lo, 0.0)
         verdict = _combined([keeps_verdict(d.lo, d.hi, -MARGIN), cheaper])
         results.append(verdict)
-        parts.append(f"{name}: permuted score, TAP − RRR (paired) {d.text()}; a TAP step costs "
-                     f"{r.speed_ratio / t.speed_ratio:.2f} of an RRR step (speed vs No XS: TAP "
-                     f"×{t.speed_ratio:.2f}, RRR ×{r.speed_ratio:.2f}) — {verdict}"
+        parts.append(f"{name}: permuted score, {own} − {theirs} (paired) {d.text()}; {_a(own)} step "
+                     f"costs {r.speed_ratio / t.speed_ratio:.2f} of {_a(theirs)} step (speed vs No "
+                     f"XS: {own} ×{t.speed_ratio:.2f}, {theirs} ×{r.speed_ratio:.2f}) — {verdict}"
                      + seeds.note(name))
-    evidence = "; ".join(parts) or "no architecture with TAP and RRR"
+    evidence = "; ".join(parts) or f"no architecture with {own} and {theirs}"
     if ratios is None and parts:
         results, why = [], ["the speed chapter did not run in this build: no cost to compare"]
     return _judged_runs(claim, "Results; Table 1", evidence, data, origins, n_min or 0,
                         results, why)
+
+
+def _a(name: str) -> str:
+    """``"an RRR"``, ``"a TAP"``: the article as the abbreviation is read out (R as "ar")."""
+    return f"{'an' if name[:1] in 'AEFHILMNORSX' else 'a'} {name}"
 
 
 def _judged_runs(claim: str, where: str, evidence: str, data: Mapping[str, str],
@@ -259,15 +276,18 @@ def annotation_claim(quality: pd.DataFrame, meta: Mapping) -> Claim:
                             lambda: lift.min() > 1)
 
 
-def medical_teacher_claim(summary: pd.DataFrame, meta: Mapping) -> Claim:
-    """On PNEU, TAP with either teacher's masks keeps the student off the tag: at τ = 0.01 each
-    teacher student keeps off the tag while No XS relies on it (:mod:`.thresholds`). Judged on
-    the paper's data with several seeds only; KNEE's numbers are shown. ``summary``'s τ column
-    holds numbers, NaN for the runs that take no τ (No XS)."""
-    claim = "TAP with 10%- or 1%-teacher masks keeps deep CNNs off the tag on PNEU"
+def medical_teacher_claim(summary: pd.DataFrame, meta: Mapping,
+                          method: str | None = None) -> Claim:
+    """On PNEU, TAP (``method``; None: the paper's own) with either teacher's masks keeps the
+    student off the tag: at τ = 0.01 each teacher student keeps off the tag while No XS relies
+    on it (:mod:`.thresholds`). Judged on the paper's data with several seeds only; KNEE's
+    numbers are shown. ``summary``'s τ column holds numbers, NaN for the runs that take no τ (No
+    XS)."""
+    method = method or proposed_method()
+    claim = f"{label(method)} with 10%- or 1%-teacher masks keeps deep CNNs off the tag on PNEU"
     parts, ok = [], True
     for exp in dict.fromkeys(summary["experiment"]):
-        frame = summary[(summary["experiment"] == exp) & (summary["method"].isin(["tap", "none"]))
+        frame = summary[(summary["experiment"] == exp) & (summary["method"].isin([method, "none"]))
                         & _at_tau(summary["tau"], CLAIM_TAU)]
         cells = []
         for model, case, d in _reliances(frame, exp, "annotation"):  # one per (model, annotation)

@@ -8,17 +8,18 @@ from typing import Callable, Mapping, Sequence
 import pandas as pd
 
 from ..experiments.cells import Annotation
+from ..methods import Kind, list_methods, methods_where, proposed_method
 from ..metrics import tag_reliance, task_metric
 from . import report
 from .labels import label as _label
 from .medical_notes import constant_score
 from .thresholds import MARGIN, clearly_less
 
-CASE_NAMES = {k: _label(k) for k in ("teacher_10", "teacher_1", "random", "ground_truth", "none",
-                                     "kd", "at", "jt", "tap")}  # :func:`.labels.label`
+_ANNOTATIONS = ("teacher_10", "teacher_1", "random", "ground_truth")
+CASE_NAMES = {k: _label(k) for k in (*_ANNOTATIONS, *list_methods())}  # :func:`.labels.label`
 
-
-ORDER = ("teacher_10", "teacher_1", "random", "ground_truth", "tap", "kd", "at", "jt", "none")
+# the figures' bars: the annotations, then TAP, the distillation baselines and No XS
+ORDER = (*_ANNOTATIONS, proposed_method(), *methods_where(kind=Kind.DISTILLATION), "none")
 
 
 def teacher_rows(index: pd.Index) -> pd.Index:
@@ -154,21 +155,34 @@ def _loss(wide: pd.DataFrame, experiment: str) -> pd.Series:
     return tag_reliance(wide["contaminated"], wide["permuted"], task_metric(experiment))
 
 
-def _mean_std_table(part: pd.DataFrame, index: Mapping[str, tuple[str, Mapping | None]]) -> pd.DataFrame:
+def _shown(labels: Mapping | Callable[[str], str] | None) -> Callable[[str], str]:
+    """A column's values as a table shows them: through ``labels``, a mapping (a value it lacks
+    as it is) or a function such as :func:`.labels.label`; None: as they are."""
+    if labels is None:
+        return lambda v: v
+    if callable(labels):
+        return labels
+    return lambda v: labels.get(v, v)
+
+
+def _mean_std_table(part: pd.DataFrame,
+                    index: Mapping[str, tuple[str, Mapping | Callable | None]]) -> pd.DataFrame:
     """Mean (std) per split, one row per ``index`` entry: ``{name: (column, labels)}``, the
-    column's values shown through ``labels`` (None: as they are)."""
+    column's values shown through ``labels`` (:func:`_shown`)."""
     cells = part.assign(value=[report.fmt(m, s) for m, s in zip(part["mean"], part["std"])],
-                        **{name: part[col].map(lambda v, lab=labels: lab.get(v, v) if lab else v)
+                        **{name: part[col].map(_shown(labels))
                            for name, (col, labels) in index.items()})
     table = cells.pivot_table(index=list(index), columns="split", values="value",
                               aggfunc="first", sort=False)
     return table[[s for s in report.SPLITS if s in table.columns]]
 
 
-def ts_findings(summary: pd.DataFrame, experiment: str, method: str = "tap") -> str:
-    """Per architecture of ``experiment``: how much each annotation's student loses when the tags
-    are permuted, beside No XS and ground truth, in the metric's direction, and which students
-    are near chance (a clean score no better than a constant prediction's)."""
+def ts_findings(summary: pd.DataFrame, experiment: str, method: str | None = None) -> str:
+    """Per architecture of ``experiment``: how much each annotation's student of ``method``
+    (None: the paper's own, TAP) loses when the tags are permuted, beside No XS and ground truth,
+    in the metric's direction, and which students are near chance (a clean score no better than
+    a constant prediction's)."""
+    method = method or proposed_method()
     metric = task_metric(experiment)
     const = constant_score(experiment)
     part = report.printable(summary[summary.experiment == experiment])

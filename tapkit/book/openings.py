@@ -16,6 +16,7 @@ from typing import Mapping
 import pandas as pd
 
 from ..experiments.cells import Annotation
+from ..methods import comparators, get_method, proposed_method, xs_methods
 from ..metrics import tag_reliance, task_metric
 from .claims import NOT_RUN, NOT_TESTABLE, VERDICTS, cost_claim, decoy_claim, matches_claim, \
     removes_claim, speed_claim, teacher_claim, verdicts
@@ -111,13 +112,13 @@ def _means(frame: pd.DataFrame, key: str = "case") -> pd.DataFrame:
 def method_found(theorem: pd.DataFrame, coverage: float) -> str:
     """Theorem 1 measured: the share of the absolute input gradient inside the mask per model
     (``theorem`` indexed by case, column ``input gradient in mask``)."""
-    share = theorem["input gradient in mask"]
+    share, own = theorem["input gradient in mask"], proposed_method()
     parts = ", ".join(f"{in_prose(c)} {v:.1%}" for c, v in share.items())
-    if "tap" not in share or "none" not in share:
+    if own not in share or "none" not in share:
         return f"the share of the input gradient inside the mask is {parts}."
-    lower = clearly_less(share["tap"], share["none"], MNIST_GAP)
+    lower = clearly_less(share[own], share["none"], MNIST_GAP)
     return (f"the mask covers {coverage:.1%} of the pixels, and the share of the input gradient "
-            f"inside it is {parts}: TAP, which never computes an input gradient, "
+            f"inside it is {parts}: {in_prose(own)}, which never computes an input gradient, "
             + ("lowers it below No XS's, as Theorem 1 predicts." if lower else
                "does not lower it below No XS's here (by more than one point)."))
 
@@ -127,14 +128,14 @@ def theorem_findings(theorem: pd.DataFrame, coverage: float) -> str:
     of the input gradient inside the mask for No XS, TAP and RRR beside chance (the mask's share
     of the pixels, ``coverage``); TAP "reduces" it only where it is clearly lower than No XS's
     (:data:`MNIST_GAP`), and never "removes" it unless it reaches chance."""
-    share = theorem["input gradient in mask"]
-    if "none" not in share or "tap" not in share:
+    share, own = theorem["input gradient in mask"], proposed_method()
+    if "none" not in share or own not in share:
         return f"The mask covers {coverage:.1%} of the pixels (chance, the dashed line)."
-    none, tap = share["none"], share["tap"]
+    none, tap = share["none"], share[own]
     times = lambda v: f"{v / coverage:.1f}× chance" if coverage else "chance unknown"  # noqa: E731
     text = (f"The patch covers {coverage:.1%} of the pixels (chance, the dashed line). With No "
-            f"XS, {none:.1%} of the input gradient sits on it ({times(none)}). TAP, which never "
-            "touches an input gradient, ")
+            f"XS, {none:.1%} of the input gradient sits on it ({times(none)}). {in_prose(own)}, "
+            "which never touches an input gradient, ")
     if clearly_less(tap, none, MNIST_GAP):
         text += (f"reduces that share to {tap:.1%} ({times(tap)}) by penalising the activations"
                  + (": lower, not removed (Theorem 1's zero needs the masked activations at "
@@ -143,9 +144,9 @@ def theorem_findings(theorem: pd.DataFrame, coverage: float) -> str:
     else:
         text += (f"leaves it at {tap:.1%} ({times(tap)}): not clearly lower than No XS's (by "
                  f"more than {MNIST_GAP * 100:g} percentage point{'s' * (MNIST_GAP != 0.01)}).")
-    if "rrr" in share:
-        text += (f" RRR, which penalises the input gradient directly, brings it to "
-                 f"{share['rrr']:.1%} ({times(share['rrr'])}).")
+    for m in [m for m in comparators() if m in share and get_method(m).input_grad]:
+        text += (f" {in_prose(m)}, which penalises the input gradient directly, brings it to "
+                 f"{share[m]:.1%} ({times(share[m])}).")
     return text
 
 
@@ -187,8 +188,8 @@ def lambda_found(search: pd.DataFrame, choice: pd.DataFrame, paper: pd.DataFrame
 
 def mnist_found(runs: pd.DataFrame, data: str) -> str:
     """Setting 1 on MNIST from the runs table (``case``, ``seed``, ``status`` and the splits)."""
-    m = _means(runs)
-    cases = [c for c in ("tap", "rrr", "rbr") if c in m.index]
+    m, own = _means(runs), proposed_method()
+    cases = [c for c in xs_methods() if c in m.index]
     first = ""
     if "none" in m.index:
         n = m.loc["none"]
@@ -198,8 +199,9 @@ def mnist_found(runs: pd.DataFrame, data: str) -> str:
     first += "on the permuted digits " + _and([reached[0].replace(" ", " reaches ", 1),
                                                *reached[1:]]) + "."
     claims = [decoy_claim(runs, data)] if "none" in m.index else []
-    claims += [removes_claim(runs, data, "tap")] if {"tap", "none"} <= set(m.index) else []
-    claims += [matches_claim(runs, data, c) for c in ("rrr", "rbr") if c in m.index and "tap" in m.index]
+    claims += [removes_claim(runs, data, own)] if {own, "none"} <= set(m.index) else []
+    claims += [matches_claim(runs, data, c, own) for c in comparators()
+               if c in m.index and own in m.index]
     return first[0].upper() + first[1:] + (" " + verdicts(claims) if claims else "")
 
 
@@ -210,7 +212,8 @@ def teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, data: str) -> s
     taught = quality[quality["annotator"].str.startswith("teacher")]
     rnd = quality.loc[quality["annotator"] == "random (GT coverage)", "precision"].mean()
     perm = summary[summary["split"] == "permuted"]
-    tap = perm[perm["method"] == "tap"].groupby(
+    own = proposed_method()
+    tap = perm[perm["method"] == own].groupby(
         perm["annotation"].map(lambda a: Annotation(a).value), sort=False)["mean"].mean()
     none = perm.loc[perm["annotation"] == Annotation.NONE, "mean"]
     with_ = {"ground_truth": "ground-truth masks", "random": "random masks"}
@@ -218,8 +221,8 @@ def teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, data: str) -> s
                   for c, v in tap.items()])
     return (f"the teachers' masks have a pixel precision of {taught.precision.min():.1%}–"
             f"{taught.precision.max():.1%} against random masks' {rnd:.1%} (lift "
-            f"{taught.lift.min():.2f}–{taught.lift.max():.2f}×). On the permuted digits TAP "
-            f"reaches {parts}" + (f" (No XS {none.iloc[0]:.3f})" if len(none) else "") + ". "
+            f"{taught.lift.min():.2f}–{taught.lift.max():.2f}×). On the permuted digits "
+            f"{in_prose(own)} reaches {parts}" + (f" (No XS {none.iloc[0]:.3f})" if len(none) else "") + ". "
             + verdicts([teacher_claim(summary, data)]))
 
 
@@ -280,11 +283,12 @@ def speed_found(ratios: pd.DataFrame, label: str) -> str:
         return None if v.empty else (f"×{v.min():.2f}" if len(v) == 1 or v.min() == v.max()
                                      else f"×{v.min():.2f}–{v.max():.2f}")
 
-    n = ratios["model"].nunique()
-    tap = (f"TAP trains at {span('tap', 'speed_ratio')} of No XS's speed with "
-           f"{span('tap', 'mem_ratio')} of its peak memory on {n} architecture"
-           f"{'s' if n != 1 else ''}" if span("tap", "speed_ratio") else "TAP was not timed")
-    others = [f"{in_prose(m)} at {span(m, 'speed_ratio')}" for m in ("rrr", "rbr")
+    n, own = ratios["model"].nunique(), proposed_method()
+    tap = (f"{in_prose(own)} trains at {span(own, 'speed_ratio')} of No XS's speed with "
+           f"{span(own, 'mem_ratio')} of its peak memory on {n} architecture"
+           f"{'s' if n != 1 else ''}" if span(own, "speed_ratio")
+           else f"{in_prose(own)} was not timed")
+    others = [f"{in_prose(m)} at {span(m, 'speed_ratio')}" for m in comparators()
               if span(m, "speed_ratio")]
     text = tap + ("; " + " and ".join(others) + " of its speed" if others else "") + ". "
     return text + verdicts([speed_claim(ratios, label), cost_claim(ratios, label)])

@@ -13,17 +13,21 @@ from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
+from ..experiments.setting1 import XS_CASES
+from ..methods import proposed_method
 from ..metrics import tag_reliance, task_metric
 from . import report
 from .claims import verdicts
 from .medical_claims import annotation_claim, keeps_off_claim, medical_teacher_claim, \
     reemerge_claim
-from .labels import label
+from .labels import in_prose, label
 from .origin import DataOrigin
 
-NAMES = {"none": "No XS", "rrr": "RRR", "rbr": "RBR", "tap": "TAP", "base": "Base",
-         "kd": "KD", "at": "AT", "jt": "JT", "teacher_10": "10% teacher",
-         "teacher_1": "1% teacher", "random": "random masks", "ground_truth": "ground truth"}
+
+def _named(key: str) -> str:
+    """A method or an annotation as a sentence of these openings names it (:func:`.labels.in_prose`
+    without its article): ``"No XS"``, ``"10% teacher"``, ``"random masks"``."""
+    return in_prose(key).removeprefix("the ")
 
 
 def worse(experiment: str) -> str:
@@ -57,7 +61,7 @@ def _by_case(loss: pd.Series, cases: Iterable[str], skip: Sequence[str]) -> list
         cells = [f"{label(m)} {signed(d)}" for (m, c), d in loss.items()
                  if c == case and m not in skip]
         if cells:
-            out.append(f"{NAMES.get(case, case)} — {', '.join(cells)}")
+            out.append(f"{_named(case)} — {', '.join(cells)}")
     return out
 
 
@@ -68,7 +72,7 @@ def medical_found(summary: pd.DataFrame, runs: pd.DataFrame, experiment: str, da
     ``data`` names it, ``origin`` says whether it is the paper's). Architectures in ``skip``
     (untrained) are named."""
     loss = losses(summary, experiment, ["model", "case"])
-    parts = _by_case(loss, ("none", "rrr", "rbr", "tap"), skip)
+    parts = _by_case(loss, ("none", *XS_CASES), skip)
     text = (f"{worse(experiment)} when the tags are permuted (more means more use of the tag): "
             + "; ".join(parts) + "."
             if parts else "no architecture trained here has a No XS or XS run.")
@@ -85,7 +89,7 @@ def extra_found(summaries: Mapping[str, pd.DataFrame]) -> str:
     parts = []
     for experiment, summary in summaries.items():
         loss = losses(summary, experiment, ["model", "case"])
-        cells = _by_case(loss, ("none", "tap"), ())
+        cells = _by_case(loss, ("none", proposed_method()), ())
         parts.append(f"{experiment.upper()} {task_metric(experiment).label}: " + ", ".join(cells))
     return ("metric lost when the tags are permuted (more means more use of the tag): "
             + "; ".join(parts) + ".")
@@ -95,11 +99,12 @@ def overlap_found(compare: pd.DataFrame) -> str:
     """TAP against No XS in the overlap of their top-quartile activations with the tags
     (``compare`` indexed by dataset and model, columns ``No XS: Act 1-2`` and ``TAP: Act
     1-2``)."""
+    own = label(proposed_method())
     if compare.empty:
-        return "no trained architecture has both a No XS and a TAP run here."
-    none, tap = compare["No XS: Act 1-2"], compare["TAP: Act 1-2"]
+        return f"no trained architecture has both a No XS and a {own} run here."
+    none, tap = compare[f"{label('none')}: Act 1-2"], compare[f"{own}: Act 1-2"]
     lower = int((tap < none).sum())
-    return (f"TAP's top-quartile activations in the first two penalised layers overlap the tags "
+    return (f"{own}'s top-quartile activations in the first two penalised layers overlap the tags "
             f"less than No XS's in {lower} of {len(compare)} data-set/architecture pairs (mean "
             f"recall of the tags {tap.mean():.2f} against {none.mean():.2f}; a random top "
             f"quartile scores 0.25).")
@@ -132,14 +137,14 @@ def visual_found(figure1, panels: Mapping[tuple[str, str], tuple], skip: Sequenc
             "pixels and holds " + ", ".join(
                 f"{v['input gradient']:.0%} of {name}'s input gradient and "
                 f"{v['activations']:.0%} of its activations" for name, v in shares.items()) + ".")
-    pairs = []
+    pairs, own, none = [], label(proposed_method()), label("none")
     for (_, model), (mask, found) in panels.items():
-        if model not in skip and {"No XS", "TAP"} <= set(found):
-            pairs.append(mask_share(found["TAP"], mask)["activations"]
-                         < mask_share(found["No XS"], mask)["activations"])
+        if model not in skip and {none, own} <= set(found):
+            pairs.append(mask_share(found[own], mask)["activations"]
+                         < mask_share(found[none], mask)["activations"])
     if pairs:
-        parts.append(f"In {sum(pairs)} of the {len(pairs)} appendix panels with both, TAP's "
-                     "activations put less of their mass on the tags than No XS's.")
+        parts.append(f"In {sum(pairs)} of the {len(pairs)} appendix panels with both, {own}'s "
+                     f"activations put less of their mass on the tags than {none}'s.")
     text = " ".join(parts) or "no trained model could be drawn here."
     return text[0].lower() + text[1:]
 
@@ -154,11 +159,12 @@ def medical_teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, meta: M
     for e, q in quality.groupby("experiment", sort=False):
         loss = losses(report.printable(summary[summary["experiment"] == e]), e,
                       ["method", "annotation"])
-        taught = [d for (m, c), d in loss.items() if m == "tap" and c.startswith("teacher")]
+        taught = [d for (m, c), d in loss.items()
+                  if m == proposed_method() and c.startswith("teacher")]
         ref = {c: d for (m, c), d in loss.items() if c in ("none", "random")}
         students = (f"; {worse(e)} when the tags are permuted, by TAP "
                     f"students with teacher masks {_span(taught)} ("
-                    + ", ".join(f"{NAMES[c]} {signed(d)}" for c, d in ref.items())
+                    + ", ".join(f"{_named(c)} {signed(d)}" for c, d in ref.items())
                     + ")" if taught else "")
         parts.append(f"{e.upper()}: teacher masks' precision {q.precision.min():.1%}–"
                      f"{q.precision.max():.1%} against random's {q.tag_coverage.iloc[0]:.1%}"
@@ -174,7 +180,7 @@ def medical_kd_found(summary: pd.DataFrame) -> str:
     for e, part in summary.groupby("experiment", sort=False):
         loss = losses(part, e, ["model", "teacher", "method"])
         for model in dict.fromkeys(part["model"]):
-            cells = [f"{NAMES.get(c, c)}" + (f" ({NAMES.get(t, t)})" if t != "no teacher" else "")
+            cells = [f"{_named(c)}" + (f" ({_named(t)})" if t != "no teacher" else "")
                      + f" {signed(d)}" for (m, t, c), d in loss.items() if m == model]
             parts.append(f"{e.upper()} {label(model)} "
                          f"({task_metric(e).label}): " + ", ".join(cells))

@@ -24,15 +24,16 @@ from typing import Any, Mapping
 
 import pandas as pd
 
+from ..experiments.setting1 import CASES
+from ..methods import comparators, get_method, is_xs, proposed_method
 from .labels import label
 from .report import SPLITS, paper_values
 
 PROVENANCE = "gpu_provenance.json"
-CASES = ("base", "none", "rrr", "rbr", "tap")
 # our architecture -> the column of the paper's Table 1 it is compared with
 PAPER_ARCH = {"vgg16_authors": "vgg16", "vgg16": "vgg16", "resnet18": "resnet18",
               "densenet121": "densenet121"}
-SPEED_METHODS = ("none", "tap", "rrr", "rbr", "none_again")
+SPEED_METHODS = ("none", proposed_method(), *comparators(), "none_again")
 TABLE1_BATCH, TABLE1_PX = 16, 224  # the paper's Table 1: batches of 16 images of 224 px
 PAPER_GPU = "RTX 3080 (10 GB)"      # the paper's GPU (its experimental-setup paragraph)
 STAGE_NAMES = {"setting1": "Setting 1 (Decoy-MNIST)", "table1": "Table 1 (speed and memory)"}
@@ -120,7 +121,7 @@ def released_losses(root: str | Path) -> str:
                       + ", ".join(f"{k}={v}" for k, v in opts.items())
                       for m, opts in options.items())
     released = all(opts.get("variant", opts.get("scale", "released")) == "released"
-                   for m, opts in options.items() if m in ("rrr", "rbr"))
+                   for m, opts in options.items() if is_xs(m) and get_method(m).input_grad)
     return ("the authors' released losses" if released else "losses") + f" ({forms})"
 
 
@@ -354,21 +355,31 @@ def _our_ratios(r: pd.Series) -> dict[str, str]:
             peak: f"{float(r['peak_mem_mb']):.0f}"}
 
 
+def paper_oom() -> tuple[str, str]:
+    """``(architecture, method)`` of the cell the paper's Table 1 marks out of memory (its
+    ``status`` ``oom``: RBR on DenseNet-121)."""
+    oom = paper_values("table1_speed_memory").query("status == 'oom'")
+    return str(oom["architecture"].iloc[0]), str(oom["method"].iloc[0])
+
+
 def densenet_rbr_line(root: str | Path) -> str:
-    """RBR on DenseNet-121: the paper reports it out of memory at batch 16 of 224 px on its
-    10 GB GPU; this says what the committed GPU run did (its device, peak memory and speed), so
-    the cell the paper left empty has an answer, with its caveat: our peak is the memory PyTorch
-    allocated, not the paper's measure (its No XS figure is set beside ours), so it does not say
-    whether RBR would fit the paper's card."""
+    """RBR on DenseNet-121 (the cell the paper's Table 1 marks out of memory, :func:`paper_oom`):
+    the paper reports it out of memory at batch 16 of 224 px on its 10 GB GPU; this says what the
+    committed GPU run did (its device, peak memory and speed), so the cell the paper left empty
+    has an answer, with its caveat: our peak is the memory PyTorch allocated, not the paper's
+    measure (its No XS figure is set beside ours), so it does not say whether RBR would fit the
+    paper's card."""
+    arch, method = paper_oom()
+    cell = f"{label(method)} on {label(arch)}"
     tables = _paper_dir(root) / "tables"
     if not (tables / "speed_memory.csv").exists():
-        return f"RBR on DenseNet-121: {NO_RESULTS}."
+        return f"{cell}: {NO_RESULTS}."
     ours = pd.read_csv(tables / "speed_memory.csv")
-    dense = ours[ours["model"] == "densenet121"]
-    sel = dense[dense["method"] == "rbr"]
+    dense = ours[ours["model"] == arch]
+    sel = dense[dense["method"] == method]
     device = _device((_json(tables / "speed_memory.json").get("provenance") or {}).get("device")
                      or (provenance(root).get("provenance") or {}).get("device", ""))
-    paper = (f"The paper marks RBR on DenseNet-121 out of memory (OOM) on its {PAPER_GPU} at "
+    paper = (f"The paper marks {cell} out of memory (OOM) on its {PAPER_GPU} at "
              f"batch {TABLE1_BATCH} of {TABLE1_PX} px")
     if sel.empty:
         return f"{paper}; the committed run did not measure it."
@@ -381,10 +392,10 @@ def densenet_rbr_line(root: str | Path) -> str:
             f"{float(r['it_per_s']):.2f} it/s ({float(r['speed_ratio']):.3f} of No XS's speed).")
     base = dense[dense["method"] == "none"]
     paper_base = paper_values("table1_speed_memory").query(
-        "architecture == 'densenet121' and method == 'none' and metric == 'mem_gb'")
+        "architecture == @arch and method == 'none' and metric == 'mem_gb'")
     if not base.empty and not paper_base.empty:
         theirs, mine = float(paper_base["mean"].iloc[0]), float(base["peak_mem_mb"].iloc[0])
         text += (f" PyTorch's peak allocation is not the paper's measure (No XS: the paper's "
-                 f"{theirs:.1f} GB, ours {mine:.0f} MB), so this does not say whether RBR would "
-                 f"fit the paper's card.")
+                 f"{theirs:.1f} GB, ours {mine:.0f} MB), so this does not say whether "
+                 f"{label(method)} would fit the paper's card.")
     return text

@@ -19,9 +19,10 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..method_options import MethodOptions, RbrOptions, RrrOptions, TapOptions
 from ..experiments.plans import LEARNED_SHARE
+from ..methods import method_of, xs_methods
 from .labels import ARCH_LABELS, label
 
-XS_METHODS = ("tap", "rrr", "rbr")
+XS_METHODS = tuple(xs_methods())  # the registry's XS losses (TAP, RRR, RBR)
 OPTIMIZERS = {"adam": "Adam", "sgd": "SGD (momentum 0.9)"}
 # what a data source is, for the sentence (a folder or another source: its name as given)
 SOURCES = {"embedded": "the 5,000 embedded digits", "mnist": "full MNIST (60,000 + 10,000 digits)"}
@@ -47,10 +48,15 @@ def loss_form(options: MethodOptions) -> str:
     return type(options).__name__
 
 
-def rbr_note(options: RbrOptions, models: Iterable[str] = ()) -> str:
-    """Which RBR a profile trains (its ``options``, e.g. ``s.options_for("rbr")``) and how its
-    input gradients treat BatchNorm on ``models`` (those of them that have BatchNorm are named)."""
+def rbr_note(options: RbrOptions | Any, models: Iterable[str] = ()) -> str:
+    """Which RBR a profile trains (its ``options``: its :class:`RbrOptions`) and how its
+    input gradients treat BatchNorm on ``models`` (those of them that have BatchNorm are named).
+    ``options`` may be the profile's protocol, whose RBR options are read (the method whose options
+    class is :class:`RbrOptions`, :func:`tapkit.methods.method_of`)."""
     from ..experiments.medical_plans import has_batchnorm
+
+    if not isinstance(options, RbrOptions):
+        options = options.options_for(method_of(RbrOptions))
 
     models = list(models)
     with_bn = [_arch(m) for m in models if has_batchnorm(m)]
