@@ -8,7 +8,9 @@ folder ``gpu-carry/`` that ``make gpu-pack`` fills; they are installed with ``pi
 1. the paper-profile Setting-1 MNIST table (Base, No XS, RRR, RBR, TAP; five seeds; 50 SGD
    epochs on full MNIST), through ``--workers`` processes sharing the one GPU;
 2. Table 1 (speed and memory: VGG-16, ResNet-18, DenseNet-121 at batch 16 of 224 px, the
-   two-layer CNN at batch 256 of 28 px).
+   two-layer CNN at batch 256 of 28 px as context), measured by
+   :func:`tapkit.experiments.table1.measure` from the paper profile's bench protocol, the same
+   function and protocol as the speed page: the authors' VGG-16 head and the released losses.
 
 It writes ``--out`` (``results/paper/``: ``tables/mnist_gt.*``, ``tables/speed_memory.*`` as the
 book's chapters write them, ``runs/`` and ``gpu_provenance.json`` with the git commit, torch
@@ -37,10 +39,6 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-# Table 1 as the authors timed it: the released VGG-16 head (25088 -> 1024 -> classes) and the
-# released losses (RELEASED: TAP's squared norm, RRR's scaled mask, the released RBR)
-BENCH_MODELS = ("vgg16_authors", "resnet18", "densenet121", "two_layer_cnn@256x28")
-BENCH_METHODS = ("none", "tap", "rrr", "rbr", "none")  # No XS twice: the noise floor
 log = logging.getLogger("gpu")
 
 
@@ -197,32 +195,34 @@ def setting1_table(s, lams: dict, runs: list, out: Path) -> dict:
             "seconds_per_run": round(float(frame.seconds.mean()), 1), "not_run": not_run}
 
 
-def run_table1(args, out: Path) -> dict:
-    from tapkit.book import medical, report
-    from tapkit.benchmark import bench
-    from tapkit.experiments.protocol_base import RELEASED
-    from tapkit.results import device_name, provenance
+def table1_protocol(args):
+    """The paper profile's Table 1 protocol (:data:`tapkit.experiments.protocols.BENCH`: the
+    authors' VGG-16 head and the released losses, as the paper timed them); a dry run measures
+    the two-layer CNN alone, at a tiny batch, one round and one memory pass, on the CPU."""
+    import dataclasses
 
-    # a dry run measures the two-layer CNN alone, at a tiny batch, on the CPU
-    models = ["two_layer_cnn@8x28"] if args.dry_run else list(BENCH_MODELS)
-    steps, device = (1, "cpu") if args.dry_run else (args.bench_steps, "cuda")
-    # No XS and TAP: 30 paired rounds and 3 memory passes, for the report's intervals
-    paired, passes = (None, 1) if args.dry_run else (30, 3)
-    rows = bench(models, list(BENCH_METHODS), 16, 224, steps, device, 1 if args.dry_run else 2,
-                 paired, passes, options=RELEASED)
-    for name in {r["model"] for r in rows}:
-        [r for r in rows if r["model"] == name][-1]["method"] = "none_again"
-    prov = provenance(device)
-    label = (f"profile paper · {prov['device']} · tapkit {prov['tapkit']} "
-             f"({prov['git_commit'][:7]}) · torch {prov['torch']} · SGD · "
-             + ", ".join(models) + f" (default batch 16 of 224 px) · {steps} rounds of every method, "
-             f"{paired or steps} of No XS and TAP, {passes} memory passes · released losses "
-             "(RBR as released) and VGG-16 head")
-    report.write_table(medical.bench_ratios(rows), out, "speed_memory",
-                       {"label": label, "models": models, "methods": list(BENCH_METHODS),
-                        "options": {m: o.to_dict() for m, o in RELEASED.items()},
-                        "device": device_name(device), "provenance": prov, "rows": rows})
-    return {"rows": len(rows), "label": label}
+    from tapkit.experiments import protocols
+
+    p = protocols.bench("paper")
+    if args.dry_run:
+        p = dataclasses.replace(p, models=(), context=("two_layer_cnn@8x28",), steps=1,
+                                warmup=1, paired_steps=None, model_paired_steps={},
+                                memory_passes=1)
+    return p
+
+
+def run_table1(args, out: Path) -> dict:
+    """Table 1 by :func:`tapkit.experiments.table1.measure`, as the speed page measures it, into
+    ``out/tables/speed_memory.*``; no model is started past ``--deadline-s``."""
+    from tapkit.book import speed_memory
+    from tapkit.experiments import table1
+
+    started = getattr(args, "started", None)
+    budget = args.deadline_s - (time.time() - started) if started else None
+    measured = table1.measure(table1_protocol(args), "cpu" if args.dry_run else "cuda", "paper",
+                              steps=None if args.dry_run else args.bench_steps, budget_s=budget)
+    speed_memory.write_measured(measured, out)
+    return {"rows": len(measured.rows), "label": measured.label, "not_run": measured.not_run}
 
 
 def export(out: Path, dest: Path | None) -> None:
@@ -275,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--table1-s", type=float, default=150.0)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    start = time.time()
+    start = args.started = time.time()
     if args.pack:
         from tapkit.mnist_files import fetch_mnist, is_cached, mnist_cache
 

@@ -103,6 +103,33 @@ def test_speed_claim_needs_every_architecture():
     assert claims.speed_claim(noisy, "cpu").verdict == claims.INCONCLUSIVE
 
 
+def test_the_two_layer_cnn_is_context_and_never_decides_the_speed_claim():
+    """The paper's speed claim and Table 1 are about VGG-16, ResNet-18 and DenseNet-121: a
+    two-layer CNN wholly below 0.95 is shown as context, and the deep CNNs decide."""
+    from tapkit.experiments import protocols, table1
+
+    deep = table1.architectures()
+    assert {"vgg16", "vgg16_authors", "resnet18", "densenet121"} == deep
+    assert all(s.startswith("two_layer_cnn") for p in protocols.BENCH.values() for s in p.context)
+    ratios = pd.DataFrame({"model": ["resnet18", "densenet121", "two_layer_cnn"],
+                           "method": ["tap"] * 3,
+                           "speed_ratio": [0.98, 0.97, 0.70],
+                           "speed_ratio_lo": [0.97, 0.96, 0.68],
+                           "speed_ratio_hi": [0.99, 0.98, 0.72],
+                           "speed_rounds": [30, 30, 12],
+                           "mem_ratio": [1.0, 1.01, 1.3], "mem_ratio_lo": [1.0, 1.0, 1.3],
+                           "mem_ratio_hi": [1.0, 1.02, 1.3], "mem_passes": [3, 3, 3]})
+    c = claims.speed_claim(ratios, "cpu")
+    assert c.verdict == claims.REPRODUCED and c.seeds == "30 paired rounds; 3 memory passes"
+    assert "context, not judged (not in Table 1): two_layer_cnn: speed ×0.70" in c.evidence
+    # the same table with the two-layer CNN judged (the old rule) would fail the claim
+    assert claims.speed_claim(ratios, "cpu", judged=set(ratios.model)).verdict == \
+        claims.NOT_REPRODUCED
+    # TAP timed on the two-layer CNN alone (the GPU script's dry run): not testable
+    alone = claims.speed_claim(ratios[ratios.model == "two_layer_cnn"], "cpu")
+    assert alone.verdict == claims.NOT_TESTABLE and "none of Table 1's deep CNNs" in alone.reason
+
+
 def test_inconclusive_verdict_has_its_colour_in_the_report():
     from tapkit.book import claim_table
 

@@ -84,3 +84,31 @@ def test_table1_times_the_released_losses():
     default = _Pair("two_layer_cnn", "rbr", 2, 28, "cpu")
     assert released.cfg.options.variant == "released" != default.cfg.options.variant
     assert _Pair("two_layer_cnn", "tap", 2, 28, "cpu", options=RELEASED).cfg.options.norm == "l2sq"
+
+
+def test_the_lease_and_the_speed_page_time_one_protocol():
+    """Table 1 is measured from the profile's bench protocol (tapkit.experiments.table1): the
+    paper profile's, on the lease as on the speed page, times the authors' VGG-16 head and the
+    released losses; the quick profile's torchvision's VGG-16 and the equations' forms."""
+    import argparse
+
+    from tapkit.experiments import protocols, table1
+    from tapkit.experiments.protocol_base import EQUATIONS, RELEASED
+
+    gpu = _gpu_module()
+    lease = gpu.table1_protocol(argparse.Namespace(dry_run=False))
+    assert lease == protocols.bench("paper")
+    assert lease.models == ("vgg16_authors", "resnet18", "densenet121")
+    assert lease.options is RELEASED and lease.context == ("two_layer_cnn@256x28",)
+    quick = protocols.bench("quick")
+    assert quick.models == ("vgg16", "resnet18", "densenet121") and quick.options is EQUATIONS
+    assert table1.timed_order(quick.methods) == ["none", "tap", "rrr", "rbr", "none"]
+    dry = gpu.table1_protocol(argparse.Namespace(dry_run=True))
+    assert table1.specs(dry) == ("two_layer_cnn@8x28",) and dry.options is RELEASED
+    # a spent budget starts no model, names each, and still labels what was asked
+    spent = table1.measure(lease, "cpu", "paper", budget_s=-1.0)
+    assert spent.rows == [] and list(spent.not_run) == list(table1.specs(lease))
+    meta = spent.meta()
+    assert meta["options"]["rbr"] == {"variant": "released", "batchnorm": "running"}
+    assert meta["models"] == list(table1.specs(lease)) and meta["settings"] == lease.as_dict()
+    assert "RBR variant=released" in spent.label and "not run: vgg16_authors" in spent.label

@@ -68,3 +68,38 @@ def test_the_medical_page_marks_both_choices_and_says_what_the_guard_changed():
     assert table.learned.tolist() == pytest.approx([0.4, 0.34, -0.02], abs=1e-3)
     text = medical.search_findings(search, choice, "pneu")
     assert "λ = 0.1 " in text and "without the guard the paper's criterion would choose λ = 1 " in text
+
+
+def test_the_paper_profile_picks_the_lowest_loss_even_where_the_run_failed_the_guard():
+    """The paper chooses λ by the lowest validation loss alone (Experimental Design); the quick
+    profile's guard skips the run that learned nothing. Both keep the unguarded choice beside."""
+    from tapkit.experiments import protocols
+
+    # λ = 1 has the lowest val_loss and learned nothing (clean F1 0.66 < the constant's 2/3)
+    search = _search([1.12, 0.85, 0.682], [0.80, 0.78, 0.66])
+    for profile, lam, guard in (("paper", 1.0, False), ("quick", 0.1, True), ("smoke", 0.1, True)):
+        for p in (protocols.mnist(profile), protocols.medical(profile)):
+            assert p.lambda_guard is guard, profile
+            choice = plans.choose_lambdas(search, ["model", "method"], guard=p.lambda_guard).iloc[0]
+            assert choice.lam == lam and choice.lam_unguarded == 1.0, profile
+            assert bool(choice.guard) is guard and bool(choice.learned)
+    paper = plans.choose_lambdas(search, ["model", "method"], guard=False).iloc[0]
+    assert paper.val_loss == pytest.approx(0.682) == paper.val_loss_unguarded
+
+
+def test_the_pages_say_which_criterion_chose():
+    from tapkit.book import medical, openings
+
+    search = _search([1.12, 0.85, 0.682], [0.80, 0.78, 0.66]).assign(
+        task_loss_last=[0.21, 0.55, 0.69], contaminated=[0.92, 0.58, 0.68],
+        permuted=[0.57, 0.52, 0.68], clean=[0.78, 0.58, 0.69])
+    paper_table = pd.DataFrame({"method": ["tap"], "mean": [1e-3]})
+    guarded = plans.choose_lambdas(search, ["model", "method"], guard=True)
+    unguarded = plans.choose_lambdas(search, ["model", "method"], guard=False)
+    text = openings.lambda_found(search, guarded, paper_table)
+    assert "among the values of 3 that learned the task" in text and "picks λ = 1" in text
+    text = openings.lambda_found(search, unguarded, paper_table)
+    assert "TAP λ = 1 (lowest loss 0.682 among 3 values; the paper's 0.001)" in text
+    # the medical page speaks of a guard only where the profile has one
+    assert "without the guard" in medical.search_findings(search, guarded, "pneu")
+    assert "guard" not in medical.search_findings(search, unguarded, "pneu")

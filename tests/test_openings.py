@@ -98,7 +98,8 @@ def test_medical_opening_signs_knee_mae_so_that_more_is_worse():
 
 
 def test_speed_opening_gives_ranges_and_both_claims():
-    ratios = pd.DataFrame({"model": ["a", "a", "b", "b"], "method": ["tap", "rrr", "tap", "rrr"],
+    ratios = pd.DataFrame({"model": ["resnet18", "resnet18", "densenet121", "densenet121"],
+                           "method": ["tap", "rrr", "tap", "rrr"],
                            "speed_ratio": [0.98, 0.40, 0.96, 0.50],
                            "mem_ratio": [1.00, 1.50, 1.02, 1.40]})
     for col in ("speed_ratio", "mem_ratio"):  # intervals of ±0.005 over paired rounds

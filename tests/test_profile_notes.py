@@ -40,10 +40,24 @@ def test_the_quick_mnist_profile_says_its_batch_epochs_guard_and_loss_forms():
     assert "RRR as Eq. 4 writes it" in text and "full-derivative RBR" in text
     assert "RRR at the paper's λ; RBR at the paper's λ; TAP at the λ of this profile's search" in text
     assert "25% of the way" in text and "clean copy of the validation split" in text
-    # the paper profile changes nothing but tapkit's guard
-    own = profile_notes.changes(paper, paper, CASES)
-    assert len(own) == 1 and "guard" in own[0]
+    assert "where the paper chooses among every converged run" in text
+    # the paper profile chooses λ as the paper does (no guard): it changes nothing
+    assert profile_notes.changes(paper, paper, CASES) == []
     assert "guard" not in " ".join(profile_notes.changes(quick, paper, CASES, searched=False))
+
+
+def test_the_lambda_criterion_is_read_from_the_profiles_guard():
+    quick, paper = protocols.mnist("quick"), protocols.mnist("paper")
+    assert quick.lambda_guard and not paper.lambda_guard
+    assert protocols.medical("quick").lambda_guard and not protocols.medical("paper").lambda_guard
+    guarded = profile_notes.lambda_criterion(quick.lambda_guard)
+    unguarded = profile_notes.lambda_criterion(paper.lambda_guard)
+    assert "learned the task" in guarded and "25% of the way" in guarded
+    assert "every converged run (no guard)" in unguarded and "learned" not in unguarded
+    # a profile that dropped the guard the paper profile had says so
+    text = " ".join(profile_notes.changes(paper, dataclasses.replace(paper, lambda_guard=True),
+                                          CASES))
+    assert "without the paper profile's guard" in text
 
 
 def test_the_quick_medical_profile_names_per_architecture_values_and_skips_cells_not_run():

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Iterable
+from typing import Collection, Iterable
 
 import pandas as pd
 
 from ..experiments.cells import Annotation, tau_text
+from ..experiments.table1 import architectures
 from ..metrics import TASK_METRICS
 from ..seedstats import Estimate, from_summary, mean_ci, paired_difference
 from ..methods import comparators, proposed_method
@@ -258,28 +259,46 @@ def _bounds(row, key: str) -> tuple[float, float]:
 SPEED_CLAIM = f"TAP keeps at least {KEEPS:g} of No XS's speed and memory"
 
 
-def speed_claim(ratios: pd.DataFrame, label: str) -> Claim:
+def speed_claim(ratios: pd.DataFrame, label: str,
+                judged: Collection[str] | None = None) -> Claim:
     """TAP keeps at least :data:`KEEPS` of No XS's training speed and uses at most 1/KEEPS of its
-    peak memory, on every architecture benchmarked (Table 1). Each ratio carries its 95% interval
-    over paired rounds (speed) or passes (memory) (:mod:`tapkit.paired`), judged by
-    :func:`keeps_verdict`: noise widens an interval into "inconclusive" instead of flipping the
-    verdict. A table without intervals (one round) is inconclusive."""
+    peak memory, on every deep CNN of the paper's Table 1 (VGG-16, ResNet-18, DenseNet-121).
+    ``judged``: the architectures the verdict is about (default: every bench profile's Table-1
+    models, :func:`tapkit.experiments.table1.architectures`); a row of another model (the
+    two-layer CNN measured beside them) is shown in the evidence as context and decides
+    nothing. Each ratio carries its 95% interval over paired rounds (speed) or passes (memory)
+    (:mod:`tapkit.paired`), judged by :func:`keeps_verdict`: noise widens an interval into
+    "inconclusive" instead of flipping the verdict. A table without intervals (one round) is
+    inconclusive; one with TAP timed on context models only is not testable."""
     claim = SPEED_CLAIM
+    judged = architectures() if judged is None else frozenset(judged)
     tap = ratios[(ratios["method"] == "tap") & ratios["speed_ratio"].notna()]
     if tap.empty:
         return Claim(claim, "Table 1", "no TAP benchmark in this build", "—", label, NOT_RUN,
                      reason="the speed chapter timed no TAP step")
+    deep, context = tap[tap["model"].isin(judged)], tap[~tap["model"].isin(judged)]
     verdicts, parts = [], []
-    for r in tap.itertuples():
+    for r in deep.itertuples():
         speed, mem = _bounds(r, "speed_ratio"), _bounds(r, "mem_ratio")
         verdicts += [keeps_verdict(*speed, KEEPS),
                      keeps_verdict(*mem, 1 / KEEPS, higher_is_better=False)]
-        parts.append(f"{r.model}: speed ×{r.speed_ratio:.2f} {_interval(*speed)}, memory "
-                     f"×{r.mem_ratio:.2f} {_interval(*mem)}")
-    rounds = _counts(tap, "speed_rounds", "paired round")
-    passes = _counts(tap, "mem_passes", "memory pass")
-    return Claim(claim, "Table 1", "; ".join(parts) + " (95% intervals)",
-                 f"{rounds}; {passes}", label, _combined(verdicts))
+        parts.append(_speed_part(r))
+    aside = ("; context, not judged (not in Table 1): "
+             + "; ".join(map(_speed_part, context.itertuples())) if len(context) else "")
+    evidence = "; ".join(parts) + (" (95% intervals)" if parts else "") + aside
+    if deep.empty:
+        return Claim(claim, "Table 1", evidence.removeprefix("; "), "—", label, NOT_TESTABLE,
+                     reason="TAP was timed on none of Table 1's deep CNNs")
+    rounds = _counts(deep, "speed_rounds", "paired round")
+    passes = _counts(deep, "mem_passes", "memory pass")
+    return Claim(claim, "Table 1", evidence, f"{rounds}; {passes}", label, _combined(verdicts))
+
+
+def _speed_part(r) -> str:
+    """One architecture's TAP ratios with their intervals, for a claim's evidence."""
+    speed, mem = _bounds(r, "speed_ratio"), _bounds(r, "mem_ratio")
+    return (f"{r.model}: speed ×{r.speed_ratio:.2f} {_interval(*speed)}, memory "
+            f"×{r.mem_ratio:.2f} {_interval(*mem)}")
 
 
 def _interval(lo: float, hi: float) -> str:

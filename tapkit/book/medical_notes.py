@@ -154,7 +154,8 @@ def search_table(search: pd.DataFrame, choice: pd.DataFrame) -> pd.DataFrame:
     """The λ search, one row per run: λ, validation loss (the paper's criterion), the clean
     validation score and how far it goes from a constant prediction's to perfect (the guard,
     :func:`tapkit.experiments.plans.learned_share`), last training loss, the three test scores,
-    and which λ each criterion chose: ``chosen`` with the guard, ``unguarded`` without."""
+    and which λ each criterion chose: ``chosen`` the profile's choice (with the guard where its
+    protocol's ``lambda_guard`` says), ``unguarded`` the paper's criterion alone."""
     def marks(column: str) -> list[str]:
         picked = {(r.model, r.method, getattr(r, column)) for r in choice.itertuples()}
         return ["✓" if (r.model, r.method, r.lam) in picked else "" for r in search.itertuples()]
@@ -200,11 +201,12 @@ def search_findings(search: pd.DataFrame, choice: pd.DataFrame, experiment: str)
                        f"constant prediction's ({const:.3f})")
         note = (" — **a near-chance model**: " + "; ".join(why) + ", so the criterion "
                 "chose a λ at which the network learned little" if why else "")
-        if not getattr(r, "learned", True):
+        guarded = getattr(r, "guard", True)  # False: the paper's criterion alone (paper profile)
+        if guarded and not getattr(r, "learned", True):
             note += (f"; no λ of the grid learned the task (a clean validation score "
                      f"{LEARNED_SHARE:.0%} of the way from a constant prediction's to perfect), "
                      "so the guard could not choose and this is the unguarded choice")
-        elif getattr(r, "lam_unguarded", r.lam) != r.lam:
+        elif guarded and getattr(r, "lam_unguarded", r.lam) != r.lam:
             note += (f"; without the guard the paper's criterion would choose λ = "
                      f"{r.lam_unguarded:g} (val_loss {r.val_loss_unguarded:.3f}), a run that did "
                      "not learn the task")

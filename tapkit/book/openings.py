@@ -174,14 +174,23 @@ def data_found(train, permuted) -> str:
 
 
 def lambda_found(search: pd.DataFrame, choice: pd.DataFrame, paper: pd.DataFrame) -> str:
-    """The λ chosen per method beside the paper's (``paper`` has ``method`` and ``mean``)."""
+    """The λ chosen per method beside the paper's (``paper`` has ``method`` and ``mean``), with
+    the criterion that chose it, read from the choice table
+    (:func:`tapkit.experiments.plans.choose_lambdas`): the lowest loss among every value, or,
+    where the profile guards the choice (``guard``) and some value learned the task, among
+    those, with the unguarded choice beside it when the guard changed it."""
     theirs = dict(zip(paper["method"], paper["mean"]))
     parts = []
     for r in choice.itertuples():
         n = int((search["method"] == r.method).sum())
         ref = f"; the paper's {float(theirs[r.method]):g}" if r.method in theirs else ""
+        among = f"{n} value{'s' if n != 1 else ''}"
+        if getattr(r, "guard", False) and getattr(r, "learned", False):
+            among = f"the values of {n} that learned the task"
+            if r.lam_unguarded != r.lam:
+                among += f"; unguarded, the paper's criterion picks λ = {r.lam_unguarded:g}"
         parts.append(f"{in_prose(r.method)} λ = {r.lam:g} (lowest loss "
-                     f"{r.val_loss:.3f} among {n} value{'s' if n != 1 else ''}{ref})")
+                     f"{r.val_loss:.3f} among {among}{ref})")
     return ("the search chose " + "; ".join(parts) + "." if parts else
             "no λ could be chosen: every search run failed to converge.")
 

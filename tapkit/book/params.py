@@ -120,7 +120,8 @@ PARAMETERS: dict[str, tuple[Callable[[Any], Any], str]] = {
     "taus": (FLOAT_LIST, "a list of numbers, e.g. [0.01, 0.05]"),
     "train_taus": (_optional(FLOAT_LIST), "a list of numbers, e.g. [0.01], or None"),
     "methods": (STR_LIST, "a list of method names, e.g. ['none', 'tap']"),
-    "models": (STR_LIST, "a list of architectures, e.g. ['resnet18']"),
+    "models": (_optional(STR_LIST), "a list of architectures, e.g. ['resnet18'], or None (where "
+               "a notebook offers it: the profile's, e.g. the speed page's Table 1 models)"),
     "datasets": (STR_LIST, "a list of datasets, e.g. ['pneu', 'knee']"),
     "xs_methods": (_optional(STR_LIST), "a list of XS methods, e.g. ['tap', 'rrr'], or None"),
     "students": (_optional(STR_LIST), "a list of architectures, e.g. ['resnet18'], or None"),

@@ -6,10 +6,12 @@ profile's settings are also in each page's folded settings; the sentences here a
 meets without unfolding them.
 
 ``changes(s, paper, ...)`` lists the differences (optimiser, epochs, batch size, seeds, image
-size, data, the losses' forms beside the λ they train at, and the λ search's guard);
-``changes_sentence`` puts them in one sentence; ``loss_form`` and ``rbr_note`` name the form of a
-method's loss from its options (e.g. ``s.options_for("rbr")``), so that a page never calls RBR
-"full-derivative" on a profile that trains the released one.
+size, data, the losses' forms beside the λ they train at, and the λ search's guard where the
+profile's differs from the paper profile's); ``changes_sentence`` puts them in one sentence;
+``lambda_criterion`` says how a profile's λ search chooses (its ``lambda_guard``); ``loss_form``
+and ``rbr_note`` name the form of a method's loss from its options (e.g.
+``s.options_for("rbr")``), so that a page never calls RBR "full-derivative" on a profile that
+trains the released one.
 """
 
 from __future__ import annotations
@@ -134,9 +136,10 @@ def changes(s, paper, methods: Sequence[str] = (), models: Sequence[str] | None 
     image size, data, the form of each XS loss where it differs from the paper profile's and the
     λ it trains at (``lambdas[method]``: where its λ come from, e.g. "the paper's
     teacher-annotation λ"; default: its grid in ``s``, else the paper's), and, when a λ search
-    chooses (``searched``; None: any of ``methods`` has a grid), the guard on the paper's
-    criterion, which needs a clean copy of the validation split (:data:`LEARNED_SHARE`). Cells
-    ``s`` does not run (``not_run``) are left out."""
+    chooses (``searched``; None: any of ``methods`` has a grid) and ``s`` guards the paper's
+    criterion where ``paper`` does not (or the other way round; ``lambda_guard``), the guard,
+    which needs a clean copy of the validation split (:data:`LEARNED_SHARE`). Cells ``s`` does
+    not run (``not_run``) are left out."""
     from ..experiments.medical_plans import left_out
 
     experiment = s.resolve("experiment", experiment)
@@ -182,13 +185,33 @@ def changes(s, paper, methods: Sequence[str] = (), models: Sequence[str] | None 
                      f"released code's forms, on which the paper's λ were tuned ({at})")
     if searched is None:
         searched = any(s.grid(m, model) for m in methods for model in models)
-    if searched:
-        items.append("λ chosen by the paper's criterion (the lowest loss on the permuted "
-                     "validation split) only among the runs that learned the task, whose score "
-                     "on a clean copy of the validation split goes at least "
-                     f"{LEARNED_SHARE:.0%} of the way from a constant prediction's to perfect "
-                     "(a guard of every profile; the paper uses no clean validation split)")
+    guard, paper_guard = _guards(s), _guards(paper)
+    if searched and guard != paper_guard:
+        items.append(f"λ chosen by {lambda_criterion(guard)}"
+                     + (", where the paper chooses among every converged run" if guard else
+                        ", without the paper profile's guard"))
     return items
+
+
+def _guards(p) -> bool:
+    """Whether protocol ``p``'s λ search guards its choice (a protocol without the field, such
+    as a Setting-2 one, takes Setting 1's default: guarded)."""
+    return bool(getattr(p, "lambda_guard", True))
+
+
+def lambda_criterion(guard: bool) -> str:
+    """How a λ search chooses, in a few words for a page: the paper's criterion (Experimental
+    Design: the lowest loss on SC(X*, permute(y))_val) among every converged run, or, with the
+    guard (a protocol's ``lambda_guard``, :func:`tapkit.experiments.plans.choose_lambdas`), only
+    among the runs whose score on a clean copy of the validation split goes at least
+    :data:`LEARNED_SHARE` of the way from a constant prediction's to perfect."""
+    if not guard:
+        return ("the paper's criterion, the lowest loss on the permuted validation split among "
+                "every converged run (no guard)")
+    return ("the paper's criterion (the lowest loss on the permuted validation split) only "
+            "among the runs that learned the task, whose score on a clean copy of the "
+            f"validation split goes at least {LEARNED_SHARE:.0%} of the way from a constant "
+            "prediction's to perfect (tapkit's guard: the paper uses no clean validation split)")
 
 
 def changes_sentence(profile: str, items: Sequence[str]) -> str:

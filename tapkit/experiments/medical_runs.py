@@ -71,10 +71,10 @@ def search_and_choose(p: Protocol, experiment: str, models: Sequence[str],
                       methods: Sequence[str], artifact: str, root: str | Path,
                       device: str = "auto", run: Callable | None = None) -> int:
     """Run (or read from the cache) the λ search and write its choice table (lowest val_loss,
-    the paper's criterion); the number of search runs (0 when the protocol does not search).
-    ``run`` runs a list of configs into the store (default: :func:`.executors.run_many`)."""
+    the paper's criterion, guarded where ``p.lambda_guard`` says); the number of search runs (0
+    when the protocol does not search). ``run`` runs a list of configs into the store (default: :func:`.executors.run_many`)."""
     frame = search_frame(p, experiment, models, methods, artifact, root, device, run)
     if len(frame):
-        write_table(choose_lambdas(frame, ["model", "method"]), root,
+        write_table(choose_lambdas(frame, ["model", "method"], guard=p.lambda_guard), root,
                     choice_name(experiment, artifact), {"protocol": p.as_dict()})
     return len(frame)

@@ -29,8 +29,8 @@ MNIST_CASES = CASES
 
 def search_configs(p: Protocol, grids: Mapping[str, Iterable[float]] | None = None) -> list[TrainConfig]:
     """The λ search on Decoy-MNIST: every (method, λ) of ``grids`` (default: the protocol's) on
-    the first seed; the choice is the lowest ``val_loss`` (SC(X*, permute(y))_val) among the
-    runs that learned the task (:func:`choose_lambdas`)."""
+    the first seed; the choice is the lowest ``val_loss`` (SC(X*, permute(y))_val), among the
+    runs that learned the task where ``p.lambda_guard`` says so (:func:`choose_lambdas`)."""
     grids = p.search if grids is None else grids
     return [p.config(method=m, lam=float(lam), seed=p.seeds[0])
             for m, lams in grids.items() for lam in lams]
@@ -47,7 +47,9 @@ def normalisation_configs(p: Protocol) -> list[tuple[str, TrainConfig]]:
 
 # A run "learned the task" when its clean validation score goes at least this share of the way
 # from what a constant prediction scores to a perfect score (issue 20: the paper's criterion alone
-# prefers, on the stand-in, the λ at which a network learned nothing: its val_loss is ln 2)
+# prefers, on the stand-in, the λ at which a network learned nothing: its val_loss is ln 2). It is
+# the λ guard of a protocol that sets lambda_guard (the quick profile's) and the claims'
+# precondition that a run learned the task
 LEARNED_SHARE = 0.25
 
 
@@ -66,12 +68,19 @@ def _lowest_val_loss(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return runs.loc[runs.groupby(keys)["val_loss"].idxmin(), [*keys, "lam", "val_loss"]]
 
 
-def choose_lambdas(search: pd.DataFrame, keys: Sequence[str] = ("method",)) -> pd.DataFrame:
-    """Per ``keys``, the paper's criterion (the lowest validation loss on SC(X*, permute(y))
-    among converged runs) twice: among the runs that learned the task (:func:`learned_share` at
-    least :data:`LEARNED_SHARE`): ``lam``, ``val_loss``; and unguarded, among all of them:
-    ``lam_unguarded``, ``val_loss_unguarded``. ``learned`` says whether any run of the group
-    learned the task; where none did, the guarded choice is the unguarded one."""
+def choose_lambdas(search: pd.DataFrame, keys: Sequence[str] = ("method",),
+                   guard: bool = True) -> pd.DataFrame:
+    """Per ``keys``, the paper's criterion (Experimental Design: the lowest validation loss on
+    SC(X*, permute(y)) among converged runs), guarded or not as ``guard`` says (a protocol's
+    :attr:`~.protocols.Protocol.lambda_guard`: the quick profile guards, the paper profile
+    chooses as the paper does).
+
+    ``lam``, ``val_loss``: the choice the runs train with; with ``guard``, the lowest loss among
+    the runs that learned the task (:func:`learned_share` at least :data:`LEARNED_SHARE`), the
+    unguarded one where no run of the group did; without it, the unguarded one.
+    ``lam_unguarded``, ``val_loss_unguarded``: the criterion among every converged run, always
+    kept beside it. ``learned``: whether any run of the group learned the task. ``guard``:
+    ``guard``, so that a page says from the table which criterion chose ``lam``."""
     keys = list(keys)
     ok = search[search.status == "ok"]
     learned = ok[learned_share(ok) >= LEARNED_SHARE]
@@ -79,9 +88,12 @@ def choose_lambdas(search: pd.DataFrame, keys: Sequence[str] = ("method",)) -> p
         columns={"lam": "lam_unguarded", "val_loss": "val_loss_unguarded"})
     out = out.merge(_lowest_val_loss(learned, keys), on=keys, how="left")
     out["learned"] = out.lam.notna()
-    out["lam"] = out.lam.fillna(out.lam_unguarded)
-    out["val_loss"] = out.val_loss.fillna(out.val_loss_unguarded)
-    return out[[*keys, "lam", "val_loss", "learned", "lam_unguarded", "val_loss_unguarded"]]
+    out["guard"] = bool(guard)
+    chosen = out.learned & out.guard  # the guard chooses only where some run learned
+    out["lam"] = out.lam.where(chosen, out.lam_unguarded)
+    out["val_loss"] = out.val_loss.where(chosen, out.val_loss_unguarded)
+    return out[[*keys, "lam", "val_loss", "learned", "lam_unguarded", "val_loss_unguarded",
+                "guard"]]
 
 
 def mnist_lambdas(root: str | Path, lambdas: Mapping[str, float] | None = None) -> dict[str, float]:

@@ -17,9 +17,13 @@ from its own search.
 
 **λ search** (the paper's Experimental Design): log steps from 1e-9 to 1 for TAP and RRR and
 from 1 to 1e9 for RBR; the λ with the lowest loss on the validation split SC(X*, permute(y))
-wins. The paper profile searches every dataset × architecture × method it trains. The quick
-profile trims it to TAP on MNIST at 1e-4, 1e-3, 1e-2 (RRR and RBR keep the paper's λ) and, on
-the medical stand-in, to three values per architecture (:data:`MEDICAL`).
+wins. The paper profile searches every dataset × architecture × method it trains, and chooses
+as the paper does, among every converged run (``lambda_guard=False``). The quick profile trims
+it to TAP on MNIST at 1e-4, 1e-3, 1e-2 (RRR and RBR keep the paper's λ) and, on the medical
+stand-in, to three values per architecture (:data:`MEDICAL`), and guards the choice
+(``lambda_guard=True``): only runs that learned the task may win, since on the stand-in the
+criterion alone preferred a network that learned nothing (issue 20;
+:func:`tapkit.experiments.plans.choose_lambdas`).
 """
 
 from __future__ import annotations
@@ -119,7 +123,11 @@ class Protocol(_TrainsMethods, _Protocol):
     (:func:`tapkit.data.digits_standin`), applied wherever the source is the stand-in
     (``"embedded"``): the calibration that gives Base the paper's Base score and No XS the
     paper's use of the tag (docs/standin-research.md). ``class_weights[experiment]``: the task loss's class weights
-    (:class:`~tapkit.config.ClassWeights`; an experiment not named: unweighted). The defaults
+    (:class:`~tapkit.config.ClassWeights`; an experiment not named: unweighted).
+    ``lambda_guard``: whether the λ search chooses only among the runs that learned the task
+    (clean validation score at least :data:`tapkit.experiments.plans.LEARNED_SHARE` of the way
+    from a constant prediction's to perfect) or, as the paper's Experimental Design section,
+    among every converged run (:func:`tapkit.experiments.plans.choose_lambdas`). The defaults
     are :class:`TrainConfig`'s, so that a field a protocol does not set leaves its configs as
     before."""
 
@@ -152,6 +160,7 @@ class Protocol(_TrainsMethods, _Protocol):
     overlap_images: int | None = None
     class_weights: Mapping[str, ClassWeights] = field(default_factory=dict)
     label_noise: Mapping[str, float] = field(default_factory=dict)
+    lambda_guard: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "experiments", tuple(self.experiments))
@@ -256,7 +265,15 @@ class BenchProtocol(_Protocol):
     many as the others) for their ratio's interval, their memory ``memory_passes`` times; and
     the efficiency of a No XS step per ``(model spec, optimizer)`` in ``efficiency``, best of
     ``efficiency_steps``, with ``efficiency_threads`` CPU threads (None: all)
-    (:func:`tapkit.benchmark.efficiency`)."""
+    (:func:`tapkit.benchmark.efficiency`).
+
+    What is timed (:func:`tapkit.experiments.table1.measure`): ``models``, the architectures of
+    the paper's Table 1 (VGG-16, ResNet-18, DenseNet-121; a spec, ``name`` or
+    ``name@BATCHxSIZE``), which its speed claim is judged on; ``context``, models measured
+    beside them and shown as context only (the two-layer CNN of Decoy-MNIST at its own batch);
+    ``methods`` (No XS is also timed a second time, the noise floor); ``options``, each XS
+    method's loss form (:data:`EQUATIONS` or :data:`RELEASED`: the released RBR the authors
+    timed)."""
 
     batch_size: int
     image_size: int
@@ -270,6 +287,15 @@ class BenchProtocol(_Protocol):
     efficiency: tuple[tuple[str, str], ...] = ()
     efficiency_steps: int = 3
     efficiency_threads: int | None = None
+    models: tuple[str, ...] = ()
+    context: tuple[str, ...] = ()
+    methods: tuple[str, ...] = ("none", "rrr", "rbr", "tap")
+    options: MethodOptionsTable = field(default_factory=lambda: EQUATIONS)
+
+    def __post_init__(self) -> None:
+        for name in ("models", "context", "methods"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        check_options_table(self.options)
 
     def model_rounds(self, model: str) -> tuple[int, int | None]:
         """``(steps, paired_steps)`` for ``model``."""
@@ -290,7 +316,7 @@ MNIST = {  # quick: three seeds for the report's intervals; RBR (~4 CPU-minutes 
                       ablation={"tap": (1e-4, 1e-3, 1e-2), "rrr": (1e-3,)}, case_seeds={"rbr": 1}),
     "paper": Protocol("paper", _DECOY, _CNN, "mnist", (0, 1, 2, 3, 4), epochs=50, batch_size=256,
                       optimizer="sgd", lr=1e-3, options=RELEASED, search=PAPER_GRIDS,
-                      ablation=PAPER_GRIDS),
+                      ablation=PAPER_GRIDS, lambda_guard=False),
 }
 MNIST_TEACHERS = {  # seeds, teachers' clean fractions, training τ, XS methods, KD teachers; random
     # masks of the patch's coverage, RRR/RBR with the 10% teacher only, TAP with both in the
@@ -356,7 +382,7 @@ MEDICAL = {
                       method_batch_size={"densenet121": {"rbr": 8}},
                       stripe_models=("vgg16", "resnet18", "densenet121"), options=RELEASED,
                       search=PAPER_GRIDS, variants={"vgg16": "vgg16_authors"},
-                      class_weights={"pneu": ClassWeights.RELEASED}),
+                      class_weights={"pneu": ClassWeights.RELEASED}, lambda_guard=False),
 }
 
 # Paper: the Setting-2 section and its appendices (all three students, both teachers, tau 0.01,
@@ -379,7 +405,9 @@ MEDICAL_TEACHERS = {
                               threshold=Threshold.QUANTILE),
 }
 
-# Table 1: the paper's batch of 16 224-px images on a GPU; on the quick profile's 2-core CPU a
+# Table 1: the paper's batch of 16 224-px images on a GPU, timing what the authors timed (their
+# VGG-16 head and the released losses, RBR's among them: options=RELEASED); on the quick
+# profile's 2-core CPU torchvision's VGG-16 and the equations' forms (RBR's full derivative), a
 # small batch on one thread, as the book's runs train (the chapter runs in one of the build's two
 # lanes, beside a training notebook: the paired rounds' ratios and intervals came out as tight as
 # with both cores to itself, 267 s of one core instead of 217 s of two; docs/performance.md),
@@ -403,16 +431,23 @@ def as_trained(profile: str = "quick") -> tuple[tuple[str, str], ...]:
 
 
 EFFICIENCY = (("two_layer_cnn@256x28", "sgd"),) + as_trained("quick")
+# beside Table 1's architectures: the paper's MNIST model at its own batch of 256 digits of 28 px,
+# where a step is small and TAP's pooling and masking per layer weigh the most (context only)
+_BENCH_CONTEXT = ("two_layer_cnn@256x28",)
 BENCH = {
     "quick": BenchProtocol(batch_size=4, image_size=64, steps=3, warmup=1, threads=1,
                            model_steps={"vgg16": 2}, paired_steps=24,
                            model_paired_steps={"vgg16": 8, "two_layer_cnn": 12,
                                                "densenet121": 16},
-                           memory_passes=2, efficiency=EFFICIENCY, efficiency_threads=1),
+                           memory_passes=2, efficiency=EFFICIENCY, efficiency_threads=1,
+                           models=("vgg16", "resnet18", "densenet121"), context=_BENCH_CONTEXT,
+                           options=EQUATIONS),
     "paper": BenchProtocol(batch_size=16, image_size=224, steps=10, warmup=2, threads=None,
                            paired_steps=30, memory_passes=3,
                            efficiency=(("resnet18@16x224", "sgd"), ("densenet121@16x224", "sgd"),
-                                       ("vgg16_authors@16x224", "sgd"))),
+                                       ("vgg16_authors@16x224", "sgd")),
+                           models=("vgg16_authors", "resnet18", "densenet121"),
+                           context=_BENCH_CONTEXT, options=RELEASED),
 }
 
 

@@ -36,8 +36,8 @@ def _write_lambda_choice(p: protocols.Protocol, root: Path, run: Runner,
     frame = run(chapter_plans.configs(cells))
     cols = ["method", "lam", "status", "val_loss", "contaminated", "permuted", "metric",
             "val_clean", "val_constant"]  # the last two NaN for runs stored before they existed
-    write_table(plans.choose_lambdas(frame.reindex(columns=cols)), root, "lambda_choice",
-                {"grids": {m: list(g) for m, g in p.search.items()}})
+    write_table(plans.choose_lambdas(frame.reindex(columns=cols), guard=p.lambda_guard), root,
+                "lambda_choice", {"grids": {m: list(g) for m, g in p.search.items()}})
 
 
 def _chapter(name: str) -> Callable[..., list[TrainConfig]]:
