@@ -43,7 +43,7 @@ profile = "quick"      # "quick" (CPU, embedded digits) or "paper" (GPU, full MN
 seeds = None           # e.g. [0, 1, 2, 3, 4]; None: from the profile
 epochs = None          # None: from the profile
 kd_fractions = None    # teachers KD/AT/JT learn from; None: from the profile
-methods = ["kd", "at", "jt"]
+methods = None         # None: the registry's distillation baselines (KD, AT, JT)
 kd_temperature = None  # KD students' temperature; None: the profile's (quick 4, paper the released 1)
 lambdas = None         # e.g. {"kd": 1.0}; None: as in the paper
 source = None          # "embedded", "mnist", "torchvision:/root" or a folder of MNIST IDX files
@@ -60,14 +60,16 @@ from tapkit.experiments import chapter_plans, protocols
 from tapkit.experiments import setting2_plans as s2p
 from tapkit.results import resolve_device
 from tapkit.experiments.executors import run_many
+from tapkit.methods import proposed_method
 
 ch = chapter.open_chapter(globals(), "distillation", "mnist")
+own = proposed_method()  # TAP: the paper's own method, against distilling the teacher
 s, root = ch.settings, ch.root
 t = protocols.mnist_teachers(profile, kd_fractions=kd_fractions)
 s = t.on_seeds(s, seeds)  # Setting 2 runs on the teachers' seeds
 device = resolve_device(device)
 lams = {m: lam for m, lam in s2p.student_lambdas(s, t, root, None, None, lambdas).items()
-        if m in ["tap", *methods]}  # the paper's distillation and teacher-annotation λ
+        if m in [own, *methods]}  # the paper's distillation and teacher-annotation λ
 extra = {} if kd_temperature is None else {"kd_temperature": kd_temperature}
 ch.show_settings({"settings": s.as_dict(), "teachers for KD/AT/JT": list(t.kd_fractions),
                   "λ": lams})
@@ -90,7 +92,7 @@ display(Markdown(f"*Results: {label}*"))
 # ## Test accuracy and Δ-accuracy
 
 # %% tags=["hide-input"]
-order = [(a, c) for a in ("teacher_10", "teacher_1") for c in ("tap", "at", "jt", "kd")]
+order = [(a, c) for a in ("teacher_10", "teacher_1") for c in (own, "at", "jt", "kd")]
 order += [("no teacher", "none")]
 wide = summary.pivot(index=["teacher", "method"], columns="split", values="mean")
 wide = wide.reindex([o for o in order if o in wide.index])

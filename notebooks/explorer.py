@@ -36,7 +36,7 @@
 profile = "quick"      # "quick" (CPU, embedded digits) or "paper" (GPU, full MNIST)
 seeds = None           # the explorer shows the models of the first seed; None: profile default
 epochs = None          # None: profile default
-methods = ["none", "rrr", "rbr", "tap"]
+methods = None         # None: No XS and the registry's XS losses (RRR, RBR, TAP)
 lambdas = None         # None: lambda search choice, else the paper values (as the MNIST chapter)
 source = None          # "embedded", "mnist", "torchvision:/root" or a folder of MNIST IDX files
 device = "auto"        # where missing models are trained; the explorer itself runs on the CPU
@@ -57,6 +57,8 @@ from tapkit.models import target_layers
 from tapkit.experiments.executors import LocalExecutor, run_many
 from tapkit.experiments.store import ResultStore
 from tapkit.experiments.store import load_trained
+from tapkit.method_options import TapOptions
+from tapkit.methods import method_of
 from tapkit.fit import experiment_data
 
 ch = chapter.open_chapter(globals(), "explorer", "mnist", show=True)
@@ -95,8 +97,8 @@ if len(lead) and not live:
     display(Markdown(f"Images 0 to {len(lead) - 1} on the slider are test images No XS gets wrong "
                      f"(it gets {len(wrong)} of the {len(test)} wrong); the others are the first "
                      "test images of each class."))
-explorer = widgets.explorer(models, test, layers, indices=indices, live=live,
-                            kernel_size=s.options_for("tap").kernel_size)  # TAP's κ (Eq. 7)
+kappa = s.options_for(method_of(TapOptions)).kernel_size  # TAP's κ (Eq. 7)
+explorer = widgets.explorer(models, test, layers, indices=indices, live=live, kernel_size=kappa)
 explorer
 
 # %% [markdown]

@@ -16,8 +16,8 @@
 # The appendix's "Additional Experiments with Deep Architectures": TAP against No XS and Base on
 # two further CNNs, EfficientNet-B0 {cite:p}`tan2019efficientnet` and MobileNet-v2 {cite:p}`sandler2018mobilenetv2`, on PNEU and KNEE with text tags and ground-truth masks. The paper gives these
 # results only as a figure (no table), and λ only in the text: TAP λ = 1e-6 on PNEU and 1e-5 on
-# KNEE (it also ran RRR, λ = 1e-6, and RBR, λ = 1e3, for EfficientNet-B0 on KNEE; add `"rrr"` and
-# `"rbr"` to `methods` to run them, at tens of times TAP's cost: double backward through
+# KNEE (it also ran RRR, λ = 1e-6, and RBR, λ = 1e3, for EfficientNet-B0 on KNEE; add `rrr` and
+# `rbr` to `methods` to run them, at tens of times TAP's cost: double backward through
 # depthwise convolutions is slow). TAP targets four blocks spread over each network's depth
 # (`tapkit.models`: EfficientNet-B0 `features.2/3/5/7`, MobileNet-v2 `features.3/6/13/17`).
 #
@@ -31,7 +31,7 @@ seeds = None           # None: from the profile
 epochs = None          # None: from the profile
 datasets = ["pneu", "knee"]
 models = ["efficientnet_b0", "mobilenet_v2"]
-methods = ["base", "none", "tap"]
+methods = None         # None: Base, No XS and TAP (the registry's own method)
 lambdas = None         # None: from the paper (see above)
 source = None          # None: from the profile ("embedded": the digits stand-in); or a data folder
 device = "auto"

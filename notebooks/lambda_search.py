@@ -31,7 +31,7 @@
 profile = "quick"
 seeds = None          # the search uses the first seed
 epochs = None
-grids = None          # e.g. {"tap": [1e-4, 1e-3]}; None: the profile's
+grids = None          # e.g. {"<method>": [1e-4, 1e-3]}; None: the profile's
 source = None
 device = "auto"
 results = None        # None: <repository>/results

@@ -17,10 +17,10 @@ seeds = None           # e.g. [0, 1, 2, 3, 4]; None: from the profile
 epochs = None          # None: from the profile (an explicit value applies to every architecture)
 batch_size = None      # None: from the profile (an explicit value applies to every architecture)
 image_size = None      # None: from the profile (paper: 224 px)
-grids = None           # λ-search grids, e.g. {"tap": [1e-3]} or {"tap": {"resnet18": [1e-3]}}; None: profile
+grids = None           # λ-search grids, e.g. {"<method>": [1e-3]} or {"<method>": {"resnet18": [1e-3]}}; None: profile
 models = ["vgg16", "resnet18", "densenet121"]
-methods = ["base", "none", "rrr", "rbr", "tap"]
-lambdas = None         # None: from the paper; e.g. {"tap": 1e-3} or {"resnet18": {"tap": 1e-3}}
+methods = None         # None: Base, No XS and the registry's XS losses (RRR, RBR, TAP)
+lambdas = None         # None: from the paper; e.g. {"<method>": 1e-3} or {"resnet18": {"<method>": 1e-3}}
 source = None          # None: from the profile ("embedded": the digits stand-in); or the data folder
 stripe_models = None   # architectures of the stripe appendix; None: from the profile
 device = "auto"
@@ -76,7 +76,7 @@ ch.show_settings()
 # which has none; which RBR this profile trains, and how, follows from its options:
 
 # %% tags=["hide-input"]
-display(Markdown(profile_notes.rbr_note(s.options_for("rbr"), models)))
+display(Markdown(profile_notes.rbr_note(s, models)))
 
 # %% tags=["hide-input"]
 # the chapter's runs, each table's after its λ search (run here, its choice written)

@@ -43,7 +43,7 @@ quality_taus = None    # thresholds of the annotation-quality figure; None: [0.0
 xs_methods = None      # XS losses with teacher masks; None: from the profile
 threshold = None       # None: the profile's rule (quick: "absolute", the paper's Eq. 14; paper:
                        # "quantile", the released code, on which its λ were tuned)
-lambdas = None         # e.g. {"tap": 1e-3} or {"resnet18": {"tap": 1e-3}}; None: from the profile
+lambdas = None         # e.g. {"<method>": 1e-3} or {"resnet18": {"<method>": 1e-3}}; None: from the profile
 source = None          # None: from the profile ("embedded": the digits stand-in); or the data folder
 device = "auto"
 results = None         # None: <repository>/results

@@ -71,6 +71,7 @@ from tapkit.maps import explain
 from tapkit.experiments.executors import run_many
 from tapkit.experiments.store import load_trained
 from tapkit.fit import experiment_data
+from tapkit.methods import comparators, get_method, proposed_method
 
 ch = chapter.open_chapter(globals(), "method", "mnist", show=True)
 s, root = ch.settings, ch.root
@@ -89,7 +90,7 @@ lams = plans.mnist_lambdas(root, lambdas)
 # size). Grey levels are the weights D(M, l) gives each activation.
 
 # %% tags=["hide-input"]
-_, splits = experiment_data(plans.mnist_case_config(s, "tap", lams, s.seeds[0]))
+_, splits = experiment_data(plans.mnist_case_config(s, proposed_method(), lams, s.seeds[0]))
 mnist_mask = splits["test_contaminated"].mask[:1]
 tag_img, tag_mask = sc.text_tag(np.zeros((1, 224, 224)), np.array([1]), np.random.default_rng(0))
 tag_mask = torch.from_numpy(tag_mask).unsqueeze(1)
@@ -131,7 +132,8 @@ plt.show()
 # activation map that falls inside D(M, l), on the contaminated test set.
 
 # %% tags=["hide-input"]
-cases = ["none", "tap", "rrr"]
+# No XS, TAP and the first comparator that penalises the input gradient directly (RRR)
+cases = ["none", proposed_method(), [m for m in comparators() if get_method(m).input_grad][0]]
 configs = plans.mnist_configs(s.with_overrides(seeds=s.seeds[:1]), cases, lams)  # first seed
 runs = run_many(configs, root / "runs", device)
 label = report.provenance_label(runs, profile)

@@ -31,8 +31,8 @@
 profile = "quick"      # "quick" (CPU, embedded digits) or "paper" (GPU, full MNIST)
 seeds = None           # e.g. [0, 1, 2, 3, 4]; None: the profile's
 epochs = None          # None: the profile's
-methods = ["base", "none", "rrr", "rbr", "tap"]
-lambdas = None         # e.g. {"tap": 1e-3}; None: the lambda search's choice, else the paper's
+methods = None         # None: Base, No XS and the registry's XS losses (RRR, RBR, TAP)
+lambdas = None         # e.g. {"<method>": 1e-3}; None: the lambda search's choice, else the paper's
 source = None          # "embedded", "mnist", "torchvision:/root" or a folder of MNIST IDX files
 device = "auto"
 results = None         # None: <repository>/results

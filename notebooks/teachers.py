@@ -50,7 +50,7 @@ train_taus = None      # thresholds the students train with; None: from the prof
 xs_methods = None      # XS losses trained with teacher masks; None: from the profile
 threshold = None       # None: the profile's rule (quick: "absolute", the paper's Eq. 14; paper:
                        # "quantile", the released code, on which its λ were tuned)
-lambdas = None         # e.g. {"tap": 1e-4}; None: the teacher-annotation lambdas of the paper
+lambdas = None         # e.g. {"<method>": 1e-4}; None: the teacher-annotation lambdas of the paper
 source = None          # "embedded", "mnist", "torchvision:/root" or a folder of MNIST IDX files
 device = "auto"
 results = None         # None: <repository>/results
@@ -69,8 +69,10 @@ from tapkit.experiments import setting2_plans as s2p
 from tapkit.results import resolve_device
 from tapkit.experiments.executors import run_many
 from tapkit.fit import experiment_data
+from tapkit.methods import proposed_method
 
 ch = chapter.open_chapter(globals(), "teachers", "mnist")
+own = proposed_method()  # TAP: the paper's Setting-2 tables are about its own method
 s, root = ch.settings, ch.root
 t = protocols.mnist_teachers(profile, fractions=fractions, train_taus=train_taus,
                              xs_methods=xs_methods)
@@ -82,7 +84,7 @@ lams = {m: lam for m, lam in s2p.student_lambdas(s, t, root, None, None, lambdas
 gt_lams = plans.mnist_lambdas(root)  # the ground-truth reference is Setting 1's TAP run
 ch.show_settings({"settings": s.as_dict(), "teachers": t.as_dict(),
                   "student threshold": threshold, "λ with teacher masks": lams,
-                  "λ with ground truth": gt_lams["tap"]})
+                  "λ with ground truth": gt_lams[own]})
 display(Markdown(s2.profile_changes(s, t, protocols.mnist("paper"),
                                     protocols.mnist_teachers("paper"), profile, threshold)))
 # the chapter's runs: teachers, TAP students and references, RRR/RBR students
@@ -194,7 +196,7 @@ label = report.provenance_label(tap_runs, profile)
 tap_summary = report.summarise(tap_runs, ["method", "annotation", "tau"])
 report.write_cells(tap_summary, root, "mnist_teacher",
                    {"label": label, "settings": s.as_dict(), "teachers": t.as_dict(), "lambdas": lams,
-                    "gt_lambda": gt_lams["tap"], "threshold": threshold})
+                    "gt_lambda": gt_lams[own], "threshold": threshold})
 display(Markdown(f"*Results: {label}*"))
 
 # %% tags=["hide-input"]
@@ -208,7 +210,7 @@ plt.show()
 # from its MNIST teacher table, the ground-truth and No-XS rows from its Setting-1 table).
 
 # %% tags=["hide-input"]
-display(s2.ours_with_paper(tap_summary, "tap", t.train_taus, cases))
+display(s2.ours_with_paper(tap_summary, own, t.train_taus, cases))
 
 # %% [markdown]
 # ## RRR and RBR with teacher masks
@@ -220,8 +222,8 @@ display(s2.ours_with_paper(tap_summary, "tap", t.train_taus, cases))
 # profile trains follows from its options:
 
 # %% tags=["hide-input"]
-display(Markdown(profile_notes.rbr_note(s.options_for("rbr"), [s.resolve("model", None)])))
-extra = [m for m in t.xs_methods if m != "tap"]
+display(Markdown(profile_notes.rbr_note(s, [s.resolve("model", None)])))
+extra = [m for m in t.xs_methods if m != own]
 if extra:
     xs_cells = chapter_plans.part(cells, "mnist_teacher_xs")
     xs_runs = run_many(chapter_plans.configs(xs_cells), root / "runs", device).assign(

@@ -29,7 +29,7 @@ seeds = None           # None: from the profile; models of the first seed are sh
 epochs = None          # None: from the profile
 datasets = ["pneu", "knee"]
 models = ["vgg16", "resnet18", "densenet121"]
-methods = ["none", "rrr", "rbr", "tap"]
+methods = None         # None: No XS and the registry's XS losses (RRR, RBR, TAP)
 figure1_model = "resnet18"   # the architecture of the Figure-1 panel
 n_images = 2           # randomly chosen test images per figure
 image_seed = 0         # which ones
@@ -42,6 +42,7 @@ results = None         # None: <repository>/results
 from IPython.display import Markdown, display
 
 from tapkit.book import chapter, medical, openings, visual
+from tapkit.experiments.setting1 import XS_CASES
 
 ch = chapter.open_chapter(globals(), "visual", "medical", datasets, show=True)
 if medical.is_standin(ch.settings):
@@ -55,7 +56,7 @@ if medical.is_standin(ch.settings):
 # the paper's Figure 1 {cite:p}`zhang2024tap`.
 
 # %% tags=["hide-input"]
-figure1 = (visual.figure(ch, "pneu", figure1_model, ["rrr", "rbr", "tap"], 1, "visual_figure1",
+figure1 = (visual.figure(ch, "pneu", figure1_model, list(XS_CASES), 1, "visual_figure1",
                          "Figure 1", image_seed, lambdas)
            if "pneu" in datasets else None)
 

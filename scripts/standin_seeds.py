@@ -23,6 +23,7 @@ import pandas as pd
 
 from tapkit.experiments import medical_plans, protocols
 from tapkit.experiments.executors import run_many
+from tapkit.methods import comparators, proposed_method
 from tapkit.metrics import TASK_METRICS, tag_reliance
 from tapkit.results import write_atomic
 from tapkit.seedstats import mean_ci, paired_difference
@@ -30,7 +31,10 @@ from tapkit.seedstats import mean_ci, paired_difference
 log = logging.getLogger("standin_seeds")
 
 MODELS = ("resnet18", "densenet121")
-CASES = ("base", "none", "tap", "rrr")  # RRR where the quick profile runs it (ResNet-18)
+OWN = proposed_method()  # TAP
+# the comparators where the quick profile runs them (its not_run leaves out the rest: RRR on
+# ResNet-18 only, no RBR)
+CASES = ("base", "none", OWN, *comparators())
 
 
 def runs(root: Path, seeds: list[int], executor: str) -> pd.DataFrame:
@@ -57,10 +61,10 @@ def summary(frame: pd.DataFrame) -> str:
                      f"{mean_ci(g.reliance).text()} |")
     lines += ["", "| stand-in | model | No XS − TAP reliance | TAP − Base clean |", "|---|---|---|---|"]
     for (e, m), g in frame.groupby(["experiment", "model"], sort=False):
-        rel = {c: dict(zip(g[g.case == c].seed, g[g.case == c].reliance)) for c in ("none", "tap")}
-        clean = {c: dict(zip(g[g.case == c].seed, g[g.case == c].clean)) for c in ("base", "tap")}
-        lines.append(f"| {e} | {m} | {paired_difference(rel['none'], rel['tap']).text()} | "
-                     f"{paired_difference(clean['tap'], clean['base']).text()} |")
+        rel = {c: dict(zip(g[g.case == c].seed, g[g.case == c].reliance)) for c in ("none", OWN)}
+        clean = {c: dict(zip(g[g.case == c].seed, g[g.case == c].clean)) for c in ("base", OWN)}
+        lines.append(f"| {e} | {m} | {paired_difference(rel['none'], rel[OWN]).text()} | "
+                     f"{paired_difference(clean[OWN], clean['base']).text()} |")
     return "\n".join(lines) + "\n"
 
 

@@ -188,3 +188,37 @@ def check_built_chapter(chapter: str, results: Path, tmp_path: Path) -> None:
 @pytest.mark.parametrize("chapter", list(CHAPTERS))
 def test_the_built_books_notebooks_asked_the_store_for_their_plans_runs(chapter, tmp_path):
     check_built_chapter(chapter, built_results(), tmp_path)
+
+
+def test_a_notebooks_methods_none_is_its_chapters_cases_from_the_registry(tmp_path):
+    """Notebooks leave ``methods`` None; the chapter opening resolves it through one function
+    (:func:`chapter_plans.chapter_cases`, read from the method registry), the same tuple the
+    chapter's plan takes by default, so the notebook asks for its plan's runs."""
+    import inspect
+    import re
+
+    from tapkit.book import chapter
+
+    ns = {"profile": "smoke", "methods": "None", "results": str(tmp_path)}
+    chapter.open_chapter(ns, "mnist", "mnist")
+    assert ns["methods"] == ["base", "none", "rrr", "rbr", "tap"]
+    ns = {"profile": "smoke", "methods": None, "results": str(tmp_path)}
+    chapter.open_chapter(ns, "extra_architectures", None)
+    assert ns["methods"] == ["base", "none", "tap"]
+    ns = {"profile": "smoke", "methods": "['none', 'tap']", "results": str(tmp_path)}
+    chapter.open_chapter(ns, "visual", None)
+    assert ns["methods"] == ["none", "tap"]  # a notebook's own list is kept
+    assert chapter_plans.chapter_cases("visual") == ["none", "rrr", "rbr", "tap"]
+    assert chapter_plans.chapter_cases("distillation") == ["kd", "at", "jt"]
+    assert chapter_plans.chapter_cases("speed_memory") is None  # its bench protocol's methods
+    # each plan's default rows are the chapter's resolution of methods=None
+    for name, option in (("mnist", "cases"), ("pneu", "cases"), ("knee", "cases"),
+                         ("extra_architectures", "cases"), ("distillation", "methods")):
+        plan = chapter_plans.PLANS[name]
+        signature = inspect.signature(getattr(plan, "func", plan))
+        assert list(signature.parameters[option].default) == chapter_plans.chapter_cases(name)
+    # and no notebook names a method list of its own: methods = None where it has the parameter
+    for path in sorted((ROOT / "notebooks").glob("*.py")):
+        cell = path.read_text().split('# %% tags=["parameters"]\n', 1)[-1].split("\n# %%", 1)[0]
+        found = re.search(r"^methods = (.*?)(\s+#.*)?$", cell, re.M)
+        assert found is None or found.group(1) == "None", path.name

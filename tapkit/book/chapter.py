@@ -29,6 +29,7 @@ import pandas as pd
 
 from . import openings, report
 from ..experiments import protocols
+from ..experiments.chapter_plans import chapter_cases
 from ..experiments.store import asked_keys
 from .params import PARAMETERS, parse_params
 
@@ -115,7 +116,8 @@ class Chapter:
 
 def open_chapter(namespace: MutableMapping[str, Any], name: str, protocol: str | None = "mnist",
                  datasets: Iterable[str] = (), notes: bool = True, show: bool = False) -> Chapter:
-    """The opening of a chapter notebook, from its ``globals()``: parameters parsed in place,
+    """The opening of a chapter notebook, from its ``globals()``: parameters parsed in place
+    (``methods`` None: the chapter's rows, :func:`tapkit.experiments.chapter_plans.chapter_cases`),
     logging at WARNING, the ``protocol`` ("mnist", "medical" or None) of ``profile`` with the
     notebook's non-None overrides, the results root (``results`` or ``<repository>/results``),
     the device (``device``, resolved), for medical chapters the CPU threads and the stand-in notes
@@ -126,6 +128,8 @@ def open_chapter(namespace: MutableMapping[str, Any], name: str, protocol: str |
     params = {k: v for k, v in namespace.items()
               if k in PARAMETERS and not isinstance(v, types.ModuleType)}
     parse_params(params)
+    if "methods" in params and params["methods"] is None:  # the chapter's, from the registry
+        params["methods"] = chapter_cases(name)
     namespace.update(params)
     logging.basicConfig(level=logging.WARNING)
     profile = namespace.get("profile")

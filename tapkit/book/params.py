@@ -3,7 +3,7 @@
 ``papermill -p seeds "[1]"`` passes the *string* ``"[1]"`` (``-y "seeds: [1]"`` passes a list),
 and numbers and ``None`` may come typed or as text. Every notebook's first cell after its
 parameters calls ``parse_params(globals())``: each known parameter is converted from its string
-form (``"[1]"``, ``"1e-3"``, ``"{'tap': 1e-3}"``, ``"None"``, ``"paper"``) and checked, and a
+form (``"[1]"``, ``"1e-3"``, ``"{'<method>': 1e-3}"``, ``"None"``, ``"paper"``) and checked, and a
 malformed one fails right there, naming the parameter and what it expects.
 """
 
@@ -13,6 +13,7 @@ import ast
 from typing import Any, Callable, MutableMapping
 
 from ..experiments.protocols import PROFILES
+from ..methods import xs_methods
 
 
 class ParameterError(ValueError):
@@ -100,6 +101,9 @@ def _optional(conv: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return opt
 
 
+_XS = xs_methods()  # the examples name the registry's XS methods
+_ONE, _TWO = _XS[0], _XS[1 % len(_XS)]
+
 # name: (converter, what it expects); None is allowed where the converter is _optional
 PARAMETERS: dict[str, tuple[Callable[[Any], Any], str]] = {
     "profile": (_profile, f"one of {list(PROFILES)}"),
@@ -119,11 +123,13 @@ PARAMETERS: dict[str, tuple[Callable[[Any], Any], str]] = {
     "kd_fractions": (_optional(FLOAT_LIST), "a list of numbers, e.g. [0.1], or None"),
     "taus": (FLOAT_LIST, "a list of numbers, e.g. [0.01, 0.05]"),
     "train_taus": (_optional(FLOAT_LIST), "a list of numbers, e.g. [0.01], or None"),
-    "methods": (STR_LIST, "a list of method names, e.g. ['none', 'tap']"),
+    "methods": (_optional(STR_LIST), f"a list of method names, e.g. ['none', '{_ONE}'], or None "
+                "(the chapter's, from the method registry)"),
     "models": (_optional(STR_LIST), "a list of architectures, e.g. ['resnet18'], or None (where "
                "a notebook offers it: the profile's, e.g. the speed page's Table 1 models)"),
     "datasets": (STR_LIST, "a list of datasets, e.g. ['pneu', 'knee']"),
-    "xs_methods": (_optional(STR_LIST), "a list of XS methods, e.g. ['tap', 'rrr'], or None"),
+    "xs_methods": (_optional(STR_LIST), f"a list of XS methods, e.g. ['{_ONE}', '{_TWO}'], or "
+                   "None"),
     "students": (_optional(STR_LIST), "a list of architectures, e.g. ['resnet18'], or None"),
     "kd_models": (_optional(STR_LIST), "a list of architectures, e.g. ['resnet18'], or None"),
     "kd_methods": (_optional(STR_LIST), "a list of distillation methods, e.g. ['kd', 'at', 'jt'], "
@@ -131,10 +137,10 @@ PARAMETERS: dict[str, tuple[Callable[[Any], Any], str]] = {
     "quality_taus": (_optional(FLOAT_LIST), "a list of numbers, e.g. [0.01, 0.1], or None"),
     "stripe_models": (_optional(_models_by_experiment), "a list of architectures (or a dict of "
                       "lists keyed by experiment), or None (the profile's)"),
-    "lambdas": (_optional(_lambdas), "a dict such as {'tap': 1e-3} or {'resnet18': {'tap': "
-                                     "1e-3}}, or None"),
-    "grids": (_optional(_grids), "a dict such as {'tap': [1e-4, 1e-3]} or {'tap': {'resnet18': "
-                                 "[1e-3]}}, or None"),
+    "lambdas": (_optional(_lambdas), f"a dict such as {{'{_ONE}': 1e-3}} or {{'resnet18': "
+                                     f"{{'{_ONE}': 1e-3}}}}, or None"),
+    "grids": (_optional(_grids), f"a dict such as {{'{_ONE}': [1e-4, 1e-3]}} or {{'{_ONE}': "
+                                 "{'resnet18': [1e-3]}}, or None"),
     "source": (_optional(_string), "'embedded', 'mnist', 'torchvision:/root' or a folder, or None"),
     "results": (_optional(_string), "a folder, or None (<repository>/results)"),
     "device": (_string, "'auto', 'cpu' or 'cuda'"),

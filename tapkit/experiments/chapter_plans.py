@@ -36,6 +36,28 @@ Runner = Callable[[list], Any]  # trains / reads a list of configs; returns thei
 KD_METHODS = tuple(methods_where(kind=Kind.DISTILLATION))  # KD, AT, JT
 EXTRA_CASES = ("base", "none", proposed_method())  # the appendix architectures: Base, No XS, TAP
 MEDICAL_DATASETS = tuple(medical_plans.DATASETS)
+# the method rows a chapter shows unless its notebook's ``methods`` names its own (a chapter not
+# named: Setting 1's, setting1.CASES): every one read from the method registry; None: the
+# chapter's protocol names them (the speed chapter's BenchProtocol.methods)
+MAPS_CASES = ("none", *setting1.XS_CASES)  # trained models drawn: No XS and the XS losses
+CHAPTER_CASES: dict[str, tuple[str, ...] | None] = {
+    "extra_architectures": EXTRA_CASES,
+    "visual": MAPS_CASES,
+    "explorer": MAPS_CASES,
+    "distillation": KD_METHODS,
+    "speed_memory": None,
+}
+
+
+def chapter_cases(chapter: str) -> list[str] | None:
+    """The methods (a table's rows) chapter ``chapter`` trains and shows when its notebook's
+    ``methods`` parameter is None (:func:`tapkit.book.chapter.open_chapter` resolves it here):
+    :data:`CHAPTER_CASES`, else Setting 1's rows (Base, No XS, RRR, RBR, TAP: the MNIST, PNEU,
+    KNEE and overlap chapters); None where the chapter's protocol names them. The plans'
+    defaults are the same tuples, so a notebook run without ``methods`` asks for its plan's
+    runs."""
+    cases = CHAPTER_CASES.get(chapter, setting1.CASES)
+    return None if cases is None else list(cases)
 
 
 def runner(root: str | Path, device: str = "auto") -> Runner:
