@@ -55,7 +55,7 @@ profile = "quick"      # "quick" (CPU, small batch) or "paper" (GPU, batch 16 at
 # None: the profile's (Table 1's architectures, then the two-layer CNN as context); else each
 # NAME or NAME@BATCHxSIZE (its own batch and image size; plain names take the profile's)
 models = None
-methods = ["none", "rrr", "rbr", "tap"]
+methods = None         # None: the profile's (No XS, RRR, RBR, TAP)
 batch_size = None      # None: from the profile
 image_size = None      # None: from the profile
 steps = None           # None: from the profile
@@ -77,6 +77,7 @@ from tapkit.book import (chapter, claims, labels, medical, openings, paper_profi
                          speed_memory)
 from tapkit.benchmark import efficiency, model_spec
 from tapkit.experiments import protocols, table1
+from tapkit.methods import proposed_method
 from tapkit.results import device_name, provenance, resolve_device
 
 ch = chapter.open_chapter(globals(), "speed_memory", None)
@@ -175,7 +176,7 @@ display(Markdown(f"*{label}*"))
 # interval of "No XS, again" against No XS is the same measurement's noise: it should contain 1.
 
 # %% tags=["hide-input"]
-tap = ratios[ratios.method == "tap"].set_index("model")
+tap = ratios[ratios.method == proposed_method()].set_index("model")
 again = ratios[ratios.method == "none_again"].set_index("model")
 checks = pd.DataFrame({
     "TAP it/s ÷ No XS": tap.speed_ratio.values,
@@ -193,12 +194,14 @@ checks = pd.DataFrame({
 display(Markdown(f"*TAP against No XS, with 95% intervals over paired rounds (speed) and passes "
                  f"(memory) — {label}*"))
 display(checks.round(3))
-dense = ratios[(ratios.model == "densenet121") & (ratios.method == "rbr")]
+oom_model, oom_method = paper_profile.paper_oom()  # the cell Table 1 marks OOM: RBR, DenseNet-121
+dense = ratios[(ratios.model == oom_model) & (ratios.method == oom_method)]
 if not dense.empty:
     row = dense.iloc[0]
     state = ("ran out of memory" if row.status == "oom" else
              f"fits (peak {row.peak_mem_mb:.0f} MB, {row.it_per_s:.2f} it/s)")
-    display(Markdown(f"RBR on DenseNet-121 at batch {b['batch_size']} of {b['image_size']} px "
+    display(Markdown(f"{labels.label(oom_method)} on {labels.label(oom_model)} at batch "
+                     f"{b['batch_size']} of {b['image_size']} px "
                      f"on {device_name(dev)}: **{state}**. The paper's RTX 3080 (10 GB) ran out "
                      "of memory at batch 16 of 224 px."))
 

@@ -18,7 +18,9 @@ import pandas as pd
 import torch
 
 from tapkit.config import TrainConfig
+from tapkit.experiments.protocols import PRETRAINED_START_GRIDS as GRIDS
 from tapkit.experiments.store import ResultStore
+from tapkit.methods import proposed_method
 from tapkit.metrics import tag_reliance, TASK_METRICS
 from tapkit.results import write_atomic
 
@@ -26,7 +28,6 @@ log = logging.getLogger("pretrained_start_curve")
 
 PER_CLASS = {"pneu": 300, "knee": 100}
 TEST_PER_CLASS = {"pneu": 100, "knee": 60}
-GRIDS = {"tap": (1e-3, 1e-2, 1e-1, 1.0), "rrr": (1e1, 1e2, 1e3)}
 
 
 def cases(model: str, experiment: str, size: int, seed: int, start: TrainConfig | None,
@@ -48,7 +49,8 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--pretrain-epochs", type=int, default=5)
     ap.add_argument("--no-start", action="store_true", help="random initial weights instead")
-    ap.add_argument("--methods", nargs="+", default=["tap"])
+    ap.add_argument("--methods", nargs="+", default=[proposed_method()],
+                    help=f"of {sorted(GRIDS)} (default: TAP)")
     ap.add_argument("--lr", type=float, default=1e-3, help="Adam's, pretraining and fine-tuning")
     ap.add_argument("--experiments", nargs="+", default=["pneu", "knee"])
     ap.add_argument("--pretrain", default="digits-pretrain",

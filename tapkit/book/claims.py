@@ -272,7 +272,7 @@ def speed_claim(ratios: pd.DataFrame, label: str,
     inconclusive; one with TAP timed on context models only is not testable."""
     claim = SPEED_CLAIM
     judged = architectures() if judged is None else frozenset(judged)
-    tap = ratios[(ratios["method"] == "tap") & ratios["speed_ratio"].notna()]
+    tap = ratios[(ratios["method"] == proposed_method()) & ratios["speed_ratio"].notna()]
     if tap.empty:
         return Claim(claim, "Table 1", "no TAP benchmark in this build", "—", label, NOT_RUN,
                      reason="the speed chapter timed no TAP step")

@@ -9,8 +9,8 @@ meets without unfolding them.
 size, data, the losses' forms beside the λ they train at, and the λ search's guard where the
 profile's differs from the paper profile's); ``changes_sentence`` puts them in one sentence;
 ``lambda_criterion`` says how a profile's λ search chooses (its ``lambda_guard``); ``loss_form``
-and ``rbr_note`` name the form of a method's loss from its options (e.g.
-``s.options_for("rbr")``), so that a page never calls RBR "full-derivative" on a profile that
+and ``rbr_note`` name the form of a method's loss from its options (e.g. the protocol's
+:class:`RbrOptions`), so that a page never calls RBR "full-derivative" on a profile that
 trains the released one.
 """
 

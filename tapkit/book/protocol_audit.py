@@ -42,7 +42,8 @@ from ..experiments import protocols
 from ..experiments.medical_maps import overlap_layers
 from ..experiments.plans import LEARNED_SHARE, choose_lambdas
 from ..experiments.setting2_plans import paper_student_lambdas
-from ..methods import get_method, list_methods
+from ..method_options import MethodOptions, RbrOptions, RrrOptions, TapOptions
+from ..methods import get_method, list_methods, method_of, methods_where, proposed_method
 from ..models import list_models, target_layers, target_sigma
 from ..results import provenance, write_atomic
 from ..teachers import normalise
@@ -99,7 +100,7 @@ _DATASETS = {"pneu": "PNEU", "knee": "KNEE", "decoy-mnist": "MNIST", "mnist": "M
 
 def name(key: Any) -> str:
     """A key as a value cell prints it: a dataset by the paper's name (``"pneu"`` -> ``"PNEU"``),
-    an XS or distillation method by its abbreviation (``"tap"`` -> ``"TAP"``), anything else (an
+    an XS or distillation method by its abbreviation (``tap`` -> ``TAP``), anything else (an
     architecture, a registry variant) as the registry names it. Values stay registry names, so
     that what is recorded does not move with the pages' labels; :func:`styled` shows the
     architectures by their labels."""
@@ -173,11 +174,22 @@ def _targets(profile: str, model: str) -> tuple[str, ...]:
     return target_layers(_variant(_medical(profile), model))
 
 
-def _options(profile: str, method: str, field: str) -> dict[str, Any]:
+Method = str | type[MethodOptions]  # a method, or its options class (the row reads its field)
+
+
+def _method(method: Method) -> str:
+    """A row's method: its registry name, or the method whose options class it is
+    (:func:`tapkit.methods.method_of`: ``TapOptions`` -> TAP)."""
+    return method if isinstance(method, str) else method_of(method)
+
+
+def _options(profile: str, method: Method, field: str) -> dict[str, Any]:
+    method = _method(method)
     return _both(profile, lambda p: getattr(p.options_for(method), field))
 
 
-def _grids(profile: str, method: str) -> dict[str, str]:
+def _grids(profile: str, method: Method) -> dict[str, str]:
+    method = _method(method)
     out = {"MNIST": _mnist(profile).grid(method)}
     p = _medical(profile)
     out.update({name(m): p.grid(method, m) for m in p.models})
@@ -300,7 +312,8 @@ def _overlap_layers(profile: str) -> dict[str, Any]:
 def _bench_rbr(profile: str) -> str:
     """The RBR options Table 1 times: the bench protocol's ``options`` (a method it does not
     name takes its defaults, as :func:`tapkit.benchmark.bench` does)."""
-    return get_method("rbr").make_options(protocols.BENCH[profile].options.get("rbr")).label()
+    rbr = method_of(RbrOptions)
+    return get_method(rbr).make_options(protocols.BENCH[profile].options.get(rbr)).label()
 
 
 def _bench_vgg(profile: str) -> str:
@@ -437,7 +450,7 @@ def _search_probe(guard: bool = True) -> pd.DataFrame:
     """:func:`tapkit.experiments.plans.choose_lambdas` of four runs: two that learned the task
     (λ 0.1 and 1), one that learned nothing with the lowest loss (λ 10), one that diverged;
     ``guard``: a protocol's ``lambda_guard``."""
-    runs = pd.DataFrame({"method": "tap", "lam": [0.1, 1.0, 10.0, 100.0],
+    runs = pd.DataFrame({"method": proposed_method(), "lam": [0.1, 1.0, 10.0, 100.0],
                          "status": ["ok", "ok", "ok", "dnc"], "val_loss": [0.5, 0.4, 0.3, 0.1],
                          "val_clean": [0.9, 0.95, 0.5, 0.5], "val_constant": 0.5,
                          "metric": "accuracy"})
@@ -681,10 +694,11 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("Epochs", "training", 347, "We train for 50 epochs.", "configs/config.yaml:41",
           _epochs, S, QUICK_CPU),
     Entry("λ grid: TAP and RRR", "training", 348, "from $10^{-9}$ to 1 for TAP and RRR", "—",
-          lambda p: f"TAP: {render(_grids(p, 'tap'))} | RRR: {render(_grids(p, 'rrr'))}", S,
+          lambda p: f"TAP: {render(_grids(p, TapOptions))} | RRR: {render(_grids(p, RrrOptions))}",
+          S,
           "quick: TAP three λ around the paper's choice where a search runs; RRR one value, "
           "the one the guarded search chose on both stand-ins (CPU budget)."),
-    Entry("λ grid: RBR", "training", 348, "1 to $10^9$ for RBR", "—", lambda p: _grids(p, "rbr"),
+    Entry("λ grid: RBR", "training", 348, "1 to $10^9$ for RBR", "—", lambda p: _grids(p, RbrOptions),
           S, "quick: RBR keeps the paper's λ (its runs cost ~10× a No XS run)."),
     Entry("λ criterion", "training", 348,
           "evaluating the validation loss on $SC(X^*,permute(y))_{val}$", "—", _criterion, S),
@@ -700,29 +714,30 @@ ENTRIES: tuple[Entry, ...] = (
           _unsearched, S),
     # ---------------------------------------------------------------- losses
     Entry("TAP norm", "losses", 217, r"denotes the L1-norm", "src/loss.py:111",
-          lambda p: _options(p, "tap", "norm"), R,
+          lambda p: _options(p, TapOptions, "norm"), R,
           "The paper's λ were tuned with the released squared Frobenius norm; quick keeps "
           "Definition 2's L1 with its own λ search."),
     Entry("TAP mask per layer", "losses", 209,
           r"\mathcal{D}(M, l) = \text{AvgPool}(\text{MaxPool}(M), H^l, W^l)",
           "src/loss.py:100-108 (re-pooled from the previous layer's mask)",
-          lambda p: _options(p, "tap", "pooling"), R,
+          lambda p: _options(p, TapOptions, "pooling"), R,
           "Released: each layer's mask pooled from the previous layer's; quick: Eq. 7 from M."),
     Entry("TAP kernel κ", "losses", 212, r"We found a choice of $\kappa=3$", "src/loss.py:104",
-          lambda p: _options(p, "tap", "kernel_size"), S),
+          lambda p: _options(p, TapOptions, "kernel_size"), S),
     Entry("RRR scale", "losses", 179, r"\mathcal{L}^{RRR}_{XS}(X, M; \theta)",
           "src/loss.py:46-47 (mask × H·W/|M| before squaring)",
-          lambda p: _options(p, "rrr", "scale"), R,
+          lambda p: _options(p, RrrOptions, "scale"), R,
           "The released mask is scaled by H·W/|M| before squaring (a factor ~2,400 on MNIST), "
           "the scale the paper's λ assume; quick: Eq. 4 as printed."),
     Entry("Input-gradient pass", "losses", 176,
           "which targets spurious signals by penalising their input gradients",
           "src/explainer.py:12-16 (model.eval(): BatchNorm running statistics)",
-          lambda p: {name(m): _options(p, m, "batchnorm") for m in ("rrr", "rbr", "jt")}, R,
+          lambda p: {name(m): _options(p, m, "batchnorm") for m in methods_where(input_grad=True)},
+          R,
           "The text does not say; the released code takes input gradients with BatchNorm on "
           "its running statistics."),
     Entry("RBR form", "losses", 184, "multiply influence functions with input gradients",
-          "src/explainer.py:36-63; src/loss.py:53-61", lambda p: _options(p, "rbr", "variant"), R,
+          "src/explainer.py:36-63; src/loss.py:53-61", lambda p: _options(p, RbrOptions, "variant"), R,
           "Released: the influence term of the plain parameter-gradient sum, without the task "
           "loss's path through x, summed over the batch; quick: Shao et al.'s full derivative."),
     Entry("KD temperature", "losses", 968, "vanilla knowledge distillation (KD)",

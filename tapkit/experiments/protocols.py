@@ -84,6 +84,11 @@ class Pretraining:
                            image_size=image_size, per_class=self.per_class)
 
 
+# the λ curves issue 20 measured the pretrained start with (scripts/pretrained_start_curve.py;
+# docs/standin-research.md), per method
+PRETRAINED_START_GRIDS = {"tap": (1e-3, 1e-2, 1e-1, 1.0), "rrr": (1e1, 1e2, 1e3)}
+
+
 def per_experiment(value: Any, experiment: str) -> Any:
     """A setting that may differ between PNEU and KNEE: a dict keyed by experiment, or one value."""
     if isinstance(value, Mapping):

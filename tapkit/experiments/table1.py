@@ -92,9 +92,10 @@ def architectures(protocol: BenchProtocol | None = None) -> frozenset[str]:
 
 
 def timed_order(methods: tuple[str, ...]) -> list[str]:
-    """The methods as each model times them: No XS and TAP first (the cheap ones, with many
-    paired rounds), then the others, then No XS again (:data:`AGAIN`)."""
-    cheap = [m for m in ("none", "tap") if m in methods]
+    """The methods as each model times them: No XS and TAP first (the cheap ones, without input
+    gradients: many paired rounds), then the others, then No XS again (:data:`AGAIN`)."""
+    cheap = [m for m in dict.fromkeys(("none", *methods))
+             if m in methods and not get_method(m).input_grad]
     return cheap + [m for m in dict.fromkeys(methods) if m not in cheap] + ["none"]
 
 
