@@ -76,7 +76,7 @@ class XSMethod:
     ``activations``: the term reads the model's target activations (after σ, Eq. 6).
     ``teacher``: the term needs a trained teacher (the config's ``teacher``).
     ``compilable``: the step may be compiled (:mod:`tapkit.compiled`; no double backward).
-    ``label``: the name pages print ("No XS", "TAP"); ``kind``: :class:`Kind`, which lists a
+    ``label``: the name pages print ("No XS", "TAP"); ``kind``: ``Kind``, which lists a
     method belongs to (the XS losses of a table, the distillation baselines).
     ``keeps_input(options)``: the term's input gradients are taken in an extra forward pass on
     the training pass's own input ``x`` (not a detached copy), because the term also runs
@@ -84,10 +84,10 @@ class XSMethod:
     step asks this instead of testing the options' type.
     ``released``: the options of the authors' released code, on which the paper's λ were tuned
     (None: the released code's form is the options' defaults); the ``paper`` profile trains
-    these (:data:`tapkit.experiments.protocol_base.RELEASED`).
+    these (``tapkit.experiments.protocol_base.RELEASED``).
     ``proposed``: the paper's own method (TAP), which its tables set beside every other XS
-    loss (the comparators, :func:`comparators`) and every distillation baseline; one entry
-    at most says so (:func:`proposed_method`).
+    loss (the comparators, ``comparators()``) and every distillation baseline; one entry
+    at most says so (``proposed_method()``).
     """
 
     name: str
