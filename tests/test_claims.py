@@ -44,10 +44,12 @@ def test_decoy_inconclusive_when_the_interval_reaches_zero_and_not_reproduced_ab
 
 
 def test_a_collapsed_seed_is_dropped_and_named():
-    # seed 2's clean accuracy 0.15 goes 0.06 of the way from a constant's 0.1 to 1: dropped
-    runs = runs_table({"none": [(0.98, 0.90), (0.98, 0.91), (0.98, 0.15)]})
+    # seed 2's contaminated accuracy 0.15 (its own split: it trained on contaminated digits)
+    # goes 0.06 of the way from a constant's 0.1 to 1: dropped
+    runs = runs_table({"none": [(0.98, 0.90), (0.98, 0.91), (0.15, 0.15)]})
     c = claims.decoy_claim(runs, "MNIST")
-    assert c.seeds == "2 seeds" and "seed 2 dropped: No XS did not learn the task" in c.evidence
+    assert c.seeds == "2 seeds"
+    assert "seed 2 dropped: No XS did not learn the task (contaminated accuracy 0.150)" in c.evidence
 
 
 def test_matches_uses_the_paired_difference_against_the_margin():
@@ -162,8 +164,9 @@ def test_keeps_off_claim_is_judged_on_the_stand_ins_seeds_and_labelled():
     assert "No XS 0.500 [0.252, 0.748] (3 seeds)" in c.evidence
     assert "paired No XS − TAP 0.500 [0.263, 0.737] (3 seeds)" in c.evidence
     assert "(on the stand-in)" in claims.verdicts([c])
-    # clean 0.70 against a constant's 2/3 goes 0.1 of the way to perfect (< 0.25): TAP collapsed
-    dead = [(a, b, 0.70) for a, b, _ in TAP]
+    # contaminated 0.70 against a constant's 2/3 goes 0.1 of the way to perfect (< 0.25): TAP
+    # collapsed on its own training distribution
+    dead = [(0.70, 0.70, 0.70)] * 3
     c = medical_claims.keeps_off_claim(
         {"pneu": medical_runs({("resnet18", "none"): NONE, ("resnet18", "tap"): dead})}, *STANDIN)
     assert c.verdict == claims.NOT_TESTABLE and "TAP did not learn the task" in c.reason
@@ -234,11 +237,11 @@ def test_matches_rrr_claim_pairs_the_permuted_score_and_reads_the_builds_speed()
     c = medical_claims.matches_at_cost_claim(runs, None, *STANDIN)
     assert c.verdict == claims.NOT_TESTABLE and "speed chapter did not run" in c.reason
     # KNEE's MAE is negated: TAP 0.5 against RRR 1.2 on the permuted split matches it
-    # (No XS's MAE 0.2 -> 1.5 when the tags are permuted: it took them; RRR's clean 0.8 beats
-    # the constant's 1.2 by a third of the way to 0)
+    # (No XS's MAE 0.2 -> 1.5 when the tags are permuted: it took them; RRR's contaminated 0.8
+    # beats the constant's 1.2 by a third of the way to 0)
     knee = {"knee": medical_runs({("resnet18", "none"): [(0.2, 1.5, 0.5)] * 3,
                                   ("resnet18", "tap"): [(0.5, 0.5, 0.5), (0.5, 0.52, 0.5), (0.5, 0.48, 0.5)],
-                                  ("resnet18", "rrr"): [(1.2, 1.2, 0.8)] * 3}, constant=1.2)}
+                                  ("resnet18", "rrr"): [(0.8, 1.2, 0.8)] * 3}, constant=1.2)}
     c = medical_claims.matches_at_cost_claim(knee, speed(), {"knee": "KNEE"}, {"knee": DataOrigin.PAPER})
     assert c.verdict == claims.REPRODUCED and not c.standin and "0.700 [" in c.evidence
 

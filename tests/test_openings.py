@@ -87,9 +87,10 @@ def test_medical_opening_signs_knee_mae_so_that_more_is_worse():
                            "tag): No XS — ResNet-18 +0.500; TAP — ResNet-18 +0.100.")
     # one seed: no paired interval to judge
     assert "Not trained in this profile: VGG-16." in text
-    # clean MAE 1.0 against a constant's 1.2 is a sixth of the way to 0: neither learned the task
+    # contaminated MAE 1.0 against a constant's 1.2 is a sixth of the way to 0: neither learned
+    # the task
     assert ("not judged here (KNEE ResNet-18: fewer than two seeds where the preconditions hold: "
-            "No XS did not learn the task (clean MAE 1.000)") in text
+            "No XS did not learn the task (contaminated MAE 1.000)") in text
     pneu = openings_medical.medical_found(_summary({("resnet18", "none"): (0.9, 0.3)},
                                                    ["model", "case"]), runs.iloc[:0], "pneu",
                                           "PNEU", DataOrigin.PAPER)

@@ -1,10 +1,14 @@
 """Which seeds of a cell may judge a claim (issue 36: a claim is judged only where its
 preconditions hold). A comparison of an XS method with No XS asks, seed by seed:
 
-* every run it reads **learned the task**: its clean test score goes at least
-  :data:`.thresholds.LEARNED_SHARE` of the way from a constant prediction's score
-  (``val_constant``) to a perfect one. A model that predicts a constant (F1 0.67, MAE 1.2) has
-  learned nothing, so it can neither "keep off" nor "rely on" the tag;
+* every run it reads **learned the task**: its score on the test split drawn as it was trained
+  (:func:`tapkit.experiments.setting1.own_split`: contaminated images, clean ones for Base) goes
+  at least :data:`.thresholds.LEARNED_SHARE` of the way from a constant prediction's score
+  (``val_constant``) to a perfect one. A model that predicts a constant there (F1 0.67, MAE 1.2)
+  has learned nothing, so it can neither "keep off" nor "rely on" the tag. The clean split would
+  be the wrong judge: a No XS run that reads the label off the tag scores a constant on clean
+  images *because* it took the shortcut, and a TAP run that took the tag would be dropped
+  instead of counted as a failure;
 * **No XS took the shortcut** in that seed: its reliance on the tag exceeds
   :data:`.thresholds.LEARNED` (10 points of the metric). Where No XS ignored the tag there was
   nothing to protect against, and a method's low reliance proves nothing.
@@ -20,6 +24,7 @@ from typing import Sequence
 
 import pandas as pd
 
+from ..experiments.setting1 import own_split
 from ..metrics import TASK_METRICS, TaskMetric
 from .labels import label
 from .thresholds import LEARNED, LEARNED_SHARE
@@ -32,12 +37,19 @@ def learned_share(clean: pd.Series, constant: pd.Series, metric: TaskMetric) -> 
     return (clean - constant) / (perfect - constant)
 
 
+def own_score(rows: pd.DataFrame) -> pd.Series:
+    """Per run, its score on the test split drawn as it was trained (:func:`own_split`)."""
+    return pd.Series([float(r[own_split(r["case"])]) for _, r in rows.iterrows()], rows.index,
+                     dtype=float)
+
+
 def learned_task(rows: pd.DataFrame, metric: TaskMetric) -> pd.Series:
-    """Per run of a per-run table: converged and clean score at least :data:`LEARNED_SHARE` of
-    the way from a constant prediction's to perfect. Without ``val_constant`` (an MNIST table)
-    the constant is the majority share of ten balanced digits, 0.1."""
+    """Per run of a per-run table: converged and its own split's score (:func:`own_score`) at
+    least :data:`LEARNED_SHARE` of the way from a constant prediction's to perfect. Without
+    ``val_constant`` (an MNIST table) the constant is the majority share of ten balanced
+    digits, 0.1."""
     constant = rows["val_constant"] if "val_constant" in rows else pd.Series(0.1, rows.index)
-    share = learned_share(rows["clean"].astype(float), constant.astype(float), metric)
+    share = learned_share(own_score(rows), constant.astype(float), metric)
     return (rows["status"] == "ok") & (share >= LEARNED_SHARE)
 
 
@@ -75,10 +87,12 @@ def judged_seeds(rows: pd.DataFrame, reliance: pd.Series, methods: Sequence[str]
             run = at & (rows["case"] == method)
             if not run.any():
                 why.append(f"no {label(method)} run")
+            elif not (rows.loc[run, "status"] == "ok").all():
+                why.append(f"{label(method)} did not converge")
             elif not learned[run].all():
-                clean = float(rows.loc[run, "clean"].iloc[0])
-                why.append(f"{label(method)} did not learn the task (clean {metric.label} "
-                           f"{clean:.3f})" if clean == clean else f"{label(method)} did not converge")
+                score = float(own_score(rows[run]).iloc[0])
+                why.append(f"{label(method)} did not learn the task ({own_split(method)} "
+                           f"{metric.label} {score:.3f})")
         if shortcut:
             none = at & (rows["case"] == "none")
             if not none.any():

@@ -27,9 +27,10 @@ LEARNED = 0.1
 :data:`MARGIN` and this it "barely used" it, and below MARGIN it "did not learn" it."""
 
 # LEARNED_SHARE (0.25, :mod:`tapkit.experiments.plans`): a model "learned the task" when its
-# clean score goes a quarter of the way from a constant prediction's to perfect (F1 0.75 where a
-# constant scores 0.667; MAE 0.9 where it scores 1.2); the λ guard and the claims' preconditions
-# (:mod:`.preconditions`) share it.
+# score goes a quarter of the way from a constant prediction's to perfect (F1 0.75 where a
+# constant scores 0.667; MAE 0.9 where it scores 1.2); the λ guard (on clean validation images)
+# and the claims' preconditions (:mod:`.preconditions`, on the test split drawn as the run was
+# trained) share it.
 
 DECOY_TAKEN = MARGIN
 """MNIST's precondition: No XS "took the decoy" in a seed when its accuracy falls by more than

@@ -20,6 +20,14 @@ XS_CASES = (*comparators(), proposed_method())
 CASES = ("base", "none", *XS_CASES)
 
 
+def own_split(case: str) -> str:
+    """The test split drawn as ``case`` was trained: ``"clean"`` for Base (trained on clean
+    images), ``"contaminated"`` for the others. Whether a run learned its task is read there:
+    a No XS run that reads the label off the tag scores a constant on clean images because it
+    took the shortcut, not because it learned nothing (issue 36's preconditions)."""
+    return "clean" if case == "base" else "contaminated"
+
+
 def why_not_run(p: Protocol, experiment: str, model: str, case: str) -> str | None:
     """Why the protocol leaves the cell (model, case) out (its ``not_run``, which may be keyed
     by experiment first), or None."""
