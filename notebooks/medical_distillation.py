@@ -32,7 +32,7 @@
 
 # %% tags=["parameters"]
 profile = "quick"      # "quick" (CPU, digits stand-in), "paper" (GPU, the real PNEU/KNEE)
-datasets = ["pneu", "knee"]
+datasets = None        # e.g. ["pneu", "knee"]; None: from the profile (quick: PNEU, where the claims are judged)
 seeds = None           # e.g. [0, 1, 2]; None: from the profile
 kd_models = None       # student architectures; None: from the profile
 kd_fractions = None    # teachers they learn from; None: from the profile

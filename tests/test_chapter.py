@@ -139,7 +139,10 @@ def test_smoke_profile_trims_every_protocol():
     runs = medical_plans.medical_runs(smoke, "knee", medical_plans.ARCHITECTURES,
                                       medical_plans.CASES, lambdas={"tap": 1.0, "rrr": 1.0})
     assert {r.cfg.epochs for r in runs} == {1} and {r.cfg.per_class for r in runs} == {3}
-    assert {r.cfg.model for r in runs if r.model == "vgg16"} == {"vgg16_authors"}
+    from tapkit.experiments.setting1 import case_config
+
+    vgg = case_config(smoke, "knee", "vgg16", "none", None, 0)  # not run, but configured
+    assert (vgg.model, vgg.epochs) == ("vgg16_authors", 1)
     grids = [smoke.grid(m, a) for m in ("tap", "rrr", "rbr") for a in medical_plans.ARCHITECTURES]
     assert max(map(len, grids)) == 1
     assert protocols.mnist("smoke").epochs == 1 and protocols.bench("smoke").steps == 1

@@ -29,7 +29,7 @@ import pandas as pd
 
 from . import openings, report
 from ..experiments import protocols
-from ..experiments.chapter_plans import chapter_cases
+from ..experiments.chapter_plans import chapter_cases, chapter_datasets
 from ..experiments.store import asked_keys
 from .params import PARAMETERS, parse_params
 
@@ -115,19 +115,24 @@ class Chapter:
 
 
 def open_chapter(namespace: MutableMapping[str, Any], name: str, protocol: str | None = "mnist",
-                 datasets: Iterable[str] = (), notes: bool = True, show: bool = False) -> Chapter:
+                 datasets: Iterable[str] | None = (), notes: bool = True,
+                 show: bool = False) -> Chapter:
     """The opening of a chapter notebook, from its ``globals()``: parameters parsed in place
     (``methods`` None: the chapter's rows, :func:`tapkit.experiments.chapter_plans.chapter_cases`),
     logging at WARNING, the ``protocol`` ("mnist", "medical" or None) of ``profile`` with the
     notebook's non-None overrides, the results root (``results`` or ``<repository>/results``),
     the device (``device``, resolved), for medical chapters the CPU threads and the stand-in notes
-    of ``datasets``, and with ``show`` the settings line (:meth:`Chapter.show_settings`)."""
+    of ``datasets`` (None: the chapter's own, :func:`chapter_datasets`, written back to the
+    notebook's ``datasets``), and with ``show`` the settings line (:meth:`Chapter.show_settings`)."""
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}; expected one of {list(PROTOCOLS)}")
     # a notebook's imports may shadow a parameter's name (``from tapkit import models``)
     params = {k: v for k, v in namespace.items()
               if k in PARAMETERS and not isinstance(v, types.ModuleType)}
+    from_param = "datasets" in params and datasets is params["datasets"]
     parse_params(params)
+    if from_param:  # the notebook's own parameter, as parsed
+        datasets = params["datasets"]
     if "methods" in params and params["methods"] is None:  # the chapter's, from the registry
         params["methods"] = chapter_cases(name)
     namespace.update(params)
@@ -135,6 +140,10 @@ def open_chapter(namespace: MutableMapping[str, Any], name: str, protocol: str |
     profile = namespace.get("profile")
     if profile is None:
         raise ValueError("the notebook has no `profile` parameter")
+    if datasets is None:
+        datasets = list(chapter_datasets(name, profile))
+        if from_param:
+            namespace["datasets"] = datasets
     settings = None
     if protocol == "mnist":
         settings = protocols.mnist(profile, **{k: namespace.get(k)

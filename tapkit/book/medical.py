@@ -19,7 +19,8 @@ from ..experiments.medical_maps import overlap_frame, overlap_layers, trained  #
 from ..experiments.medical_plans import (ARCHITECTURES, DATASETS,  # noqa: F401
                                          EXTRA_ARCHITECTURES, LAMBDA_SETTINGS,
                                          chapter_settings, has_batchnorm, left_out,
-                                         medical_runs, paper_lambdas, untrained)
+                                         medical_runs, paper_lambdas, run_models,
+                                         untrained)
 from ..experiments.setting1 import CASES, case_config  # noqa: F401
 from ..experiments.medical_runs import (pretraining_frame, run_frame,  # noqa: F401
                                         search_and_choose, search_frame)
@@ -283,6 +284,9 @@ def findings(summary: pd.DataFrame, metric: TaskMetric, models: Sequence[str],
                          "random network.")
             continue
         if (model, "none") not in wide.index:
+            why = {(left or {}).get((model, c)) for c in cases} - {None}
+            if why and all((model, c) in (left or {}) for c in cases):
+                lines.append(f"- **{name}**: not run in this profile ({'; '.join(sorted(why))}).")
             continue
         row = wide.loc[(model, "none")]
         verdict = tag_use(tag_reliance(row["contaminated"], row["permuted"], metric))

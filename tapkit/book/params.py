@@ -127,7 +127,8 @@ PARAMETERS: dict[str, tuple[Callable[[Any], Any], str]] = {
                 "(the chapter's, from the method registry)"),
     "models": (_optional(STR_LIST), "a list of architectures, e.g. ['resnet18'], or None (where "
                "a notebook offers it: the profile's, e.g. the speed page's Table 1 models)"),
-    "datasets": (STR_LIST, "a list of datasets, e.g. ['pneu', 'knee']"),
+    "datasets": (_optional(STR_LIST), "a list of datasets, e.g. ['pneu', 'knee'], or None (where "
+                 "a notebook offers it: the chapter's, e.g. Setting 2's PNEU in the quick profile)"),
     "xs_methods": (_optional(STR_LIST), f"a list of XS methods, e.g. ['{_ONE}', '{_TWO}'], or "
                    "None"),
     "students": (_optional(STR_LIST), "a list of architectures, e.g. ['resnet18'], or None"),

@@ -192,27 +192,29 @@ def extra_architectures(p: Protocol, root: str | Path, run: Runner,
 
 
 def medical_teacher_cells(p: Protocol, t: TeachersProtocol,
-                          datasets: Sequence[str] = MEDICAL_DATASETS) -> list[Cell]:
-    """The Setting-2 teachers of ``datasets`` (table ``"medical_teacher_performance"``,
-    annotation the teacher's own): the first part of :func:`medical_teachers`."""
-    return [c for e in datasets
+                          datasets: Sequence[str] | None = None) -> list[Cell]:
+    """The Setting-2 teachers of ``datasets`` (None: :meth:`TeachersProtocol.datasets`; table
+    ``"medical_teacher_performance"``, annotation the teacher's own): the first part of
+    :func:`medical_teachers`."""
+    return [c for e in t.datasets(p, datasets)
             for c in _named(s2p.teacher_cells(p, t, e), "medical_teacher_performance")]
 
 
 def medical_teachers(p: Protocol, root: str | Path, run: Runner,
                      t: TeachersProtocol | None = None,
-                     datasets: Sequence[str] = MEDICAL_DATASETS, threshold: str | None = None,
+                     datasets: Sequence[str] | None = None, threshold: str | None = None,
                      lambdas: Mapping[str, Any] | None = None,
                      coverage: Mapping[str, Mapping[float, float]] | None = None,
                      device: str = "auto") -> list[Cell]:
-    """Setting 2 on PNEU and KNEE (``p`` on the teachers' seeds): the teachers
+    """Setting 2 on ``datasets`` (None: :meth:`TeachersProtocol.datasets`; ``p`` on the
+    teachers' seeds): the teachers
     (:func:`medical_teacher_cells`), then the students with teacher and random masks and Setting
     1's references (table ``"medical_teacher"``). The random masks cover ``coverage[experiment]``
     at each τ; by default that is read from the teachers (their saliency on ``device``), which
     ``run`` trains first."""
     t = t or protocols.medical_teachers(p.name)
     out = []
-    for e in datasets:
+    for e in t.datasets(p, datasets):
         teacher = medical_teacher_cells(p, t, [e])
         if coverage is None:
             run(configs(teacher))
@@ -227,16 +229,17 @@ def medical_teachers(p: Protocol, root: str | Path, run: Runner,
 
 def medical_distillation(p: Protocol, root: str | Path, run: Runner | None = None,
                          t: TeachersProtocol | None = None,
-                         datasets: Sequence[str] = MEDICAL_DATASETS,
+                         datasets: Sequence[str] | None = None,
                          lambdas: Mapping[str, Any] | None = None,
                          kd_temperature: float | None = None) -> list[Cell]:
-    """TAP with teacher masks at τ = 0.01, KD/AT/JT students and No XS on PNEU and KNEE (``p`` on
-    the teachers' seeds; table ``"medical_kd"``; annotation the teacher's, or none for No XS).
+    """TAP with teacher masks at τ = 0.01, KD/AT/JT students and No XS on ``datasets`` (None:
+    :meth:`TeachersProtocol.datasets`; ``p`` on the teachers' seeds; table ``"medical_kd"``;
+    annotation the teacher's, or none for No XS).
     ``kd_temperature``: KD's :class:`~tapkit.method_options.KdOptions` temperature (None: the
     protocol's, default 4)."""
     t = t or protocols.medical_teachers(p.name)
     p = p if kd_temperature is None else p.with_options(kd=KdOptions(temperature=kd_temperature))
-    return [c for e in datasets
+    return [c for e in t.datasets(p, datasets)
             for c in _named(s2p.distillation_students(p, t, e, root, lambdas), "medical_kd")]
 
 
@@ -255,6 +258,16 @@ PLANS: dict[str, Callable[..., list[Cell]]] = {
 }
 MNIST_CHAPTERS = ("lambda_search", "mnist", "teachers", "distillation")
 ON_TEACHER_SEEDS = ("teachers", "distillation", "medical_teachers", "medical_distillation")
+
+
+def chapter_datasets(chapter: str, profile: str) -> tuple[str, ...]:
+    """The data sets a medical chapter runs on when its notebook's ``datasets`` is None: the
+    Setting-2 protocol's for the teachers' chapters (:meth:`TeachersProtocol.datasets`; quick:
+    PNEU), else every experiment of the profile's medical protocol."""
+    p = protocols.medical(profile)
+    if chapter in ON_TEACHER_SEEDS:
+        return protocols.medical_teachers(profile).datasets(p)
+    return tuple(p.experiments)
 
 
 def protocol_for(chapter: str, profile: str, **overrides: Any) -> Protocol:

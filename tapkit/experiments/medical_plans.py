@@ -93,6 +93,13 @@ def left_out(s: Protocol, experiment: str, models: Sequence[str],
     return {k: why for k, why in found.items() if why}
 
 
+def run_models(s: Protocol, experiment: str, models: Sequence[str],
+               cases: Sequence[str]) -> list[str]:
+    """The architectures of ``models`` with at least one of ``cases`` the protocol runs on
+    ``experiment`` (quick: not VGG-16, whose every cell is ``not_run``)."""
+    return [m for m in models if any(not why_not_run(s, experiment, m, c) for c in cases)]
+
+
 def untrained(s: Protocol) -> list[str]:
     """Architectures the profile does not train (``epochs`` 0 in ``model_overrides``)."""
     return [m for m, o in s.model_overrides.items() if o.get("epochs") == 0]

@@ -53,7 +53,8 @@ class TeachersProtocol(_Protocol):
     τ = 0.01 (None: ``kd_fractions``) beside KD/AT/JT (``kd_methods``) students of ``kd_models``
     (None: the only model) taught by the ``kd_fractions`` teachers. λ: ``lambda_source``, with
     ``kd_lambda`` for KD/AT/JT from Setting 1. ``threshold``: the students' mask rule
-    (:class:`Threshold`; a plan given its own rule uses that). The quick profiles keep one seed,
+    (:class:`Threshold`; a plan given its own rule uses that). ``experiments``: the data sets
+    (None: the Setting-1 protocol's, :meth:`datasets`). The quick profiles keep one seed,
     one τ, TAP only and the 10% teacher for KD/AT/JT: the rest costs the most."""
 
     seeds: tuple[int, ...]
@@ -73,6 +74,7 @@ class TeachersProtocol(_Protocol):
     lambda_source: LambdaSource = LambdaSource.PAPER
     kd_lambda: float = 1.0
     threshold: Threshold = Threshold.ABSOLUTE
+    experiments: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         for name, kind in (("random_masks", RandomMasks), ("lambda_source", LambdaSource),
@@ -87,6 +89,12 @@ class TeachersProtocol(_Protocol):
     def on_seeds(self, s: P, seeds: Any = None) -> P:
         """``s`` (the Setting-1 protocol) on these ``seeds``, unless a notebook gives its own."""
         return s if seeds is not None else s.with_overrides(seeds=self.seeds)
+
+    def datasets(self, s: Any, given: Any = None) -> tuple[str, ...]:
+        """The data sets Setting 2 runs on: a notebook's ``given`` list, else ``experiments``
+        (quick: PNEU only, the data set its claims are judged on), else every experiment of
+        the Setting-1 protocol ``s``."""
+        return tuple(given or self.experiments or s.experiments)
 
     def students(self, s: Any) -> tuple[str, ...]:
         """The student architectures: ``models``, or the Setting-1 protocol ``s``'s only one."""
