@@ -94,6 +94,14 @@ def test_speed_claim_needs_every_architecture():
     c = claims.speed_claim(ratios, "cpu")
     assert c.verdict == claims.REPRODUCED and c.seeds == "20–30 paired rounds; 3 memory passes"
     assert claims.cost_claim(ratios, "cpu").verdict == claims.REPRODUCED
+    # a context model (not in Table 1) is shown but decides nothing: RRR faster than TAP there
+    cnn = pd.DataFrame({"model": ["two_layer_cnn"] * 2, "method": ["tap", "rrr"],
+                        "speed_ratio": [0.5, 0.9]})
+    c = claims.cost_claim(pd.concat([ratios, cnn], ignore_index=True), "cpu")
+    assert c.verdict == claims.REPRODUCED
+    assert c.evidence.endswith("context, not judged (not in Table 1): two_layer_cnn: TAP ×0.50, "
+                               "RRR ×0.90")
+    assert claims.cost_claim(cnn, "cpu").verdict == claims.NOT_TESTABLE
     # one architecture wholly below 0.95 is enough to fail the claim
     slow = ratios.assign(speed_ratio=[0.97, 0.40, 0.90, 0.35],
                          speed_ratio_lo=[0.96, 0.38, 0.88, 0.33],

@@ -105,9 +105,12 @@ def test_speed_opening_gives_ranges_and_both_claims():
                            "mem_ratio": [1.00, 1.50, 1.02, 1.40]})
     for col in ("speed_ratio", "mem_ratio"):  # intervals of ±0.005 over paired rounds
         ratios[f"{col}_lo"], ratios[f"{col}_hi"] = ratios[col] - 0.005, ratios[col] + 0.005
-    text = openings.speed_found(ratios, "cpu")
+    # the two-layer CNN, timed beside Table 1's deep CNNs as context, is not in the ranges
+    cnn = pd.DataFrame({"model": ["two_layer_cnn"] * 2, "method": ["tap", "rrr"],
+                        "speed_ratio": [0.50, 0.90], "mem_ratio": [1.3, 1.9]})
+    text = openings.speed_found(pd.concat([ratios, cnn], ignore_index=True), "cpu")
     assert text.startswith("TAP trains at ×0.96–0.98 of No XS's speed with ×1.00–1.02 of its peak "
-                           "memory on 2 architectures; RRR at ×0.40–0.50 of its speed.")
+                           "memory on Table 1's 2 deep CNNs; RRR at ×0.40–0.50 of its speed.")
     assert "*reproduced* for “TAP keeps at least 0.95" in text and "“RRR and RBR train slower" in text
     # an interval straddling 0.95 (a busy machine) is named as such, not dropped from the sentence
     ratios.loc[2, "speed_ratio_lo"] = 0.90

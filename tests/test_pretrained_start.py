@@ -4,6 +4,8 @@ treating that run as a dependency, and the medical protocols giving stand-in run
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -126,7 +128,10 @@ def test_a_started_run_learns_from_the_stored_start(tmp_path):
 
 def test_stand_in_runs_of_pretrained_architectures_share_one_start_and_real_data_has_none(tmp_path):
     quick = protocols.medical("quick")
-    cells = medical_plans.medical_runs(quick, "pneu", ["vgg16", "resnet18"], ["base", "tap"],
+    # VGG-16 (not run by the quick profile) with a start, to see its overrides reach the start
+    pre = dataclasses.replace(quick.pretraining, models=(*quick.pretraining.models, "vgg16_authors"))
+    withvgg = dataclasses.replace(quick, pretraining=pre, not_run={})
+    cells = medical_plans.medical_runs(withvgg, "pneu", ["vgg16", "resnet18"], ["base", "tap"],
                                        lambdas={"tap": 1e-3})
     starts = {(c.model, c.cfg.start.key()) for c in cells}
     assert len(starts) == 2  # one per architecture, whatever the case
@@ -135,7 +140,8 @@ def test_stand_in_runs_of_pretrained_architectures_share_one_start_and_real_data
     assert vgg.start.experiment == "digits-pretrain" and vgg.start.epochs == quick.pretraining.epochs
     # what the pages report (pretraining_frame) is the start the runs use, overrides included
     for cell in cells:
-        assert medical_plans.start_config(quick, "pneu", cell.model) == cell.cfg.start
+        assert medical_plans.start_config(withvgg, "pneu", cell.model) == cell.cfg.start
+    assert medical_plans.start_config(quick, "pneu", "vgg16") is None  # the quick profile's
     extra = medical_plans.medical_runs(quick, "pneu", ["mobilenet_v2"], ["base"])
     assert extra[0].cfg.start is None  # not in Pretraining.models: random weights
     folder = tmp_path / "chest_xray"

@@ -1,7 +1,6 @@
 """Executors and the results store under several workers: a run is trained once, corrupt entries
 are redone."""
 
-import json
 import os
 import time
 
@@ -12,13 +11,9 @@ from tapkit.config import TrainConfig
 from tapkit.experiments import executors, store as runner
 from tapkit.experiments.executors import ProcessExecutor, make_executor
 from tapkit.experiments.store import ResultStore
+from fakes import fake_record, fake_train_run
 
 CFG = TrainConfig(method="tap", lam=1e-3, epochs=1)
-
-
-def _fake_record(cfg):
-    return {"metric": "accuracy", "contaminated": 0.9, "permuted": 0.5, "clean": 0.6,
-            "status": "ok", "seconds": 1.0, "config": cfg.to_dict(), "provenance": {"pid": os.getpid()}}
 
 
 def _slow_fake_train_run(cfg, run_dir, teacher=None, masks=None, device="auto", progress=True,
@@ -26,7 +21,7 @@ def _slow_fake_train_run(cfg, run_dir, teacher=None, masks=None, device="auto", 
     with open(os.path.join(run_dir.parent, "events.log"), "a") as fh:
         fh.write(f"train {os.getpid()}\n")
     time.sleep(2.0)  # long enough for the other worker to ask meanwhile
-    record = _fake_record(cfg)
+    record = fake_record(cfg)
     from tapkit.results import write_json
     write_json(run_dir / "metrics.json", record)
     return record
@@ -48,21 +43,9 @@ def test_two_workers_asking_for_the_same_run_train_it_once(tmp_path):
     assert records[0] == records[1] and records[0]["permuted"] == 0.5
 
 
-def _fake_train(calls):
-    def train_run(cfg, run_dir, teacher=None, masks=None, device="auto", progress=True,
-                  compile_step=False, start_weights=None):
-        from tapkit.results import write_json
-
-        calls.append(sorted(p.name for p in run_dir.iterdir()))
-        record = _fake_record(cfg)
-        write_json(run_dir / "metrics.json", record)
-        return record
-    return train_run
-
-
 def test_garbled_metrics_json_is_moved_aside_and_redone(tmp_path, monkeypatch, caplog):
     calls = []
-    monkeypatch.setattr(runner, "train_run", _fake_train(calls))
+    monkeypatch.setattr(runner, "train_run", fake_train_run(calls, seen="files"))
     run_dir = ResultStore(tmp_path).path(CFG)
     run_dir.mkdir(parents=True)
     (run_dir / "metrics.json").write_text('{"status": "ok", "contam')
@@ -77,7 +60,7 @@ def test_garbled_metrics_json_is_moved_aside_and_redone(tmp_path, monkeypatch, c
 
 def test_truncated_checkpoint_is_moved_aside_and_redone(tmp_path, monkeypatch):
     calls = []
-    monkeypatch.setattr(runner, "train_run", _fake_train(calls))
+    monkeypatch.setattr(runner, "train_run", fake_train_run(calls, seen="files"))
     run_dir = ResultStore(tmp_path).path(CFG)
     run_dir.mkdir(parents=True)
     ckpt = run_dir / "checkpoint.pt"
@@ -93,7 +76,7 @@ def test_truncated_checkpoint_is_moved_aside_and_redone(tmp_path, monkeypatch):
 
 def test_a_readable_checkpoint_is_kept_for_resuming(tmp_path, monkeypatch):
     calls = []
-    monkeypatch.setattr(runner, "train_run", _fake_train(calls))
+    monkeypatch.setattr(runner, "train_run", fake_train_run(calls, seen="files"))
     run_dir = ResultStore(tmp_path).path(CFG)
     run_dir.mkdir(parents=True)
     torch.save({"epoch": 1}, run_dir / "checkpoint.pt")
@@ -118,7 +101,7 @@ def test_submitit_executor_runs_the_store_like_the_others(tmp_path, monkeypatch)
     from tapkit.experiments.executors import SubmititExecutor
 
     calls = []
-    monkeypatch.setattr(runner, "train_run", _fake_train(calls))
+    monkeypatch.setattr(runner, "train_run", fake_train_run(calls, seen="files"))
     executor = SubmititExecutor(str(tmp_path / "jobs"), cluster="debug")  # jobs run in-process
     frame = executors.run_many([CFG, CFG.replace(seed=1)], tmp_path / "runs", "cpu", executor)
     assert list(frame.seed) == [0, 1] and list(frame.permuted) == [0.5, 0.5] and len(calls) == 2

@@ -2,7 +2,6 @@
 quick λ search (three TAP runs) at one epoch."""
 
 import json
-import math
 import os
 import shutil
 import subprocess
@@ -16,7 +15,7 @@ from tapkit import cli
 from tapkit.config import TrainConfig
 from tapkit.experiments import planner, sweep as sweep_module
 from tapkit.experiments.store import ResultStore
-from tapkit.results import write_json
+from fakes import fake_train_run
 
 ARGS = ["sweep", "--profile", "quick", "--chapters", "lambda_search", "--epochs", "1"]
 
@@ -88,30 +87,13 @@ def test_a_resumed_submitit_sweep_with_every_run_stored_submits_no_job(filled, t
     assert _entries(root) == before
 
 
-def _fake_train_run(calls: list, failing: set):
-    """train_run replaced: a record whose validation loss is lowest at λ 1e-3, or, for a config
-    in ``failing``, the error a GPU job meets."""
-    def train_run(cfg, run_dir, teacher=None, masks=None, device="auto", progress=True,
-                  compile_step=False, start_weights=None):
-        calls.append(cfg.key())
-        if cfg.key() in failing:
-            raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
-        record = {"metric": "accuracy", "contaminated": 0.9, "permuted": 0.5, "clean": 0.6,
-                  "val_loss": abs(math.log10(cfg.lam) + 3) + 0.5, "status": "ok",
-                  "epochs_done": cfg.epochs, "seconds": 1.0, "key": cfg.key(),
-                  "config": cfg.to_dict(), "provenance": {"device": "cpu"}}
-        write_json(Path(run_dir) / "metrics.json", record)
-        return record
-    return train_run
-
-
 def test_one_failed_run_loses_no_other_and_a_rerun_trains_only_it(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("TQDM_DISABLE", "1")
     root = tmp_path / "quick"
     search = sweep_module.plans.search_configs(sweep_module.protocols.mnist("quick", epochs=1))
     broken = search[1]  # λ = 1e-3
     calls: list[str] = []
-    monkeypatch.setattr("tapkit.experiments.store.train_run", _fake_train_run(calls, {broken.key()}))
+    monkeypatch.setattr("tapkit.experiments.store.train_run", fake_train_run(calls, {broken.key()}))
     assert cli.main(ARGS[:4] + ["lambda_search,mnist", "--epochs", "1", "--results", str(root)]) == 1
     lines = capsys.readouterr().err.strip().splitlines()
     assert lines == [
@@ -124,7 +106,7 @@ def test_one_failed_run_loses_no_other_and_a_rerun_trains_only_it(tmp_path, monk
     assert not (root / "tables" / "lambda_choice.csv").exists()  # no choice from a partial search
 
     calls.clear()
-    monkeypatch.setattr("tapkit.experiments.store.train_run", _fake_train_run(calls, set()))
+    monkeypatch.setattr("tapkit.experiments.store.train_run", fake_train_run(calls))
     assert cli.main(ARGS + ["--results", str(root)]) == 0
     assert calls == [broken.key()]
     assert "tap,0.001" in (root / "tables" / "lambda_choice.csv").read_text()
@@ -244,7 +226,7 @@ def test_students_of_a_failed_teacher_are_not_submitted(tmp_path, monkeypatch):
     student = TrainConfig(method="kd", lam=1.0, teacher=teacher, clean_fraction=0.1, epochs=1)
     plain = TrainConfig(method="tap", lam=1e-3, epochs=1)
     calls: list[str] = []
-    monkeypatch.setattr("tapkit.experiments.store.train_run", _fake_train_run(calls, {teacher.key()}))
+    monkeypatch.setattr("tapkit.experiments.store.train_run", fake_train_run(calls, {teacher.key()}))
     with pytest.raises(RunsFailedError) as err:
         run_many([student, plain], tmp_path, "cpu")
     assert calls == [teacher.key(), plain.key()]  # the student never ran

@@ -16,6 +16,7 @@ from tapkit.data import Split
 from tapkit.experiments.executors import run_many
 from tapkit.experiments.store import ResultStore
 from tapkit.fit import fit
+from fakes import fake_train_run
 
 
 def _decoy_fixture(n=384, side=12, seed=0):
@@ -192,18 +193,7 @@ def test_bad_configs_raise(fields, message):
 def test_store_runs_once_then_reads_the_cache(tmp_path, monkeypatch):
     cfg = TrainConfig(epochs=1, method="tap", lam=1e-3)
     calls = []
-
-    def fake_train_run(c, run_dir, teacher=None, masks=None, device="auto", progress=True,
-                       compile_step=False, start_weights=None):
-        calls.append(c.key())
-        record = {"metric": "accuracy", "contaminated": 0.9, "permuted": 0.5, "clean": 0.6,
-                  "status": "ok", "seconds": 1.0, "seed": c.seed, "config": c.to_dict(),
-                  "provenance": {"device": "cpu"}}
-        from tapkit.results import write_json
-        write_json(run_dir / "metrics.json", record)
-        return record
-
-    monkeypatch.setattr("tapkit.experiments.store.train_run", fake_train_run)
+    monkeypatch.setattr("tapkit.experiments.store.train_run", fake_train_run(calls))
     frame = run_many([cfg, cfg.replace(seed=1)], tmp_path, "cpu")
     again = run_many([cfg], tmp_path, "cpu")
     assert len(calls) == 2 and len(frame) == 2 and again.loc[0, "permuted"] == 0.5

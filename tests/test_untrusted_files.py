@@ -12,6 +12,7 @@ from tapkit.config import TrainConfig
 from tapkit.experiments import store as runner
 from tapkit.experiments.store import ResultStore
 from tapkit.results import write_json
+from fakes import fake_train_run
 
 
 class Plant:
@@ -61,14 +62,8 @@ def test_a_planted_model_in_a_copied_store_runs_no_code_and_is_redone(tmp_path, 
                                                                        caplog):
     calls = []
 
-    def train_run(cfg, run_dir, teacher=None, masks=None, device="auto", progress=True,
-                  compile_step=False, start_weights=None):
-        calls.append(sorted(p.name for p in run_dir.iterdir() if not p.name.startswith(".")))
-        torch.save({"w": torch.arange(3.0)}, run_dir / "model.pt")
-        write_json(run_dir / "metrics.json", {"status": "ok"})
-        return {"status": "ok"}
-
-    monkeypatch.setattr(runner, "train_run", train_run)
+    monkeypatch.setattr(runner, "train_run", fake_train_run(
+        calls, seen="files", weights={"w": torch.arange(3.0)}))
     store, witness = ResultStore(tmp_path), tmp_path / "pwned"
     run_dir = store.path(CFG)
     run_dir.mkdir(parents=True)

@@ -313,23 +313,36 @@ def _counts(frame: pd.DataFrame, column: str, unit: str) -> str:
 
 
 def cost_claim(ratios: pd.DataFrame, label: str, method: str | None = None,
-               others: Iterable[str] | None = None) -> Claim:
+               others: Iterable[str] | None = None,
+               judged: Collection[str] | None = None) -> Claim:
     """RRR and RBR (``others``; None: the comparators, :func:`tapkit.methods.comparators`), which
     take second derivatives, train slower than TAP (``method``; None: the paper's own) on every
-    architecture."""
+    deep CNN of Table 1 (``judged``, as :func:`speed_claim`); another model timed beside them
+    (the two-layer CNN) is shown as context and decides nothing."""
     method = method or proposed_method()
     named = list(comparators() if others is None else others)
     claim = f"{' and '.join(map(_label, named))} train slower than {_label(method)}"
+    judged = architectures() if judged is None else frozenset(judged)
     wide = ratios.pivot_table(index="model", columns="method", values="speed_ratio")
     others = [m for m in named if m in wide]
     if method not in wide or not others:
         return Claim(claim, "Table 1", "not benchmarked here", "—", label, NOT_RUN,
                      reason=f"{'/'.join(map(_label, named))} or {_label(method)} not benchmarked")
-    slower = all((wide[m] < wide[method]).dropna().all() for m in others)
-    parts = [f"{model}: " + ", ".join(f"{_label(m)} ×{row[m]:.2f}" for m in [method, *others]
-                                      if pd.notna(row[m])) for model, row in wide.iterrows()]
-    return Claim(claim, "Table 1; Introduction",
-                 "; ".join(parts), "—", label, REPRODUCED if slower else NOT_REPRODUCED)
+
+    def part(model, row) -> str:
+        return f"{model}: " + ", ".join(f"{_label(m)} ×{row[m]:.2f}" for m in [method, *others]
+                                        if pd.notna(row[m]))
+
+    deep, context = wide[wide.index.isin(judged)], wide[~wide.index.isin(judged)]
+    aside = ("; context, not judged (not in Table 1): "
+             + "; ".join(part(m, r) for m, r in context.iterrows()) if len(context) else "")
+    evidence = "; ".join(part(m, r) for m, r in deep.iterrows()) + aside
+    if deep.empty:
+        return Claim(claim, "Table 1", evidence.removeprefix("; "), "—", label, NOT_TESTABLE,
+                     reason="timed on none of Table 1's deep CNNs")
+    slower = all((deep[m] < deep[method]).dropna().all() for m in others)
+    return Claim(claim, "Table 1; Introduction", evidence, "—", label,
+                 REPRODUCED if slower else NOT_REPRODUCED)
 
 
 def teacher_claim(summary: pd.DataFrame, data: str, method: str | None = None) -> Claim:
