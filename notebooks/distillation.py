@@ -55,7 +55,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, openings, report
+from tapkit.book import chapter, labels, openings, report
 from tapkit.experiments import chapter_plans, protocols
 from tapkit.experiments import setting2_plans as s2p
 from tapkit.results import resolve_device
@@ -126,7 +126,8 @@ display(table[[f"{sp} ({w})" for sp in report.SPLITS for w in ("ours", "paper")]
 # %% tags=["hide-input"]
 delta = (wide["permuted"] - wide["contaminated"]).to_dict()
 reference = delta.pop("NONE\nno teacher")
-better = [name.replace("\n", " with ") for name, d in delta.items() if d > reference + 0.01]
+better = [" with ".join(labels.in_prose(part) for part in name.split("\n"))
+          for name, d in delta.items() if d > reference + 0.01]
 display(Markdown(
     f"No XS loses {-reference:.3f} accuracy when the patches are permuted. Students that lose "
     f"clearly less (by more than 0.01): {', '.join(better) if better else 'none'}. The paper finds "
@@ -136,7 +137,7 @@ display(Markdown(
 # %% tags=["hide-input"]
 left = []
 if set(t.kd_fractions) != set(t.fractions):
-    untrained = [s2p.annotator(f) for f in t.fractions if f not in t.kd_fractions]
+    untrained = [labels.in_prose(s2p.annotator(f)) for f in t.fractions if f not in t.kd_fractions]
     left.append(f"KD, AT and JT with {', '.join(untrained)} (its TAP row is trained)")
 if len(s.seeds) < 5:
     left.append(f"{len(s.seeds)} seed(s) instead of five")

@@ -24,8 +24,8 @@
 # epochs as the MNIST chapter so that the chosen run is reused there. The paper profile searches
 # the paper's full grids for TAP, RRR and RBR, with the released code's loss normalisations it
 # trains with (`tapkit/experiments/protocols.py`); its PNEU, KNEE and extra-architecture chapters
-# run the same search for every architecture and method they train. A run whose loss became
-# NaN/inf is marked DNC and cannot be chosen.
+# run the same search for every architecture and method they train. A run whose loss stopped
+# being a finite number is marked DNC and cannot be chosen.
 
 # %% tags=["parameters"]
 profile = "quick"

@@ -151,7 +151,7 @@ both = medical.beside_paper(summary, experiment, "tag")
 report.write_comparison(both, root, f"{experiment}_gt", f"{label} · {on}", ["model", "case"],
                         medical.origin(s))
 display(Markdown(f"*{TEXT['metric']}, mean (std) over seeds — ours on the {on}; {label}*"))
-display(medical.wide_table(both, models, methods, left))
+display(medical.wide_table(both, models, methods, left, medical.paper_summary(experiment, "tag")))
 
 # %% tags=["hide-input"]
 details = frame[["model", "trained as", "case", "lam", "options", "epochs", "batch_size", "status",

@@ -25,6 +25,13 @@ request that is not to the local test server blocked.
     equations, no raw TeX; no citation repeats within one parenthesis on any page
     ("(LeCun et al., 1998, LeCun et al., 1998)" was two works of one author and year).
 
+(g) readable pages (issue 39): no reader's page (the API reference aside) shows NaN, a Python
+    None, a registry's internal id
+    (``teacher_10``, ``ground_truth``, ``speed_ratio``) or a Python dict; no figure PNG is wider
+    than 1,600 px; no table reaches past the column at 1280 px unless it scrolls in its box; the
+    first page gives every claim of the registry a row, a link and a verdict of the report's
+    vocabulary.
+
 By default the tests build a small book of their own first: every chapter executed by papermill
 with the ``smoke`` profile (the quick protocols trimmed to seconds) and built with jupyter-book in
 a temporary folder (``scripts/smoke_book.py``; its log is ``test-artifacts/smoke-book.log``). The
@@ -600,3 +607,68 @@ def test_no_citation_repeats_within_one_parenthesis(read_page):
             shown = " ".join(g["text"].split())
             assert all(shown.count(" ".join(c.split())) == g["cites"].count(c) for c in g["cites"]), \
                 f"{doc}: {shown!r} repeats a citation"
+
+
+# --------------------------------------------------------------------------- (g) readable pages
+
+# what a reader must never see in a page's visible text: a missing value printed by pandas or
+# Python, a registry's internal id instead of its label, or a Python dict (issue 39)
+UNREADABLE = {"NaN": re.compile(r"\bNaN\b"), "None": re.compile(r"\bNone\b(?! [a-z])"),
+              "an internal id": re.compile(r"\b(teacher_10|teacher_1|ground_truth|speed_ratio)\b"),
+              "a Python dict": re.compile(r"\{'[^']+': ")}
+TOO_WIDE_PX = 1600   # a figure wider than this renders its text below 9 pt at page width
+# each table of the page's main column that reaches past it, unless an ancestor scrolls it
+OVERFLOWING_TABLES = """() => {
+  const main = document.querySelector('main') || document.body;
+  const right = main.getBoundingClientRect().right + 2;
+  const scrolls = el => { for (let a = el.parentElement; a && a !== main; a = a.parentElement) {
+      const o = getComputedStyle(a).overflowX; if (o === 'auto' || o === 'scroll') return true; }
+    return false; };
+  return [...main.querySelectorAll('table')].filter(t => t.offsetParent !== null
+      && t.getBoundingClientRect().right > right && !scrolls(t))
+    .map(t => (t.innerText || '').trim().slice(0, 60));
+}"""
+
+
+READER_DOCS = [d for d in DOCS if not d.endswith("/api")]  # the API page shows signatures
+
+
+@pytest.mark.parametrize("doc", READER_DOCS)
+def test_no_missing_values_internal_ids_or_dicts_on_the_page(read_page, doc):
+    text = read_page(doc).page.inner_text("main")   # what is rendered: folded blocks left out
+    found = {what: sorted(set(m.group(0) for m in rx.finditer(text)))
+             for what, rx in UNREADABLE.items()}
+    lines = {what: [line.strip()[:120] for line in text.splitlines() if UNREADABLE[what].search(line)][:3]
+             for what, hits in found.items() if hits}
+    assert not lines, f"{doc}: {lines}"
+
+
+def test_no_figure_is_wider_than_the_page_can_show(html):
+    from PIL import Image
+
+    widths = {p.name: Image.open(p).size[0] for p in sorted(html.rglob("_images/*.png"))}
+    assert widths, "no figure in the built book: nothing was checked"
+    wide = {name: w for name, w in widths.items() if w > TOO_WIDE_PX}
+    assert not wide, f"figures wider than {TOO_WIDE_PX} px: {wide}"
+
+
+@pytest.mark.parametrize("doc", DOCS)
+def test_no_table_overflows_its_column(read_page, doc):
+    over = read_page(doc).page.evaluate(OVERFLOWING_TABLES)
+    assert not over, f"{doc}: tables wider than the column at 1280 px, not scrolled: {over}"
+
+
+def test_the_first_page_gives_every_claim_a_verdict_and_a_link(read_page):
+    from tapkit.book.claim_specs import paper_claims
+
+    rows = read_page(DOCS[0]).page.evaluate("""() => [...document.querySelectorAll(
+        'table.claims tbody tr')].map(r => ({links: r.querySelectorAll('a[href]').length,
+        cells: [...r.cells].map(c => c.innerText.trim())}))""")
+    assert len(rows) == len(paper_claims()), \
+        f"{len(rows)} verdict rows on the first page for {len(paper_claims())} claims"
+    assert all(r["links"] for r in rows), "a claim without a link to its chapter"
+    # each verdict one of the five, "not testable here" with its reason in parentheses
+    verdict = re.compile(r"(reproduced|not reproduced|inconclusive|not run( \(.+\))?|"
+                         r"not testable here \(.+\))( \(on the stand-in\))?")
+    odd = [r["cells"][-1] for r in rows if not verdict.fullmatch(" ".join(r["cells"][-1].split()))]
+    assert not odd, f"verdicts outside the report's vocabulary: {odd[:3]}"

@@ -27,7 +27,7 @@ from typing import Any, Iterable, Mapping, MutableMapping
 
 import pandas as pd
 
-from . import openings, report
+from . import openings, report, table_display
 from ..experiments import protocols
 from ..experiments.chapter_plans import chapter_cases, chapter_datasets
 from ..experiments.store import asked_keys
@@ -137,6 +137,7 @@ def open_chapter(namespace: MutableMapping[str, Any], name: str, protocol: str |
         params["methods"] = chapter_cases(name)
     namespace.update(params)
     logging.basicConfig(level=logging.WARNING)
+    table_display.install()  # every table the chapter shows: labels, no NaN, texts uncut
     profile = namespace.get("profile")
     if profile is None:
         raise ValueError("the notebook has no `profile` parameter")

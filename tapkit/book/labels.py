@@ -31,7 +31,8 @@ ANNOTATION_LABELS = {Annotation.GROUND_TRUTH: "ground truth", Annotation.TEACHER
                      Annotation.TEACHER_1: "1% teacher", Annotation.RANDOM: "random",
                      Annotation.NONE: CASE_LABELS["none"]}
 OTHER_LABELS = {"lam": "λ", "no teacher": "no teacher", "speed_ratio": "speed ÷ No XS",
-                "mem_ratio": "memory ÷ No XS"}
+                "mem_ratio": "memory ÷ No XS", "paper_speed_ratio": "the paper's speed ÷ No XS",
+                "paper_mem_ratio": "the paper's memory ÷ No XS"}
 
 
 def label(key: object) -> str:

@@ -191,15 +191,20 @@ def beside_paper(summary: pd.DataFrame, experiment: str, artifact: str = "tag") 
 
 
 def wide_table(both: pd.DataFrame, models: Sequence[str], cases: Sequence[str],
-               left: Mapping[tuple[str, str], str] | None = None) -> pd.DataFrame:
+               left: Mapping[tuple[str, str], str] | None = None,
+               paper: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per (architecture, case): ``contaminated (ours)``, ``contaminated (paper)``, ...
     formatted as the paper prints them (mean (std), :func:`.report.side_by_side`); with ``left``
-    (cells the profile does not run), those say *not run* and why."""
+    (cells the profile does not run), those say *not run* and why, beside the paper's numbers
+    (``paper``: :func:`paper_summary`)."""
     labelled = both.assign(architecture=both.model.map(label),
                            method=both.case.map(label))
     order = [(label(m), label(c)) for m in models for c in cases]
     table = report.side_by_side(labelled, ["architecture", "method"], order)
-    return mark_left_out(table, left, models, cases) if left else table
+    cells = ({} if paper is None else
+             {(r.model, r.case, r.split): report.fmt(r.mean, r.std) if pd.notna(r.mean) else "–"
+              for r in paper.itertuples()})
+    return mark_left_out(table, left, models, cases, cells) if left else table
 
 
 def plot_results(summary: pd.DataFrame, metric: TaskMetric, models: Sequence[str],

@@ -14,7 +14,8 @@ import torch
 
 from ..experiments.protocols import per_experiment
 from ..experiments.plans import LEARNED_SHARE, learned_share
-from ..experiments.medical_plans import ARCHITECTURES as MAIN_ARCHITECTURES
+from ..experiments.medical_plans import ARCHITECTURES as MAIN_ARCHITECTURES, run_models
+from ..experiments.setting1 import CASES
 from ..experiments.protocols import PretrainTask, Protocol
 from ..data import FRACTAL_CATEGORIES
 from ..metrics import constant_score as metrics_constant_score
@@ -33,17 +34,20 @@ VARIANTS = {"vgg16_authors": "the authors' classifier head (25088→1024→ReLU�
 def override_note(s: Protocol) -> str:
     """A visible note (HTML admonition) when the profile trains some architectures differently
     from the others (another registry entry, other settings, none at all), or an empty string."""
-    notes = []
+    notes, run = [], set(run_models(s, s.experiments[0], list(s.models), CASES))
     for model, variant in s.variants.items():
-        notes.append(f"<b>{label(model)} is <code>{variant}</code></b> in this "
-                     f"profile: {VARIANTS.get(variant, variant)}; every run's config records it.")
+        if model in run:
+            notes.append(f"<b>{label(model)} is <code>{variant}</code></b> in this profile: "
+                         f"{VARIANTS.get(variant, variant)}; every run's config records it.")
     for model, change in s.model_overrides.items():
         name = label(model)
+        if model not in run:
+            continue
         if change.get("epochs") == 0:
             notes.append(f"<b>{name} is not trained in this profile</b> (0 epochs): its rows are "
                          f"the randomly initialised network, identical for every method.")
         else:
-            notes.append(f"{name} is trained with {dict(change)} in this profile.")
+            notes.append(f"{name} is trained with {settings_text(change)} in this profile.")
     if not notes:
         return ""
     items = "".join(f"<p>{n}</p>" for n in notes)
@@ -127,9 +131,25 @@ PRETRAIN_TEXT = {
 }
 
 
+_SETTING_TEXT = {"lr": "learning rate {}", "epochs": "{} epochs", "image_size": "{}-px images",
+                 "batch_size": "batch {}", "per_class": "{} images per class"}
+
+
+def settings_text(change: Mapping) -> str:
+    """A profile's per-architecture settings in words: ``{"lr": 1e-4, "epochs": 4}`` ->
+    ``"learning rate 0.0001, 4 epochs"``; a per-experiment value as ``28 (PNEU) / 12 (KNEE)``."""
+    def value(v) -> str:
+        if isinstance(v, Mapping):
+            return " / ".join(f"{value(x)} ({str(e).upper()})" for e, x in v.items())
+        return f"{v:g}" if isinstance(v, float) else str(v)
+    return ", ".join(_SETTING_TEXT.get(k, f"{k} {{}}").format(value(v)) for k, v in change.items())
+
+
 def standin_caveat(s: Protocol, models: Sequence[str]) -> str:
     """How to read the stand-in's numbers (how many seeds per architecture, small data, and a
-    pretrained or random start for ``models``); what the runs did learn is in the findings computed from the table."""
+    pretrained or random start for ``models``, those the profile runs); what the runs did learn
+    is in the findings computed from the table."""
+    models = run_models(s, s.experiments[0], list(models), CASES)
     started = [m for m in models if s.pretraining is not None
                and s.variants.get(m, m) in s.pretraining.models]
     start = ("fine-tuned from the pretrained start (above)" if len(started) == len(models)
@@ -218,9 +238,12 @@ def search_findings(search: pd.DataFrame, choice: pd.DataFrame, experiment: str)
 
 
 def mark_left_out(table: pd.DataFrame, left: Mapping[tuple[str, str], str],
-                  models: Sequence[str], cases: Sequence[str]) -> pd.DataFrame:
+                  models: Sequence[str], cases: Sequence[str],
+                  paper: Mapping[tuple[str, str, str], str] | None = None) -> pd.DataFrame:
     """``table`` (indexed by architecture and method labels) with *not run* in the rows of the
-    cells left out, and a ``why not run`` column."""
+    cells left out, and a ``why not run`` column; ``paper`` (``(model, case, split)`` -> the
+    paper's cell text) fills their paper columns, so that the paper's number stays visible where
+    ours did not run."""
     out = table.copy()
     out["why not run"] = ""
     for (model, case), why in left.items():
@@ -228,4 +251,7 @@ def mark_left_out(table: pd.DataFrame, left: Mapping[tuple[str, str], str],
             key = (label(model), label(case))
             out.loc[key, [c for c in out.columns if "(ours)" in c]] = "not run"
             out.loc[key, "why not run"] = why
+            for col in [c for c in out.columns if c.endswith(" (paper)")]:
+                out.loc[key, col] = (paper or {}).get((model, case, col.removesuffix(" (paper)")),
+                                                      "–")
     return out

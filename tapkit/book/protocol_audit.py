@@ -41,6 +41,7 @@ from ..config import TrainConfig
 from ..experiments import protocols
 from ..experiments.medical_maps import overlap_layers
 from ..experiments.medical_plans import run_models
+from ..experiments.cells import Annotation
 from ..experiments.setting1 import CASES
 from ..experiments.plans import LEARNED_SHARE, choose_lambdas
 from ..experiments.setting2_plans import paper_student_lambdas
@@ -947,9 +948,11 @@ VERDICT_COLOURS = {Verdict.SAME.value: "#d9f2d9", Verdict.RELEASED.value: "#e3ec
 
 
 def humanised(text: str) -> str:
-    """``text`` with every registered architecture's name replaced by the label the pages use
-    (:func:`.medical_notes.label`): ``"vgg16: 32"`` -> ``"VGG-16: 32"``."""
-    names = sorted(list_models(), key=len, reverse=True)
+    """``text`` with every registered architecture's name and every annotation's id replaced by
+    the label the pages use (:func:`.medical_notes.label`): ``"vgg16: 32"`` -> ``"VGG-16: 32"``,
+    ``"ground_truth"`` -> ``"ground truth"``."""
+    names = sorted([*list_models(), *(a.value for a in Annotation if a is not Annotation.NONE)],
+                   key=len, reverse=True)
     return re.sub(r"\b(" + "|".join(map(re.escape, names)) + r")\b",
                   lambda m: label(m.group(1)), str(text))
 

@@ -1,0 +1,58 @@
+"""How a table reaches the reader (issue 39): every ``DataFrame`` a chapter displays is shown
+with its column names and index values as labels (:func:`.labels.label`: ``teacher_10`` ->
+``10% teacher``, ``speed_ratio`` -> ``speed ÷ No XS``), a missing value as a dash, and its
+text uncut. One formatter, installed in the notebook's kernel by
+:func:`tapkit.book.chapter.open_chapter`, so that no chapter relabels a table by hand and none
+shows ``NaN`` or an internal id. The tables written to disk keep their keys: a reader who
+downloads one parses the ids the code uses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from .labels import label
+
+MISSING = "—"
+
+
+def _shown(value: Any) -> Any:
+    return label(value) if isinstance(value, str) else value
+
+
+def _relabelled(index: pd.Index) -> pd.Index:
+    names = [_shown(n) for n in index.names]
+    if isinstance(index, pd.MultiIndex):
+        return pd.MultiIndex.from_tuples([tuple(map(_shown, t)) for t in index], names=names)
+    return pd.Index([_shown(v) for v in index], name=names[0])
+
+
+def readable(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``frame`` whose column names and index values (and their names) read as labels;
+    the values are left as they are."""
+    out = frame.copy()
+    out.columns = _relabelled(out.columns)
+    out.index = _relabelled(out.index)
+    return out
+
+
+def readable_html(frame: pd.DataFrame) -> str:
+    """``frame`` as the page shows it: :func:`readable`, missing values as :data:`MISSING`, long
+    texts uncut (a "why not run" note is read whole), pandas' row and column limits kept."""
+    with pd.option_context("display.max_colwidth", None):
+        return readable(frame).to_html(na_rep=MISSING, notebook=True,
+                                       max_rows=pd.get_option("display.max_rows"),
+                                       max_cols=pd.get_option("display.max_columns"))
+
+
+def install() -> None:
+    """Show every ``DataFrame`` of this IPython kernel through :func:`readable_html` (nothing
+    outside a kernel)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with the book's extra
+        return
+    shell = get_ipython()
+    if shell is not None:
+        shell.display_formatter.formatters["text/html"].for_type(pd.DataFrame, readable_html)

@@ -1,0 +1,24 @@
+"""Every table a chapter shows reads as labels, with no NaN and no cut text (issue 39)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from tapkit.book import table_display
+
+
+def test_a_shown_table_has_labels_dashes_and_whole_texts():
+    note = "one VGG-16 seed costs ~1,100 CPU-s with its pretrained start and judges no claim"
+    frame = pd.DataFrame({"speed_ratio": [0.96, float("nan")], "why": [note, ""]},
+                         index=pd.MultiIndex.from_tuples([("teacher_10", "tap"), ("none", "none")],
+                                                         names=["teacher", "method"]))
+    shown = table_display.readable(frame)
+    assert list(shown.columns) == ["speed ÷ No XS", "why"]
+    assert list(shown.index) == [("10% teacher", "TAP"), ("No XS", "No XS")]
+    assert frame.index[0] == ("teacher_10", "tap")  # the caller's frame keeps its keys
+    html = table_display.readable_html(frame)
+    assert "NaN" not in html and table_display.MISSING in html and note in html
+    assert "teacher_10" not in html and "speed_ratio" not in html
+    # numbers and unknown keys are shown as they are
+    plain = table_display.readable(pd.DataFrame({"x": [1]}, index=pd.Index([0.01], name="tau")))
+    assert list(plain.index) == [0.01] and plain.index.name == "tau"
