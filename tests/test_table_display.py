@@ -19,6 +19,7 @@ def test_a_shown_table_has_labels_dashes_and_whole_texts():
     html = table_display.readable_html(frame)
     assert "NaN" not in html and table_display.MISSING in html and note in html
     assert "teacher_10" not in html and "speed_ratio" not in html
+    assert f"min-width: {table_display.TEXT_WIDTH}" in html  # the long note's column, not a sliver
     # numbers and unknown keys are shown as they are
     plain = table_display.readable(pd.DataFrame({"x": [1]}, index=pd.Index([0.01], name="tau")))
     assert list(plain.index) == [0.01] and plain.index.name == "tau"

@@ -37,13 +37,22 @@ def readable(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+LONG_TEXT, TEXT_WIDTH = 60, "24em"
+
+
 def readable_html(frame: pd.DataFrame) -> str:
     """``frame`` as the page shows it: :func:`readable`, missing values as :data:`MISSING`, long
-    texts uncut (a "why not run" note is read whole), pandas' row and column limits kept."""
+    texts uncut (a "why not run" note is read whole) in a column at least :data:`TEXT_WIDTH`
+    wide (else the browser squeezes it into a sliver one word wide), pandas' row and column
+    limits kept."""
+    shown = readable(frame)
+    wide = {c: TEXT_WIDTH for c in shown.columns
+            if not pd.api.types.is_numeric_dtype(shown[c])
+            and shown[c].astype(str).str.len().max() > LONG_TEXT}
     with pd.option_context("display.max_colwidth", None):
-        return readable(frame).to_html(na_rep=MISSING, notebook=True,
-                                       max_rows=pd.get_option("display.max_rows"),
-                                       max_cols=pd.get_option("display.max_columns"))
+        return shown.to_html(na_rep=MISSING, notebook=True, col_space=wide or None,
+                             max_rows=pd.get_option("display.max_rows"),
+                             max_cols=pd.get_option("display.max_columns"))
 
 
 def install() -> None:
