@@ -454,3 +454,21 @@ def test_seed_table_gives_intervals_and_the_paired_difference_to_no_xs():
         "0.450 [0.213, 0.687] (3 seeds)"
     assert t.loc[("VGG-16", "TAP"), "seeds"] == 1 and "no interval" in t.loc[("VGG-16", "TAP"),
                                                                             "clean F-score"]
+
+
+def test_a_cell_not_run_keeps_the_papers_number_beside_not_run():
+    """Issue 39: the paper's number stays visible where ours did not run, never NaN."""
+    import pandas as pd
+
+    ours = pd.DataFrame([{"model": "resnet18", "case": "none", "split": sp, "mean": 0.9,
+                          "std": 0.01} for sp in ("contaminated", "permuted", "clean")])
+    paper = pd.DataFrame([{"model": m, "case": "none", "split": sp, "mean": v, "std": 0.002}
+                          for m, v in (("resnet18", 0.95), ("vgg16", 0.986))
+                          for sp in ("contaminated", "permuted", "clean")])
+    both = medical.report.beside(ours, paper, ["model", "case", "split"])
+    table = medical.wide_table(both, ["vgg16", "resnet18"], ["none"],
+                               {("vgg16", "none"): "too slow here"}, paper)
+    vgg, res = table.loc[("VGG-16", "No XS")], table.loc[("ResNet-18", "No XS")]
+    assert vgg["permuted (ours)"] == "not run" and vgg["permuted (paper)"] == "0.986 (0.002)"
+    assert vgg["why not run"] == "too slow here" and res["why not run"] == ""
+    assert res["permuted (ours)"] == "0.900 (0.010)" and res["permuted (paper)"] == "0.950 (0.002)"

@@ -252,6 +252,7 @@ def mark_left_out(table: pd.DataFrame, left: Mapping[tuple[str, str], str],
             out.loc[key, [c for c in out.columns if "(ours)" in c]] = "not run"
             out.loc[key, "why not run"] = why
             for col in [c for c in out.columns if c.endswith(" (paper)")]:
-                out.loc[key, col] = (paper or {}).get((model, case, col.removesuffix(" (paper)")),
-                                                      "–")
+                if pd.isna(out.loc[key, col]):  # no row of ours brought it: the paper's own
+                    out.loc[key, col] = (paper or {}).get(
+                        (model, case, col.removesuffix(" (paper)")), "–")
     return out
