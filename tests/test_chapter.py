@@ -172,6 +172,14 @@ def test_settings_are_folded_under_one_line_naming_the_profile(monkeypatch):
     assert html.startswith("<details><summary><b>Profile <code>quick</code></b>")
     assert "<td>seeds</td><td><code>[0, 1, 2]</code></td>" in html
     assert "a &lt; b" in html and "<b>λ</b></p><p><code>0.001</code>" in html
+    # a per-experiment setting is a small table, never a dict; papermill's parameters stay JSON
+    shown.clear()
+    chapter.show_profile("quick", {"settings": {"per_class": {"pneu": 300, "knee": 100}},
+                                   chapter.PAPERMILL_SECTION: {"lambdas": {"tap": 0.01}}})
+    html = shown[0].data
+    assert ("<td>per_class</td><td><table><tr><td>pneu</td><td><code>300</code></td></tr>"
+            "<tr><td>knee</td><td><code>100</code></td></tr></table>") in html
+    assert "<td>lambdas</td><td><code>{&quot;tap&quot;: 0.01}</code></td>" in html
 
 
 def test_by_split_puts_each_splits_mean_in_its_own_column():

@@ -57,7 +57,7 @@ class Chapter:
         if sections is None:
             sections = {"settings": self.settings.as_dict() if self.settings else {}}
         show_profile(self.profile, {**sections, **extra,
-                                    "parameters (papermill, as run)": dict(self.parameters)})
+                                    PAPERMILL_SECTION: dict(self.parameters)})
 
     def opening(self, found: str) -> None:
         """The page's opening: what the paper claims in this chapter and what this build found
@@ -172,9 +172,14 @@ def _grid(grid):
     return tuple(grid)
 
 
+PAPERMILL_SECTION = "parameters (papermill, as run)"
+
+
 def show_profile(profile: str, sections: Mapping[str, Any]) -> None:
     """A page's settings, folded under one line that names the profile: a reader who re-runs the
-    chapter needs every setting, one who reads it does not need a paragraph of them."""
+    chapter needs every setting, one who reads it does not need a paragraph of them. A setting
+    that maps keys to values (a per-experiment or per-architecture one) is a small table of its
+    own, never a dict; papermill's parameters stay JSON, as a re-run passes them."""
     from html import escape
 
     from IPython.display import HTML, display
@@ -182,13 +187,19 @@ def show_profile(profile: str, sections: Mapping[str, Any]) -> None:
     def code(value: Any) -> str:
         return f"<code>{escape(json.dumps(value, ensure_ascii=False, default=str))}</code>"
 
-    def block(value: Any) -> str:
-        if not isinstance(value, Mapping):
-            return f"<p>{code(value)}</p>"
-        return "<table>" + "".join(f"<tr><td>{escape(str(k))}</td><td>{code(v)}</td></tr>"
+    def cell(value: Any, nested: bool) -> str:
+        return table(value, nested) if nested and isinstance(value, Mapping) and value else code(value)
+
+    def table(value: Mapping, nested: bool) -> str:
+        return "<table>" + "".join(f"<tr><td>{escape(str(k))}</td><td>{cell(v, nested)}</td></tr>"
                                    for k, v in value.items()) + "</table>"
 
-    body = "".join(f"<p><b>{escape(str(name))}</b></p>{block(value)}"
+    def block(name: str, value: Any) -> str:
+        if not isinstance(value, Mapping):
+            return f"<p>{code(value)}</p>"
+        return table(value, nested=name != PAPERMILL_SECTION)
+
+    body = "".join(f"<p><b>{escape(str(name))}</b></p>{block(name, value)}"
                    for name, value in sections.items())
     display(HTML(f"<details><summary><b>Profile <code>{escape(profile)}</code></b>: the settings "
                  f"of this page</summary>{body}</details>"))
