@@ -177,7 +177,7 @@ def test_settings_are_folded_under_one_line_naming_the_profile(monkeypatch):
     chapter.show_profile("quick", {"settings": {"per_class": {"pneu": 300, "knee": 100}},
                                    chapter.PAPERMILL_SECTION: {"lambdas": {"tap": 0.01}}})
     html = shown[0].data
-    assert ("<td>per_class</td><td><table><tr><td>pneu</td><td><code>300</code></td></tr>"
+    assert ('<td>per_class</td><td><table style="margin: 0"><tr><td>pneu</td><td><code>300</code></td></tr>'
             "<tr><td>knee</td><td><code>100</code></td></tr></table>") in html
     assert "<td>lambdas</td><td><code>{&quot;tap&quot;: 0.01}</code></td>" in html
 

@@ -190,8 +190,8 @@ def show_profile(profile: str, sections: Mapping[str, Any]) -> None:
     def cell(value: Any, nested: bool) -> str:
         return table(value, nested) if nested and isinstance(value, Mapping) and value else code(value)
 
-    def table(value: Mapping, nested: bool) -> str:
-        return "<table>" + "".join(f"<tr><td>{escape(str(k))}</td><td>{cell(v, nested)}</td></tr>"
+    def table(value: Mapping, nested: bool) -> str:  # left-aligned, as the theme centres tables
+        return '<table style="margin: 0">' + "".join(f"<tr><td>{escape(str(k))}</td><td>{cell(v, nested)}</td></tr>"
                                    for k, v in value.items()) + "</table>"
 
     def block(name: str, value: Any) -> str:
