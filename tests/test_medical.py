@@ -333,6 +333,10 @@ def test_quick_profile_leaves_cells_out_with_a_reason_and_searches_per_architect
     by_exp = dataclasses.replace(s, not_run={"knee": {"resnet18": {"tap": "why"}}})
     assert medical.left_out(by_exp, "knee", ["resnet18"], ["tap"]) == {("resnet18", "tap"): "why"}
     assert medical.left_out(by_exp, "pneu", ["resnet18"], ["tap"]) == {}
+    # one reason for an architecture leaves every case of it out
+    whole = dataclasses.replace(s, not_run={"resnet18": "why"})
+    assert medical.left_out(whole, "knee", ["resnet18"], ["base", "tap"]) == {
+        ("resnet18", "base"): "why", ("resnet18", "tap"): "why"}
     assert s.grid("rrr", "resnet18") == (0.1,) and s.grid("rrr", "vgg16") == ()
     # one grid for every architecture still works (the paper's, or a -p grids override)
     assert dataclasses.replace(s, search={"tap": (1e-3,)}).grid("tap", "vgg16") == (1e-3,)

@@ -118,7 +118,8 @@ class Protocol(_TrainsMethods, _Protocol):
     ``per_class``, ``test_per_class`` (stand-in test digits per class; None:
     ``max(per_class // 4, 10)``), ``not_run`` and every ``model_overrides`` value may be keyed by
     experiment. ``variants[model]``: the registry entry an architecture trains as (recorded in
-    its configs). ``not_run[model][case]``: why a cell is left out. ``method_batch_size``: the
+    its configs). ``not_run[model][case]``: why a cell is left out (``not_run[model]``, one reason:
+    every case of the architecture). ``method_batch_size``: the
     paper's DenseNet-121 RBR at batch 8. ``weights_fallback=False``: never silently random.
     ``options``: each XS method's options (:data:`EQUATIONS` or :data:`RELEASED`).
     ``pretraining``: the stand-in's pretrained start (:class:`Pretraining`; None: ``pretrained``
@@ -359,7 +360,7 @@ _COST = {"rbr": "RBR costs ~70-225 CPU-s a run (8.6-10.5x No XS), x3 with a λ s
 # 0.985 -> 0.221; KNEE 0.463 -> 0.577): docs/performance.md. The paper profile runs it.
 _VGG_OUT = ("one VGG-16 seed costs ~1,100 CPU-s with its pretrained start and judges no claim "
             "(no interval from one seed); three are over the quick budget")
-_QUICK_NOT_RUN = {"vgg16": dict.fromkeys(("base", "none", "tap", "rrr", "rbr"), _VGG_OUT),
+_QUICK_NOT_RUN = {"vgg16": _VGG_OUT,  # every case
                   "densenet121": {"rbr": _COST["rbr"], "rrr": _COST["rrr"]},
                   "resnet18": {"rbr": _COST["rbr"]}}
 _MEDICAL = ("pneu", "knee")

@@ -30,9 +30,10 @@ def own_split(case: str) -> str:
 
 def why_not_run(p: Protocol, experiment: str, model: str, case: str) -> str | None:
     """Why the protocol leaves the cell (model, case) out (its ``not_run``, which may be keyed
-    by experiment first), or None."""
+    by experiment first; one reason for a model leaves every case of it out), or None."""
     table = p.not_run.get(experiment, p.not_run)
-    return table.get(model, {}).get(case)
+    entry = table.get(model, {})
+    return entry if isinstance(entry, str) else entry.get(case)
 
 
 def case_config(p: Protocol, experiment: str | None, model: str | None, case: str,
