@@ -120,10 +120,7 @@ paper_t = protocols.medical_teachers("paper")
 left = []
 if medical.is_standin(s):
     left.append("the real PNEU and KNEE images (this is the digits stand-in)")
-skipped = [e for e in protocols.medical(profile).experiments if e not in datasets]
-if skipped:
-    left.append(" and ".join(medical.DATASETS[e] for e in skipped) + " (its Setting-2 claims are "
-                "judged on PNEU; the paper profile runs both)")
+left += s2.datasets_left_out(profile, datasets)
 if set(t.kd_models) != set(paper_t.kd_models):
     left.append("the students " + ", ".join(medical.ARCH_LABELS[m] for m in paper_t.kd_models
                                             if m not in t.kd_models))

@@ -192,10 +192,7 @@ left = []
 if medical.is_standin(s):
     left.append("the real PNEU and KNEE images (this is the digits stand-in: compare patterns, "
                 "not values)")
-skipped = [e for e in protocols.medical(profile).experiments if e not in datasets]
-if skipped:
-    left.append(" and ".join(medical.DATASETS[e] for e in skipped) + " (its Setting-2 claims are "
-                "judged on PNEU; the paper profile runs both)")
+left += s2.datasets_left_out(profile, datasets)
 if set(t.models) != set(paper_t.models):
     left.append("the students " + ", ".join(medical.ARCH_LABELS[m] for m in paper_t.models
                                             if m not in t.models)

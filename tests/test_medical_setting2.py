@@ -60,3 +60,9 @@ def test_teacher_rows_name_the_data_set_and_the_teacher():
     rows = s2.teacher_rows(index)
     assert list(rows) == [("PNEU", "10% teacher"), ("KNEE", "1% teacher")]
     assert list(rows.names) == ["data", "teacher"]
+
+
+def test_a_setting2_page_names_the_data_sets_its_profile_leaves_out():
+    assert s2.datasets_left_out("quick", ["pneu"]) == [
+        "KNEE (its Setting-2 claims are judged on PNEU; the paper profile runs both)"]
+    assert s2.datasets_left_out("paper", ["pneu", "knee"]) == []

@@ -191,8 +191,9 @@ def show_profile(profile: str, sections: Mapping[str, Any]) -> None:
         return table(value, nested) if nested and isinstance(value, Mapping) and value else code(value)
 
     def table(value: Mapping, nested: bool) -> str:  # left-aligned, as the theme centres tables
-        return '<table style="margin: 0">' + "".join(f"<tr><td>{escape(str(k))}</td><td>{cell(v, nested)}</td></tr>"
-                                   for k, v in value.items()) + "</table>"
+        rows = "".join(f"<tr><td>{escape(str(k))}</td><td>{cell(v, nested)}</td></tr>"
+                       for k, v in value.items())
+        return f'<table style="margin: 0">{rows}</table>'
 
     def block(name: str, value: Any) -> str:
         if not isinstance(value, Mapping):

@@ -8,6 +8,8 @@ from typing import Callable, Mapping, Sequence
 import pandas as pd
 
 from ..experiments.cells import Annotation
+from ..experiments.medical_plans import DATASETS
+from ..experiments.protocols import medical
 from ..methods import Kind, list_methods, methods_where, proposed_method
 from ..metrics import tag_reliance, task_metric
 from . import report
@@ -20,6 +22,14 @@ CASE_NAMES = {k: _label(k) for k in (*_ANNOTATIONS, *list_methods())}  # :func:`
 
 # the figures' bars: the annotations, then TAP, the distillation baselines and No XS
 ORDER = (*_ANNOTATIONS, proposed_method(), *methods_where(kind=Kind.DISTILLATION), "none")
+
+
+def datasets_left_out(profile: str, datasets: Sequence[str]) -> list[str]:
+    """What a medical Setting-2 page leaves out of the profile's data sets (quick: KNEE), as a
+    clause of its "this profile leaves out" list, or nothing."""
+    skipped = [e for e in medical(profile).experiments if e not in datasets]
+    return ([" and ".join(DATASETS[e] for e in skipped) + " (its Setting-2 claims are judged on "
+             "PNEU; the paper profile runs both)"] if skipped else [])
 
 
 def teacher_rows(index: pd.Index) -> pd.Index:
