@@ -39,19 +39,19 @@ $(X)/report.ipynb $(X)/comparisons.ipynb: $(GATHERED)
 # rebuild triggers (after `|`): left to itself, make starts whatever is ready first. The medical
 # Setting-2 chapters need both pneu and knee (their λ choices; the quick profile's run on PNEU
 # only), so knee must end by the time pneu does. MNIST lane: method, lambda_search, the
-# single-seed Setting-2 chapters teachers and distillation, knee (by then pneu has trained the
-# pretrained starts that knee shares: ~420 s), normalisation (its equations-form runs are
-# lambda_search's, read from the cache), mnist (three seeds), explorer, speed_memory (one thread
-# beside the other lane: its paired rounds' ratios do not need a quiet machine, see its
-# protocol). Medical lane: data, pneu, medical_teachers, medical_distillation (after it: beside
-# it, it waited on the runs both share), visual, overlap (which reads the PNEU/KNEE runs of
-# every seed), extra_architectures. Then report and comparisons, side by side. Seconds in the
+# Setting-2 chapters teachers and distillation (three seeds since 2026-11-27: ~190 CPU-s a seed
+# more), knee (by then pneu has trained the pretrained starts that knee shares: ~420 s), mnist
+# (three seeds), explorer, speed_memory (one thread beside the other lane: its paired rounds'
+# ratios do not need a quiet machine, see its protocol). Medical lane: data, pneu,
+# medical_teachers, medical_distillation (after it: beside it, it waited on the runs both
+# share), visual, overlap (which reads the PNEU/KNEE runs of every seed), extra_architectures,
+# normalisation (its equations-form runs are lambda_search's, long in the cache; here since
+# the MNIST lane took the Setting-2 seeds). Then report and comparisons, side by side. Seconds in the
 # fresh-clone build of 4d32b85 (before VGG-16, TAP's λ 1e-4 and KNEE's Setting 2 left the quick
 # profile: docs/performance.md), in the old order: MNIST lane 135+57+123+144+140+2080+439+9+423+
 # 124+87 = 3761, medical lane 20+8+2909+839+180+27 = 3983; then report 24 beside comparisons 6.
 $(X)/knee.ipynb: | $(X)/distillation.ipynb
-$(X)/normalisation.ipynb: | $(X)/knee.ipynb
-$(X)/mnist.ipynb: | $(X)/normalisation.ipynb
+$(X)/mnist.ipynb: | $(X)/knee.ipynb
 $(X)/explorer.ipynb: | $(X)/mnist.ipynb
 $(X)/speed_memory.ipynb: | $(X)/explorer.ipynb
 $(X)/pneu.ipynb: | $(X)/data.ipynb
@@ -59,6 +59,7 @@ $(X)/medical_distillation.ipynb: | $(X)/medical_teachers.ipynb
 $(X)/visual.ipynb: | $(X)/medical_distillation.ipynb
 $(X)/overlap.ipynb: | $(X)/visual.ipynb
 $(X)/extra_architectures.ipynb: | $(X)/overlap.ipynb
+$(X)/normalisation.ipynb: | $(X)/extra_architectures.ipynb
 # report runs with comparisons (4 s) only, so it may use every core
 $(X)/report.ipynb: THREADS :=
 

@@ -702,9 +702,10 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("λ grid: TAP and RRR", "training", 348, "from $10^{-9}$ to 1 for TAP and RRR", "—",
           lambda p: f"TAP: {render(_grids(p, TapOptions))} | RRR: {render(_grids(p, RrrOptions))}",
           S,
-          "quick: TAP two or three λ around the paper's choice where a search runs (on the "
-          "stand-ins the two the guarded search has chosen); RRR one value, "
-          "the one the guarded search chose on both stand-ins (CPU budget)."),
+          "quick: TAP three λ around the paper's choice on MNIST; on the stand-ins ResNet-18's "
+          "two that the guarded search has chosen, DenseNet-121's one (it chose 1e-3 on both "
+          "in every build since the calibration); RRR one value, the one the guarded search "
+          "chose on both stand-ins (CPU budget)."),
     Entry("λ grid: RBR", "training", 348, "1 to $10^9$ for RBR", "—", lambda p: _grids(p, RbrOptions),
           S, "quick: RBR keeps the paper's λ (its runs cost ~10× a No XS run)."),
     Entry("λ criterion", "training", 348,
@@ -816,7 +817,8 @@ ENTRIES: tuple[Entry, ...] = (
           _kd_setup, S, "quick: KD and AT on ResNet-18 with the 10% teacher (CPU budget)."),
     Entry("Setting-2 students", "teachers", 937,
           "over five runs on PNEU using XS with teacher (10\\%) and random (rnd) annotations",
-          "—", _students, S, "quick: one seed, no VGG-16 (CPU budget)."),
+          "—", _students, S, "quick: MNIST on Setting 1's three seeds (the report judges its "
+          "claims there); the stand-in on one seed, no VGG-16 (CPU budget)."),
     # ---------------------------------------------------------------- metrics
     Entry("MNIST metric", "metrics", 339, "We measure accuracy for MNIST",
           "src/trainer.py:118", lambda p: _metric("mnist"), S),

@@ -22,6 +22,15 @@ wholly above MARGIN), and, on PNEU/KNEE, "clearly less reliant" (by more than MA
 KEEPS = 0.95
 """Table 1: TAP keeps at least KEEPS of No XS's speed, and uses at most 1/KEEPS of its memory."""
 
+TIME_SHARE = 0.5
+"""Table 1's "circa 25% of the training time ... compared to RRR and RBR": TAP's step takes at
+most this share of RRR's and of RBR's, on average over Table 1's deep CNNs (the paper's own
+shares span 14-34%, so "circa a quarter" is read as "at most half")."""
+
+MEMORY_SHARE = 0.8
+"""Table 1's "half the memory": TAP's peak memory is at most this share of RRR's and of RBR's, on
+average over Table 1's deep CNNs (the paper's own shares span 45-78%)."""
+
 LEARNED = 0.1
 """A model "learned the tag" when its reliance exceeds this (10 points of the metric); between
 :data:`MARGIN` and this it "barely used" it, and below MARGIN it "did not learn" it."""

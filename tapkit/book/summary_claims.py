@@ -1,0 +1,153 @@
+"""The MNIST claims of Setting 2 and of the distillation appendix (Tables kd_mnist and
+ts_mnist), judged on the summary tables those chapters write (``mnist_teacher``, ``mnist_kd``:
+one row per case and split, with the mean, std and count over seeds).
+
+A comparison of two cases is their difference of means with a Welch-style 95% interval from the
+two stds (:func:`tapkit.seedstats.from_summary`, unpaired: the summaries keep no seeds), kept
+inside [−1, 1]. A case trained on fewer than two seeds gives no interval, and the claim is *not
+testable here (one seed)* with its numbers shown; a case this build never trained makes it *not
+run*. Thresholds: :data:`.thresholds.MARGIN`, as the report's other MNIST claims.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import pandas as pd
+
+from ..experiments.cells import Annotation
+from ..methods import proposed_method
+from ..seedstats import Estimate, from_summary
+from .claims import (NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, Claim, _combined, keeps_verdict,
+                     within_verdict)
+from .labels import label
+from .thresholds import MARGIN
+
+Case = tuple[str, str]  # (annotation or teacher, method)
+
+
+def _row(summary: pd.DataFrame, case: Case, split: str = "permuted") -> pd.Series | None:
+    """The summary row of ``case`` on ``split`` (None when this build has no such run)."""
+    source, method = case
+    column = "annotation" if "annotation" in summary else "teacher"
+    rows = summary[(summary[column].astype(str) == str(source))
+                   & (summary["method"] == method) & (summary["split"] == split)]
+    return None if rows.empty else rows.iloc[0]
+
+
+def _difference(a: pd.Series, b: pd.Series) -> Estimate:
+    """``a − b`` of two summary rows, with the interval of the smaller count's degrees of
+    freedom (no interval when either ran one seed)."""
+    sd = (float(a["std"]) ** 2 + float(b["std"]) ** 2) ** 0.5
+    return from_summary(float(a["mean"]) - float(b["mean"]), sd,
+                        int(min(a["count"], b["count"])), bounds=(-1.0, 1.0))
+
+
+def _name(case: Case) -> str:
+    source, method = case
+    if method == "none":
+        return label("none")
+    return f"{label(method)} ({label(source)})"
+
+
+Rule = Callable[[float, float], str]  # an interval's verdict
+
+
+def _judge(claim: str, where: str, data: str, summary: pd.DataFrame,
+           pairs: list[tuple[Case, Case, Rule]], split: str = "permuted",
+           every: bool = False) -> Claim:
+    """Each pair ``(a, b, rule)``: ``split`` accuracy ``a − b`` judged by ``rule(lo, hi)``; the
+    verdicts joined by :func:`.claims._combined`. A missing case: *not run*, or, as the report's
+    other claims, named beside a verdict on the pairs that ran; with ``every`` (a claim whose
+    parts say different things, each needed) a missing part leaves it *not run* unless a part
+    that ran already fails it. A pair without an interval (one seed): *not testable here*."""
+    parts, verdicts, missing, counts = [], [], [], []
+    for a, b, verdict in pairs:
+        ra, rb = _row(summary, a, split), _row(summary, b, split)
+        gone = [_name(c) for c, r in ((a, ra), (b, rb)) if r is None]
+        if gone:
+            missing += gone
+            continue
+        d = _difference(ra, rb)
+        counts.append(d.n)
+        parts.append(f"{split} accuracy, {_name(a)} − {_name(b)}: {d.text()}")
+        if d.n >= 2:
+            verdicts.append(verdict(d.lo, d.hi))
+    evidence = "; ".join(parts) + (" (unpaired)" if verdicts else "")
+    not_trained = "; ".join(f"no {n} run" for n in dict.fromkeys(missing))
+    seeds = f"{min(counts)} seed{'s' if min(counts) != 1 else ''}" if counts else "—"
+    if not parts:
+        return Claim(claim, where, not_trained, "—", data, NOT_RUN,
+                     reason=f"this build did not train it ({not_trained})")
+    if not verdicts:
+        return Claim(claim, where, evidence, seeds, data, NOT_TESTABLE,
+                     reason="one seed: no interval" + (f"; {not_trained}" if missing else ""))
+    aside = f" (not judged: {not_trained})" if missing else ""
+    verdict = _combined(verdicts)
+    if every and missing and verdict != NOT_REPRODUCED:
+        return Claim(claim, where, evidence + aside, seeds, data, NOT_RUN,
+                     reason=f"part of it did not run in this build ({not_trained})")
+    return Claim(claim, where, evidence + aside, seeds, data, verdict)
+
+
+def annotation_robust_claim(summary: pd.DataFrame, data: str, method: str | None = None) -> Claim:
+    """TAP's permuted accuracy "does not appear to depend on the quality of annotations": with
+    the 10% and the 1% teacher's masks and with random masks, ``method`` (None: the paper's own)
+    scores within :data:`MARGIN` of itself with the ground truth (table ``mnist_teacher``)."""
+    method = method or proposed_method()
+    claim = (f"{label(method)}'s permuted accuracy is within {MARGIN:g} with teacher, random and "
+             "ground-truth masks")
+    truth = (Annotation.GROUND_TRUTH, method)
+    pairs = [((a, method), truth, _within) for a in (Annotation.TEACHER_10, Annotation.TEACHER_1,
+                                                     Annotation.RANDOM)]
+    return _judge(claim, "Setting 2, Table ts_mnist", data, summary, pairs)
+
+
+def fail_to_protect_claim(summary: pd.DataFrame, data: str, *methods: str) -> Claim:
+    """AT and JT (``methods``) "are not successful at protecting the model": with the 10%
+    teacher their permuted accuracy beats No XS's by less than :data:`MARGIN` (the interval of
+    the difference lies below it; table ``mnist_kd``)."""
+    methods = methods or ("at", "jt")
+    claim = (f"{' and '.join(map(label, methods))} do not protect the two-layer CNN from the decoy "
+             f"(permuted accuracy within {MARGIN:g} of No XS or below)")
+    none = ("no teacher", "none")
+    pairs = [((Annotation.TEACHER_10, m), none, _below) for m in methods]
+    return _judge(claim, "App. Table kd_mnist", data, summary, pairs)
+
+
+def kd_matches_claim(summary: pd.DataFrame, data: str, method: str = "kd",
+                     other: str | None = None) -> Claim:
+    """KD (``method``) with the 10% teacher "closely matches" TAP (``other``; None: the paper's
+    own) with the same teacher's masks: their permuted accuracies within :data:`MARGIN`."""
+    other = other or proposed_method()
+    claim = f"{label(method)} with the 10% teacher matches {label(other)} (within {MARGIN:g})"
+    pairs = [((Annotation.TEACHER_10, method), (Annotation.TEACHER_10, other), _within)]
+    return _judge(claim, "App. Table kd_mnist", data, summary, pairs)
+
+
+def kd_drops_claim(summary: pd.DataFrame, data: str, method: str = "kd",
+                   other: str | None = None) -> Claim:
+    """KD (``method``) "reduces slightly" from the 10% to the 1% teacher while TAP (``other``)
+    "consistently performs well": KD's permuted accuracy falls (10% − 1% above 0) and TAP's
+    stays within :data:`MARGIN`."""
+    other = other or proposed_method()
+    claim = (f"{label(method)} loses accuracy with the 1% teacher; {label(other)} stays within "
+             f"{MARGIN:g}")
+    pairs = [((Annotation.TEACHER_10, method), (Annotation.TEACHER_1, method), _above),
+             ((Annotation.TEACHER_10, other), (Annotation.TEACHER_1, other), _within)]
+    return _judge(claim, "App. Table kd_mnist", data, summary, pairs, every=True)
+
+
+def _within(lo: float, hi: float) -> str:
+    """About zero: within ±:data:`MARGIN`."""
+    return within_verdict(lo, hi, MARGIN)
+
+
+def _below(lo: float, hi: float) -> str:
+    """Not a gain: below :data:`MARGIN`."""
+    return keeps_verdict(lo, hi, MARGIN, higher_is_better=False)
+
+
+def _above(lo: float, hi: float) -> str:
+    """A drop: above 0."""
+    return keeps_verdict(lo, hi, 0.0)

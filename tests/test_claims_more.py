@@ -1,0 +1,169 @@
+"""The report's judges of the paper's remaining MNIST and Table-1 claims, on hand-made tables
+with hand-computed intervals (t_{0.975,2} = 4.3027: three seeds of spread s give a half-width of
+4.3027 · s / √3 = 2.484 s)."""
+
+import pandas as pd
+import pytest
+
+from tapkit.book import claims, summary_claims
+from tapkit.book.claim_specs import claims_table
+from tapkit.book.report import write_table
+
+from test_claims import runs_table
+
+DECOYED = [(0.98, 0.90)] * 3  # No XS took the decoy in every seed (Δ −0.08)
+
+
+def test_close_claim_reads_contaminated_accuracy_within_the_margin():
+    # contaminated TAP − RRR: −0.005, 0, +0.005 -> 0.000 [−0.012, 0.012], inside ±0.02
+    near = runs_table({"tap": [(0.965, 0.96), (0.97, 0.96), (0.975, 0.96)],
+                       "rrr": [(0.97, 0.95)] * 3, "rbr": [(0.93, 0.95)], "none": DECOYED})
+    c = claims.close_claim(near, "MNIST", "tap", "rrr", "rbr")
+    assert c.verdict == claims.REPRODUCED and c.seeds == "3 seeds"
+    assert "contaminated accuracy, TAP − RRR (paired): 0.000 [-0.012, 0.012]" in c.evidence
+    # RBR trained one seed: shown (0.965 − 0.93), judges nothing
+    assert "TAP − RBR (paired): 0.035 (1 seed, no interval)" in c.evidence
+    assert c.evidence.endswith("(not judged: RBR trained 1 seed)")
+    # −0.04 on every seed: wholly outside the margin
+    far = near.assign(contaminated=near.contaminated.where(near.case != "tap", 0.93))
+    assert claims.close_claim(far, "MNIST", "tap", "rrr").verdict == claims.NOT_REPRODUCED
+    # −0.01, −0.02, −0.03: mean −0.02, the interval [−0.045, 0.005] crosses −0.02
+    loose = runs_table({"tap": [(0.96, 0.96), (0.95, 0.96), (0.94, 0.96)],
+                        "rrr": [(0.97, 0.95)] * 3, "none": DECOYED})
+    assert claims.close_claim(loose, "MNIST", "tap", "rrr").verdict == claims.INCONCLUSIVE
+    # only one-seed comparators: not testable, with why
+    alone = claims.close_claim(near, "MNIST", "tap", "rbr")
+    assert alone.verdict == claims.NOT_TESTABLE and alone.reason == "RBR trained 1 seed"
+
+
+@pytest.mark.parametrize("diffs,verdict", [
+    ((0.01, 0.01, 0.01), claims.REPRODUCED),         # [0.010, 0.010] in [0, 0.02]
+    ((0.005, 0.01, 0.015), claims.INCONCLUSIVE),     # 0.010 ± 0.0124 crosses 0
+    ((-0.02, -0.02, -0.02), claims.NOT_REPRODUCED),  # TAP better than RRR: the other way
+    ((0.04, 0.04, 0.04), claims.NOT_REPRODUCED),     # RRR far better: not "very closely"
+])
+def test_slightly_below_wants_rrr_ahead_by_zero_to_the_margin(diffs, verdict):
+    runs = runs_table({"tap": [(0.97, 0.95)] * 3,
+                       "rrr": [(0.97, 0.95 + d) for d in diffs], "none": DECOYED})
+    c = claims.slightly_below_claim(runs, "MNIST", "tap", "rrr")
+    assert c.verdict == verdict and "permuted accuracy, RRR − TAP (paired)" in c.evidence
+
+
+def _ratios(tap_speed=1.0, rrr_speed=0.25, rrr_mem=2.0):
+    rows = []
+    for model in ("vgg16", "resnet18", "densenet121"):
+        rows += [{"model": model, "method": "tap", "speed_ratio": tap_speed, "mem_ratio": 1.0},
+                 {"model": model, "method": "rrr", "speed_ratio": rrr_speed,
+                  "mem_ratio": rrr_mem}]
+    rows.append({"model": "two_layer_cnn", "method": "tap", "speed_ratio": 0.1,
+                 "mem_ratio": 9.0})  # context: decides nothing
+    return pd.DataFrame(rows)
+
+
+def test_cost_share_is_taps_time_and_memory_over_rrrs_on_table_1s_models():
+    c = claims.cost_share_claim(_ratios(), "cpu", "tap", "rrr")
+    # time share 0.25 / 1.0, memory 1.0 / 2.0
+    assert c.verdict == claims.REPRODUCED
+    assert c.evidence.startswith("TAP ÷ RRR: time 0.25, memory 0.50 (means over densenet121")
+    # RRR as fast as 0.6 of No XS: TAP takes 0.6 of its time, over the 0.5 read of "circa 25%"
+    assert claims.cost_share_claim(_ratios(rrr_speed=0.6), "cpu", "tap",
+                                   "rrr").verdict == claims.NOT_REPRODUCED
+    # RRR's memory 1.2x No XS: TAP's share 0.83, over 0.8
+    assert claims.cost_share_claim(_ratios(rrr_mem=1.2), "cpu", "tap",
+                                   "rrr").verdict == claims.NOT_REPRODUCED
+    assert claims.cost_share_claim(_ratios(), "cpu", "tap", "rbr").verdict == claims.NOT_RUN
+
+
+def _meta(device="cuda: NVIDIA H100", batch=16, size=224, peak=12_000.0):
+    return {"rows": [{"model": "densenet121", "method": "rbr", "device": device,
+                      "batch_size": batch, "image_size": size, "peak_mem_mb": peak}]}
+
+
+def test_oom_is_judged_only_on_a_gpu_at_the_papers_batch_and_size():
+    assert claims.oom_claim(_meta(), "gpu").verdict == claims.REPRODUCED
+    assert claims.oom_claim(_meta(peak=9_000.0), "gpu").verdict == claims.NOT_REPRODUCED
+    cpu = claims.oom_claim(_meta(device="cpu: x86_64, 1 threads", batch=4, size=64, peak=339.0),
+                           "cpu")
+    assert cpu.verdict == claims.NOT_TESTABLE
+    assert cpu.evidence == "peak memory 339 MB at batch 4 of 64 px on cpu: x86_64, 1 threads"
+    assert claims.oom_claim({"rows": []}, "cpu").verdict == claims.NOT_RUN
+
+
+def _summary(rows, column="teacher"):
+    """(source, method, mean, std, count) per case, on the permuted split."""
+    return pd.DataFrame([{column: s, "method": m, "split": "permuted", "mean": mean, "std": sd,
+                          "count": n} for s, m, mean, sd, n in rows])
+
+
+def test_kd_claims_take_the_welch_interval_of_two_summaries():
+    # KD − TAP (10% teacher): 0.965 − 0.97 = −0.005; sd √(0.001² + 0.001²) = 0.001414,
+    # half-width 4.3027 · 0.001414 / √3 = 0.0035: [−0.0085, −0.0015], inside ±0.02
+    kd = _summary([("teacher_10", "kd", 0.965, 0.001, 3), ("teacher_10", "tap", 0.97, 0.001, 3)])
+    c = summary_claims.kd_matches_claim(kd, "MNIST", "kd", "tap")
+    assert c.verdict == claims.REPRODUCED and c.seeds == "3 seeds"
+    assert "KD (10% teacher) − TAP (10% teacher): -0.005 [-0.009, -0.001] (3 seeds)" in c.evidence
+    # std 0.01 each: half-width 0.0351, the interval crosses both ends
+    wide = kd.assign(std=0.01)
+    assert summary_claims.kd_matches_claim(wide, "MNIST").verdict == claims.INCONCLUSIVE
+    one = kd.assign(count=1)
+    c = summary_claims.kd_matches_claim(one, "MNIST")
+    assert c.verdict == claims.NOT_TESTABLE and c.reason == "one seed: no interval"
+
+
+def test_at_and_jt_fail_when_they_do_not_beat_no_xs_by_the_margin():
+    kd = _summary([("teacher_10", "at", 0.85, 0.001, 3), ("teacher_10", "jt", 0.82, 0.001, 3),
+                   ("no teacher", "none", 0.82, 0.001, 3)])
+    assert summary_claims.fail_to_protect_claim(kd, "MNIST", "at", "jt").verdict == \
+        claims.NOT_REPRODUCED  # AT +0.03 [0.0265, 0.0335]: it does protect
+    kd.loc[0, "mean"] = 0.825
+    assert summary_claims.fail_to_protect_claim(kd, "MNIST", "at", "jt").verdict == \
+        claims.REPRODUCED
+    # a method this build never trained: named, and the claim is judged on the other
+    c = summary_claims.fail_to_protect_claim(kd[kd.method != "jt"], "MNIST", "at", "jt")
+    assert c.verdict == claims.REPRODUCED and c.evidence.endswith("(not judged: no JT (10% teacher) run)")
+
+
+def test_kd_drops_pairs_each_method_with_its_own_rule():
+    kd = _summary([("teacher_10", "kd", 0.968, 0.001, 3), ("teacher_1", "kd", 0.929, 0.001, 3),
+                   ("teacher_10", "tap", 0.966, 0.001, 3), ("teacher_1", "tap", 0.965, 0.001, 3)])
+    assert summary_claims.kd_drops_claim(kd, "MNIST").verdict == claims.REPRODUCED
+    # KD no worse with the 1% teacher: its drop's interval lies below 0
+    kd.loc[1, "mean"] = 0.975
+    assert summary_claims.kd_drops_claim(kd, "MNIST").verdict == claims.NOT_REPRODUCED
+    # no 1%-teacher KD run: TAP's half alone cannot reproduce a claim about KD's drop
+    c = summary_claims.kd_drops_claim(kd.drop(index=1), "MNIST")
+    assert "no KD (1% teacher) run" in c.evidence and c.verdict == claims.NOT_RUN
+    # ... but a half that fails decides it
+    failing = kd.drop(index=1).assign(mean=[0.968, 0.966, 0.90])
+    assert summary_claims.kd_drops_claim(failing, "MNIST").verdict == claims.NOT_REPRODUCED
+
+
+def test_annotation_robustness_compares_each_annotation_with_the_ground_truth():
+    table = _summary([("ground_truth", "tap", 0.979, 0.001, 3), ("teacher_10", "tap", 0.966, 0.001, 3),
+                      ("teacher_1", "tap", 0.965, 0.001, 3), ("random", "tap", 0.965, 0.001, 3)],
+                     column="annotation")
+    c = summary_claims.annotation_robust_claim(table, "MNIST")
+    assert c.verdict == claims.REPRODUCED and c.evidence.count("− TAP (ground truth)") == 3
+    # the paper's random masks, 0.961: −0.018 ± 0.0035 reaches past −0.02
+    table.loc[3, "mean"] = 0.961
+    assert summary_claims.annotation_robust_claim(table, "MNIST").verdict == claims.INCONCLUSIVE
+    table.loc[3, "mean"] = 0.90  # random masks 0.079 below: annotation quality matters
+    assert summary_claims.annotation_robust_claim(table, "MNIST").verdict == claims.NOT_REPRODUCED
+    assert summary_claims.annotation_robust_claim(table.iloc[:0], "MNIST").verdict == claims.NOT_RUN
+
+
+def test_the_report_judges_the_kd_claims_from_the_distillation_table(tmp_path):
+    kd = _summary([("teacher_10", "kd", 0.965, 0.001, 3), ("teacher_10", "tap", 0.97, 0.001, 3),
+                   ("teacher_10", "at", 0.85, 0.001, 3), ("teacher_10", "jt", 0.82, 0.001, 3),
+                   ("no teacher", "none", 0.82, 0.001, 3)])
+    write_table(kd, tmp_path, "mnist_kd", {"data": "MNIST"})
+    table = claims_table(tmp_path).set_index("id")
+    assert table.loc["kd_mnist_matches_tap_10", "verdict"] == "reproduced"
+    assert table.loc["kd_mnist_at_jt_fail", "verdict"] == "not reproduced"
+    # the 1%-teacher runs never ran: not run, with the cases named
+    assert table.loc["kd_mnist_1pct_drops", "verdict"] == "not run"
+    assert "no KD (1% teacher) run" in table.loc["kd_mnist_1pct_drops", "reason"]
+    # a claim no cell here can decide says why, once its chapter ran
+    assert table.loc["tap_beats_kd_at_jt", "verdict"] == "not testable here"
+    assert table.loc["tap_beats_kd_at_jt", "reason"].startswith("a claim about the deep CNNs")
+    assert table.loc["tuning_cost_effnet", "verdict"] == "not run"  # no speed chapter here
