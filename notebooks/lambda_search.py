@@ -41,7 +41,7 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 from tapkit.book import chapter, openings, profile_notes, report
-from tapkit.experiments import chapter_plans, medical_plans, plans, protocols
+from tapkit.experiments import chapter_plans, paper_tables, plans, protocols
 from tapkit.experiments.executors import run_many
 
 ch = chapter.open_chapter(globals(), "lambda_search", "mnist", show=True)
@@ -62,7 +62,7 @@ display(search)
 choice = plans.choose_lambdas(search, guard=s.lambda_guard)
 report.write_table(choice, root, "lambda_choice", {"label": label, "grids": grids})
 report.write_table(search, root, "lambda_search", {"label": label})
-paper = medical_plans.paper_lambda_table().query("setting == 'ground_truth' and dataset == 'MNIST'")
+paper = paper_tables.paper_lambda_table().query("setting == 'ground_truth' and dataset == 'MNIST'")
 shown = choice.merge(paper[["method", "mean"]].rename(columns={"mean": "paper λ"}), on="method")
 display(Markdown(f"**Chosen λ beside the paper's**: the `{profile}` profile chooses by "
                  f"{profile_notes.lambda_criterion(s.lambda_guard)}."))

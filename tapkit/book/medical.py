@@ -25,6 +25,7 @@ from ..experiments.setting1 import CASES, case_config  # noqa: F401
 from ..experiments.medical_runs import (pretraining_frame, run_frame,  # noqa: F401
                                         search_and_choose, search_frame)
 from ..experiments.protocols import Protocol, per_experiment  # noqa: F401
+from ..experiments.paper_tables import paper_table1
 from ..metrics import TaskMetric, tag_reliance, task_metric  # noqa: F401  (the chapters' metric)
 from . import report
 from .labels import label
@@ -337,7 +338,7 @@ def bench_ratios(rows: Sequence[dict]) -> pd.DataFrame:
     ``mem_passes``), beside the paper's ratios (``table1_speed_memory.csv``); an out-of-memory
     pair has no ratio and status ``oom``."""
     ours = pd.DataFrame(rows)
-    paper = report.paper_values("table1_speed_memory")
+    paper = paper_table1()
     paper = paper.pivot_table(index=["architecture", "method"], columns="metric", values="mean",
                               aggfunc="first").reset_index()
     paper["mem"] = pd.to_numeric(paper["mem_gb"], errors="coerce")

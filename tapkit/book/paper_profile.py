@@ -25,6 +25,7 @@ from typing import Any, Mapping
 import pandas as pd
 
 from ..experiments.setting1 import CASES
+from ..experiments.paper_tables import paper_table1
 from ..methods import comparators, get_method, is_xs, proposed_method
 from .labels import label
 from .report import SPLITS, paper_values
@@ -292,7 +293,7 @@ def speed_beside_paper(root: str | Path) -> pd.DataFrame:
     ours = pd.read_csv(tables / "speed_memory.csv") if committed else None
     stored = {(r.get("model"), r.get("method")): r
               for r in _json(tables / "speed_memory.json").get("rows") or []}
-    paper = paper_values("table1_speed_memory")
+    paper = paper_table1()
     models = (list(dict.fromkeys(ours["model"])) if committed
               else list(dict.fromkeys(paper["architecture"])))
     order = {m: i for i, m in enumerate(SPEED_METHODS)}
@@ -358,7 +359,7 @@ def _our_ratios(r: pd.Series) -> dict[str, str]:
 def paper_oom() -> tuple[str, str]:
     """``(architecture, method)`` of the cell the paper's Table 1 marks out of memory (its
     ``status`` ``oom``: RBR on DenseNet-121)."""
-    oom = paper_values("table1_speed_memory").query("status == 'oom'")
+    oom = paper_table1().query("status == 'oom'")
     return str(oom["architecture"].iloc[0]), str(oom["method"].iloc[0])
 
 
@@ -391,7 +392,7 @@ def densenet_rbr_line(root: str | Path) -> str:
             f"allocated by PyTorch ({mem / 1024:.1f} GiB, {float(r['mem_ratio']):.2f}× No XS), at "
             f"{float(r['it_per_s']):.2f} it/s ({float(r['speed_ratio']):.3f} of No XS's speed).")
     base = dense[dense["method"] == "none"]
-    paper_base = paper_values("table1_speed_memory").query(
+    paper_base = paper_table1().query(
         "architecture == @arch and method == 'none' and metric == 'mem_gb'")
     if not base.empty and not paper_base.empty:
         theirs, mine = float(paper_base["mean"].iloc[0]), float(base["peak_mem_mb"].iloc[0])

@@ -81,8 +81,8 @@ def repo_root(start: str | Path = ".") -> Path:
 
 def paper_values(name: str) -> pd.DataFrame:
     """A table transcribed from the paper (package data ``tapkit/book/paper_values/<name>.csv``,
-    see its README). The λ tables are the experiments layer's
-    (:func:`tapkit.experiments.medical_plans.paper_lambda_table`)."""
+    see its README). The λ tables and Table 1 are the experiments layer's
+    (:mod:`tapkit.experiments.paper_tables`)."""
     with (resources.files(__package__) / "paper_values" / f"{name}.csv").open() as fh:
         return pd.read_csv(fh)
 

@@ -14,17 +14,16 @@ profile's per-architecture grids) where it ran, then by the notebook's ``lambdas
 from __future__ import annotations
 
 import csv
-from importlib import resources
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-import pandas as pd
 import torch
 
 from ..methods import is_xs
 from ..models import build_model
 from .cells import Cell, masks_of
+from .paper_tables import paper_lambda_table
 from .protocols import Protocol, medical
 from .setting1 import CASES, case_config, why_not_run
 
@@ -48,15 +47,8 @@ def paper_lambdas(experiment: str, model: str, artifact: str = "tag") -> dict[st
     return paper_table(LAMBDA_SETTINGS[artifact], experiment, model)
 
 
-def paper_lambda_table() -> pd.DataFrame:
-    """The paper's four λ tables, one row per printed λ (package data of this layer,
-    ``tapkit/experiments/paper_values/lambdas.csv``; its README says where each row was read)."""
-    with (resources.files(__package__) / "paper_values" / "lambdas.csv").open() as fh:
-        return pd.read_csv(fh)
-
-
 def paper_table(setting: str, experiment: str, model: str) -> dict[str, float]:
-    """λ per method of one of the paper's hyperparameter tables (:func:`paper_lambda_table`):
+    """λ per method of one of the paper's hyperparameter tables (:func:`.paper_tables.paper_lambda_table`):
     ``setting`` "ground_truth", "stripe_ground_truth", "teacher" (teacher annotations), "kd"
     (the distillation comparison) or :data:`EXTRA_SETTING` (the appendix architectures)."""
     if experiment not in DATASETS:

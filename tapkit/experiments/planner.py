@@ -8,11 +8,13 @@ wall-clock time from the paper's Table 1, for a cluster job's time limit
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Iterable
 
 from ..config import TrainConfig
 from ..methods import Kind, get_method, methods_where
 from ..sources import Embedded
+from .paper_tables import paper_table1
 
 
 def dependencies(cfg: TrainConfig) -> list[TrainConfig]:
@@ -57,13 +59,26 @@ def label(cfg: TrainConfig) -> str:
 
 
 # ---------------------------------------------------------------- expected run time (time limits)
-# Iterations per second for batches of 16 224x224 images on the paper's GPU (Table 1;
-# DenseNet-121 + RBR ran out of memory there: its rate is RRR's divided by VGG-16's RBR/RRR ratio).
-# A model not in the table (two_layer_cnn, EfficientNet-B0, MobileNet-v2) takes VGG-16's rates,
-# the slowest: a time limit is better too long than too short.
-TABLE1_ITS = {"vgg16": {"none": 12.1, "rrr": 2.6, "rbr": 1.7, "tap": 11.8},
-              "resnet18": {"none": 38.5, "rrr": 12.5, "rbr": 7.3, "tap": 36.7},
-              "densenet121": {"none": 11.6, "rrr": 3.0, "rbr": 2.0, "tap": 12.0}}
+@lru_cache(maxsize=None)
+def table1_rates() -> dict[str, dict[str, float]]:
+    """Iterations per second for batches of 16 224x224 images on the paper's GPU, per
+    architecture and method (:func:`.paper_tables.paper_table1`). DenseNet-121 + RBR ran out of memory there:
+    its rate is its slowest measured method's (RRR) scaled by VGG-16's ratio of the two. A model not in the table
+    (two_layer_cnn, EfficientNet-B0, MobileNet-v2) takes VGG-16's rates, the slowest
+    (:func:`expected_minutes`): a time limit is better too long than too short."""
+    t = paper_table1()
+    t = t[(t.metric == "it_per_s") & (t.status == "ok")]
+    rates: dict[str, dict[str, float]] = {}
+    for row in t.itertuples():
+        rates.setdefault(row.architecture, {})[row.method] = float(row.mean)
+    vgg = rates["vgg16"]
+    for arch in rates.values():
+        slowest = min(arch, key=arch.get)
+        for method in set(vgg) - set(arch):  # out of memory on the paper's GPU
+            arch[method] = arch[slowest] * vgg[method] / vgg[slowest]
+    return rates
+
+
 # KD/AT/JT: the step of the method they resemble (No XS, or with input gradients the first XS
 # loss that takes them: RRR) plus the frozen teacher's forward pass (x1.5)
 TEACHER_FACTOR = 1.5
@@ -106,8 +121,8 @@ def expected_minutes(cfg: TrainConfig, gpu: bool = True) -> float:
     method, factor = cfg.method, 1.0
     if method in methods_where(kind=Kind.DISTILLATION):
         method, factor = resembles(method), TEACHER_FACTOR
-    rates = next((r for name, r in TABLE1_ITS.items() if cfg.model.startswith(name)),
-                 TABLE1_ITS["vgg16"])
+    table = table1_rates()
+    rates = next((r for name, r in table.items() if cfg.model.startswith(name)), table["vgg16"])
     its = rates.get(method, min(rates.values()))
     size = cfg.image_size or (28 if cfg.experiment == "decoy-mnist" else 224)
     seconds_per_image = factor / (16 * its) * (size / 224) ** 2 * (1.0 if gpu else CPU_SLOWDOWN)
