@@ -212,11 +212,21 @@ def model_memory_mb(model_name: str, methods: list[str], batch_size: int, image_
     return {m: values[0] for m, values in peaks.items()}
 
 
-def step_seconds(pairs: list[_Pair], steps: int | list[int]) -> list[list[float]]:
+def step_seconds(pairs: list[_Pair], steps: int | list[int],
+                 warm_rounds: int = 1) -> list[list[float]]:
     """Seconds of each pair's training steps, interleaved: in round ``r`` one step of every pair
     with more than ``r`` steps to run (``steps``: one count for all, or one per pair), the order
-    rotating by one from round to round (with two pairs, they alternate which goes first)."""
+    rotating by one from round to round (with two pairs, they alternate which goes first).
+
+    ``warm_rounds`` untimed rounds of every pair come first. Each pair was warmed up as it was
+    built, but the pairs built after it (RBR's, ~3 GB for VGG-16 on the quick profile's CPU)
+    moved the allocator and the caches under it: in the build of c22ab3b VGG-16's first timed
+    TAP step took 1.60 s against 0.99-1.09 s in the seven rounds after it, and that one round
+    widened the ratio's interval to [0.80, 1.06]."""
     counts = steps if isinstance(steps, list) else [steps] * len(pairs)
+    for _ in range(warm_rounds):
+        for pair in pairs:
+            pair.step()
     times: list[list[float]] = [[] for _ in pairs]
     for r in range(max(counts, default=0)):
         live = [i for i, n in enumerate(counts) if n > r]

@@ -3,6 +3,7 @@ ratio intervals from hand-made round timings, the speed claim's three verdicts, 
 interleaving of rounds."""
 
 import math
+import time
 
 import pandas as pd
 import pytest
@@ -166,10 +167,30 @@ class _Counter:
 def test_rounds_alternate_and_cheap_pairs_run_more_rounds():
     log: list[str] = []
     pairs = [_Counter(log, "none"), _Counter(log, "tap"), _Counter(log, "rbr")]
-    times = benchmark.step_seconds(pairs, [4, 4, 2])
+    times = benchmark.step_seconds(pairs, [4, 4, 2], warm_rounds=0)
     assert [len(t) for t in times] == [4, 4, 2]
     # rounds 0-1 rotate over all three, rounds 2-3 alternate which of the two goes first
     assert log == ["none", "tap", "rbr", "tap", "rbr", "none", "none", "tap", "tap", "none"]
+
+
+class _SlowFirst(_Counter):
+    """A pair whose first step after another pair was built is slow (0.05 s), as VGG-16's TAP
+    step was after RBR's pair took its memory."""
+
+    def step(self):
+        super().step()
+        if len(self.log) <= 3:
+            time.sleep(0.05)
+
+
+def test_a_warm_round_keeps_the_slow_first_steps_out_of_the_timed_rounds():
+    log: list[str] = []
+    pairs = [_SlowFirst(log, "none"), _SlowFirst(log, "tap"), _Counter(log, "rbr")]
+    times = benchmark.step_seconds(pairs, [3, 3, 1])
+    assert log[:3] == ["none", "tap", "rbr"] and len(log) == 3 + 7  # the warm round, untimed
+    assert max(max(t) for t in times) < 0.04
+    cold = benchmark.step_seconds([_SlowFirst([], "none")], 2, warm_rounds=0)
+    assert cold[0][0] >= 0.05
 
 
 def test_add_ratios_pairs_each_method_with_the_first_no_xs_row():
