@@ -55,7 +55,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, labels, openings, report
+from tapkit.book import chapter, labels, openings, profile_notes, report
 from tapkit.experiments import chapter_plans, protocols
 from tapkit.experiments import setting2_plans as s2p
 from tapkit.results import resolve_device
@@ -139,8 +139,8 @@ left = []
 if set(t.kd_fractions) != set(t.fractions):
     untrained = [labels.in_prose(s2p.annotator(f)) for f in t.fractions if f not in t.kd_fractions]
     left.append(f"KD, AT and JT with {', '.join(untrained)} (its TAP row is trained)")
-if len(s.seeds) < 5:
-    left.append(f"{len(s.seeds)} seed(s) instead of five")
+if seeds_note := profile_notes.seeds_left_out(s.seeds):
+    left.append(seeds_note)
 if s.epochs < 50:
     left.append(f"{s.epochs} {s.optimizer} epochs instead of the paper's 50 SGD epochs")
 if str(s.source) == "embedded":

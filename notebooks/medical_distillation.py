@@ -48,7 +48,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, medical, openings, report
+from tapkit.book import chapter, medical, openings, profile_notes, report
 from tapkit.book import medical_setting2 as s2
 from tapkit.experiments import setting2_plans as s2p
 from tapkit.experiments import chapter_plans, protocols
@@ -130,8 +130,8 @@ if set(t.kd_methods) != set(paper_t.kd_methods):
     left.append(", ".join(s2.CASE_NAMES[m] for m in paper_t.kd_methods if m not in t.kd_methods)
                 + " students (JT's double backward takes 63-74 CPU-s a ResNet-18 run here, KD "
                   "and AT 23-27: over the CI budget; the MNIST distillation chapter trains JT)")
-if len(s.seeds) < 5:
-    left.append(f"{len(s.seeds)} seed(s) instead of five")
+if seeds_note := profile_notes.seeds_left_out(s.seeds):
+    left.append(seeds_note)
 if t.lambda_source != "paper":
     left.append(f"the paper's λ for KD, AT and JT (tuned at 224 px from ImageNet weights): here "
                 f"λ = {t.kd_lambda:g} for " + " and ".join(s2.CASE_NAMES[m] for m in t.kd_methods)

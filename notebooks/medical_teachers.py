@@ -54,7 +54,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from tapkit import teachers
-from tapkit.book import chapter, medical, openings, report
+from tapkit.book import chapter, medical, openings, profile_notes, report
 from tapkit.book import medical_setting2 as s2
 from tapkit.experiments import setting2_plans as s2p
 from tapkit.experiments import chapter_plans, protocols
@@ -201,8 +201,8 @@ if set(t.train_taus) != set(paper_t.train_taus):
     left.append(f"students at τ {[x for x in paper_t.train_taus if x not in t.train_taus]}")
 if set(t.xs_methods) != set(paper_t.xs_methods):
     left.append("RRR and RBR with teacher masks (the paper's appendix)")
-if len(s.seeds) < 5:
-    left.append(f"{len(s.seeds)} seed(s) instead of five")
+if seeds_note := profile_notes.seeds_left_out(s.seeds):
+    left.append(seeds_note)
 if t.lambda_source != "paper":
     left.append("the paper's teacher-annotation λ (tuned at 224 px from ImageNet weights); the "
                 "students here train with Setting 1's λ of this profile")

@@ -4,6 +4,7 @@ protocol objects, so that a page never states a setting its profile does not run
 import dataclasses
 
 import pandas as pd
+import pytest
 
 from tapkit.book import medical, mnist_setting2, openings, profile_notes
 from tapkit.experiments import protocols
@@ -113,3 +114,11 @@ def test_the_theorem_text_says_reduces_where_the_numbers_do():
     assert "removes" not in text
     same = theorem.assign(**{"input gradient in mask": [0.061, 0.058, 0.012]})
     assert "leaves it at 5.8%" in openings.theorem_findings(same, 0.020)
+
+
+@pytest.mark.parametrize("seeds,text", [
+    ((0,), "1 seed instead of the paper's five (no standard deviations)"),
+    ((0, 1, 2), "3 seeds instead of the paper's five"),
+    ((0, 1, 2, 3, 4), None)])
+def test_seeds_left_out_says_what_the_seeds_cost(seeds, text):
+    assert profile_notes.seeds_left_out(seeds) == text

@@ -138,8 +138,8 @@ def left_out(seeds: Sequence[int], train_taus: Sequence[float], extra: Sequence[
     """What a profile leaves out of the paper's MNIST Setting 2 (``held``: the teachers' clean
     holdout sizes per fraction, as :func:`held_out_text` gets them)."""
     left = []
-    if len(seeds) < 5:
-        left.append(f"{len(seeds)} seed(s) instead of the paper's five (no standard deviations)")
+    if seeds_note := profile_notes.seeds_left_out(seeds):
+        left.append(seeds_note)
     if set(train_taus) != {0.01, 0.05, 0.1}:
         left.append(f"students train at τ ∈ {list(train_taus)} only; the paper also trains at the "
                     "other thresholds (annotation quality above covers all three)")

@@ -96,6 +96,20 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'s' * (n != 1)}"
 
 
+PAPER_SEEDS = 5  # "over five runs" (the paper's tables' captions)
+
+
+def seeds_left_out(seeds: Sequence[int]) -> str | None:
+    """What a chapter's "leaves out" list says of its seeds: ``"3 seeds instead of the paper's
+    five"`` (with one seed, also that its tables have no standard deviations), or None when it
+    runs the paper's five or more."""
+    n = len(seeds)
+    if n >= PAPER_SEEDS:
+        return None
+    return (f"{_count(n, 'seed')} instead of the paper's five"
+            + (" (no standard deviations)" if n == 1 else ""))
+
+
 def _and(items: Sequence[str]) -> str:
     items = list(items)
     return ", ".join(items[:-1]) + (" and " if len(items) > 1 else "") + (items[-1] if items else "")
