@@ -55,7 +55,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, labels, openings, profile_notes, report
+from tapkit.book import chapter, labels, mnist_setting2, openings, report
 from tapkit.experiments import chapter_plans, protocols
 from tapkit.experiments import setting2_plans as s2p
 from tapkit.results import resolve_device
@@ -135,18 +135,7 @@ display(Markdown(
     "and JT do not stop the student from learning the patches."))
 
 # %% tags=["hide-input"]
-left = []
-if set(t.kd_fractions) != set(t.fractions):
-    untrained = [labels.in_prose(s2p.annotator(f)) for f in t.fractions if f not in t.kd_fractions]
-    left.append(f"KD, AT and JT with {', '.join(untrained)} (its TAP row is trained)")
-if seeds_note := profile_notes.seeds_left_out(s.seeds):
-    left.append(seeds_note)
-if s.epochs < 50:
-    left.append(f"{s.epochs} {s.optimizer} epochs instead of the paper's 50 SGD epochs")
-if str(s.source) == "embedded":
-    left.append("the 5,000 embedded digits instead of full MNIST")
-display(Markdown("Run `make book PROFILE=paper` for everything. This profile leaves out: "
-                 + ("; ".join(left) if left else "nothing") + "."))
+display(Markdown(mnist_setting2.kd_left_out(s, t)))
 
 # %% [markdown]
 # ## Paper-profile results (committed, from a GPU)

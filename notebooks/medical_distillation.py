@@ -48,7 +48,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, medical, openings, profile_notes, report
+from tapkit.book import chapter, medical, openings, report
 from tapkit.book import medical_setting2 as s2
 from tapkit.experiments import setting2_plans as s2p
 from tapkit.experiments import chapter_plans, protocols
@@ -116,28 +116,7 @@ for e in datasets:
 # architectures; TAP is the most successful at avoiding the tag on KNEE.
 
 # %% tags=["hide-input"]
-paper_t = protocols.medical_teachers("paper")
-left = []
-if medical.is_standin(s):
-    left.append("the real PNEU and KNEE images (this is the digits stand-in)")
-left += s2.datasets_left_out(profile, datasets)
-if set(t.kd_models) != set(paper_t.kd_models):
-    left.append("the students " + ", ".join(medical.ARCH_LABELS[m] for m in paper_t.kd_models
-                                            if m not in t.kd_models))
-if set(t.kd_fractions) != set(paper_t.kd_fractions):
-    left.append("KD, AT and JT with the 1% teacher")
-if set(t.kd_methods) != set(paper_t.kd_methods):
-    left.append(", ".join(s2.CASE_NAMES[m] for m in paper_t.kd_methods if m not in t.kd_methods)
-                + " students (JT's double backward takes 63-74 CPU-s a ResNet-18 run here, KD "
-                  "and AT 23-27: over the CI budget; the MNIST distillation chapter trains JT)")
-if seeds_note := profile_notes.seeds_left_out(s.seeds):
-    left.append(seeds_note)
-if t.lambda_source != "paper":
-    left.append(f"the paper's λ for KD, AT and JT (tuned at 224 px from ImageNet weights): here "
-                f"λ = {t.kd_lambda:g} for " + " and ".join(s2.CASE_NAMES[m] for m in t.kd_methods)
-                + ", without a search")
-display(Markdown("Run `make book PROFILE=paper` with the data for everything. This profile "
-                 "leaves out: " + ("; ".join(left) if left else "nothing") + "."))
+display(Markdown(s2.kd_left_out(profile, s, t, datasets)))
 
 # %% [markdown]
 # ## Paper-profile results (committed, from a GPU)

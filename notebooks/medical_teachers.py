@@ -54,7 +54,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from tapkit import teachers
-from tapkit.book import chapter, medical, openings, profile_notes, report
+from tapkit.book import chapter, medical, openings, report
 from tapkit.book import medical_setting2 as s2
 from tapkit.experiments import setting2_plans as s2p
 from tapkit.experiments import chapter_plans, protocols
@@ -187,27 +187,7 @@ for e in datasets:
 # ## What this profile leaves out
 
 # %% tags=["hide-input"]
-paper_t = protocols.medical_teachers("paper")
-left = []
-if medical.is_standin(s):
-    left.append("the real PNEU and KNEE images (this is the digits stand-in: compare patterns, "
-                "not values)")
-left += s2.datasets_left_out(profile, datasets)
-if set(t.models) != set(paper_t.models):
-    left.append("the students " + ", ".join(medical.ARCH_LABELS[m] for m in paper_t.models
-                                            if m not in t.models)
-                + " (their XS runs are over this profile's budget)")
-if set(t.train_taus) != set(paper_t.train_taus):
-    left.append(f"students at τ {[x for x in paper_t.train_taus if x not in t.train_taus]}")
-if set(t.xs_methods) != set(paper_t.xs_methods):
-    left.append("RRR and RBR with teacher masks (the paper's appendix)")
-if seeds_note := profile_notes.seeds_left_out(s.seeds):
-    left.append(seeds_note)
-if t.lambda_source != "paper":
-    left.append("the paper's teacher-annotation λ (tuned at 224 px from ImageNet weights); the "
-                "students here train with Setting 1's λ of this profile")
-display(Markdown("Run `make book PROFILE=paper` with the data for everything. This profile "
-                 "leaves out: " + ("; ".join(left) if left else "nothing") + "."))
+display(Markdown(s2.teachers_left_out(profile, s, t, datasets)))
 
 # %% [markdown]
 # ## Paper-profile results (committed, from a GPU)

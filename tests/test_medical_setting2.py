@@ -66,3 +66,23 @@ def test_a_setting2_page_names_the_data_sets_its_profile_leaves_out():
     assert s2.datasets_left_out("quick", ["pneu"]) == [
         "KNEE (its Setting-2 claims are judged on PNEU; the paper profile runs both)"]
     assert s2.datasets_left_out("paper", ["pneu", "knee"]) == []
+
+
+def test_the_setting2_pages_closing_lines_name_what_the_quick_profile_leaves_out():
+    from tapkit.experiments import protocols
+
+    t = protocols.medical_teachers("quick")
+    quick = t.on_seeds(protocols.medical("quick")), t  # Setting 2 on the teachers' seeds
+    teachers = s2.teachers_left_out("quick", *quick, ["pneu"])
+    assert teachers.startswith("Run `make book PROFILE=paper` with the data for everything. "
+                               "This profile leaves out: the real PNEU and KNEE images")
+    for clause in ("KNEE (its Setting-2 claims", "the students VGG-16", "students at τ [0.05, 0.1]",
+                   "RRR and RBR with teacher masks", "1 seed instead of the paper's five"):
+        assert clause in teachers
+    kd = s2.kd_left_out("quick", *quick, ["pneu"])
+    assert "KD, AT and JT with the 1% teacher" in kd and "JT students" in kd
+    assert "here λ = 1 for KD and AT, without a search" in kd
+    # the paper profile on the real folders leaves nothing out
+    paper = protocols.medical("paper"), protocols.medical_teachers("paper")
+    assert s2.teachers_left_out("paper", *paper, ["pneu", "knee"]).endswith("leaves out: nothing.")
+    assert s2.kd_left_out("paper", *paper, ["pneu", "knee"]).endswith("leaves out: nothing.")

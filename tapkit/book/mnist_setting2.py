@@ -16,7 +16,7 @@ from ..data import VAL_FRACTION, Split
 from ..experiments.cells import Annotation, tau_text
 from ..experiments.setting2_plans import annotator
 from ..experiments.setting2_protocols import LambdaSource, Threshold
-from . import profile_notes, report
+from . import labels, profile_notes, report
 
 PAPER_TRAIN_DIGITS = 60_000  # MNIST's training split, before the validation split is taken out
 # the paper's teachers' clean holdouts: 10% and 1% of the training digits left after the 10%
@@ -130,6 +130,22 @@ def ours_with_paper(summary: pd.DataFrame, method: str, train_taus: Sequence[flo
     order += [(Annotation.GROUND_TRUTH.value, "any"), (Annotation.NONE.value, "any")]
     order = [o for o in order if o in set(zip(both.annotation, both.tau))]
     return report.side_by_side(both, ["annotation", "tau"], order)
+
+
+def kd_left_out(s, t) -> str:
+    """The MNIST distillation page's closing line: what its Setting-1 protocol ``s`` and
+    teachers protocol ``t`` leave out of the paper's KD/AT/JT table."""
+    left = []
+    if set(t.kd_fractions) != set(t.fractions):
+        untrained = [labels.in_prose(annotator(f)) for f in t.fractions if f not in t.kd_fractions]
+        left.append(f"KD, AT and JT with {', '.join(untrained)} (its TAP row is trained)")
+    if seeds := profile_notes.seeds_left_out(s.seeds):
+        left.append(seeds)
+    if s.epochs < 50:
+        left.append(f"{s.epochs} {s.optimizer} epochs instead of the paper's 50 SGD epochs")
+    if str(s.source) == "embedded":
+        left.append(f"{profile_notes.SOURCES['embedded']} instead of full MNIST")
+    return profile_notes.leaves_out(left)
 
 
 def left_out(seeds: Sequence[int], train_taus: Sequence[float], extra: Sequence[str],

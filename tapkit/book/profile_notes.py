@@ -110,6 +110,13 @@ def seeds_left_out(seeds: Sequence[int]) -> str | None:
             + (" (no standard deviations)" if n == 1 else ""))
 
 
+def leaves_out(items: Sequence[str], data: bool = False) -> str:
+    """A chapter's closing line: ``"Run `make book PROFILE=paper` for everything. This profile
+    leaves out: a; b."`` (``data``: the paper profile needs the PNEU/KNEE folders)."""
+    return (f"Run `make book PROFILE=paper`{' with the data' if data else ''} for everything. "
+            "This profile leaves out: " + ("; ".join(items) if items else "nothing") + ".")
+
+
 def _and(items: Sequence[str]) -> str:
     items = list(items)
     return ", ".join(items[:-1]) + (" and " if len(items) > 1 else "") + (items[-1] if items else "")
