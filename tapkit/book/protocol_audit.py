@@ -412,7 +412,9 @@ def _tag_font(profile: str) -> str:
     side = _side(profile)
     h, w, _ = _tag_box(side)
     font = " ".join(ImageFont.load_default(size=h).getname())
-    return f"Pillow's built-in {font}; 'XYZ' box {h}×{w} px at {side} px"
+    taller = "".join(f"; {e.upper()} stand-in's tags {px} px tall"
+                     for e, px in sorted(_medical(profile).tag_px.items()))
+    return f"Pillow's built-in {font}; 'XYZ' box {h}×{w} px at {side} px{taller}"
 
 
 def _tag_place(profile: str) -> str:
@@ -595,7 +597,9 @@ ENTRIES: tuple[Entry, ...] = (
           "= 22 px)", _tag_font, D,
           "Pillow's built-in scalable font needs no font file, so a tag looks the same on every "
           "machine; the released code asks matplotlib for whichever bold monospace font is "
-          "installed. On small stand-in images tags are at least 10 px tall, to stay legible."),
+          "installed. On small stand-in images tags are at least 10 px tall, to stay legible; "
+          "the quick KNEE stand-in's five tags are 14 px tall, where ResNet-18 learns to tell "
+          "them apart as the paper's models do (docs/standin-research.md)."),
     Entry("Tag placement and mask", "data", 332, "Strings in corners correlate with label",
           "create_pneu.py:110-111,132 (flush with the corner; a fixed 22×44 box masked)",
           _tag_place, D,
