@@ -248,6 +248,9 @@ def test_standin_note_and_names_say_what_the_data_is():
     s = protocols.medical("quick")
     assert "not PNEU" in medical.data_name(s, "pneu")
     assert "Stand-in data, not KNEE" in medical.standin_note(s, "knee")
+    # each stand-in says how tall its tags are: KNEE's calibrated 14 px, PNEU's the default
+    assert "tags 14 px tall" in medical.standin_note(s, "knee")
+    assert "tags at least 10 px tall" in medical.standin_note(s, "pneu")
     real = dataclasses.replace(s, source="/data/knee")
     assert medical.data_name(real, "knee").startswith("KNEE")
     assert "stand-in" not in medical.standin_note(real, "knee").lower()

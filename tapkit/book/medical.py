@@ -76,10 +76,19 @@ def standin_note(s: Protocol, experiment: str) -> str:
             f"{s.image_size}×{s.image_size} px, 3 channels, ImageNet normalisation, "
             f"{per_experiment(s.per_class, experiment)} images per class for training and "
             f"validation, {_test_size(s, experiment)} "
-            f"per class for testing, tags at least {MIN_TAG_PX} px tall so that their letters "
-            f"stay legible). Every number and figure below is "
+            f"per class for testing, {_tag_height(s, experiment)}). Every number and figure "
+            f"below is "
             f"about the stand-in, not about {name}. Point the <code>source</code> parameter at "
             f"the {name} folder to run on the real data.</p></div>")
+
+
+def _tag_height(s: Protocol, experiment: str) -> str:
+    """The stand-in's tag height, as the stand-in note says it."""
+    px = s.source_for(experiment).tag_px
+    if px is None:
+        return f"tags at least {MIN_TAG_PX} px tall so that their letters stay legible"
+    return (f"tags {px} px tall, where ResNet-18 learns to tell the five apart as the paper's "
+            "models do")
 
 
 # What differs between the two data sets on the Setting-1 page (notebooks/medical_gt.py): its
