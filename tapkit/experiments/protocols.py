@@ -437,9 +437,10 @@ MEDICAL_TEACHERS = {
 # lanes, beside a training notebook: the paired rounds' ratios and intervals came out as tight as
 # with both cores to itself, 267 s of one core instead of 217 s of two; docs/performance.md),
 # fewer steps for VGG-16 (its RBR step alone takes ~8 s there), and many paired No XS/TAP rounds
-# where they are cheap: the TAP claim's interval narrows with them (VGG-16 16 and DenseNet-121
+# where they are cheap: the TAP claim's interval narrows with them (VGG-16 32 and DenseNet-121
 # 32 since 2026-11-27: with 8 and 16, [0.80, 1.06] and [0.94, 1.09] left the claim
-# inconclusive; ~25 s more, with the untimed warm round, benchmark.step_seconds). Efficiency: each model at the
+# inconclusive; with the untimed warm round, benchmark.step_seconds, 16 VGG-16 rounds gave
+# [0.94, 1.04] beside a training lane: the chapter 364 -> 454 s, ~30 s more now). Efficiency: each model at the
 # settings the book trains it with (:func:`as_trained`; one thread: the quick profile trains one
 # run per core), and the two-layer CNN also at the paper's batch of 256 with SGD.
 
@@ -464,7 +465,7 @@ _BENCH_CONTEXT = ("two_layer_cnn@256x28",)
 BENCH = {
     "quick": BenchProtocol(batch_size=4, image_size=64, steps=3, warmup=1, threads=1,
                            model_steps={"vgg16": 2}, paired_steps=24,
-                           model_paired_steps={"vgg16": 16, "two_layer_cnn": 12,
+                           model_paired_steps={"vgg16": 32, "two_layer_cnn": 12,
                                                "densenet121": 32},
                            memory_passes=2, efficiency=EFFICIENCY, efficiency_threads=1,
                            models=("vgg16", "resnet18", "densenet121"), context=_BENCH_CONTEXT,
