@@ -80,13 +80,13 @@ def _meta(device="cuda: NVIDIA H100", batch=16, size=224, peak=12_000.0):
 
 
 def test_oom_is_judged_only_on_a_gpu_at_the_papers_batch_and_size():
-    assert claims.oom_claim(_meta(), "gpu").verdict == claims.REPRODUCED
-    assert claims.oom_claim(_meta(peak=9_000.0), "gpu").verdict == claims.NOT_REPRODUCED
+    assert claims.oom_claim(_meta(), "gpu", "rbr").verdict == claims.REPRODUCED
+    assert claims.oom_claim(_meta(peak=9_000.0), "gpu", "rbr").verdict == claims.NOT_REPRODUCED
     cpu = claims.oom_claim(_meta(device="cpu: x86_64, 1 threads", batch=4, size=64, peak=339.0),
-                           "cpu")
+                           "cpu", "rbr")
     assert cpu.verdict == claims.NOT_TESTABLE
     assert cpu.evidence == "peak memory 339 MB at batch 4 of 64 px on cpu: x86_64, 1 threads"
-    assert claims.oom_claim({"rows": []}, "cpu").verdict == claims.NOT_RUN
+    assert claims.oom_claim({"rows": []}, "cpu", "rbr").verdict == claims.NOT_RUN
 
 
 def _summary(rows, column="teacher"):

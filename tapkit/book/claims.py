@@ -469,7 +469,7 @@ PAPER_GPU_MB = 10 * 1024
 batch 16 of 224-px images ran out of memory (Table 1)."""
 
 
-def oom_claim(meta: dict, label: str, method: str = "rbr", model: str = "densenet121") -> Claim:
+def oom_claim(meta: dict, label: str, method: str, model: str = "densenet121") -> Claim:
     """``method`` on ``model`` needs more than the paper's 10 GB GPU at the paper's batch of 16
     224-px images. Judged from Table 1's rows (the speed chapter's table metadata) only where
     that step was measured on a GPU at that batch and size: its peak memory above
