@@ -243,11 +243,14 @@ def tag_scale(size: int) -> float:
 def medical_contamination(kind: str, num_classes: int, size: int,
                           tag_px: int | None = None) -> tuple[Callable, sc.Assignment]:
     """Text tags (main text) or stripes (appendix) for a binary or five-grade task; ``tag_px``:
-    the tags' height in pixels (None: :func:`tag_scale`'s)."""
+    the tags' height in pixels where the widest tag fits the image (None, or an image too small
+    for it, e.g. the appendix architectures' 32 px: :func:`tag_scale`'s)."""
     permute: sc.Assignment = "swapped" if num_classes == 2 else "permuted"
     if kind == "tag":
         tags = sc.PNEU_TAGS if num_classes == 2 else sc.KNEE_TAGS
-        scale = tag_scale(size) if tag_px is None else tag_px / size
+        fits = tag_px is not None and max(
+            sc.render_text(t, tag_px).shape[1] for t in tags) + max(1, size // 32) <= size
+        scale = tag_px / size if fits else tag_scale(size)
         return (lambda x, y, rng: sc.text_tag(x, y, rng, tags=tags, scale=scale)), permute
     if kind == "stripe":
         step = 127.0 if num_classes == 2 else 51.0

@@ -389,6 +389,10 @@ def test_the_stand_ins_tag_height_is_a_source_option_with_its_own_key():
         rows = (s["train"].mask.sum(-1) > 0).sum(-1).flatten()
         heights[px] = set(rows.tolist())
     assert heights == {None: {10}, 14: {12}}
+    # on 32-px images (the appendix architectures) 'MNO' at 14 px would not fit: the default
+    _, small = data.digits_standin("knee", size=32, per_class=3, test_per_class=3, tag_px=14)
+    _, default = data.digits_standin("knee", size=32, per_class=3, test_per_class=3)
+    assert torch.equal(small["train"].mask, default["train"].mask)
     # the quick profile's KNEE stand-in asks for it, PNEU's keeps the default
     from tapkit.experiments import protocols
 
