@@ -434,13 +434,17 @@ def test_a_setting2_plan_given_its_own_threshold_rule_uses_it(tmp_path):
 
 
 def test_the_quick_stand_ins_carry_their_calibrated_label_noise():
-    """PNEU's stand-in flips 5% of its labels, KNEE's moves half a grade (the tag follows): set
-    by the profile wherever the source is the stand-in, also when a notebook names it."""
+    """PNEU's stand-in flips 5% of its labels, KNEE's moves half a grade (the tag follows) and
+    draws its tags 14 px tall: set by the profile wherever the source is the stand-in, also when a
+    notebook names it."""
     quick = protocols.medical("quick")
     assert [str(quick.source_for(e)) for e in ("pneu", "knee")] == [
-        "embedded:label_noise=0.05", "embedded:label_noise=0.5"]
+        "embedded:label_noise=0.05", "embedded:label_noise=0.5,tag_px=14"]
     named = protocols.medical("quick", source="embedded")
-    assert str(named.source_for("knee")) == "embedded:label_noise=0.5"
+    assert str(named.source_for("knee")) == "embedded:label_noise=0.5,tag_px=14"
+    # a source that names its own calibration keeps it
+    own = protocols.medical("quick", source="embedded:label_noise=0.2")
+    assert str(own.source_for("knee")) == "embedded:label_noise=0.2"
     cfg = setting1.case_config(quick, "pneu", "resnet18", "none", 0.0, 0)
     assert str(cfg.source) == "embedded:label_noise=0.05"
     # the paper profile's folders are untouched, and MNIST never takes label noise
