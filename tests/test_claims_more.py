@@ -104,9 +104,9 @@ def test_kd_claims_take_the_welch_interval_of_two_summaries():
     assert "KD (10% teacher) − TAP (10% teacher): -0.005 [-0.009, -0.001] (3 seeds)" in c.evidence
     # std 0.01 each: half-width 0.0351, the interval crosses both ends
     wide = kd.assign(std=0.01)
-    assert summary_claims.kd_matches_claim(wide, "MNIST").verdict == claims.INCONCLUSIVE
+    assert summary_claims.kd_matches_claim(wide, "MNIST", "kd").verdict == claims.INCONCLUSIVE
     one = kd.assign(count=1)
-    c = summary_claims.kd_matches_claim(one, "MNIST")
+    c = summary_claims.kd_matches_claim(one, "MNIST", "kd")
     assert c.verdict == claims.NOT_TESTABLE and c.reason == "one seed: no interval"
 
 
@@ -126,16 +126,16 @@ def test_at_and_jt_fail_when_they_do_not_beat_no_xs_by_the_margin():
 def test_kd_drops_pairs_each_method_with_its_own_rule():
     kd = _summary([("teacher_10", "kd", 0.968, 0.001, 3), ("teacher_1", "kd", 0.929, 0.001, 3),
                    ("teacher_10", "tap", 0.966, 0.001, 3), ("teacher_1", "tap", 0.965, 0.001, 3)])
-    assert summary_claims.kd_drops_claim(kd, "MNIST").verdict == claims.REPRODUCED
+    assert summary_claims.kd_drops_claim(kd, "MNIST", "kd").verdict == claims.REPRODUCED
     # KD no worse with the 1% teacher: its drop's interval lies below 0
     kd.loc[1, "mean"] = 0.975
-    assert summary_claims.kd_drops_claim(kd, "MNIST").verdict == claims.NOT_REPRODUCED
+    assert summary_claims.kd_drops_claim(kd, "MNIST", "kd").verdict == claims.NOT_REPRODUCED
     # no 1%-teacher KD run: TAP's half alone cannot reproduce a claim about KD's drop
-    c = summary_claims.kd_drops_claim(kd.drop(index=1), "MNIST")
+    c = summary_claims.kd_drops_claim(kd.drop(index=1), "MNIST", "kd")
     assert "no KD (1% teacher) run" in c.evidence and c.verdict == claims.NOT_RUN
     # ... but a half that fails decides it
     failing = kd.drop(index=1).assign(mean=[0.968, 0.966, 0.90])
-    assert summary_claims.kd_drops_claim(failing, "MNIST").verdict == claims.NOT_REPRODUCED
+    assert summary_claims.kd_drops_claim(failing, "MNIST", "kd").verdict == claims.NOT_REPRODUCED
 
 
 def test_annotation_robustness_compares_each_annotation_with_the_ground_truth():

@@ -495,6 +495,15 @@ def oom_claim(meta: dict, label: str, method: str, model: str = "densenet121") -
                  REPRODUCED if peak > PAPER_GPU_MB else NOT_REPRODUCED)
 
 
+def summary_difference(a: pd.Series, b: pd.Series) -> Estimate:
+    """``a − b`` of two rows of a summary table (mean, std, count over seeds): unpaired, the
+    stds combined as √(sa² + sb²), the interval on the smaller count and inside an accuracy
+    difference's range (no interval when either ran one seed)."""
+    sd = (float(a["std"]) ** 2 + float(b["std"]) ** 2) ** 0.5
+    return from_summary(float(a["mean"]) - float(b["mean"]), sd, int(min(a["count"], b["count"])),
+                        bounds=ACCURACY.range(1))
+
+
 def teacher_claim(summary: pd.DataFrame, data: str, method: str | None = None) -> Claim:
     """TAP (``method``; None: the paper's own) with masks from a teacher trained on 1% of clean
     data beats No XS on permuted digits."""
@@ -514,7 +523,6 @@ def teacher_claim(summary: pd.DataFrame, data: str, method: str | None = None) -
     if count < 2:
         return untestable(claim, "Setting 2, Fig. ts", evidence, f"{count} seed", data,
                           "one seed: no interval (the paper's finding is on PNEU/KNEE)")
-    e = from_summary(t["mean"] - n["mean"], (t["std"] ** 2 + n["std"] ** 2) ** 0.5, count,
-                     bounds=ACCURACY.range(1))
+    e = summary_difference(t, n)
     return Claim(claim, "Setting 2, Fig. ts", evidence + f"; difference {e.text()} (unpaired)",
                  f"{count} seeds", data, keeps_verdict(e.lo, e.hi, 0.0))

@@ -3,7 +3,7 @@ ts_mnist), judged on the summary tables those chapters write (``mnist_teacher``,
 one row per case and split, with the mean, std and count over seeds).
 
 A comparison of two cases is their difference of means with a Welch-style 95% interval from the
-two stds (:func:`tapkit.seedstats.from_summary`, unpaired: the summaries keep no seeds), kept
+two stds (:func:`.claims.summary_difference`, unpaired: the summaries keep no seeds), kept
 inside [−1, 1]. A case trained on fewer than two seeds gives no interval, and the claim is *not
 testable here (one seed)* with its numbers shown; a case this build never trained makes it *not
 run*. Thresholds: :data:`.thresholds.MARGIN`, as the report's other MNIST claims.
@@ -17,9 +17,8 @@ import pandas as pd
 
 from ..experiments.cells import Annotation
 from ..methods import proposed_method
-from ..seedstats import Estimate, from_summary
 from .claims import (NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, Claim, _combined, keeps_verdict,
-                     within_verdict)
+                     summary_difference, within_verdict)
 from .labels import label
 from .thresholds import MARGIN
 
@@ -33,14 +32,6 @@ def _row(summary: pd.DataFrame, case: Case, split: str = "permuted") -> pd.Serie
     rows = summary[(summary[column].astype(str) == str(source))
                    & (summary["method"] == method) & (summary["split"] == split)]
     return None if rows.empty else rows.iloc[0]
-
-
-def _difference(a: pd.Series, b: pd.Series) -> Estimate:
-    """``a − b`` of two summary rows, with the interval of the smaller count's degrees of
-    freedom (no interval when either ran one seed)."""
-    sd = (float(a["std"]) ** 2 + float(b["std"]) ** 2) ** 0.5
-    return from_summary(float(a["mean"]) - float(b["mean"]), sd,
-                        int(min(a["count"], b["count"])), bounds=(-1.0, 1.0))
 
 
 def _name(case: Case) -> str:
@@ -68,7 +59,7 @@ def _judge(claim: str, where: str, data: str, summary: pd.DataFrame,
         if gone:
             missing += gone
             continue
-        d = _difference(ra, rb)
+        d = summary_difference(ra, rb)
         counts.append(d.n)
         parts.append(f"{split} accuracy, {_name(a)} − {_name(b)}: {d.text()}")
         if d.n >= 2:
@@ -107,7 +98,6 @@ def fail_to_protect_claim(summary: pd.DataFrame, data: str, *methods: str) -> Cl
     """AT and JT (``methods``) "are not successful at protecting the model": with the 10%
     teacher their permuted accuracy beats No XS's by less than :data:`MARGIN` (the interval of
     the difference lies below it; table ``mnist_kd``)."""
-    methods = methods or ("at", "jt")
     claim = (f"{' and '.join(map(label, methods))} do not protect the two-layer CNN from the decoy "
              f"(permuted accuracy within {MARGIN:g} of No XS or below)")
     none = ("no teacher", "none")
@@ -115,7 +105,7 @@ def fail_to_protect_claim(summary: pd.DataFrame, data: str, *methods: str) -> Cl
     return _judge(claim, "App. Table kd_mnist", data, summary, pairs)
 
 
-def kd_matches_claim(summary: pd.DataFrame, data: str, method: str = "kd",
+def kd_matches_claim(summary: pd.DataFrame, data: str, method: str,
                      other: str | None = None) -> Claim:
     """KD (``method``) with the 10% teacher "closely matches" TAP (``other``; None: the paper's
     own) with the same teacher's masks: their permuted accuracies within :data:`MARGIN`."""
@@ -125,7 +115,7 @@ def kd_matches_claim(summary: pd.DataFrame, data: str, method: str = "kd",
     return _judge(claim, "App. Table kd_mnist", data, summary, pairs)
 
 
-def kd_drops_claim(summary: pd.DataFrame, data: str, method: str = "kd",
+def kd_drops_claim(summary: pd.DataFrame, data: str, method: str,
                    other: str | None = None) -> Claim:
     """KD (``method``) "reduces slightly" from the 10% to the 1% teacher while TAP (``other``)
     "consistently performs well": KD's permuted accuracy falls (10% − 1% above 0) and TAP's
