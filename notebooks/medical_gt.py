@@ -88,7 +88,7 @@ frame = medical.run_frame(runs, root, device)
 frame["trained as"] = [r.cfg.model for r in runs]
 label = report.provenance_label(frame, profile)
 summary = medical.summarise(frame)
-meta = {"label": label, "settings": s.as_dict(), "data": on, "origin": medical.origin(s).value}
+meta = medical.table_meta(s, experiment, models, methods, label)
 report.write_table(summary, root, f"{experiment}_gt", meta)
 per_run = medical.runs_table(frame)  # the report's paired differences over seeds
 report.write_table(per_run, root, f"{experiment}_gt_runs", meta)

@@ -33,7 +33,7 @@ log = logging.getLogger("standin_seeds")
 MODELS = ("resnet18", "densenet121")
 OWN = proposed_method()  # TAP
 # the comparators where the quick profile runs them (its not_run leaves out the rest: RRR on
-# ResNet-18 only, no RBR)
+# PNEU's ResNet-18 only, no RBR)
 CASES = ("base", "none", OWN, *comparators())
 
 

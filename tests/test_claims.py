@@ -280,6 +280,21 @@ def test_claims_table_lists_every_claim_of_the_paper_with_its_line(tmp_path):
     assert table.loc["tap_keeps_off_deep_pneu", "verdict"] == claims.REPRODUCED
     assert table.loc["decoy_learned_pneu", "verdict"] == claims.REPRODUCED
     assert table.loc["rrr_spurious_densenet_pneu", "verdict"] == claims.NOT_RUN
+    assert table.loc["rrr_spurious_densenet_pneu", "reason"] == \
+        "no cell of this build trained what it compares"
+    # where the chapter recorded why the profile left a cell out, the report says it, for the
+    # claim's own architecture and methods only
+    write_table(medical_runs({("resnet18", "none"): NONE, ("resnet18", "tap"): TAP}), tmp_path,
+                "pneu_gt_runs", {"data": "the digits stand-in for PNEU", "origin": "stand-in",
+                                 "left_out": {"densenet121/rrr": "over budget",
+                                              "vgg16/rbr": "no VGG-16", "vgg16/tap": "no"}})
+    table = claim_table.claims_table(tmp_path).set_index("id")
+    assert table.loc["rrr_spurious_densenet_pneu", "verdict"] == claims.NOT_RUN
+    assert table.loc["rrr_spurious_densenet_pneu", "reason"] == \
+        "left out by this profile: PNEU DenseNet-121 RRR: over budget"
+    assert table.loc["rbr_spurious_vgg_pneu", "reason"] == \
+        "left out by this profile: PNEU VGG-16 RBR: no VGG-16"
+    assert table.loc["tap_keeps_off_deep_pneu", "verdict"] == claims.REPRODUCED
     # a Setting-2 claim about the real data, on the stand-in's tables: not testable, with why
     assert table.loc["tau_trend_pneu", "verdict"] == claims.NOT_RUN  # its chapter did not run
     write_table(summary_rows({("resnet18", "teacher_10"): (0.95, 0.94, 0.01),

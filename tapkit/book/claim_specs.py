@@ -16,7 +16,7 @@ reads yet). Registering a claim twice raises.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Callable, Mapping
@@ -26,6 +26,7 @@ import pandas as pd
 from .claims import (NOT_RUN, NOT_TESTABLE, Claim, _combined, close_claim, cost_claim,
                      cost_share_claim, decoy_claim, matches_claim, oom_claim, removes_claim,
                      slightly_below_claim, speed_claim, teacher_claim)
+from .labels import label
 from .medical_claims import (annotation_claim, keeps_off_claim, matches_at_cost_claim,
                              medical_teacher_claim, no_xs_relies_claim, reemerge_claim)
 from .origin import DataOrigin
@@ -64,6 +65,20 @@ class Evidence:
         metas = {e: self.table(f"{e}_gt_runs")[1] for e in found}
         return (found, {e: str(m.get("data", "unknown")) for e, m in metas.items()},
                 {e: DataOrigin.read(m) for e, m in metas.items()})
+
+    def left_out(self, only: tuple[str, ...], methods: Methods,
+                 model: str | None = None) -> list[str]:
+        """Why the profile left out the cells of ``methods`` (of ``model``; None: every
+        architecture) on the data sets ``only``: the ``left_out`` of their per-run tables
+        (``{"<model>/<case>": why}``, written by the chapter from the protocol's ``not_run``),
+        one text per reason with the cells it leaves out: ``"KNEE ResNet-18 RRR: why"``."""
+        cells: dict[str, list[str]] = {}
+        for exp in only:
+            for cell, why in self.table(f"{exp}_gt_runs")[1].get("left_out", {}).items():
+                arch, case = cell.split("/")
+                if case in methods and model in (None, arch):
+                    cells.setdefault(why, []).append(f"{exp.upper()} {label(arch)} {label(case)}")
+        return [f"{', '.join(names)}: {why}" for why, names in cells.items()]
 
     @cached_property
     def standin(self) -> bool:
@@ -141,11 +156,22 @@ def claim_methods(claim_id: str) -> Methods:
     return tuple(value.split()) if isinstance(value, str) else ()
 
 
+def _not_run_why(claim: Claim | None, ev: Evidence, only: tuple[str, ...], methods: Methods,
+                 model: str | None = None) -> Claim | None:
+    """A claim *not run* says why: the profile's reasons for leaving its cells out
+    (:meth:`Evidence.left_out`), where the chapter recorded them."""
+    if claim is None or claim.verdict != NOT_RUN:
+        return claim
+    why = ev.left_out(only, methods, model)
+    return replace(claim, reason="left out by this profile: " + "; ".join(why)) if why else claim
+
+
 def _medical(judge, only: tuple[str, ...] = ("pneu", "knee")) -> Judge:
     """``judge(runs, data, origins, *methods)`` on Setting 1's per-run tables of ``only``."""
     def run(ev: Evidence, methods: Methods = ()):
         runs, data, origins = ev.medical_data(only)
-        return judge(runs, data, origins, *methods) if runs else None
+        return _not_run_why(judge(runs, data, origins, *methods) if runs else None, ev, only,
+                            methods)
     return run
 
 
@@ -156,7 +182,8 @@ def _cell(judge, exp: str, model: str) -> Judge:
         if not runs:
             return None
         rows = runs[exp][runs[exp]["model"] == model]
-        return judge({exp: rows} if len(rows) else {}, data, origins, *methods)
+        return _not_run_why(judge({exp: rows} if len(rows) else {}, data, origins, *methods),
+                            ev, (exp,), methods, model)
     return run
 
 
