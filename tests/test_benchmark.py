@@ -113,7 +113,7 @@ def test_speed_claim_reproduced_when_the_interval_clears_the_threshold():
     # TAP 1% slower in every round: ratio 1/1.01 = 0.990, zero spread
     c = claims.speed_claim(_table(NONE, [t * 1.01 for t in NONE]), "cpu")
     assert c.verdict == claims.REPRODUCED
-    assert "resnet18: speed ×0.99 [0.99, 0.99], memory ×1.01 [1.01, 1.01]" in c.evidence
+    assert "ResNet-18: speed ×0.99 [0.99, 0.99], memory ×1.01 [1.01, 1.01]" in c.evidence
     assert c.seeds == "6 paired rounds; 3 memory passes"
 
 

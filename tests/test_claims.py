@@ -99,7 +99,7 @@ def test_speed_claim_needs_every_architecture():
                         "speed_ratio": [0.5, 0.9]})
     c = claims.cost_claim(pd.concat([ratios, cnn], ignore_index=True), "cpu")
     assert c.verdict == claims.REPRODUCED
-    assert c.evidence.endswith("context, not judged (not in Table 1): two_layer_cnn: TAP ×0.50, "
+    assert c.evidence.endswith("context, not judged (not in Table 1): two-layer CNN: TAP ×0.50, "
                                "RRR ×0.90")
     assert claims.cost_claim(cnn, "cpu").verdict == claims.NOT_TESTABLE
     # one architecture wholly below 0.95 is enough to fail the claim
@@ -107,7 +107,7 @@ def test_speed_claim_needs_every_architecture():
                          speed_ratio_lo=[0.96, 0.38, 0.88, 0.33],
                          speed_ratio_hi=[0.98, 0.42, 0.92, 0.37])
     c = claims.speed_claim(slow, "cpu")
-    assert c.verdict == claims.NOT_REPRODUCED and "resnet18: speed ×0.90 [0.88, 0.92]" in c.evidence
+    assert c.verdict == claims.NOT_REPRODUCED and "ResNet-18: speed ×0.90 [0.88, 0.92]" in c.evidence
     # one architecture straddling 0.95, the others clear: inconclusive, not a failure
     noisy = ratios.assign(speed_ratio_lo=[0.96, 0.38, 0.90, 0.33])
     assert claims.speed_claim(noisy, "cpu").verdict == claims.INCONCLUSIVE
@@ -131,7 +131,7 @@ def test_the_two_layer_cnn_is_context_and_never_decides_the_speed_claim():
                            "mem_ratio_hi": [1.0, 1.02, 1.3], "mem_passes": [3, 3, 3]})
     c = claims.speed_claim(ratios, "cpu")
     assert c.verdict == claims.REPRODUCED and c.seeds == "30 paired rounds; 3 memory passes"
-    assert "context, not judged (not in Table 1): two_layer_cnn: speed ×0.70" in c.evidence
+    assert "context, not judged (not in Table 1): two-layer CNN: speed ×0.70" in c.evidence
     # the same table with the two-layer CNN judged (the old rule) would fail the claim
     assert claims.speed_claim(ratios, "cpu", judged=set(ratios.model)).verdict == \
         claims.NOT_REPRODUCED
@@ -429,7 +429,7 @@ def test_medical_teacher_claim_needs_teacher_students_near_zero_and_no_xs_below(
                          ("resnet18", "none"): (1.00, 0.20, 0.01)})
     c = medical_claims.medical_teacher_claim(good, REAL)
     # reliance on the tag: F-score lost when it is swapped, 0.95 - 0.93 = +0.020
-    assert c.verdict == claims.REPRODUCED and "resnet18 teacher 1 +0.020" in c.evidence
+    assert c.verdict == claims.REPRODUCED and "ResNet-18 1% teacher +0.020" in c.evidence
     bad = summary_rows({("resnet18", "teacher_10"): (0.95, 0.80, 0.01),  # hi = -0.115: on the tag
                         ("resnet18", "none"): (1.00, 0.20, 0.01)})
     assert medical_claims.medical_teacher_claim(bad, REAL).verdict == claims.NOT_REPRODUCED
@@ -447,6 +447,11 @@ def test_the_first_page_has_a_row_and_a_link_for_every_claim(tmp_path):
     assert page.startswith(f"**{len(table)} claims of the paper**, judged by the `quick` profile "
                            "(cpu, tapkit 0123456)")
     assert "-0.070 [" in page  # this build's Δ-accuracy beside the paper's 0.995 vs 0.819
+    # the decided claims first, the rest folded below them
+    judged, folded = page.split("<details>")
+    assert judged.count("<tr><td>") == (table.verdict.isin(claim_table.JUDGED)).sum() >= 1
+    assert "reproduced</td>" in judged and "not run" not in judged.split("<tbody>")[1]
+    assert folded.count("<tr><td>") == (~table.verdict.isin(claim_table.JUDGED)).sum()
     assert "did not run" in claim_table.first_page(None)
 
 

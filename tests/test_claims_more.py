@@ -64,7 +64,7 @@ def test_cost_share_is_taps_time_and_memory_over_rrrs_on_table_1s_models():
     c = claims.cost_share_claim(_ratios(), "cpu", "tap", "rrr")
     # time share 0.25 / 1.0, memory 1.0 / 2.0
     assert c.verdict == claims.REPRODUCED
-    assert c.evidence.startswith("TAP ÷ RRR: time 0.25, memory 0.50 (means over densenet121")
+    assert c.evidence.startswith("TAP ÷ RRR: time 0.25, memory 0.50 (means over DenseNet-121")
     # RRR as fast as 0.6 of No XS: TAP takes 0.6 of its time, over the 0.5 read of "circa 25%"
     assert claims.cost_share_claim(_ratios(rrr_speed=0.6), "cpu", "tap",
                                    "rrr").verdict == claims.NOT_REPRODUCED

@@ -65,11 +65,34 @@ def committed_html(root: str | Path, link: str = "{chapter}.html") -> str:
             "committed paper-profile cells yet (<i>not run</i>).</p>")
 
 
+JUDGED = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE)  # the verdicts the evidence decided
+
+
+def _summary_rows(table: pd.DataFrame) -> str:
+    """The first page's rows: the claim linked to its chapter with its LaTeX line, the paper's
+    number, this build's evidence and the data cut short (whole on hover), the verdict."""
+    rows = []
+    for r in table.itertuples():
+        rows.append(f'<tr><td><a href="notebooks/{escape(r.chapter)}.html">{escape(r.claim)}</a>'
+                    f"<br><small>line {r.tex_line}</small></td>"
+                    f'<td title="{escape(str(r.paper_number))}"><small>'
+                    f"{escape(_short(r.paper_number, 160))}</small></td>"
+                    f'<td title="{escape(str(r.evidence))}"><small>'
+                    f"{escape(_short(r.evidence, 220))}</small></td>"
+                    f'<td title="{escape(str(r.data))}"><small>{escape(_short(r.data, 90))}'
+                    "</small></td>" + _cell(r.verdict, r.reason) + "</tr>")
+    return ('<table class="claims"><thead><tr><th>Claim</th><th>The paper\'s number</th>'
+            "<th>This build</th><th>Data</th><th>Verdict</th></tr></thead><tbody>"
+            + "".join(rows) + "</tbody></table>")
+
+
 def first_page(table: pd.DataFrame | None, meta: dict | None = None) -> str:
-    """The intro's verdict summary (Markdown with an HTML table, as ReScience C and the ML
+    """The intro's verdict summary (Markdown with HTML tables, as ReScience C and the ML
     Reproducibility Challenge open their reports): one line with the profile, device, commit and
-    the verdicts counted, then one row per claim — the claim linked to its chapter, the paper's
-    number, this build's evidence, and the verdict, coloured, with its reason. ``table``: the
+    the verdicts counted; then the claims the evidence decided (:data:`JUDGED`), reproduced
+    first, one row each — the claim linked to its chapter, the paper's number, this build's
+    evidence, and the verdict, coloured, with its reason; then, folded, the claims this build
+    could not judge (*not run*, *not testable here*) in the same columns. ``table``: the
     report's ``claims`` table (None: the report did not run)."""
     if table is None:
         return ("*The reproduction report did not run in this build, so no claim has a verdict "
@@ -83,17 +106,15 @@ def first_page(table: pd.DataFrame | None, meta: dict | None = None) -> str:
             + ", ".join(f"{counts[v]} *{v}*" for v in VERDICT_COLOURS if v in counts)
             + ". Each claim links to the chapter that measures it; the reasons and the numbers "
             "behind every verdict are in the reproduction report.")
-    rows = []
-    for r in table.itertuples():
-        rows.append(f'<tr><td><a href="notebooks/{escape(r.chapter)}.html">{escape(r.claim)}</a>'
-                    f"<br><small>line {r.tex_line}</small></td>"
-                    f"<td><small>{escape(str(r.paper_number))}</small></td>"
-                    f'<td title="{escape(str(r.evidence))}"><small>'
-                    f"{escape(_short(r.evidence, 220))}</small></td>"
-                    f"<td><small>{escape(str(r.data))}</small></td>"
-                    + _cell(r.verdict, r.reason) + "</tr>")
-    html = ('<div class="claims-summary"><table class="claims"><thead><tr><th>Claim</th>'
-            "<th>The paper's number</th><th>This build</th><th>Data</th><th>Verdict</th></tr></thead>"
-            "<tbody>"
-            + "".join(rows) + "</tbody></table></div>")
+    order = {v: i for i, v in enumerate((*JUDGED, NOT_RUN, NOT_TESTABLE))}
+    ranked = table.assign(_rank=table["verdict"].map(order)).sort_values("_rank", kind="stable")
+    judged = ranked[ranked["verdict"].isin(JUDGED)]
+    rest = ranked[~ranked["verdict"].isin(JUDGED)]
+    html = ('<div class="claims-summary">'
+            + (_summary_rows(judged) if len(judged) else
+               "<p><i>No claim could be judged by this build.</i></p>")
+            + (f"<details><summary>The {len(rest)} claims this build could not judge (not run, "
+               "or not testable here: each with why)</summary>" + _summary_rows(rest)
+               + "</details>" if len(rest) else "")
+            + "</div>")
     return line + "\n\n" + html + "\n"

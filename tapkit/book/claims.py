@@ -382,7 +382,7 @@ def speed_claim(ratios: pd.DataFrame, label: str,
 def _speed_part(r) -> str:
     """One architecture's TAP ratios with their intervals, for a claim's evidence."""
     speed, mem = _bounds(r, "speed_ratio"), _bounds(r, "mem_ratio")
-    return (f"{r.model}: speed ×{r.speed_ratio:.2f} {_interval(*speed)}, memory "
+    return (f"{_label(r.model)}: speed ×{r.speed_ratio:.2f} {_interval(*speed)}, memory "
             f"×{r.mem_ratio:.2f} {_interval(*mem)}")
 
 
@@ -415,7 +415,7 @@ def cost_claim(ratios: pd.DataFrame, label: str, method: str | None = None,
                      reason=f"{'/'.join(map(_label, named))} or {_label(method)} not benchmarked")
 
     def part(model, row) -> str:
-        return f"{model}: " + ", ".join(f"{_label(m)} ×{row[m]:.2f}" for m in [method, *others]
+        return f"{_label(model)}: " + ", ".join(f"{_label(m)} ×{row[m]:.2f}" for m in [method, *others]
                                         if pd.notna(row[m]))
 
     deep, context = wide[wide.index.isin(judged)], wide[~wide.index.isin(judged)]
@@ -459,7 +459,7 @@ def cost_share_claim(ratios: pd.DataFrame, label: str, method: str | None = None
                      f"{mem_share:.2f}")
         verdicts.append(REPRODUCED if time_share <= TIME_SHARE and mem_share <= MEMORY_SHARE
                         else NOT_REPRODUCED)
-    models = ", ".join(sorted(speed.index))
+    models = ", ".join(map(_label, sorted(speed.index)))
     evidence = "; ".join(parts) + f" (means over {models})"
     return Claim(claim, "Introduction; Table 1", evidence, "—", label, _combined(verdicts))
 

@@ -292,7 +292,7 @@ def medical_teacher_claim(summary: pd.DataFrame, meta: Mapping,
         cells = []
         for model, case, d in _reliances(frame, exp, "annotation"):  # one per (model, annotation)
             if case in (Annotation.TEACHER_10, Annotation.TEACHER_1, Annotation.NONE):
-                cells.append(f"{model} {Annotation(case).value.replace('_', ' ')} {d.mean:+.3f}")
+                cells.append(f"{label(model)} {label(case)} {d.mean:+.3f}")
                 if exp == "pneu":
                     ok = ok and (keeps_off(d) if case != Annotation.NONE else relies(d))
         parts.append(f"{exp.upper()}: " + ", ".join(cells))
