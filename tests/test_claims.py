@@ -1,6 +1,8 @@
 """The reproduction report's claim verdicts, on hand-made tables with hand-computed intervals
 (t_{0.975,2} = 4.3027: three seeds of spread s give a half-width of 4.3027 · s / √3 = 2.484 s)."""
 
+import dataclasses
+
 import pandas as pd
 import pytest
 
@@ -196,6 +198,10 @@ def test_keeps_off_claim_skips_a_no_xs_that_never_used_the_tag_and_one_seed():
     c = medical_claims.keeps_off_claim({"pneu": one}, *STANDIN)
     assert c.verdict == claims.NOT_TESTABLE and "fewer than two seeds trained" in c.reason
     assert claims.verdicts([c]).startswith("The reproduction report's verdict: not judged here")
+    # a page's sentence cuts a long reason at a word (the report keeps it whole)
+    long = dataclasses.replace(c, reason="left out by this profile: " + "KNEE VGG-16 RRR, " * 30)
+    sentence = claims.verdicts([long], most=60)
+    assert sentence.endswith("(left out by this profile: KNEE VGG-16 RRR, KNEE VGG-16 RRR …).")
     unknown = medical_claims.keeps_off_claim(
         {"pneu": medical_runs({("resnet18", "none"): NONE, ("resnet18", "tap"): TAP})},
         {"pneu": "PNEU"}, {"pneu": None})

@@ -9,7 +9,8 @@ from pathlib import Path
 import pandas as pd
 
 from .claim_specs import claims_table as _claims_table
-from .claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, REPRODUCED, verdict_text
+from .claims import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, REPRODUCED, shorten,
+                     verdict_text)
 
 VERDICT_COLOURS = {REPRODUCED: "#d9f2d9", NOT_REPRODUCED: "#f8d7d7", NOT_RUN: "#eeeeee",
                    INCONCLUSIVE: "#fdf3c8", NOT_TESTABLE: "#e3ecf7"}
@@ -20,18 +21,12 @@ def claims_table(root: str | Path) -> pd.DataFrame:
     return _claims_table(root)
 
 
-def _short(text: str, most: int) -> str:
-    """``text`` cut at a word to at most ``most`` characters, with "…" where it was cut."""
-    text = str(text)
-    return text if len(text) <= most else text[:most].rsplit(" ", 1)[0].rstrip(";,:") + " …"
-
-
 def _cell(verdict: str, reason: str, most: int = 110) -> str:
     """The verdict cell, coloured: the verdict and its reason, cut to ``most`` characters (the
     whole reason on hover; the evidence beside it names every dropped seed)."""
     reason = reason or ""
     return (f'<td style="background-color: {VERDICT_COLOURS.get(verdict, "")}" '
-            f'title="{escape(reason)}">{escape(verdict_text(verdict, _short(reason, most)))}</td>')
+            f'title="{escape(reason)}">{escape(verdict_text(verdict, shorten(reason, most)))}</td>')
 
 
 def to_html(table: pd.DataFrame, link: str = "{chapter}.html") -> str:
@@ -76,10 +71,10 @@ def _summary_rows(table: pd.DataFrame) -> str:
         rows.append(f'<tr><td><a href="notebooks/{escape(r.chapter)}.html">{escape(r.claim)}</a>'
                     f"<br><small>line {r.tex_line}</small></td>"
                     f'<td title="{escape(str(r.paper_number))}"><small>'
-                    f"{escape(_short(r.paper_number, 160))}</small></td>"
+                    f"{escape(shorten(r.paper_number, 160))}</small></td>"
                     f'<td title="{escape(str(r.evidence))}"><small>'
-                    f"{escape(_short(r.evidence, 220))}</small></td>"
-                    f'<td title="{escape(str(r.data))}"><small>{escape(_short(r.data, 90))}'
+                    f"{escape(shorten(r.evidence, 220))}</small></td>"
+                    f'<td title="{escape(str(r.data))}"><small>{escape(shorten(r.data, 90))}'
                     "</small></td>" + _cell(r.verdict, r.reason) + "</tr>")
     return ('<table class="claims"><thead><tr><th>Claim</th><th>The paper\'s number</th>'
             "<th>This build</th><th>Data</th><th>Verdict</th></tr></thead><tbody>"

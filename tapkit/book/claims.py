@@ -84,16 +84,23 @@ def verdict_text(verdict: str, reason: str = "") -> str:
     return f"{verdict} ({reason})" if reason else str(verdict)
 
 
-def verdicts(claims: Iterable[Claim]) -> str:
+def shorten(text: object, most: int) -> str:
+    """``text`` cut at a word to at most ``most`` characters, with "…" where it was cut."""
+    text = str(text)
+    return text if len(text) <= most else text[:most].rsplit(" ", 1)[0].rstrip(";,:") + " …"
+
+
+def verdicts(claims: Iterable[Claim], most: int = 240) -> str:
     """One sentence: the reproduction report's verdicts on ``claims``, those not judged with why
-    (one seed, the stand-in, a chapter that did not run)."""
+    (one seed, the stand-in, a chapter that did not run), each reason cut to ``most``
+    characters (the report has it whole)."""
     claims = list(claims)
     by = {v: [c for c in claims if c.verdict == v] for v in VERDICTS}
     quiet = (NOT_TESTABLE, NOT_RUN)
     parts = [f"*{v}* for {_names(cs)}" for v, cs in by.items() if cs and v not in quiet]
     for v in quiet:
         if by[v]:
-            why = "; ".join(sorted({c.reason or c.evidence for c in by[v]}))
+            why = "; ".join(sorted({shorten(c.reason or c.evidence, most) for c in by[v]}))
             parts.append(f"*{v}* for {_names(by[v])} ({why})" if parts or v != quiet[0]
                          else f"not judged here ({why})")
     return "The reproduction report's verdict: " + "; ".join(parts) + "."
