@@ -151,7 +151,7 @@ report.save_figure(fig, root, "annotation_quality")
 plt.show()
 
 # %% tags=["hide-input"]
-display(Markdown(s2.quality_findings(quality_mean, gt_coverage)))
+display(Markdown(s2.quality_findings(quality_mean, gt_coverage, s2.saliency_by_region(sal))))
 
 # %% [markdown]
 # What the masks look like: three contaminated training images of different classes, their

@@ -344,6 +344,13 @@ def test_teacher_claim(count, verdict):
         {"method": "none", "annotation": Annotation.NONE, "tau": float("nan"), "split": "permuted",
          "mean": 0.90, "std": 0.01, "count": count}])
     assert claims.teacher_claim(rows, "MNIST").verdict == verdict
+    if count < 2:
+        return
+    # judged only where the 1% teacher's masks mark the decoy better than random ones (at the
+    # students' τ): at 1.01x a random mask's precision the claim cannot be told from random masks
+    weak = claims.teacher_claim(rows, "MNIST", lifts={0.01: 1.01, 0.1: 3.0})
+    assert weak.verdict == claims.NOT_TESTABLE and "1.01× a random mask's" in weak.reason
+    assert claims.teacher_claim(rows, "MNIST", lifts={0.01: 1.6}).verdict == verdict
 
 
 def test_interval_table_gives_the_t_interval_per_case_and_split():

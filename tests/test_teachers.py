@@ -352,3 +352,22 @@ def test_at_and_jt_options_keep_the_keys_of_runs_stored_before_they_had_a_varian
     assert TrainConfig.from_dict(released.to_dict()) == released
     with pytest.raises(ValueError, match="AtOptions.variant must be one of 'paper', 'released'"):
         AtOptions(variant="zagoruyko")
+
+
+def test_saliency_by_region_averages_e_on_the_patch_the_strokes_and_the_background():
+    from tapkit.book.mnist_setting2 import saliency_by_region
+    from tapkit.data import MNIST_MEAN, MNIST_STD
+
+    # one 2 x 2 image: the patch top left (E 0.6), a white stroke top right (E 0.8), two blank
+    # pixels (E 0.1 and 0.3); a second seed with every E halved
+    raw = torch.tensor([[[[0.0, 1.0], [0.0, 0.0]]]])
+    x = (raw - MNIST_MEAN) / MNIST_STD
+    mask = torch.tensor([[[[1.0, 0.0], [0.0, 0.0]]]])
+    split = Split(x, torch.tensor([3]), mask)
+    e = torch.tensor([[[[0.6, 0.8], [0.1, 0.3]]]])
+    table = saliency_by_region({(0.1, 0): (e, split), (0.1, 1): (e / 2, split)})
+    (row,) = table.itertuples()
+    assert row.annotator == "teacher_10"
+    assert row.patch == pytest.approx((0.6 + 0.3) / 2)
+    assert row.stroke == pytest.approx((0.8 + 0.4) / 2)
+    assert row.background == pytest.approx((0.2 + 0.1) / 2)

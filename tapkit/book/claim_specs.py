@@ -23,6 +23,7 @@ from typing import Callable, Mapping
 
 import pandas as pd
 
+from ..experiments.cells import Annotation
 from .claims import (NOT_RUN, NOT_TESTABLE, Claim, _combined, close_claim, cost_claim,
                      cost_share_claim, decoy_claim, matches_claim, oom_claim, removes_claim,
                      slightly_below_claim, speed_claim, teacher_claim)
@@ -262,8 +263,19 @@ def _matches_at_cost(ev: Evidence, methods: Methods = ()):
 
 
 def _teacher(ev: Evidence, methods: Methods = ()):
-    frame, _ = ev.table("mnist_teacher")
-    return None if frame is None else teacher_claim(frame, "MNIST (Setting 2)", *methods)
+    """:func:`.claims.teacher_claim` on the MNIST Setting-2 table, with the 1% teacher's
+    annotation lift per τ under the students' threshold rule (the teachers page's
+    ``annotation_quality``), where the build measured it."""
+    frame, meta = ev.table("mnist_teacher")
+    if frame is None:
+        return None
+    quality, _ = ev.table("annotation_quality")
+    lifts = None
+    if quality is not None and "threshold" in meta:
+        rows = quality[(quality["annotator"] == Annotation.TEACHER_1.value)
+                       & (quality["rule"] == meta["threshold"])]
+        lifts = {float(r.tau): float(r.lift) for r in rows.itertuples()}
+    return teacher_claim(frame, "MNIST (Setting 2)", *methods, lifts=lifts)
 
 
 def _matches(runs: pd.DataFrame, data: str, method: str | None = None,

@@ -46,6 +46,12 @@ DECOY_TAKEN = MARGIN
 this when the decoys are permuted (the paper's falls by 0.176; the deep CNNs' tag, by
 :data:`LEARNED`)."""
 
+ANNOTATION_LIFT = 1.5
+"""Setting 2's precondition: a teacher's masks "mark the spurious signal better than random" when
+their pixel precision on it is at least this multiple of a random mask's (the signal's share of
+the pixels; the paper's random annotations score "circa 1.9%"). Where they do not, a claim that
+the teacher's annotations are useful cannot be told from one about random masks."""
+
 NEAR_CHANCE = 0.05
 """A λ search's choice is a near-chance model when its validation loss is within this share of
 ln(classes), what a constant prediction scores."""
