@@ -216,22 +216,10 @@ def matches_claim(runs: pd.DataFrame, data: str, other: str | None = None,
     −MARGIN; wholly below it: not reproduced; across it: inconclusive), on the seeds where every
     run learned the task and No XS took the decoy."""
     method, other = method or proposed_method(), other or comparators()[0]
-    own, theirs = label(method), label(other)
-    claim = f"{own} matches {theirs} on MNIST (within {MARGIN:g} accuracy)"
-    where = "App. gt_mnist: \"TAP ... still matches RRR and RBR very closely\""
-    if (gone := _absent(runs, [method, other, "none"])):
-        return Claim(claim, where, f"no converged {gone} run", "0 seeds", data, NOT_RUN,
-                     reason=f"{gone} did not run in this build")
-    seeds = _mnist_comparison(runs, [method, other, "none"])
-    permuted = _permuted(runs)
-    a, b = per_seed(runs, method, permuted), per_seed(runs, other, permuted)
-    diff = paired_difference(on_seeds(a, seeds.kept) or a, b, bounds=ACCURACY.range(1))
-    evidence = (f"permuted accuracy, {own} − {theirs} (paired): {diff.text()}"
-                + seeds.note("MNIST"))
-    if len(seeds.kept) < 2:
-        return untestable(claim, where, evidence, _seeds(diff), data, _few_reason(seeds))
-    return Claim(claim, where, evidence, _seeds(diff), data,
-                 keeps_verdict(diff.lo, diff.hi, -MARGIN))
+    claim = f"{label(method)} matches {label(other)} on MNIST (within {MARGIN:g} accuracy)"
+    return _paired_claim(runs, data, claim, "App. gt_mnist: \"TAP ... still matches RRR and RBR "
+                         "very closely\"", method, (other,), "permuted",
+                         lambda lo, hi: keeps_verdict(lo, hi, -MARGIN))
 
 
 def close_claim(runs: pd.DataFrame, data: str, method: str | None = None,
@@ -276,7 +264,7 @@ def _paired_claim(runs: pd.DataFrame, data: str, claim: str, where: str, method:
     other``; ``other − method`` with ``reverse``), each on the seeds where its runs learned the
     task and No XS took the decoy; ``verdict(lo, hi)`` judges each comparator with two or more
     such seeds, and :func:`_combined` joins them."""
-    parts, verdicts, notes, counts = [], [], [], []
+    parts, verdicts, notes, counts, shown = [], [], [], [], []
     for other in others:
         if _absent(runs, [method, other, "none"]):
             notes.append(f"no converged {label(other)} run")
@@ -291,6 +279,7 @@ def _paired_claim(runs: pd.DataFrame, data: str, claim: str, where: str, method:
         diff = paired_difference(first, second, bounds=ACCURACY.range(1))
         parts.append(f"{split} accuracy, {label(names[0])} − {label(names[1])} (paired): "
                      f"{diff.text()}" + (seeds.note("MNIST") if trained > 1 else ""))
+        shown.append(diff.n)
         if trained < 2:
             notes.append(f"{label(other)} trained {trained} seed")
         elif len(seeds.kept) < 2:
@@ -299,8 +288,9 @@ def _paired_claim(runs: pd.DataFrame, data: str, claim: str, where: str, method:
             verdicts.append(verdict(diff.lo, diff.hi))
             counts.append(diff.n)
     evidence = "; ".join(parts) or "no comparator ran"
-    n = (f"{min(counts)} seeds" if counts and min(counts) == max(counts)
-         else f"{min(counts)}–{max(counts)} seeds" if counts else "—")
+    counts = counts or shown  # the judged comparators' seeds; else those shown
+    n = ("—" if not counts else f"{min(counts)} seed{'s' if min(counts) != 1 else ''}"
+         if min(counts) == max(counts) else f"{min(counts)}–{max(counts)} seeds")
     if not verdicts:
         kind = NOT_RUN if not parts else NOT_TESTABLE
         return Claim(claim, where, evidence, n, data, kind, reason="; ".join(notes))
