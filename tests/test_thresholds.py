@@ -60,19 +60,22 @@ def _estimate(mean: float, half: float) -> Estimate:
 
 
 def test_the_verdict_helpers_use_the_named_margin():
-    assert thresholds.MARGIN == 0.02 and thresholds.KEEPS == 0.95 and thresholds.LEARNED == 0.1
-    # keeps off the tag: the reliance interval reaches below 0.02
-    assert thresholds.keeps_off(_estimate(0.03, 0.015))        # lo 0.015
-    assert not thresholds.keeps_off(_estimate(0.05, 0.02))     # lo 0.03
-    # relies on it: the whole interval lies above 0.02
-    assert thresholds.relies(_estimate(0.05, 0.02))            # lo 0.03
-    assert not thresholds.relies(_estimate(0.03, 0.015))
+    m = thresholds.MARGIN
+    # keeps off the tag: the reliance interval reaches below the margin
+    assert thresholds.keeps_off(_estimate(m + 0.01, 0.015))        # lo: m - 0.005
+    assert not thresholds.keeps_off(_estimate(m + 0.03, 0.02))     # lo: m + 0.01
+    # relies on it: the whole interval lies above the margin
+    assert thresholds.relies(_estimate(m + 0.03, 0.02))
+    assert not thresholds.relies(_estimate(m + 0.01, 0.015))
     # one seed has no interval: neither keeps off nor relies
     one = Estimate(0.5, math.nan, math.nan, 1)
     assert not thresholds.keeps_off(one) and not thresholds.relies(one)
-    # clearly less: by more than the gap
-    assert thresholds.clearly_less(0.10, 0.13) and not thresholds.clearly_less(0.10, 0.115)
-    assert thresholds.clearly_less(0.10, 0.115, thresholds.MNIST_GAP)
+    # clearly less: by more than the gap (the margin unless another is named)
+    assert thresholds.clearly_less(0.10, 0.10 + 1.5 * m)
+    assert not thresholds.clearly_less(0.10, 0.10 + 0.75 * m)
+    g = thresholds.MNIST_GAP
+    assert thresholds.clearly_less(0.10, 0.10 + 1.5 * g, g)
+    assert not thresholds.clearly_less(0.10, 0.10 + 0.5 * g, g)
     # how much a model used the tag, from its reliance
     assert thresholds.tag_use(0.25) == "learned the tag"
     assert thresholds.tag_use(0.05) == "barely used the tag"
