@@ -414,8 +414,8 @@ def cost_claim(ratios: pd.DataFrame, label: str, method: str | None = None,
                      reason=f"{'/'.join(map(_label, named))} or {_label(method)} not benchmarked")
 
     def part(model, row) -> str:
-        return f"{_label(model)}: " + ", ".join(f"{_label(m)} ×{row[m]:.2f}" for m in [method, *others]
-                                        if pd.notna(row[m]))
+        return f"{_label(model)}: " + ", ".join(
+            f"{_label(m)} ×{row[m]:.2f}" for m in [method, *others] if pd.notna(row[m]))
 
     deep, context = wide[wide.index.isin(judged)], wide[~wide.index.isin(judged)]
     aside = ("; context, not judged (not in Table 1): "
