@@ -205,6 +205,5 @@ chapter.show_committed(
     f"run `make book PROFILE=paper` on a GPU with the {NAME} folder as `source` and commit "
     "`results/paper/`.",
     shape=chapter.by_split);
-ch.opening(openings.medical_found(summary, per_run, experiment, on, medical.origin(s),
-                                  medical.untrained(s)))
+ch.opening(openings.medical_found(summary, experiment, root, medical.untrained(s)))
 ch.finish();

@@ -73,14 +73,19 @@ def test_mnist_opening_reads_the_runs_and_the_reports_verdicts():
                         "seeds trained).")
 
 
-def test_medical_opening_signs_knee_mae_so_that_more_is_worse():
+def test_medical_opening_signs_knee_mae_so_that_more_is_worse(tmp_path):
+    from tapkit.book.claim_specs import claims_table
+    from tapkit.book.report import write_table
+
     rows = {("resnet18", "none"): (1.0, 1.5), ("resnet18", "tap"): (1.0, 1.1),
             ("vgg16", "none"): (2.0, 2.0)}
     runs = pd.DataFrame([{"model": m, "case": c, "seed": 0, "status": "ok", "contaminated": a,
                           "permuted": b, "clean": a, "val_constant": 1.2}
                          for (m, c), (a, b) in rows.items()])
-    text = openings_medical.medical_found(_summary(rows, ["model", "case"]), runs, "knee",
-                                          "the digits stand-in for KNEE", DataOrigin.STANDIN,
+    write_table(runs, tmp_path, "knee_gt_runs", {"data": "the digits stand-in for KNEE",
+                                                 "origin": "stand-in",
+                                                 "left_out": {"resnet18/rrr": "over budget"}})
+    text = openings_medical.medical_found(_summary(rows, ["model", "case"]), "knee", tmp_path,
                                           skip=["vgg16"])
     # MAE: permuted - contaminated; VGG-16 untrained is left out of the numbers and named
     assert text.startswith("MAE added when the tags are permuted (more means more use of the "
@@ -91,9 +96,14 @@ def test_medical_opening_signs_knee_mae_so_that_more_is_worse():
     # the task
     assert ("not judged here (KNEE ResNet-18: fewer than two seeds where the preconditions hold: "
             "No XS did not learn the task (contaminated MAE 1.000)") in text
+    # the page quotes the report's verdicts and reasons: RRR's cell left out, with why
+    assert "left out by this profile: KNEE ResNet-18 RRR: over budget" in text
+    report = claims_table(tmp_path).set_index("id")
+    assert report.loc["rrr_rbr_spurious_knee", "reason"] in text
+    # a page whose table holds no run gives its numbers and no verdict
+    write_table(runs.iloc[:0], tmp_path, "pneu_gt_runs", {"data": "PNEU", "origin": "paper"})
     pneu = openings_medical.medical_found(_summary({("resnet18", "none"): (0.9, 0.3)},
-                                                   ["model", "case"]), runs.iloc[:0], "pneu",
-                                          "PNEU", DataOrigin.PAPER)
+                                                   ["model", "case"]), "pneu", tmp_path)
     assert pneu.startswith("F-score lost when the tags are permuted") and "No XS — ResNet-18 +0.600" in pneu
     assert openings_medical.signed(-0.0001) == "0.000" and openings_medical.signed(-0.1) == "-0.100"
 

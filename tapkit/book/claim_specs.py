@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable, Collection, Mapping
 
 import pandas as pd
 
@@ -115,6 +115,11 @@ class ClaimSpec:
     def methods(self) -> Methods:
         return claim_methods(self.id)
 
+    @property
+    def reads(self) -> tuple[str, ...] | None:
+        """The tables the judge reads, where it declares them (its ``reads``); else None."""
+        return getattr(self.judge, "reads", None)
+
 
 # where each of the paper's settings is measured: the chapter and the tables it writes
 SETTINGS: Mapping[str, tuple[str, tuple[str, ...]]] = {
@@ -173,6 +178,7 @@ def _medical(judge, only: tuple[str, ...] = ("pneu", "knee")) -> Judge:
         runs, data, origins = ev.medical_data(only)
         return _not_run_why(judge(runs, data, origins, *methods) if runs else None, ev, only,
                             methods)
+    run.reads = tuple(f"{e}_gt_runs" for e in only)
     return run
 
 
@@ -185,6 +191,7 @@ def _cell(judge, exp: str, model: str) -> Judge:
         rows = runs[exp][runs[exp]["model"] == model]
         return _not_run_why(judge({exp: rows} if len(rows) else {}, data, origins, *methods),
                             ev, (exp,), methods, model)
+    run.reads = (f"{exp}_gt_runs",)
     return run
 
 
@@ -353,6 +360,18 @@ def unjudged(row, ev: Evidence) -> Claim:
 
 TABLE_COLUMNS = ("id", "claim", "tex_line", "paper_number", "test", "evidence", "seeds", "data",
                  "verdict", "reason", "chapter")
+
+
+def page_claims(root: str | Path, chapter: str, tables: Collection[str]) -> list[Claim]:
+    """The report's verdicts on the claims ``chapter`` shows whose judges read only ``tables``
+    (the page's own, written before its opening): judged by the registry from the tables under
+    ``root`` exactly as :func:`claims_table` judges them, so that a page and the report quote
+    the same cells, seeds and reasons. A claim whose judge also reads another chapter's tables
+    is left to the report."""
+    ev = Evidence(Path(root))
+    found = [spec.judge(ev, spec.methods) for spec in _REGISTRY.values()
+             if spec.chapter == chapter and spec.reads and set(spec.reads) <= set(tables)]
+    return [c for c in found if c is not None]
 
 
 def claims_table(root: str | Path) -> pd.DataFrame:

@@ -9,6 +9,7 @@ it."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
@@ -17,11 +18,10 @@ from ..experiments.setting1 import XS_CASES
 from ..methods import proposed_method
 from ..metrics import tag_reliance, task_metric
 from . import report
+from .claim_specs import page_claims
 from .claims import verdicts
-from .medical_claims import annotation_claim, keeps_off_claim, medical_teacher_claim, \
-    reemerge_claim
+from .medical_claims import annotation_claim, medical_teacher_claim
 from .labels import in_prose, label
-from .origin import DataOrigin
 
 
 def _named(key: str) -> str:
@@ -65,12 +65,12 @@ def _by_case(loss: pd.Series, cases: Iterable[str], skip: Sequence[str]) -> list
     return out
 
 
-def medical_found(summary: pd.DataFrame, runs: pd.DataFrame, experiment: str, data: str,
-                  origin: DataOrigin, skip: Sequence[str] = ()) -> str:
+def medical_found(summary: pd.DataFrame, experiment: str, root: str | Path,
+                  skip: Sequence[str] = ()) -> str:
     """Setting 1 on PNEU or KNEE: each method's loss per architecture (``summary``) and the
-    report's verdicts on the deep-CNN claims for this data set (``runs``: its per-run table;
-    ``data`` names it, ``origin`` says whether it is the paper's). Architectures in ``skip``
-    (untrained) are named."""
+    report's verdicts on the claims this page shows, judged by the claim registry from the
+    chapter's per-run table under ``root`` (:func:`.claim_specs.page_claims`: the report's
+    cells, seeds and reasons). Architectures in ``skip`` (untrained) are named."""
     loss = losses(summary, experiment, ["model", "case"])
     parts = _by_case(loss, ("none", *XS_CASES), skip)
     text = (f"{worse(experiment)} when the tags are permuted (more means more use of the tag): "
@@ -79,9 +79,8 @@ def medical_found(summary: pd.DataFrame, runs: pd.DataFrame, experiment: str, da
     if skip:
         text += (" Not trained in this profile: "
                  + ", ".join(label(m) for m in skip) + ".")
-    judged = [claim({experiment: runs}, {experiment: data}, {experiment: origin})
-              for claim in (keeps_off_claim, reemerge_claim)]
-    return text + " " + verdicts(judged)
+    judged = page_claims(root, experiment, [f"{experiment}_gt_runs"])
+    return text + (" " + verdicts(judged) if judged else "")
 
 
 def extra_found(summaries: Mapping[str, pd.DataFrame]) -> str:
