@@ -176,8 +176,7 @@ if stripe_models:
     stripe_label = report.provenance_label(stripe, profile)
     stripe_summary = medical.summarise(stripe)
     report.write_table(stripe_summary, root, f"{experiment}_stripe",
-                       {"label": stripe_label, "settings": s.as_dict(), "data": on,
-                        "origin": medical.origin(s).value})
+                       medical.table_meta(s, experiment, stripe_models, methods, stripe_label))
     chapter.medical_figure(ch, stripe_summary, experiment, stripe_models, methods,
                            f"{NAME} with stripes, ground-truth masks — {on}\n{stripe_label}",
                            f"{experiment}_stripe")

@@ -27,9 +27,9 @@ from ..experiments.cells import Annotation
 from .claims import (NOT_RUN, NOT_TESTABLE, Claim, _combined, close_claim, cost_claim,
                      cost_share_claim, decoy_claim, matches_claim, oom_claim, removes_claim,
                      slightly_below_claim, speed_claim, teacher_claim)
-from .labels import label
 from .medical_claims import (annotation_claim, keeps_off_claim, matches_at_cost_claim,
                              medical_teacher_claim, no_xs_relies_claim, reemerge_claim)
+from .medical_notes import cells_by_reason
 from .origin import DataOrigin
 from .report import paper_values, read_cells
 from .summary_claims import (annotation_robust_claim, fail_to_protect_claim, kd_drops_claim,
@@ -75,10 +75,12 @@ class Evidence:
         one text per reason with the cells it leaves out: ``"KNEE ResNet-18 RRR: why"``."""
         cells: dict[str, list[str]] = {}
         for exp in only:
-            for cell, why in self.table(f"{exp}_gt_runs")[1].get("left_out", {}).items():
-                arch, case = cell.split("/")
-                if case in methods and model in (None, arch):
-                    cells.setdefault(why, []).append(f"{exp.upper()} {label(arch)} {label(case)}")
+            recorded = self.table(f"{exp}_gt_runs")[1].get("left_out", {})
+            left = {(arch, case): why for cell, why in recorded.items()
+                    for arch, case in [cell.split("/")]
+                    if case in methods and model in (None, arch)}
+            for why, names in cells_by_reason(left, f"{exp.upper()} ").items():
+                cells.setdefault(why, []).extend(names)
         return [f"{', '.join(names)}: {why}" for why, names in cells.items()]
 
     @cached_property

@@ -55,15 +55,22 @@ def override_note(s: Protocol) -> str:
             f"settings</p>{items}</div>")
 
 
+def cells_by_reason(left: Mapping[tuple[str, str], str],
+                    prefix: str = "") -> dict[str, list[str]]:
+    """The cells ``{(model, case): why}`` a profile leaves out, grouped by their reason and
+    named as the pages name them (``prefix`` before each: ``"KNEE "``)."""
+    by_why: dict[str, list[str]] = {}
+    for (model, case), why in left.items():
+        by_why.setdefault(why, []).append(f"{prefix}{label(model)} {label(case)}")
+    return by_why
+
+
 def left_out_note(left: Mapping[tuple[str, str], str]) -> str:
     """Markdown: the cells this profile does not run, each with why (empty when none)."""
     if not left:
         return ""
-    by_why: dict[str, list[str]] = {}
-    for (model, case), why in left.items():
-        by_why.setdefault(why, []).append(f"{label(model)} "
-                                          f"{label(case)}")
-    lines = [f"- **Not run**: {', '.join(cells)} — {why}." for why, cells in by_why.items()]
+    lines = [f"- **Not run**: {', '.join(cells)} — {why}."
+             for why, cells in cells_by_reason(left).items()]
     return "\n".join(["Cells left out of this profile (marked *not run* in the table):", *lines])
 
 
