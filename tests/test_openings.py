@@ -87,9 +87,11 @@ def test_medical_opening_signs_knee_mae_so_that_more_is_worse(tmp_path):
                                                  "left_out": {"resnet18/rrr": "over budget"}})
     text = openings_medical.medical_found(_summary(rows, ["model", "case"]), "knee", tmp_path,
                                           skip=["vgg16"])
-    # MAE: permuted - contaminated; VGG-16 untrained is left out of the numbers and named
+    # MAE: permuted - contaminated; VGG-16 untrained is left out of the numbers and named; a
+    # mean over runs that did not learn the task (MAE 1.0 against a constant's 1.2) says so
+    flag = " (seed 0 did not learn the task: averaged in, judged nowhere)"
     assert text.startswith("MAE added when the tags are permuted (more means more use of the "
-                           "tag): No XS — ResNet-18 +0.500; TAP — ResNet-18 +0.100.")
+                           f"tag): No XS — ResNet-18 +0.500{flag}; TAP — ResNet-18 +0.100{flag}.")
     # one seed: no paired interval to judge
     assert "Not trained in this profile: VGG-16." in text
     # contaminated MAE 1.0 against a constant's 1.2 is a sixth of the way to 0: neither learned
@@ -271,3 +273,15 @@ def test_build_book_links_a_chapters_tables_under_its_opening(tmp_path):
         "({download}`provenance <tables/mnist/mnist_gt.json>`) · "
         "{download}`mnist_gt_runs.csv <tables/mnist/mnist_gt_runs.csv>`")
     assert (tmp_path / "book" / "tables" / "mnist" / "mnist_gt.json").read_text() == '{"label": "x"}'
+
+
+def test_medical_opening_names_the_seeds_that_did_not_learn_the_task():
+    # PNEU F1: a constant predictor scores 0.667; seed 1's TAP run is at 0.68 on its own
+    # (contaminated) split, 4% of the way to perfect (LEARNED_SHARE 25%): flagged, not hidden
+    runs = pd.DataFrame([{"model": "densenet121", "case": c, "seed": s, "status": "ok",
+                          "contaminated": a, "permuted": b, "clean": a, "val_constant": 0.667}
+                         for c, s, a, b in [("none", 0, 0.95, 0.30), ("none", 1, 0.96, 0.35),
+                                            ("tap", 0, 0.93, 0.90), ("tap", 1, 0.68, 0.70)]])
+    assert openings_medical.unlearned(runs, "pneu") == {("densenet121", "tap"): [1]}
+    assert openings_medical.unlearned(runs.iloc[:2], "pneu") == {}
+    assert openings_medical.unlearned(None, "pneu") == {}

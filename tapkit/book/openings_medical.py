@@ -18,10 +18,11 @@ from ..experiments.setting1 import XS_CASES
 from ..methods import proposed_method
 from ..metrics import tag_reliance, task_metric
 from . import report
-from .claim_specs import page_claims
+from .claim_specs import Evidence, page_claims
 from .claims import verdicts
 from .medical_claims import annotation_claim, medical_teacher_claim
 from .labels import in_prose, label
+from .preconditions import learned_task
 
 
 def _named(key: str) -> str:
@@ -54,15 +55,35 @@ def _span(values: Sequence[float]) -> str:
     return signed(lo) if signed(lo) == signed(hi) else f"{signed(lo)} to {signed(hi)}"
 
 
-def _by_case(loss: pd.Series, cases: Iterable[str], skip: Sequence[str]) -> list[str]:
-    """``No XS: ResNet-18 0.400, DenseNet-121 0.000`` per case of a (model, case) loss."""
+def _by_case(loss: pd.Series, cases: Iterable[str], skip: Sequence[str],
+             flagged: Mapping[tuple[str, str], Sequence[int]] | None = None) -> list[str]:
+    """``No XS: ResNet-18 0.400, DenseNet-121 0.000`` per case of a (model, case) loss; a cell
+    in ``flagged`` names its seeds that did not learn the task (:func:`unlearned`)."""
     out = []
     for case in cases:
-        cells = [f"{label(m)} {signed(d)}" for (m, c), d in loss.items()
-                 if c == case and m not in skip]
+        cells = [f"{label(m)} {signed(d)}" + _flag((flagged or {}).get((m, c), ()))
+                 for (m, c), d in loss.items() if c == case and m not in skip]
         if cells:
             out.append(f"{_named(case)} — {', '.join(cells)}")
     return out
+
+
+def _flag(seeds: Sequence[int]) -> str:
+    if not seeds:
+        return ""
+    return (f" (seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))} did not learn "
+            f"the task: averaged in, judged nowhere)")
+
+
+def unlearned(runs: pd.DataFrame | None, experiment: str) -> dict[tuple[str, str], list[int]]:
+    """Per (model, case) of a per-run table, the seeds whose run did not learn the task
+    (:func:`.preconditions.learned_task`): the chapter's means include them, the report's
+    verdicts never read them, so the page names them beside the mean."""
+    if runs is None or runs.empty:
+        return {}
+    bad = runs[~learned_task(runs, task_metric(experiment))]
+    return {(m, c): sorted(int(s) for s in g["seed"])
+            for (m, c), g in bad.groupby(["model", "case"], sort=False)}
 
 
 def medical_found(summary: pd.DataFrame, experiment: str, root: str | Path,
@@ -70,9 +91,11 @@ def medical_found(summary: pd.DataFrame, experiment: str, root: str | Path,
     """Setting 1 on PNEU or KNEE: each method's loss per architecture (``summary``) and the
     report's verdicts on the claims this page shows, judged by the claim registry from the
     chapter's per-run table under ``root`` (:func:`.claim_specs.page_claims`: the report's
-    cells, seeds and reasons). Architectures in ``skip`` (untrained) are named."""
+    cells, seeds and reasons). Architectures in ``skip`` (untrained) are named, and so are the
+    seeds behind a mean that did not learn the task (:func:`unlearned`)."""
     loss = losses(summary, experiment, ["model", "case"])
-    parts = _by_case(loss, ("none", *XS_CASES), skip)
+    flagged = unlearned(Evidence(Path(root)).table(f"{experiment}_gt_runs")[0], experiment)
+    parts = _by_case(loss, ("none", *XS_CASES), skip, flagged)
     text = (f"{worse(experiment)} when the tags are permuted (more means more use of the tag): "
             + "; ".join(parts) + "."
             if parts else "no architecture trained here has a No XS or XS run.")
