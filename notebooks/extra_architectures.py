@@ -50,13 +50,14 @@ ch.show_settings({"settings": s.as_dict(),
                   "λ": {e: medical.paper_lambdas(e, models[0]) for e in datasets}})
 
 # %% tags=["hide-input"]
-summaries = {}
+summaries, frames = {}, {}
 # the chapter's runs, after their λ search (the paper profile's only)
 cells = chapter_plans.extra_architectures(s, root, chapter_plans.runner(root, device),
                                           datasets=datasets, models=models, cases=methods,
                                           lambdas=lambdas)
 for experiment in datasets:
     frame = medical.run_frame(chapter_plans.part(cells, f"extra_{experiment}"), root, device)
+    frames[experiment] = frame
     label = report.provenance_label(frame, profile)
     summary = medical.summarise(frame)
     summaries[experiment] = (summary, label)
@@ -91,5 +92,5 @@ chapter.show_committed(ch, [f"extra_{experiment}" for experiment in datasets],
                        chapter.by_split);
 
 # %% tags=["hide-input"]
-ch.opening(openings.extra_found({e: sm for e, (sm, _) in summaries.items()}))
+ch.opening(openings.extra_found({e: sm for e, (sm, _) in summaries.items()}, frames))
 ch.finish();

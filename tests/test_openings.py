@@ -88,8 +88,8 @@ def test_medical_opening_signs_knee_mae_so_that_more_is_worse(tmp_path):
     text = openings_medical.medical_found(_summary(rows, ["model", "case"]), "knee", tmp_path,
                                           skip=["vgg16"])
     # MAE: permuted - contaminated; VGG-16 untrained is left out of the numbers and named; a
-    # mean over runs that did not learn the task (MAE 1.0 against a constant's 1.2) says so
-    flag = " (seed 0 did not learn the task: averaged in, judged nowhere)"
+    # cell whose one run did not learn the task (MAE 1.0 against a constant's 1.2) says so
+    flag = " (did not learn the task: the number says nothing about the tag)"
     assert text.startswith("MAE added when the tags are permuted (more means more use of the "
                            f"tag): No XS — ResNet-18 +0.500{flag}; TAP — ResNet-18 +0.100{flag}.")
     # one seed: no paired interval to judge
@@ -282,6 +282,12 @@ def test_medical_opening_names_the_seeds_that_did_not_learn_the_task():
                           "contaminated": a, "permuted": b, "clean": a, "val_constant": 0.667}
                          for c, s, a, b in [("none", 0, 0.95, 0.30), ("none", 1, 0.96, 0.35),
                                             ("tap", 0, 0.93, 0.90), ("tap", 1, 0.68, 0.70)]])
-    assert openings_medical.unlearned(runs, "pneu") == {("densenet121", "tap"): [1]}
+    assert openings_medical.unlearned(runs, "pneu") == {("densenet121", "tap"): ((1,), 2)}
     assert openings_medical.unlearned(runs.iloc[:2], "pneu") == {}
     assert openings_medical.unlearned(None, "pneu") == {}
+    summary = _summary({("densenet121", "none"): (0.955, 0.325), ("densenet121", "tap"): (0.805, 0.80)},
+                       ["model", "case"])
+    text = openings_medical.extra_found({"pneu": summary}, {"pneu": runs})
+    assert text == ("metric lost when the tags are permuted (more means more use of the tag): "
+                    "PNEU F-score: No XS — DenseNet-121 +0.630, TAP — DenseNet-121 +0.005 (seed 1 "
+                    "did not learn the task: averaged in, judged nowhere).")

@@ -56,34 +56,42 @@ def _span(values: Sequence[float]) -> str:
 
 
 def _by_case(loss: pd.Series, cases: Iterable[str], skip: Sequence[str],
-             flagged: Mapping[tuple[str, str], Sequence[int]] | None = None) -> list[str]:
+             flagged: Mapping[tuple[str, str], tuple[tuple[int, ...], int]] | None = None
+             ) -> list[str]:
     """``No XS: ResNet-18 0.400, DenseNet-121 0.000`` per case of a (model, case) loss; a cell
     in ``flagged`` names its seeds that did not learn the task (:func:`unlearned`)."""
     out = []
     for case in cases:
-        cells = [f"{label(m)} {signed(d)}" + _flag((flagged or {}).get((m, c), ()))
+        cells = [f"{label(m)} {signed(d)}" + _flag((flagged or {}).get((m, c)))
                  for (m, c), d in loss.items() if c == case and m not in skip]
         if cells:
             out.append(f"{_named(case)} — {', '.join(cells)}")
     return out
 
 
-def _flag(seeds: Sequence[int]) -> str:
-    if not seeds:
+def _flag(failed: tuple[tuple[int, ...], int] | None) -> str:
+    """What a mean hides: ``" (did not learn the task: ...)"`` when none of the cell's runs
+    learned it, the failed seeds when some did, else nothing."""
+    if not failed or not failed[0]:
         return ""
+    seeds, runs = failed
+    if len(seeds) == runs:
+        return " (did not learn the task: the number says nothing about the tag)"
     return (f" (seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))} did not learn "
             f"the task: averaged in, judged nowhere)")
 
 
-def unlearned(runs: pd.DataFrame | None, experiment: str) -> dict[tuple[str, str], list[int]]:
-    """Per (model, case) of a per-run table, the seeds whose run did not learn the task
-    (:func:`.preconditions.learned_task`): the chapter's means include them, the report's
-    verdicts never read them, so the page names them beside the mean."""
+def unlearned(runs: pd.DataFrame | None,
+              experiment: str) -> dict[tuple[str, str], tuple[tuple[int, ...], int]]:
+    """Per (model, case) of a per-run table with a run that did not learn the task
+    (:func:`.preconditions.learned_task`): those runs' seeds and the cell's number of runs. The
+    chapter's means include them, the report's verdicts never read them, so the page names
+    them beside the mean."""
     if runs is None or runs.empty:
         return {}
-    bad = runs[~learned_task(runs, task_metric(experiment))]
-    return {(m, c): sorted(int(s) for s in g["seed"])
-            for (m, c), g in bad.groupby(["model", "case"], sort=False)}
+    ok = learned_task(runs, task_metric(experiment))
+    return {(m, c): (tuple(sorted(int(s) for s in g.loc[~ok[g.index], "seed"])), len(g))
+            for (m, c), g in runs.groupby(["model", "case"], sort=False) if not ok[g.index].all()}
 
 
 def medical_found(summary: pd.DataFrame, experiment: str, root: str | Path,
@@ -106,12 +114,17 @@ def medical_found(summary: pd.DataFrame, experiment: str, root: str | Path,
     return text + (" " + verdicts(judged) if judged else "")
 
 
-def extra_found(summaries: Mapping[str, pd.DataFrame]) -> str:
-    """The extra architectures: No XS's and TAP's loss per data set and architecture."""
+def extra_found(summaries: Mapping[str, pd.DataFrame],
+                runs: Mapping[str, pd.DataFrame] | None = None) -> str:
+    """The extra architectures: No XS's and TAP's loss per data set and architecture; with
+    ``runs`` (the per-run frames, ``val_constant`` among their columns) each cell whose runs did
+    not learn the task says so (:func:`unlearned`): a model that predicts a constant loses
+    nothing when the tags are permuted, and has not thereby kept off them."""
     parts = []
     for experiment, summary in summaries.items():
         loss = losses(summary, experiment, ["model", "case"])
-        cells = _by_case(loss, ("none", proposed_method()), ())
+        flagged = unlearned((runs or {}).get(experiment), experiment)
+        cells = _by_case(loss, ("none", proposed_method()), (), flagged)
         parts.append(f"{experiment.upper()} {task_metric(experiment).label}: " + ", ".join(cells))
     return ("metric lost when the tags are permuted (more means more use of the tag): "
             + "; ".join(parts) + ".")
