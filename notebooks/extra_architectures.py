@@ -68,7 +68,7 @@ for experiment in datasets:
     metric = medical.task_metric(experiment).name
     chapter.medical_figure(ch, summary, experiment, models, methods,
                            f"{medical.DATASETS[experiment]}, extra architectures — {on}\n{label}",
-                           f"extra_{experiment}")
+                           f"extra_{experiment}", runs=frame)
     display(Markdown(f"*{metric.upper()}, mean (std) over seeds — {on}; {label}. "
                      "The paper has no table for these architectures.*"))
     table = summary.assign(value=[report.fmt(m, sd) for m, sd in zip(summary["mean"], summary["std"])])

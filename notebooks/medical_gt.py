@@ -122,7 +122,7 @@ display(Markdown(f"## {TEXT['metric']} and Δ-{TEXT['metric']} (the paper's {NAM
 # %% tags=["hide-input"]
 chapter.medical_figure(ch, summary, experiment, models, methods,
                        f"{NAME} setting 1, ground-truth masks — {on}\n{label}", f"{experiment}_gt",
-                       caveat=True)
+                       caveat=True, runs=frame)
 
 # %% [markdown]
 # ## Over seeds: means with 95% intervals and paired differences
@@ -179,7 +179,7 @@ if stripe_models:
                        medical.table_meta(s, experiment, stripe_models, methods, stripe_label))
     chapter.medical_figure(ch, stripe_summary, experiment, stripe_models, methods,
                            f"{NAME} with stripes, ground-truth masks — {on}\n{stripe_label}",
-                           f"{experiment}_stripe")
+                           f"{experiment}_stripe", runs=stripe)
     stripe_both = medical.beside_paper(stripe_summary, experiment, "stripe")
     report.write_comparison(stripe_both, root, f"{experiment}_stripe", f"{stripe_label} · {on}",
                             ["model", "case"], medical.origin(s))

@@ -86,7 +86,8 @@ display(report.interval_table(runs, methods))
 # %% tags=["hide-input"]
 paper = report.paper_values("gt_results").query("dataset == 'MNIST'")
 paper = paper.rename(columns={"method": "case"})
-fig = report.mnist_figure(summary, methods, f"Decoy-MNIST, ground-truth masks — {label}", paper)
+fig = report.mnist_figure(summary, methods, f"Decoy-MNIST, ground-truth masks — {label}", paper,
+                          runs)
 report.save_figure(fig, root, "mnist_gt")
 plt.show()
 

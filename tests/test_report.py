@@ -2,6 +2,7 @@
 
 import math
 
+import pytest
 import numpy as np
 import pandas as pd
 
@@ -136,3 +137,33 @@ def test_the_results_figures_draw_the_papers_values_and_the_seeds_spread():
     assert ax.get_ylim() == (0.0, 1.0)
     assert any(line.get_linestyle() == "--" and line.get_ydata()[0] == 2 / 3
                for line in ax.get_lines())
+
+
+def test_the_delta_panels_error_bars_are_the_std_of_each_runs_delta():
+    """The Δ panel's error bar is the std over seeds of permuted − contaminated, run by run: two
+    seeds that score higher on both splits move Δ little, which the splits' stds cannot tell."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from tapkit.book import medical
+
+    runs = pd.DataFrame({"model": "resnet18", "case": ["none", "none", "tap", "tap", "tap"],
+                         "seed": [0, 1, 0, 1, 2], "status": ["ok"] * 4 + ["dnc"],
+                         "contaminated": [0.99, 0.89, 0.98, 0.96, 0.5],
+                         "permuted": [0.80, 0.70, 0.97, 0.91, 0.5], "metric": "f1"})
+    spread = report.delta_std(runs, ["case"])
+    # No XS: Δ -0.19 and -0.19 (std 0, although each split's std is 0.07); TAP: -0.01, -0.05
+    # (std 0.02828), the diverged seed left out
+    assert spread["none"] == pytest.approx(0.0, abs=1e-12)
+    assert spread["tap"] == pytest.approx(np.std([-0.01, -0.05], ddof=1))
+    summary = report.summarise(runs.drop(columns="model"), ["case"])
+    fig = report.mnist_figure(summary, ["none", "tap"], "t", runs=runs)
+    bars = [c for c in fig.axes[1].collections if hasattr(c, "get_segments")]
+    (tap_bar,) = [s for c in bars for s in c.get_segments() if s[0][0] == 1]
+    assert tap_bar[1][1] - tap_bar[0][1] == pytest.approx(2 * spread["tap"])
+    fig = medical.plot_results(medical.summarise(runs), medical.task_metric("pneu"), ["resnet18"],
+                               ["none", "tap"], "t", runs=runs)
+    segments = [s for c in fig.axes[1].collections if hasattr(c, "get_segments")
+                for s in c.get_segments()]
+    assert sorted(round(s[1][1] - s[0][1], 6) for s in segments) == [
+        0.0, round(2 * spread["tap"], 6)]

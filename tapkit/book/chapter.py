@@ -259,8 +259,10 @@ def show_committed(chapter: Chapter, patterns: Iterable[str], how_to: str,
 
 
 def medical_figure(ch: Chapter, summary: pd.DataFrame, experiment: str, models, methods,
-                   title: str, name: str, caveat: bool = False) -> None:
-    """The paper's medical figure for ``summary`` (saved as ``figures/<name>.png`` and shown),
+                   title: str, name: str, caveat: bool = False,
+                   runs: pd.DataFrame | None = None) -> None:
+    """The paper's medical figure for ``summary`` (saved as ``figures/<name>.png`` and shown;
+    ``runs``, the per-run rows, give the Δ panel its error bars),
     followed by the findings computed from it, the cells the profile leaves out and why (and,
     with ``caveat``, the stand-in's caveat)."""
     import matplotlib.pyplot as plt
@@ -275,7 +277,7 @@ def medical_figure(ch: Chapter, summary: pd.DataFrame, experiment: str, models, 
     paper = medical.paper_summary(experiment, artifact) if experiment in medical.DATASETS else None
     fig = medical.plot_results(summary, metric, models, methods, title, untrained, paper,
                                medical.constant_score(experiment)  # on the balanced stand-in
-                               if medical.is_standin(ch.settings) else None)
+                               if medical.is_standin(ch.settings) else None, runs)
     report.save_figure(fig, ch.root, name)
     plt.show()
     display(Markdown(medical.findings(summary, metric, models, methods, untrained, left)))

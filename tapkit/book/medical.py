@@ -231,10 +231,12 @@ def wide_table(both: pd.DataFrame, models: Sequence[str], cases: Sequence[str],
 
 def plot_results(summary: pd.DataFrame, metric: TaskMetric, models: Sequence[str],
                  cases: Sequence[str], title: str, untrained: Sequence[str] = (),
-                 paper: pd.DataFrame | None = None, constant: float | None = None):
+                 paper: pd.DataFrame | None = None, constant: float | None = None,
+                 runs: pd.DataFrame | None = None):
     """The paper's PNEU/KNEE figure: test performance on SC(X*, y) (left) and the Δ-metric,
     permuted − contaminated (right), bars per architecture and case, with the std over seeds as
-    error bars (a one-seed cell has none); architectures in ``untrained`` are labelled so;
+    error bars (a one-seed cell has none; the Δ panel's from ``runs``, the per-run rows,
+    :func:`.report.delta_std`); architectures in ``untrained`` are labelled so;
     ``metric``: the experiment's (:func:`tapkit.metrics.task_metric`). ``paper`` (the paper's
     values in the summary's columns, :func:`paper_summary`) draws the paper's number on each bar
     as a black mark, so a reader sees ours against theirs; ``constant``: the score of a constant
@@ -253,6 +255,7 @@ def plot_results(summary: pd.DataFrame, metric: TaskMetric, models: Sequence[str
     width = 0.8 / len(cases)
     colors = dict(zip(CASES, ["tab:gray", "tab:red", "tab:orange", "tab:purple", "tab:green"]))
     x = np.arange(len(models))
+    spread = report.delta_std(runs, ["model", "case"]) if runs is not None else None
     marked = False
     for i, case in enumerate(cases):
         part = summary[summary.case == case]
@@ -261,7 +264,10 @@ def plot_results(summary: pd.DataFrame, metric: TaskMetric, models: Sequence[str
         offset = x + (i - (len(cases) - 1) / 2) * width
         axes[0].bar(offset, cont, width, yerr=sd, capsize=2, label=label(case),
                     color=colors.get(case), error_kw={"lw": 0.8})
-        axes[1].bar(offset, perm - cont, width, color=colors.get(case))
+        d_sd = (np.array([spread.get((m, case), np.nan) for m in models], dtype=float)
+                if spread is not None else None)
+        axes[1].bar(offset, perm - cont, width, yerr=d_sd, capsize=2, color=colors.get(case),
+                    error_kw={"lw": 0.8})
         theirs = paper[paper.case == case] if paper is not None else None
         if theirs is not None and len(theirs):
             p_cont, p_perm = values(theirs, "contaminated"), values(theirs, "permuted")

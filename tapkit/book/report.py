@@ -119,6 +119,15 @@ def summarise(runs: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     return out
 
 
+def delta_std(runs: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
+    """Per ``keys``, the std over converged seeds of each run's Δ (permuted − contaminated):
+    the error bar of a figure's Δ panel. It is not derivable from the splits' stds (a seed that
+    scores higher on both moves Δ little), so it is computed run by run; NaN for one seed."""
+    ok = runs[runs["status"] == "ok"]
+    delta = (ok["permuted"] - ok["contaminated"]).rename("delta")
+    return pd.concat([ok[list(keys)], delta], axis=1).groupby(list(keys), sort=False)["delta"].std()
+
+
 def interval_table(runs: pd.DataFrame, cases: Sequence[str]) -> pd.DataFrame:
     """Per case (rows, in ``cases`` order) and split: the mean over converged seeds with its 95%
     Student-t interval (:func:`tapkit.seedstats.mean_ci`); ``DNC`` where more than half of the
@@ -320,12 +329,14 @@ def ours_and_paper(compare: pd.DataFrame) -> pd.DataFrame:
 
 def plot_metric_and_delta(wide: pd.DataFrame, title: str,
                           metric: TaskMetric = EXPERIMENT_METRICS["mnist"],
-                          err: pd.Series | None = None, paper: pd.DataFrame | None = None):
+                          err: pd.Series | None = None, paper: pd.DataFrame | None = None,
+                          delta_err: pd.Series | None = None):
     """The paper's two-panel results figure: the metric on SC(X*, y)_test (left) and the
     Delta-metric, permuted minus contaminated (right). ``wide`` has one row per case and the
     columns ``contaminated`` and ``permuted``. A case that relies on the spurious signal
     (:func:`tapkit.metrics.tag_reliance` above :data:`.thresholds.MARGIN`) is drawn red.
-    ``err``: the std over seeds of each case's contaminated score (error bars); ``paper``: the
+    ``err``: the std over seeds of each case's contaminated score (error bars), ``delta_err``
+    that of its Δ (:func:`delta_std`); ``paper``: the
     paper's values in ``wide``'s shape, drawn as a black mark on each bar. The left axis
     starts at 0."""
     import matplotlib.pyplot as plt
@@ -341,7 +352,9 @@ def plot_metric_and_delta(wide: pd.DataFrame, title: str,
     if metric.higher_is_better:
         ax1.set_ylim(0.0, 1.0)
     ax1.set_title(f"{metric.name} on SC(X*, y) test")
-    ax2.bar(x, delta.to_numpy(), color=["tab:red" if w else "tab:green" for w in worse])
+    ax2.bar(x, delta.to_numpy(), color=["tab:red" if w else "tab:green" for w in worse],
+            yerr=delta_err.reindex(wide.index).to_numpy() if delta_err is not None else None,
+            capsize=3, error_kw={"lw": 0.8})
     ax2.axhline(0, color="black", lw=0.8)
     ax2.set_title(f"Δ-{metric.name} (permuted − contaminated)")
     if paper is not None:
@@ -360,17 +373,19 @@ def plot_metric_and_delta(wide: pd.DataFrame, title: str,
 
 
 def mnist_figure(summary: pd.DataFrame, cases: Sequence[str], title: str,
-                 paper: pd.DataFrame | None = None):
+                 paper: pd.DataFrame | None = None, runs: pd.DataFrame | None = None):
     """The MNIST results figure from a summary (``case``, ``split``, ``mean``, ``std``; one
-    row per case and split): ours with the std over seeds as error bars, and the paper's value
-    of each case (``paper``: same columns, e.g. the appendix's ground-truth table) as a black
-    mark where the paper has one."""
+    row per case and split): ours with the std over seeds as error bars (the Δ panel's from
+    ``runs``, the per-run rows, :func:`delta_std`), and the paper's value of each case
+    (``paper``: same columns, e.g. the appendix's ground-truth table) as a black mark where the
+    paper has one."""
     wide = summary.pivot(index="case", columns="split", values="mean").reindex(list(cases))
     err = (summary[summary.split == "contaminated"].set_index("case")["std"]
            if "std" in summary else None)
     theirs = (paper.pivot_table(index="case", columns="split", values="mean")
               if paper is not None and len(paper) else None)
-    return plot_metric_and_delta(wide, title, err=err, paper=theirs)
+    return plot_metric_and_delta(wide, title, err=err, paper=theirs,
+                                 delta_err=delta_std(runs, ["case"]) if runs is not None else None)
 
 
 def chance_line(ax, level: float, text: str = "chance") -> None:
