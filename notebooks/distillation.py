@@ -52,10 +52,9 @@ results = None         # None: <repository>/results
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
-import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, labels, mnist_setting2, openings, report
+from tapkit.book import chapter, mnist_setting2, openings, report
 from tapkit.experiments import chapter_plans, protocols
 from tapkit.experiments import setting2_plans as s2p
 from tapkit.results import resolve_device
@@ -92,12 +91,8 @@ display(Markdown(f"*Results: {label}*"))
 # ## Test accuracy and Δ-accuracy
 
 # %% tags=["hide-input"]
-order = [(a, c) for a in ("teacher_10", "teacher_1") for c in (own, "at", "jt", "kd")]
-order += [("no teacher", "none")]
-wide = summary.pivot(index=["teacher", "method"], columns="split", values="mean")
-wide = wide.reindex([o for o in order if o in wide.index])
-wide.index = [f"{method.upper()}\n{who}" for who, method in wide.index]
-fig = report.plot_metric_and_delta(wide, f"Decoy-MNIST, TAP vs knowledge distillation — {label}")
+order = mnist_setting2.kd_order(own, methods)
+fig = mnist_setting2.kd_figure(summary, runs, order, f"Decoy-MNIST, TAP vs knowledge distillation — {label}")
 report.save_figure(fig, root, "mnist_kd")
 plt.show()
 
@@ -109,30 +104,12 @@ plt.show()
 # not train.
 
 # %% tags=["hide-input"]
-paper = report.paper_values("kd_results").query("dataset == 'MNIST'")
-no_xs = report.paper_values("gt_results").query("dataset == 'MNIST' and method == 'none'")
-paper = pd.concat([paper, no_xs.assign(teacher="no teacher")])
-keys = paper[["teacher", "method"]].drop_duplicates()
-ours = keys.merge(pd.DataFrame({"split": list(report.SPLITS)}), how="cross").merge(
-    summary, on=["teacher", "method", "split"], how="left")
-both = report.beside(ours, paper, ["teacher", "method", "split"])
-table = both.assign(ours=[report.fmt(m, sd) if not pd.isna(m) else "–"
-                          for m, sd in zip(both.ours, both.ours_std)],
-                    paper=[report.fmt(m, sd) for m, sd in zip(both.paper, both.paper_std)])
-table = table.pivot(index=["teacher", "method"], columns="split", values=["ours", "paper"])
-table.columns = [f"{split} ({who})" for who, split in table.columns]
-display(table[[f"{sp} ({w})" for sp in report.SPLITS for w in ("ours", "paper")]].reindex(order))
+display(mnist_setting2.kd_beside_paper(summary, order))
 
 # %% tags=["hide-input"]
-delta = (wide["permuted"] - wide["contaminated"]).to_dict()
-reference = delta.pop("NONE\nno teacher")
-better = [" with ".join(labels.in_prose(part) for part in name.split("\n"))
-          for name, d in delta.items() if d > reference + 0.01]
-display(Markdown(
-    f"No XS loses {-reference:.3f} accuracy when the patches are permuted. Students that lose "
-    f"clearly less (by more than 0.01): {', '.join(better) if better else 'none'}. The paper finds "
-    "that KD with the 10% teacher comes close to TAP and degrades with the 1% teacher, while AT "
-    "and JT do not stop the student from learning the patches."))
+display(Markdown(openings.distillation_found(summary) + " The paper finds that KD with the 10% "
+                 "teacher comes close to TAP and degrades with the 1% teacher, while AT and JT do "
+                 "not stop the student from learning the patches."))
 
 # %% tags=["hide-input"]
 display(Markdown(mnist_setting2.kd_left_out(s, t)))
@@ -141,14 +118,8 @@ display(Markdown(mnist_setting2.kd_left_out(s, t)))
 # ## Paper-profile results (committed, from a GPU)
 
 # %% tags=["hide-input"]
-paper_profile = protocols.results_root("paper", root.parent) / "tables" / "mnist_kd.csv"
-if profile != "paper" and paper_profile.exists():
-    meta = pd.read_json(paper_profile.with_suffix(".json"), typ="series")
-    display(Markdown(f"*{meta['label']}*"))
-    display(pd.read_csv(paper_profile).pivot(index=["teacher", "method"], columns="split", values="mean"))
-else:
-    display(Markdown("No paper-profile results are committed for this chapter yet: run "
-                     "`make book PROFILE=paper` on a GPU with full MNIST and commit `results/paper/`."))
+chapter.show_committed(ch, ["mnist_kd"], "run `make book PROFILE=paper` on a GPU with full MNIST "
+                       "and commit `results/paper/`.", mnist_setting2.kd_beside_paper);
 
 # %% tags=["hide-input"]
 ch.opening(openings.distillation_found(summary))

@@ -200,8 +200,8 @@ report.write_cells(tap_summary, root, "mnist_teacher",
 display(Markdown(f"*Results: {label}*"))
 
 # %% tags=["hide-input"]
-wide = s2.bar_labels(tap_summary, cases)
-fig = report.plot_metric_and_delta(wide, f"Decoy-MNIST, TAP with teacher / random / ground-truth masks — {label}")
+fig = s2.teacher_figure(tap_summary, tap_runs, cases, own,
+                       f"Decoy-MNIST, TAP with teacher / random / ground-truth masks — {label}")
 report.save_figure(fig, root, "mnist_teacher")
 plt.show()
 

@@ -16,6 +16,7 @@ from ..data import VAL_FRACTION, Split, mnist_pixels
 from ..experiments.cells import Annotation, tau_text
 from ..experiments.setting2_plans import annotator
 from ..experiments.setting2_protocols import LambdaSource, Threshold
+from ..methods import Kind, methods_where, proposed_method
 from . import labels, profile_notes, report
 
 PAPER_TRAIN_DIGITS = 60_000  # MNIST's training split, before the validation split is taken out
@@ -132,6 +133,24 @@ def bar_labels(summary: pd.DataFrame, annotations: Sequence[str]) -> pd.DataFram
     return wide
 
 
+def teacher_figure(summary: pd.DataFrame, runs: pd.DataFrame, annotations: Sequence[str],
+                   method: str, title: str):
+    """The MNIST teacher figure (:func:`.report.plot_metric_and_delta`): ``method``'s students
+    per annotation and τ (:func:`bar_labels`), with the std over seeds as error bars on both
+    panels (Δ's from the per-run ``runs``, :func:`.report.delta_std`) and the paper's value as a
+    black mark where it has the same row (:func:`paper_rows`: its random rows are per τ, ours
+    one per seed, so random has none)."""
+    wide = bar_labels(summary, annotations)
+    spread = report.delta_std(runs, ["method", "annotation", "tau"]).rename("mean").reset_index()
+    paper = paper_rows(method)
+    shown = {Annotation(a).value for a in annotations} - {Annotation.RANDOM.value}
+    paper = paper[paper.annotation.isin(shown)].drop_duplicates(["annotation", "tau", "split"])
+    return report.plot_metric_and_delta(
+        wide, title, err=bar_labels(summary.assign(mean=summary["std"]), annotations)["contaminated"],
+        paper=bar_labels(paper, annotations).reindex(wide.index),
+        delta_err=bar_labels(spread.assign(split="delta"), annotations)["delta"])
+
+
 def paper_rows(method: str) -> pd.DataFrame:
     """The paper's MNIST rows of ``method``: its teacher table's teacher and random rows, and its
     Setting-1 table's ground-truth and No-XS rows (τ NaN: none applies)."""
@@ -244,3 +263,71 @@ def profile_changes(s, t, paper_s, paper_t, profile: str, threshold: str) -> str
             f"the {threshold} rule, as the authors' released code does")
     return (f"Students here train on masks made by {rule}. "
             + profile_notes.changes_sentence(profile, items))
+
+
+# ----------------------------------------------------------------------------- distillation
+
+def kd_order(own: str, methods: Sequence[str]) -> list[tuple[str, str]]:
+    """The MNIST distillation table's rows, as the paper prints them: per teacher (10%, then 1%),
+    ``own`` (TAP with that teacher's masks) and each of ``methods`` (KD/AT/JT), then No XS."""
+    rows = [(annotator(f).value, m) for f in (0.1, 0.01) for m in (own, *methods)]
+    return rows + [(report.teacher_name(Annotation.NONE), "none")]
+
+
+def _kd_wide(values: pd.DataFrame, order: Sequence[tuple[str, str]],
+             column: str = "mean") -> pd.DataFrame:
+    """``values`` (teacher, method, split, ``column``) as one row per (teacher, method) of
+    ``order`` that it holds, labelled ``"KD\\nteacher_10"`` for the figure's axis."""
+    wide = values.pivot_table(index=["teacher", "method"], columns="split", values=column,
+                              sort=False)
+    wide = wide.reindex([o for o in order if o in wide.index])
+    wide.index = [f"{method.upper()}\n{who}" for who, method in wide.index]
+    return wide
+
+
+def kd_paper() -> pd.DataFrame:
+    """The paper's MNIST distillation table (TAP, KD, AT, JT per teacher) and its Setting-1 No XS
+    row (teacher ``"no teacher"``): teacher, method, split, mean, std."""
+    paper = report.paper_values("kd_results").query("dataset == 'MNIST'")
+    no_xs = report.paper_values("gt_results").query(
+        "dataset == 'MNIST' and artifact == 'tag' and method == 'none'")
+    both = pd.concat([paper, no_xs.assign(teacher=report.teacher_name(Annotation.NONE))])
+    return both.drop_duplicates(["teacher", "method", "split"])
+
+
+def kd_figure(summary: pd.DataFrame, runs: pd.DataFrame, order: Sequence[tuple[str, str]],
+              title: str):
+    """The MNIST distillation figure (:func:`.report.plot_metric_and_delta`): accuracy and
+    Δ-accuracy per row of ``order`` (:func:`kd_order`) with the std over seeds as error bars on
+    both panels (Δ's from the per-run ``runs``, :func:`.report.delta_std`) and the paper's
+    value as a black mark (:func:`kd_paper`)."""
+    wide = _kd_wide(summary, order)
+    spread = report.delta_std(runs, ["teacher", "method"]).rename("mean").reset_index()
+    return report.plot_metric_and_delta(
+        wide, title, err=_kd_wide(summary, order, "std")["contaminated"],
+        paper=_kd_wide(kd_paper(), order).reindex(wide.index),
+        delta_err=_kd_wide(spread.assign(split="delta"), order)["delta"])
+
+
+def kd_beside_paper(summary: pd.DataFrame,
+                    order: Sequence[tuple[str, str]] | None = None) -> pd.DataFrame:
+    """Ours beside the paper's MNIST distillation table, mean (std) per split, one row per
+    (teacher, method) of the paper's (``order`` first; None: :func:`kd_order` of the registry's
+    own and distillation methods); ``–`` on our side for a row this profile does not train."""
+    order = kd_order(proposed_method(), methods_where(kind=Kind.DISTILLATION)) \
+        if order is None else order
+    paper = kd_paper()
+    keys = paper[["teacher", "method"]].drop_duplicates()
+    ours = keys.merge(pd.DataFrame({"split": list(report.SPLITS)}), how="cross").merge(
+        summary, on=["teacher", "method", "split"], how="left")
+    both = report.beside(ours, paper, ["teacher", "method", "split"])
+    table = both.assign(ours=[report.fmt(m, sd) if not pd.isna(m) else "–"
+                              for m, sd in zip(both.ours, both.ours_std)],
+                        paper=[report.fmt(m, sd) for m, sd in zip(both.paper, both.paper_std)])
+    table = table.pivot(index=["teacher", "method"], columns="split", values=["ours", "paper"])
+    table.columns = [f"{split} ({who})" for who, split in table.columns]
+    rows = [o for o in order if o in table.index] + [i for i in table.index if i not in order]
+    table = table[[f"{sp} ({w})" for sp in report.SPLITS for w in ("ours", "paper")]].reindex(rows)
+    table.index = pd.MultiIndex.from_tuples(
+        [(labels.label(t), labels.label(m)) for t, m in table.index], names=["teacher", "method"])
+    return table

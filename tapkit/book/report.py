@@ -125,7 +125,8 @@ def delta_std(runs: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
     scores higher on both moves Δ little), so it is computed run by run; NaN for one seed."""
     ok = runs[runs["status"] == "ok"]
     delta = (ok["permuted"] - ok["contaminated"]).rename("delta")
-    return pd.concat([ok[list(keys)], delta], axis=1).groupby(list(keys), sort=False)["delta"].std()
+    return pd.concat([ok[list(keys)], delta], axis=1).groupby(
+        list(keys), sort=False, dropna=False)["delta"].std()  # τ NaN: a run that takes none
 
 
 def interval_table(runs: pd.DataFrame, cases: Sequence[str]) -> pd.DataFrame:
