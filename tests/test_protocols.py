@@ -333,7 +333,7 @@ def test_one_setting2_plan_serves_mnist_and_the_medical_sets_by_its_typed_fields
     tm = protocols.mnist_teachers("paper")
     lams = s2p.student_lambdas(mnist, tm, tmp_path, None, None)
     assert lams == {**protocols.MNIST_TEACHER_LAMBDAS, **protocols.MNIST_KD_LAMBDAS}
-    students = s2p.xs_students(mnist, tm, None, None, lams)
+    students = s2p.xs_students(mnist, tm, "decoy-mnist", "two_layer_cnn", lams)
     random = [c for c in students if c.annotation is Annotation.RANDOM]
     assert [(c.method, c.tau, c.seed) for c in random] == [
         (m, None, seed) for m in ("tap", "rrr", "rbr") for seed in (0, 1)]
@@ -427,7 +427,8 @@ def test_a_setting2_plan_given_its_own_threshold_rule_uses_it(tmp_path):
     p = protocols.mnist("paper")
     t = protocols.mnist_teachers("paper")
     lams = s2p.student_lambdas(p, t, tmp_path, None, None)
-    rules = {rule: {c.cfg.threshold for c in s2p.taught_students(p, t, None, None, lams, rule)}
+    rules = {rule: {c.cfg.threshold for c in s2p.taught_students(p, t, "decoy-mnist", "two_layer_cnn",
+                                                              lams, rule)}
              for rule in (None, "absolute", "quantile")}
     assert rules == {None: {"quantile"}, "absolute": {"absolute"}, "quantile": {"quantile"}}
     with pytest.raises(ValueError, match="unknown threshold 'median'"):

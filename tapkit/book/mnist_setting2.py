@@ -146,7 +146,8 @@ def teacher_figure(summary: pd.DataFrame, runs: pd.DataFrame, annotations: Seque
     shown = {Annotation(a).value for a in annotations} - {Annotation.RANDOM.value}
     paper = paper[paper.annotation.isin(shown)].drop_duplicates(["annotation", "tau", "split"])
     return report.plot_metric_and_delta(
-        wide, title, err=bar_labels(summary.assign(mean=summary["std"]), annotations)["contaminated"],
+        wide, title,
+        err=bar_labels(summary.assign(mean=summary["std"]), annotations)["contaminated"],
         paper=bar_labels(paper, annotations).reindex(wide.index),
         delta_err=bar_labels(spread.assign(split="delta"), annotations)["delta"])
 

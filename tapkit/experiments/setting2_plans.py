@@ -10,7 +10,10 @@ changes with τ (its masks cover what the teachers' masks cover at that τ, :fun
 read from the trained teachers, so those students are planned after the teachers have trained),
 while Decoy-MNIST's random masks have the patch's coverage, one run per seed; RRR/RBR learn from
 every teacher or from the first; the λ come from the paper's tables or from Setting 1.
-``experiment`` and ``model`` None: the protocol's only ones (Decoy-MNIST's two-layer CNN).
+The chapters' entry points (:func:`teacher_cells`, :func:`student_lambdas`,
+:func:`setting2_students`, :func:`distillation_students`) take ``experiment`` and ``model`` None
+for the protocol's only ones (Decoy-MNIST's two-layer CNN) and resolve them once; the functions
+they call take both by name.
 """
 
 from __future__ import annotations
@@ -66,7 +69,7 @@ def teacher_cells(p: Protocol, t: TeachersProtocol, experiment: str | None = Non
     e = p.resolve("experiment", experiment)
     return [Cell(cfg, "", e, cfg.model, "none", annotator(f), None, seed)
             for f in t.fractions for seed in p.seeds
-            for cfg in [teacher_config(p, t, experiment, f, seed)]]
+            for cfg in [teacher_config(p, t, e, f, seed)]]
 
 
 def holdout(teacher: TrainConfig) -> Split:
@@ -133,51 +136,50 @@ def teacher_coverage(p: Protocol, t: TeachersProtocol, experiment: str | None,
                          threshold_rule(t, threshold))
 
 
-def taught_students(p: Protocol, t: TeachersProtocol, experiment: str | None, model: str | None,
+def taught_students(p: Protocol, t: TeachersProtocol, experiment: str, model: str,
                     lams: Mapping[str, float], threshold: str | None = None) -> list[Cell]:
     """TAP/RRR/RBR (``t.xs_methods`` but the protocol's ``not_run`` cells) of ``model`` with each
     teacher's masks (RRR/RBR: the ``t.xs_fractions`` teachers') at every τ of ``t.train_taus``,
     thresholded by :func:`threshold_rule` (None: the protocol's rule); method, τ, seed, then
     teacher."""
-    e, model = p.resolve("experiment", experiment), p.resolve("model", model)
     threshold = threshold_rule(t, threshold)
     out = []
-    for method in [m for m in t.xs_methods if not why_not_run(p, e, model, m)]:
+    for method in [m for m in t.xs_methods if not why_not_run(p, experiment, model, m)]:
         fractions = (t.fractions if method == proposed_method() or t.xs_fractions is None
                      else t.xs_fractions)
         for tau in t.train_taus:
             for seed in p.seeds:
-                cfg = case_config(p, e, model, method, lams[method], seed)
-                out += [Cell(teachers.with_teacher(cfg, teacher_config(p, t, e, f, seed),
+                cfg = case_config(p, experiment, model, method, lams[method], seed)
+                out += [Cell(teachers.with_teacher(cfg, teacher_config(p, t, experiment, f, seed),
                                                    annotation="teacher", tau=tau,
                                                    threshold=threshold),
-                             "", e, model, method, annotator(f), tau, seed, lams[method])
+                             "", experiment, model, method, annotator(f), tau, seed, lams[method])
                         for f in fractions]
     return out
 
 
-def random_students(p: Protocol, t: TeachersProtocol, experiment: str | None, model: str | None,
+def random_students(p: Protocol, t: TeachersProtocol, experiment: str, model: str,
                     lams: Mapping[str, float],
                     coverage: Mapping[float, float] | None = None) -> list[Cell]:
     """The XS methods of ``model`` with random masks (``t.random_masks``): of ``coverage[tau]``
     at every τ (:attr:`RandomMasks.TEACHERS`; the teachers' coverage, :func:`teacher_coverage`),
     or of the ground truth's coverage once per seed, τ None (:attr:`RandomMasks.GROUND_TRUTH`)."""
-    e, model = p.resolve("experiment", experiment), p.resolve("model", model)
-    methods = [m for m in t.xs_methods if not why_not_run(p, e, model, m)]
+    methods = [m for m in t.xs_methods if not why_not_run(p, experiment, model, m)]
     if t.random_masks is RandomMasks.GROUND_TRUTH:
-        return [Cell(case_config(p, e, model, m, lams[m], seed).replace(annotation="random"), "",
-                     e, model, m, Annotation.RANDOM, None, seed, lams[m])
+        return [Cell(case_config(p, experiment, model, m, lams[m], seed).replace(
+                         annotation="random"), "", experiment, model, m, Annotation.RANDOM, None,
+                     seed, lams[m])
                 for m in methods for seed in p.seeds]
     if coverage is None:
         raise ValueError("random masks of the teachers' coverage need that coverage per τ "
                          "(teacher_coverage, once the teachers have trained)")
-    return [Cell(case_config(p, e, model, m, lams[m], seed).replace(
+    return [Cell(case_config(p, experiment, model, m, lams[m], seed).replace(
                      annotation="random", random_coverage=round(coverage[tau], 6)), "",
-                 e, model, m, Annotation.RANDOM, tau, seed, lams[m])
+                 experiment, model, m, Annotation.RANDOM, tau, seed, lams[m])
             for m in methods for tau in t.train_taus for seed in p.seeds]
 
 
-def xs_students(p: Protocol, t: TeachersProtocol, experiment: str | None, model: str | None,
+def xs_students(p: Protocol, t: TeachersProtocol, experiment: str, model: str,
                 lams: Mapping[str, float], coverage: Mapping[float, float] | None = None,
                 threshold: str | None = None) -> list[Cell]:
     """:func:`taught_students` and :func:`random_students`, by method, τ (random masks of the
@@ -190,36 +192,35 @@ def xs_students(p: Protocol, t: TeachersProtocol, experiment: str | None, model:
         seeds.index(c.seed)))
 
 
-def reference_students(p: Protocol, t: TeachersProtocol, experiment: str | None,
-                       model: str | None, gt_lams: Mapping[str, float]) -> list[Cell]:
+def reference_students(p: Protocol, t: TeachersProtocol, experiment: str,
+                       model: str, gt_lams: Mapping[str, float]) -> list[Cell]:
     """Setting 1's runs beside them: No XS and each XS method with ground-truth masks (at
     Setting 1's λ ``gt_lams``), read from the cache when the Setting-1 chapter ran."""
-    e, model = p.resolve("experiment", experiment), p.resolve("model", model)
     out = []
     for seed in p.seeds:
-        out.append(Cell(case_config(p, e, model, "none", 0.0, seed), "", e, model, "none",
-                        Annotation.NONE, None, seed, 0.0))
-        for method in [m for m in t.xs_methods if not why_not_run(p, e, model, m)]:
-            out.append(Cell(case_config(p, e, model, method, gt_lams[method], seed), "", e, model,
-                            method, Annotation.GROUND_TRUTH, None, seed, gt_lams[method]))
+        out.append(Cell(case_config(p, experiment, model, "none", 0.0, seed), "", experiment,
+                        model, "none", Annotation.NONE, None, seed, 0.0))
+        for method in [m for m in t.xs_methods if not why_not_run(p, experiment, model, m)]:
+            out.append(Cell(case_config(p, experiment, model, method, gt_lams[method], seed), "",
+                            experiment, model, method, Annotation.GROUND_TRUTH, None, seed,
+                            gt_lams[method]))
     return out
 
 
-def kd_students(p: Protocol, t: TeachersProtocol, experiment: str | None, model: str | None,
+def kd_students(p: Protocol, t: TeachersProtocol, experiment: str, model: str,
                 lams: Mapping[str, float]) -> list[Cell]:
     """KD/AT/JT students of ``model`` with each ``t.kd_fractions`` teacher, each method's options
     from ``p.options`` (e.g. KD's temperature). AT pairs the student's and the teacher's target
     layers by resolution (:func:`tapkit.baselines.pair_by_resolution`)."""
-    e, model = p.resolve("experiment", experiment), p.resolve("model", model)
     out = []
     for fraction in t.kd_fractions:
         for method in t.kd_methods:
             for seed in p.seeds:
-                cfg = teachers.with_teacher(case_config(p, e, model, "none", 0.0, seed),
-                                            teacher_config(p, t, e, fraction, seed),
+                cfg = teachers.with_teacher(case_config(p, experiment, model, "none", 0.0, seed),
+                                            teacher_config(p, t, experiment, fraction, seed),
                                             method=method, lam=lams[method],
                                             options=p.options_for(method))
-                out.append(Cell(cfg, "", e, model, method, annotator(fraction), None, seed,
+                out.append(Cell(cfg, "", experiment, model, method, annotator(fraction), None, seed,
                                 lams[method]))
     return out
 
