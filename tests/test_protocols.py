@@ -427,8 +427,8 @@ def test_a_setting2_plan_given_its_own_threshold_rule_uses_it(tmp_path):
     p = protocols.mnist("paper")
     t = protocols.mnist_teachers("paper")
     lams = s2p.student_lambdas(p, t, tmp_path, None, None)
-    rules = {rule: {c.cfg.threshold for c in s2p.taught_students(p, t, "decoy-mnist", "two_layer_cnn",
-                                                              lams, rule)}
+    rules = {rule: {c.cfg.threshold
+                    for c in s2p.taught_students(p, t, "decoy-mnist", "two_layer_cnn", lams, rule)}
              for rule in (None, "absolute", "quantile")}
     assert rules == {None: {"quantile"}, "absolute": {"absolute"}, "quantile": {"quantile"}}
     with pytest.raises(ValueError, match="unknown threshold 'median'"):
