@@ -76,9 +76,13 @@ def _flag(failed: tuple[tuple[int, ...], int] | None) -> str:
         return ""
     seeds, runs = failed
     if len(seeds) == runs:
-        return " (did not learn the task: the number says nothing about the tag)"
-    return (f" (seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))} did not learn "
-            f"the task: averaged in, judged nowhere)")
+        return " (did not learn the task)"
+    return f" (seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))} did not learn the task)"
+
+
+# what the flags of :func:`_flag` mean, said once after the numbers
+_FLAGGED = (" A run that did not learn the task is averaged into these means, judged nowhere, and "
+            "loses nothing when the tags are permuted: its number says nothing about the tag.")
 
 
 def unlearned(runs: pd.DataFrame | None,
@@ -105,7 +109,7 @@ def medical_found(summary: pd.DataFrame, experiment: str, root: str | Path,
     flagged = unlearned(Evidence(Path(root)).table(f"{experiment}_gt_runs")[0], experiment)
     parts = _by_case(loss, ("none", *XS_CASES), skip, flagged)
     text = (f"{worse(experiment)} when the tags are permuted (more means more use of the tag): "
-            + "; ".join(parts) + "."
+            + "; ".join(parts) + "." + (_FLAGGED if flagged else "")
             if parts else "no architecture trained here has a No XS or XS run.")
     if skip:
         text += (" Not trained in this profile: "
@@ -120,14 +124,15 @@ def extra_found(summaries: Mapping[str, pd.DataFrame],
     ``runs`` (the per-run frames, ``val_constant`` among their columns) each cell whose runs did
     not learn the task says so (:func:`unlearned`): a model that predicts a constant loses
     nothing when the tags are permuted, and has not thereby kept off them."""
-    parts = []
+    parts, any_flagged = [], False
     for experiment, summary in summaries.items():
         loss = losses(summary, experiment, ["model", "case"])
         flagged = unlearned((runs or {}).get(experiment), experiment)
+        any_flagged |= bool(flagged)
         cells = _by_case(loss, ("none", proposed_method()), (), flagged)
         parts.append(f"{experiment.upper()} {task_metric(experiment).label}: " + ", ".join(cells))
     return ("metric lost when the tags are permuted (more means more use of the tag): "
-            + "; ".join(parts) + ".")
+            + "; ".join(parts) + "." + (_FLAGGED if any_flagged else ""))
 
 
 def overlap_found(compare: pd.DataFrame) -> str:
