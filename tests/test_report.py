@@ -167,3 +167,25 @@ def test_the_delta_panels_error_bars_are_the_std_of_each_runs_delta():
                 for s in c.get_segments()]
     assert sorted(round(s[1][1] - s[0][1], 6) for s in segments) == [
         0.0, round(2 * spread["tap"], 6)]
+
+
+def test_a_results_legend_names_only_the_cases_drawn_and_long_ticks_slant():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from tapkit.book import medical
+
+    med = pd.DataFrame([{"model": "resnet18", "case": c, "split": sp, "mean": m, "std": 0.05}
+                        for c, vals in {"none": (0.95, 0.40), "tap": (0.90, 0.88)}.items()
+                        for sp, m in zip(("contaminated", "permuted"), vals)])
+    fig = medical.plot_results(med, medical.task_metric("pneu"), ["resnet18"],
+                               ["none", "rrr", "tap"], "t")
+    # RRR has no bar anywhere (left out by the profile): not in the legend
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["No XS", "TAP"]
+    wide = pd.DataFrame({"contaminated": [0.9] * 5, "permuted": [0.8] * 5},
+                        index=["teacher_10\nτ=0.01", "teacher_1\nτ=0.01", "random",
+                               "ground_truth", "none"])
+    slanted = report.plot_metric_and_delta(wide, "t").axes[0].get_xticklabels()[0]
+    assert slanted.get_rotation() == 30
+    short = report.plot_metric_and_delta(wide.set_axis(["base", "none", "rrr", "rbr", "tap"]), "t")
+    assert short.axes[0].get_xticklabels()[0].get_rotation() == 0

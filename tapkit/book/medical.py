@@ -262,7 +262,8 @@ def plot_results(summary: pd.DataFrame, metric: TaskMetric, models: Sequence[str
         cont, perm = values(part, "contaminated"), values(part, "permuted")
         sd = values(part, "contaminated", "std") if "std" in part else None
         offset = x + (i - (len(cases) - 1) / 2) * width
-        axes[0].bar(offset, cont, width, yerr=sd, capsize=2, label=label(case),
+        drawn = bool(np.isfinite(cont).any())  # a case no architecture ran has no legend entry
+        axes[0].bar(offset, cont, width, yerr=sd, capsize=2, label=label(case) if drawn else None,
                     color=colors.get(case), error_kw={"lw": 0.8})
         d_sd = (np.array([spread.get((m, case), np.nan) for m in models], dtype=float)
                 if spread is not None else None)

@@ -364,9 +364,12 @@ def plot_metric_and_delta(wide: pd.DataFrame, title: str,
         ax1.scatter(x, theirs["contaminated"].to_numpy(), label="paper", **kw)
         ax2.scatter(x, (theirs["permuted"] - theirs["contaminated"]).to_numpy(), **kw)
         ax1.legend(fontsize=MIN_FONT_PT, loc="lower right")
+    # slanted where the labels would run into each other: many bars, or long two-line labels
+    longest = max(len(line) for tick in ticks for line in tick.split("\n"))
+    slant = len(ticks) > 5 or len(ticks) * longest > 50
     for ax in (ax1, ax2):
-        ax.set_xticks(x, ticks, fontsize=MIN_FONT_PT, rotation=30 if len(ticks) > 5 else 0,
-                      ha="right" if len(ticks) > 5 else "center")
+        ax.set_xticks(x, ticks, fontsize=MIN_FONT_PT, rotation=30 if slant else 0,
+                      ha="right" if slant else "center")
     titled(fig, title)
     fit_text(fig)
     fig.tight_layout()
