@@ -109,3 +109,17 @@ def test_written_atomically_and_shown_with_human_labels(tmp_path, table):
     assert pa.humanised("vgg16: 32; resnet18_x") == "VGG-16: 32; resnet18_x"
     assert "white-space: normal" in html
     assert "are deliberate deviations" in pa.opening(table) and str(len(table)) in pa.opening(table)
+
+
+def test_the_papers_formulas_are_quoted_as_mathjax_renders_them():
+    """Issue 39: no raw ``\\mathcal`` on a page. A quote that is a formula goes whole into
+    ``\\(…\\)`` (an array row's ``&`` would be a MathJax error outside its array), inline ``$…$``
+    becomes ``\\(…\\)``, and prose stays as it is."""
+    from tapkit.book.protocol_audit import math_quote
+
+    assert math_quote(r"\mathcal{D}(M, l) = \text{AvgPool}(M)") == \
+        r"\(\mathcal{D}(M, l) = \text{AvgPool}(M)\)"
+    assert math_quote(r"1 & \text{if $E_{ij} < \tau$}") == r"\(1 \quad \text{if $E_{ij} < \tau$}\)"
+    assert math_quote(r"at different thresholds $\tau$ and $\lambda$") == \
+        r"at different thresholds \(\tau\) and \(\lambda\)"
+    assert math_quote("batch size 16") == "batch size 16"

@@ -963,11 +963,27 @@ def humanised(text: str) -> str:
                   lambda m: label(m.group(1)), str(text))
 
 
+_INLINE = re.compile(r"\$([^$]+)\$")
+_TEX = re.compile(r"\\[A-Za-z]+")
+
+
+def math_quote(text: str) -> str:
+    """A quote of the paper's LaTeX as the page renders it (MathJax, offline): its inline
+    ``$…$`` as ``\\(…\\)``, and a quote that is a formula itself (a TeX command outside any
+    ``$…$``) whole inside ``\\(…\\)``, an array row's ``&`` as a space. Prose without TeX is
+    left as it is."""
+    text = str(text)
+    if _TEX.search(_INLINE.sub("", text)):
+        return r"\(" + text.replace("&", r"\quad") + r"\)"
+    return _INLINE.sub(lambda m: r"\(" + m.group(1) + r"\)", text)
+
+
 def styled(table: pd.DataFrame):
     """The table for the page: human column names and architecture names, wrapped text in
     columns of fixed width, verdicts coloured, no index."""
     values = ("paper_profile", "quick_profile")
-    shown = table.assign(**{c: table[c].map(humanised) for c in values}).rename(columns=LABELS)
+    shown = table.assign(**{c: table[c].map(humanised) for c in values},
+                         paper_quote=table["paper_quote"].map(math_quote)).rename(columns=LABELS)
     styler = shown.style.hide(axis="index").set_table_styles(
         [{"selector": "td", "props": list(_CELL.items())},
          {"selector": "th", "props": [("text-align", "left"), ("vertical-align", "bottom")]}])
