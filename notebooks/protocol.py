@@ -18,7 +18,9 @@
 # the profiles this build ran with, not typed in. The verdict judges the *paper* profile: *same*
 # as the text, *follows the released code* where the text differs or is silent, *deliberate
 # deviation* with its reason, or *stand-in only* for settings of the quick profile's CPU stand-in;
-# the quick column shows how far that profile scales each setting down.
+# the quick column shows how far that profile scales each setting down. The paper's formulas are
+# quoted as its LaTeX writes them and rendered as equations, e.g. the mask each layer's TAP term
+# multiplies, {math}`\mathcal{D}(M, l)` (Eq. 7).
 
 # %% tags=["parameters"]
 profile = "quick"

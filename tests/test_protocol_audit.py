@@ -123,3 +123,4 @@ def test_the_papers_formulas_are_quoted_as_mathjax_renders_them():
     assert math_quote(r"at different thresholds $\tau$ and $\lambda$") == \
         r"at different thresholds \(\tau\) and \(\lambda\)"
     assert math_quote("batch size 16") == "batch size 16"
+    assert math_quote(r"MNIST & - & $10^{-3}$") == r"MNIST | - | \(10^{-3}\)"

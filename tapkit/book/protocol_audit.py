@@ -970,12 +970,13 @@ _TEX = re.compile(r"\\[A-Za-z]+")
 def math_quote(text: str) -> str:
     """A quote of the paper's LaTeX as the page renders it (MathJax, offline): its inline
     ``$…$`` as ``\\(…\\)``, and a quote that is a formula itself (a TeX command outside any
-    ``$…$``) whole inside ``\\(…\\)``, an array row's ``&`` as a space. Prose without TeX is
-    left as it is."""
+    ``$…$``) whole inside ``\\(…\\)``, an array row's ``&`` as a space; a table row quoted as
+    text gets ``|`` between its cells. Prose without TeX is left as it is. (The page loads
+    MathJax because its prose has an equation: Sphinx loads it only on pages with math.)"""
     text = str(text)
     if _TEX.search(_INLINE.sub("", text)):
         return r"\(" + text.replace("&", r"\quad") + r"\)"
-    return _INLINE.sub(lambda m: r"\(" + m.group(1) + r"\)", text)
+    return _INLINE.sub(lambda m: r"\(" + m.group(1) + r"\)", text.replace(" & ", " | "))
 
 
 def styled(table: pd.DataFrame):
