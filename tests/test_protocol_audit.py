@@ -114,13 +114,18 @@ def test_written_atomically_and_shown_with_human_labels(tmp_path, table):
 def test_the_papers_formulas_are_quoted_as_mathjax_renders_them():
     """Issue 39: no raw ``\\mathcal`` on a page. A quote that is a formula goes whole into
     ``\\(…\\)`` (an array row's ``&`` would be a MathJax error outside its array), inline ``$…$``
-    becomes ``\\(…\\)``, and prose stays as it is."""
+    becomes ``\\(…\\)``, both marked for MathJax (myst-nb marks a notebook's section
+    ``mathjax_ignore``); prose stays as it is."""
     from tapkit.book.protocol_audit import math_quote
 
+    def marked(tex: str) -> str:
+        return f'<span class="mathjax_process">{tex}</span>'
+
     assert math_quote(r"\mathcal{D}(M, l) = \text{AvgPool}(M)") == \
-        r"\(\mathcal{D}(M, l) = \text{AvgPool}(M)\)"
-    assert math_quote(r"1 & \text{if $E_{ij} < \tau$}") == r"\(1 \quad \text{if $E_{ij} < \tau$}\)"
+        marked(r"\(\mathcal{D}(M, l) = \text{AvgPool}(M)\)")
+    assert math_quote(r"1 & \text{if $E_{ij} < \tau$}") == \
+        marked(r"\(1 \quad \text{if $E_{ij} &lt; \tau$}\)")
     assert math_quote(r"at different thresholds $\tau$ and $\lambda$") == \
-        r"at different thresholds \(\tau\) and \(\lambda\)"
+        marked(r"at different thresholds \(\tau\) and \(\lambda\)")
     assert math_quote("batch size 16") == "batch size 16"
-    assert math_quote(r"MNIST & - & $10^{-3}$") == r"MNIST | - | \(10^{-3}\)"
+    assert math_quote(r"MNIST & - & $10^{-3}$") == marked(r"MNIST | - | \(10^{-3}\)")

@@ -21,6 +21,7 @@ column shows how far it is scaled down (the reason says why where it matters).
 from __future__ import annotations
 
 import functools
+import html
 import inspect
 import re
 from dataclasses import dataclass
@@ -965,18 +966,29 @@ def humanised(text: str) -> str:
 
 _INLINE = re.compile(r"\$([^$]+)\$")
 _TEX = re.compile(r"\\[A-Za-z]+")
+_PROCESS = '<span class="mathjax_process">{}</span>'
 
 
 def math_quote(text: str) -> str:
     """A quote of the paper's LaTeX as the page renders it (MathJax, offline): its inline
     ``$…$`` as ``\\(…\\)``, and a quote that is a formula itself (a TeX command outside any
     ``$…$``) whole inside ``\\(…\\)``, an array row's ``&`` as a space; a table row quoted as
-    text gets ``|`` between its cells. Prose without TeX is left as it is. (The page loads
-    MathJax because its prose has an equation: Sphinx loads it only on pages with math.)"""
-    text = str(text)
-    if _TEX.search(_INLINE.sub("", text)):
-        return r"\(" + text.replace("&", r"\quad") + r"\)"
-    return _INLINE.sub(lambda m: r"\(" + m.group(1) + r"\)", text.replace(" & ", " | "))
+    text gets ``|`` between its cells. Prose without TeX is left as it is. A quote with math is
+    marked ``mathjax_process``: the page loads MathJax because its prose has an equation (Sphinx
+    loads it only on pages with math), and myst-nb marks a notebook's section
+    ``mathjax_ignore``, so MathJax reads only what is marked."""
+    raw = str(text)
+    if _TEX.search(_INLINE.sub("", raw)):
+        return _math(r"\(" + raw.replace("&", r"\quad") + r"\)")
+    raw = raw.replace(" & ", " | ")
+    if not _INLINE.search(raw):
+        return raw
+    return _math(_INLINE.sub(lambda m: r"\(" + m.group(1) + r"\)", raw))
+
+
+def _math(tex: str) -> str:
+    """``tex`` marked for MathJax, HTML-escaped: ``E < \\tau`` is text, not the start of a tag."""
+    return _PROCESS.format(html.escape(tex, quote=False))
 
 
 def styled(table: pd.DataFrame):
