@@ -947,7 +947,7 @@ def write_protocol_audit(results_dir: str | Path) -> pd.DataFrame:
 
 _CELL = {"white-space": "normal", "vertical-align": "top", "text-align": "left",
          "font-size": "0.85em"}
-_WIDTH = {"setting": "9em", "group": "5em", "paper_line": "3.5em", "paper_quote": "14em",
+_WIDTH = {"setting": "9em", "group": "5em", "paper_line": "3.5em", "paper_quote": "23em",
           "released": "11em", "paper_profile": "13em", "quick_profile": "13em",
           "verdict": "7em", "reason": "18em"}
 VERDICT_COLOURS = {Verdict.SAME.value: "#d9f2d9", Verdict.RELEASED.value: "#e3ecf7",
