@@ -92,7 +92,8 @@ display(Markdown(f"*Results: {label}*"))
 
 # %% tags=["hide-input"]
 order = mnist_setting2.kd_order(own, methods)
-fig = mnist_setting2.kd_figure(summary, runs, order, f"Decoy-MNIST, TAP vs knowledge distillation — {label}")
+fig = mnist_setting2.kd_figure(summary, runs, order,
+                               f"Decoy-MNIST, TAP vs knowledge distillation — {label}")
 report.save_figure(fig, root, "mnist_kd")
 plt.show()
 

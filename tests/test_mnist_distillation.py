@@ -17,8 +17,8 @@ SCORES = {("teacher_10", "tap"): [(0.97, 0.96), (0.98, 0.95)],
 
 
 def _runs() -> pd.DataFrame:
-    return pd.DataFrame([{"teacher": t, "method": m, "seed": s, "status": "ok", "metric": "accuracy",
-                          "contaminated": c, "permuted": p, "clean": p}
+    return pd.DataFrame([{"teacher": t, "method": m, "seed": s, "status": "ok",
+                          "metric": "accuracy", "contaminated": c, "permuted": p, "clean": p}
                          for (t, m), seeds in SCORES.items() for s, (c, p) in enumerate(seeds)])
 
 
@@ -33,7 +33,8 @@ def test_the_kd_figure_draws_both_panels_spread_and_the_papers_marks():
     # three bars (the rows this build trained, in the paper's order), ticks labelled for people
     assert [t.get_text() for t in left.get_xticklabels()] == ["TAP\n10% teacher",
                                                               "KD\n10% teacher", "No XS"]
-    # Δ error bars: the std of each run's Δ (TAP -0.01, -0.03; KD -0.06, -0.02; No XS -0.05, -0.04)
+    # Δ error bars: the std of each run's Δ (TAP -0.01, -0.03; KD -0.06, -0.02; No XS -0.05,
+    # -0.04)
     spans = sorted(round(s[1][1] - s[0][1], 6) for c in right.collections
                    if hasattr(c, "get_segments") for s in c.get_segments())
     want = sorted(round(2 * np.std(d, ddof=1), 6)

@@ -286,8 +286,8 @@ def test_medical_opening_names_the_seeds_that_did_not_learn_the_task():
     assert openings_medical.unlearned(runs, "pneu") == {("densenet121", "tap"): ((1,), 2)}
     assert openings_medical.unlearned(runs.iloc[:2], "pneu") == {}
     assert openings_medical.unlearned(None, "pneu") == {}
-    summary = _summary({("densenet121", "none"): (0.955, 0.325), ("densenet121", "tap"): (0.805, 0.80)},
-                       ["model", "case"])
+    summary = _summary({("densenet121", "none"): (0.955, 0.325),
+                        ("densenet121", "tap"): (0.805, 0.80)}, ["model", "case"])
     text = openings_medical.extra_found({"pneu": summary}, {"pneu": runs})
     assert text == ("metric lost when the tags are permuted (more means more use of the tag): "
                     "PNEU F-score: No XS — DenseNet-121 +0.630, TAP — DenseNet-121 +0.005 (seed 1 "

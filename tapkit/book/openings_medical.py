@@ -70,19 +70,21 @@ def _by_case(loss: pd.Series, cases: Iterable[str], skip: Sequence[str],
 
 
 def _flag(failed: tuple[tuple[int, ...], int] | None) -> str:
-    """What a mean hides: ``" (did not learn the task: ...)"`` when none of the cell's runs
-    learned it, the failed seeds when some did, else nothing."""
+    """What a mean hides: ``" (did not learn the task)"`` when none of the cell's runs learned
+    it, ``" (seeds 0, 2 did not learn the task)"`` when some did, else nothing."""
     if not failed or not failed[0]:
         return ""
     seeds, runs = failed
     if len(seeds) == runs:
         return " (did not learn the task)"
-    return f" (seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))} did not learn the task)"
+    named = f"seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}"
+    return f" ({named} did not learn the task)"
 
 
 # what the flags of :func:`_flag` mean, said once after the numbers
-_FLAGGED = (" A run that did not learn the task is averaged into these means, judged nowhere, and "
-            "loses nothing when the tags are permuted: its number says nothing about the tag.")
+_FLAGGED = (" Runs marked so are averaged into these means but judged nowhere: a run that learned "
+            "little of the task has little to lose when the tags are permuted, so its number says "
+            "little about its use of the tag.")
 
 
 def unlearned(runs: pd.DataFrame | None,
@@ -95,7 +97,8 @@ def unlearned(runs: pd.DataFrame | None,
         return {}
     ok = learned_task(runs, task_metric(experiment))
     return {(m, c): (tuple(sorted(int(s) for s in g.loc[~ok[g.index], "seed"])), len(g))
-            for (m, c), g in runs.groupby(["model", "case"], sort=False) if not ok[g.index].all()}
+            for (m, c), g in runs.groupby(["model", "case"], sort=False)
+            if not ok[g.index].all()}
 
 
 def medical_found(summary: pd.DataFrame, experiment: str, root: str | Path,
