@@ -269,8 +269,9 @@ def profile_changes(s, t, paper_s, paper_t, profile: str, threshold: str) -> str
 # ----------------------------------------------------------------------------- distillation
 
 def kd_order(own: str, methods: Sequence[str]) -> list[tuple[str, str]]:
-    """The MNIST distillation table's rows, as the paper prints them: per teacher (10%, then 1%),
-    ``own`` (TAP with that teacher's masks) and each of ``methods`` (KD/AT/JT), then No XS."""
+    """The MNIST distillation table's rows: per teacher of the paper's table (10%, then 1%),
+    ``own`` (TAP with that teacher's masks) and each of ``methods`` in the order given (the
+    registry's KD, AT, JT; the paper prints AT, JT, KD), then No XS."""
     rows = [(annotator(f).value, m) for f in (0.1, 0.01) for m in (own, *methods)]
     return rows + [(report.teacher_name(Annotation.NONE), "none")]
 
