@@ -292,3 +292,16 @@ def test_medical_opening_names_the_seeds_that_did_not_learn_the_task():
     assert text == ("metric lost when the tags are permuted (more means more use of the tag): "
                     "PNEU F-score: No XS — DenseNet-121 +0.630, TAP — DenseNet-121 +0.005 (seed 1 "
                     "did not learn the task)." + openings_medical._FLAGGED)
+
+
+def test_extra_opening_says_once_when_no_run_learned_the_task():
+    # every No XS and TAP run at a constant's F-score (0.667 contaminated, 0.667 permuted)
+    rows = {(m, c): (0.667, 0.667) for m in ("efficientnet_b0", "mobilenet_v2")
+            for c in ("none", "tap")}
+    runs = pd.DataFrame([{"model": m, "case": c, "seed": 0, "status": "ok", "contaminated": a,
+                          "permuted": b, "clean": a, "val_constant": 0.667}
+                         for (m, c), (a, b) in rows.items()])
+    text = openings_medical.extra_found({"pneu": _summary(rows, ["model", "case"])}, {"pneu": runs})
+    assert text == ("metric lost when the tags are permuted (more means more use of the tag): "
+                    "PNEU F-score: no run of EfficientNet-B0 or MobileNet-v2 learned the task, so "
+                    "their 0.000 says nothing about the tag.")

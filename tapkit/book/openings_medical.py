@@ -128,12 +128,19 @@ def extra_found(summaries: Mapping[str, pd.DataFrame],
     not learn the task says so (:func:`unlearned`): a model that predicts a constant loses
     nothing when the tags are permuted, and has not thereby kept off them."""
     parts, any_flagged = [], False
+    cases = ("none", proposed_method())
     for experiment, summary in summaries.items():
         loss = losses(summary, experiment, ["model", "case"])
         flagged = unlearned((runs or {}).get(experiment), experiment)
+        name = f"{experiment.upper()} {task_metric(experiment).label}"
+        shown = [(m, c) for m, c in loss.index if c in cases]
+        if shown and all(k in flagged and len(flagged[k][0]) == flagged[k][1] for k in shown):
+            models = list(dict.fromkeys(label(m) for m, _ in shown))
+            parts.append(f"{name}: no run of {' or '.join(models)} learned the task, so their "
+                         f"{_span(loss[shown].tolist())} says nothing about the tag")
+            continue
         any_flagged |= bool(flagged)
-        cells = _by_case(loss, ("none", proposed_method()), (), flagged)
-        parts.append(f"{experiment.upper()} {task_metric(experiment).label}: " + ", ".join(cells))
+        parts.append(f"{name}: " + ", ".join(_by_case(loss, cases, (), flagged)))
     return ("metric lost when the tags are permuted (more means more use of the tag): "
             + "; ".join(parts) + "." + (_FLAGGED if any_flagged else ""))
 
