@@ -54,7 +54,7 @@ results = None         # None: <repository>/results
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, mnist_setting2, openings, report
+from tapkit.book import chapter, labels, mnist_setting2, openings, report
 from tapkit.experiments import chapter_plans, protocols
 from tapkit.experiments import setting2_plans as s2p
 from tapkit.results import resolve_device
@@ -93,7 +93,8 @@ display(Markdown(f"*Results: {label}*"))
 # %% tags=["hide-input"]
 order = mnist_setting2.kd_order(own, methods)
 fig = mnist_setting2.kd_figure(summary, runs, order,
-                               f"Decoy-MNIST, TAP vs knowledge distillation — {label}")
+                               f"Decoy-MNIST, {labels.label(own)} vs knowledge distillation — "
+                               f"{label}")
 report.save_figure(fig, root, "mnist_kd")
 plt.show()
 

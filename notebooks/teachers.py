@@ -62,7 +62,7 @@ from IPython.display import Markdown, display
 
 from tapkit import teachers
 from tapkit.experiments.store import teacher_saliency
-from tapkit.book import chapter, openings, profile_notes, report
+from tapkit.book import chapter, labels, openings, profile_notes, report
 from tapkit.book import mnist_setting2 as s2
 from tapkit.experiments import chapter_plans, plans, protocols
 from tapkit.experiments import setting2_plans as s2p
@@ -201,7 +201,8 @@ display(Markdown(f"*Results: {label}*"))
 
 # %% tags=["hide-input"]
 fig = s2.teacher_figure(tap_summary, tap_runs, cases, own,
-                       f"Decoy-MNIST, TAP with teacher / random / ground-truth masks — {label}")
+                       f"Decoy-MNIST, {labels.label(own)} with teacher / random / ground-truth "
+                       f"masks — {label}")
 report.save_figure(fig, root, "mnist_teacher")
 plt.show()
 

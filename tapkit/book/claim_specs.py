@@ -364,13 +364,12 @@ TABLE_COLUMNS = ("id", "claim", "tex_line", "paper_number", "test", "evidence", 
                  "verdict", "reason", "chapter")
 
 
-def page_claims(root: str | Path, chapter: str, tables: Collection[str]) -> list[Claim]:
+def page_claims(ev: Evidence, chapter: str, tables: Collection[str]) -> list[Claim]:
     """The report's verdicts on the claims ``chapter`` shows whose judges read only ``tables``
-    (the page's own, written before its opening): judged by the registry from the tables under
-    ``root`` exactly as :func:`claims_table` judges them, so that a page and the report quote
-    the same cells, seeds and reasons. A claim whose judge also reads another chapter's tables
-    is left to the report."""
-    ev = Evidence(Path(root))
+    (the page's own, written before its opening): judged by the registry from the build's
+    tables (``ev``, the page's own reader of them) exactly as :func:`claims_table` judges them,
+    so that a page and the report quote the same cells, seeds and reasons. A claim whose judge
+    also reads another chapter's tables is left to the report."""
     found = [spec.judge(ev, spec.methods) for spec in _REGISTRY.values()
              if spec.chapter == chapter and spec.reads and set(spec.reads) <= set(tables)]
     return [c for c in found if c is not None]

@@ -74,11 +74,16 @@ def _flag(failed: tuple[tuple[int, ...], int] | None) -> str:
     it, ``" (seeds 0, 2 did not learn the task)"`` when some did, else nothing."""
     if not failed or not failed[0]:
         return ""
-    seeds, runs = failed
-    if len(seeds) == runs:
+    if _none_learned(failed):
         return " (did not learn the task)"
+    seeds = failed[0]
     named = f"seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}"
     return f" ({named} did not learn the task)"
+
+
+def _none_learned(failed: tuple[tuple[int, ...], int] | None) -> bool:
+    """Whether every run of a cell (:func:`unlearned`'s entry: failed seeds, runs) failed."""
+    return bool(failed) and len(failed[0]) == failed[1]
 
 
 # what the flags of :func:`_flag` mean, said once after the numbers
@@ -109,7 +114,8 @@ def medical_found(summary: pd.DataFrame, experiment: str, root: str | Path,
     cells, seeds and reasons). Architectures in ``skip`` (untrained) are named, and so are the
     seeds behind a mean that did not learn the task (:func:`unlearned`)."""
     loss = losses(summary, experiment, ["model", "case"])
-    flagged = unlearned(Evidence(Path(root)).table(f"{experiment}_gt_runs")[0], experiment)
+    ev, table = Evidence(Path(root)), f"{experiment}_gt_runs"  # the page's table, read once
+    flagged = unlearned(ev.table(table)[0], experiment)
     parts = _by_case(loss, ("none", *XS_CASES), skip, flagged)
     text = (f"{worse(experiment)} when the tags are permuted (more means more use of the tag): "
             + "; ".join(parts) + "." + (_FLAGGED if flagged else "")
@@ -117,7 +123,7 @@ def medical_found(summary: pd.DataFrame, experiment: str, root: str | Path,
     if skip:
         text += (" Not trained in this profile: "
                  + ", ".join(label(m) for m in skip) + ".")
-    judged = page_claims(root, experiment, [f"{experiment}_gt_runs"])
+    judged = page_claims(ev, experiment, [table])
     return text + (" " + verdicts(judged) if judged else "")
 
 
@@ -134,7 +140,7 @@ def extra_found(summaries: Mapping[str, pd.DataFrame],
         flagged = unlearned((runs or {}).get(experiment), experiment)
         name = f"{experiment.upper()} {task_metric(experiment).label}"
         shown = [(m, c) for m, c in loss.index if c in cases]
-        if shown and all(k in flagged and len(flagged[k][0]) == flagged[k][1] for k in shown):
+        if shown and all(_none_learned(flagged.get(k)) for k in shown):
             models = list(dict.fromkeys(label(m) for m, _ in shown))
             parts.append(f"{name}: no run of {' or '.join(models)} learned the task, so their "
                          f"{_span(loss[shown].tolist())} says nothing about the tag")
