@@ -60,7 +60,7 @@ summary = report.summarise(runs, ["case"])
 report.write_table(summary, root, "mnist_gt", {"label": label, "settings": s.as_dict(), "lambdas": lams})
 # one row per run: the reproduction report's intervals and paired differences over seeds
 report.write_table(runs[["case", "seed", "status", *report.SPLITS]], root, "mnist_gt_runs",
-                   {"label": label, "data": f"MNIST digits ({s.source})", "lambdas": lams})
+                   {"label": label, "data": ch.data()[0], "lambdas": lams})
 display(Markdown(f"*Results: {label}*"))
 
 # %% [markdown]

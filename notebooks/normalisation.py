@@ -18,8 +18,10 @@
 # from the previous layer's (`tap(..., norm="l2sq", pooling="cumulative")`), RRR scales the mask
 # by H·W/|M| before squaring (`rrr(..., scale="released")`, a factor of about 2,400 on MNIST), and
 # RBR drops the task loss's dependence on x from its influence term and sums over the batch
-# (`rbr(..., variant="released")`). tapkit's defaults, and the quick profile, are the equations
-# as written; the paper profile pairs the paper's λ with the released normalisations.
+# (`rbr(..., variant="released")`). tapkit's defaults are the equations as written; the paper
+# profile pairs the paper's λ with the released normalisations, and so does the quick profile
+# where it takes the paper's λ (RRR and RBR on MNIST), keeping the equations where it searches
+# its own (TAP).
 #
 # This appendix trains each method at every λ of one grid with both forms, on Decoy-MNIST with
 # the profile's protocol, so that the two can be compared at equal λ. The reproduction report

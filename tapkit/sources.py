@@ -275,9 +275,11 @@ def parse_source(value: "Source | str | None", experiment: str = "decoy-mnist") 
     if not isinstance(value, SOURCE_TYPES):
         raise TypeError(f"a data source is a string or one of {[t.__name__ for t in SOURCE_TYPES]}"
                         f", not {type(value).__name__}")
-    if isinstance(value, Embedded) and str(value) != "embedded" and not medical:
-        raise ValueError(f"label noise and tag sizes belong to the PNEU/KNEE stand-ins, not "
-                         f"{experiment}: write 'embedded'")
+    if isinstance(value, Embedded) and value.tag_px is not None and not medical:
+        raise ValueError(f"tag sizes belong to the PNEU/KNEE stand-ins' text tags, not "
+                         f"{experiment}: write 'embedded' or 'embedded:label_noise=P'")
+    if isinstance(value, Embedded) and value.label_noise and experiment in PRETRAIN_EXPERIMENTS:
+        raise ValueError(f"{experiment} trains on clean records: write 'embedded'")
     if experiment in PRETRAIN_EXPERIMENTS and not isinstance(value, Embedded):
         raise ValueError(f"{experiment} is built in (source 'embedded'), not read from {str(value)!r}")
     if medical and not isinstance(value, (Embedded, MedicalFolder)):

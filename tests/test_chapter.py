@@ -74,13 +74,13 @@ def test_finish_writes_a_status_record_and_the_intro_table_reads_it(tmp_path):
     assert asked.key() in runs and len(set(runs)) == len(runs)  # every key asked, once
     assert record == {"chapter": "mnist", "profile": "smoke", "standin": False, "seeds": [0],
                       "status": "ran", "note": "", "tables": [],
-                      "data": "MNIST digits (source `embedded`)",
+                      "data": "MNIST digits (source `embedded:label_noise=0.05`)",
                       "parameters": {"profile": "smoke", "results": str(tmp_path)}}
     times = {"mnist": ChapterTime(412.4, "Setting 1 runs", 380.0), "pneu": None}
     table = _script("build_book").status_table(["mnist", "pneu"], tmp_path / "smoke" / "tables",
                                                 "smoke", times)
     lines = table.strip().splitlines()
-    assert lines[2] == ("| {doc}`notebooks/mnist` | smoke | MNIST digits (source `embedded`) "
+    assert lines[2] == ("| {doc}`notebooks/mnist` | smoke | MNIST digits (source `embedded:label_noise=0.05`) "
                         "(real) | 0 | ran | 412 s (Setting 1 runs: 380 s) |")
     assert lines[3] == "| {doc}`notebooks/pneu` | smoke | — | — | **not run** | — |"
     assert "ran 6.9 minutes" in lines[-1]  # 412.4 s; the chapter without a time adds nothing

@@ -358,6 +358,36 @@ def test_standin_without_label_noise_is_todays():
         data.digits_standin("pneu", label_noise=1.0, **kw)
 
 
+def test_decoy_mnist_label_noise_records_training_labels_and_the_decoy_follows_them():
+    _, plain = data.decoy_mnist("embedded", seed=0)
+    _, noisy = data.decoy_mnist("embedded:label_noise=0.2", seed=0)
+    # the test digits keep their true labels (their decoys' corners are drawn anew)
+    assert torch.equal(noisy["test_clean"].x, plain["test_clean"].x)
+    for name in ("test_contaminated", "test_permuted", "test_clean"):
+        assert torch.equal(noisy[name].y, plain[name].y)
+    # training: the patch (255 - 25 * label, data.mnist_patch_brightness) shows the *recorded*
+    # label in every image, and p = 0.2 of the 4,000 training digits (800 ± 76, three binomial
+    # standard deviations) are recorded as another digit, each of the nine about equally often
+    train = torch.cat([noisy["train"].y, noisy["val"].y])
+    assert torch.equal(data.mnist_patch_brightness(noisy["train"]),
+                       (255 - 25 * noisy["train"].y).double().to(torch.float32))
+    digits = torch.cat([noisy["train_clean"].x, noisy["val_clean"].x])
+    ref = torch.cat([plain["train_clean"].x, plain["val_clean"].x])
+    ref_y = torch.cat([plain["train_clean"].y, plain["val_clean"].y])
+    # the same 4,000 images in another order (the validation split follows the records): match
+    # each noisy-split image to its clean-split twin to read its true class
+    index = {bytes(img.numpy().tobytes()): int(y) for img, y in zip(ref, ref_y)}
+    true = torch.tensor([index[bytes(img.numpy().tobytes())] for img in digits])
+    wrong = train != true
+    n, k = train.numel(), int(wrong.sum())
+    assert abs(k - n * 0.2) <= 3 * (n * 0.2 * 0.8) ** 0.5, k
+    shifts = torch.bincount((train[wrong] - true[wrong]) % 10, minlength=10)
+    assert shifts[0] == 0 and shifts[1:].min() > k / 9 * 0.6
+    # a function of the seed
+    _, again = data.decoy_mnist("embedded:label_noise=0.2", seed=0)
+    assert torch.equal(again["train"].y, noisy["train"].y)
+
+
 def test_label_noise_source_round_trips_and_leaves_plain_keys_alone():
     noisy = sources.parse_source("embedded:label_noise=0.1", "pneu")
     assert noisy == sources.Embedded(0.1) and str(noisy) == "embedded:label_noise=0.1"
@@ -367,8 +397,10 @@ def test_label_noise_source_round_trips_and_leaves_plain_keys_alone():
     cfg = plain.replace(source="embedded:label_noise=0.5")
     assert cfg.key() != plain.key() and TrainConfig.from_dict(cfg.to_dict()) == cfg
     assert plain.replace(source=sources.Embedded(0.0)).key() == plain.key()
-    with pytest.raises(ValueError, match="stand-in"):
-        sources.parse_source("embedded:label_noise=0.1", "decoy-mnist")
+    with pytest.raises(ValueError, match="tag sizes belong to the PNEU/KNEE"):
+        sources.parse_source("embedded:tag_px=14", "decoy-mnist")
+    with pytest.raises(ValueError, match="clean records"):
+        sources.parse_source("embedded:label_noise=0.1", "digits-pretrain")
     with pytest.raises(ValueError, match="label_noise"):
         sources.parse_source("embedded:noise=0.1", "pneu")
 

@@ -81,7 +81,9 @@ class Chapter:
         if set(self.settings.experiments) <= set(MEDICAL_EXPERIMENTS):
             return ("; ".join(medical.data_name(self.settings, e) for e in self.datasets),
                     medical.is_standin(self.settings))
-        return f"MNIST digits (source `{self.settings.source}`)", False
+        # typed: the quick profile's calibration shows (``embedded:label_noise=0.05``)
+        source = self.settings.source_for(self.settings.resolve("experiment", None))
+        return f"MNIST digits (source `{source}`)", False
 
     def finish(self, data: str | None = None, standin: bool | None = None,  # None: from data()
                seeds: Iterable[int] | None = None, status: str = "ran", note: str = "") -> Path:

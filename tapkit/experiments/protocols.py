@@ -12,8 +12,9 @@ squared Frobenius norm with cumulatively re-pooled masks, RRR scaled by H·W/|M|
 RBR as in the released code; see ``shared notes: paper-and-released-code``). The paper profile
 pairs every λ with those normalisations (``options=RELEASED``: TapOptions, RrrOptions and
 RbrOptions per method), and every run records its method's options in its config. The quick
-profile keeps the equations as written (``options=EQUATIONS``: every method's defaults) with λ
-from its own search.
+profile keeps the equations as written (every method's defaults) where it chooses λ by its
+own search (TAP on MNIST, every method on the stand-ins) and, where it takes the paper's λ (RRR
+and RBR on MNIST: :data:`PAPER_LAMBDA_FORMS`), the released forms those λ were tuned on.
 
 **λ search** (the paper's Experimental Design): log steps from 1e-9 to 1 for TAP and RRR and
 from 1 to 1e9 for RBR; the λ with the lowest loss on the validation split SC(X*, permute(y))
@@ -31,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from enum import Enum
+from types import MappingProxyType
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -312,6 +314,14 @@ class BenchProtocol(_Protocol):
                 self.model_paired_steps.get(model, self.paired_steps))
 
 
+# The methods the quick MNIST protocol trains at the paper's λ (unsearched: MNIST_LAMBDAS), in
+# the released forms those λ were tuned on. Measured on the calibrated Decoy-MNIST (seeds 0, 1):
+# RRR at 1e-3 as Eq. 4 prints it (~2,400 times weaker than the released scale on 28-px digits)
+# let the decoy through (permuted accuracy 0.841 / 0.852, No XS's 0.811 / 0.818); released,
+# 0.948 / 0.969, its clean accuracy Base's
+PAPER_LAMBDA_FORMS: MethodOptionsTable = MappingProxyType(
+    {m: RELEASED[m] for m in ("rrr", "rbr")})
+
 # Paper: SGD (momentum 0.9, the text's "weight decay of 0.9"), lr 1e-3, batch 256, 50 epochs, full
 # MNIST. Quick: Adam 1e-3 on the 5,000 embedded digits (SGD leaves No XS underfit: the report),
 # 3 epochs (the CI budget; measured on the mnist chapter, means over 3 seeds at 5 / 3 / 2 epochs:
@@ -320,8 +330,14 @@ class BenchProtocol(_Protocol):
 _DECOY, _CNN = ("decoy-mnist",), ("two_layer_cnn",)
 MNIST = {  # quick: three seeds for the report's intervals; RBR (~4 CPU-minutes a run) one seed and
     # no normalisation ablation (the CI budget: the medical Setting-2 chapters took its place)
+    # 5% of the training digits' labels recorded wrong, the decoy drawn from the record (issue
+    # 36's calibration, docs/decoy-mnist-calibration.md): without it No XS lost 0.044 accuracy
+    # when the decoys were permuted (the paper's: 0.176); with it 0.16, Base's clean accuracy
+    # 0.97 → 0.96 (the paper's 0.988)
     "quick": Protocol("quick", _DECOY, _CNN, "embedded", (0, 1, 2), epochs=3, batch_size=64,
-                      optimizer="adam", lr=1e-3, options=EQUATIONS, search={"tap": (1e-4, 1e-3, 1e-2)},
+                      optimizer="adam", lr=1e-3, options=PAPER_LAMBDA_FORMS,
+                      search={"tap": (1e-4, 1e-3, 1e-2)},
+                      label_noise={"decoy-mnist": 0.05},
                       ablation={"tap": (1e-4, 1e-3, 1e-2), "rrr": (1e-3,)}, case_seeds={"rbr": 1}),
     "paper": Protocol("paper", _DECOY, _CNN, "mnist", (0, 1, 2, 3, 4), epochs=50, batch_size=256,
                       optimizer="sgd", lr=1e-3, options=RELEASED, search=PAPER_GRIDS,
