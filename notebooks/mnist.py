@@ -74,7 +74,7 @@ fewer = {m: s.seeds_for(m) for m in methods if s.seeds_for(m) != s.seeds}
 if fewer:
     display(Markdown("Trained on fewer seeds in this profile, to keep the book within its CPU "
                      "budget (so no interval and no verdict rests on them): " + "; ".join(
-                         f"{m.upper()} on seed(s) {list(v)}" for m, v in fewer.items()) + "."))
+                         f"{labels.label(m)} on seed(s) {list(v)}" for m, v in fewer.items()) + "."))
 display(report.interval_table(runs, methods))
 
 # %% [markdown]

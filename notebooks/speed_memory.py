@@ -30,8 +30,10 @@
 # back to back) with its 95% interval: on a busy machine the interval widens instead of the
 # ratio moving. The absolute it/s is 1 / fastest step (interference only slows a step down, as
 # Python's `timeit` advises). Peak memory is measured pair by pair: CUDA's max-allocated on a
-# GPU and, on a CPU, the growth of the peak resident set in a fresh process (reproducible to
-# the megabyte); No XS and TAP are measured in several passes, for an interval of their ratio. RBR on the BatchNorm networks uses BatchNorm in
+# GPU and, on a CPU, the peak bytes of live tensors during the step, counted at the dispatcher
+# (`tapkit.memory`: parameters, gradients, optimiser state, activations and temporaries), exact
+# and the same from pass to pass; No XS and TAP are measured in several passes, for an interval
+# of their ratio. RBR on the BatchNorm networks uses BatchNorm in
 # eval mode for its XS term, as in training (see the PNEU chapter). Absolute numbers depend on the
 # hardware, so they are compared with the paper's as **ratios to No XS** on the same
 # architecture. No XS is measured twice per architecture ("No XS, again"): the gap between the two

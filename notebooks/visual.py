@@ -42,7 +42,7 @@ results = None         # None: <repository>/results
 from IPython.display import Markdown, display
 
 from tapkit.book import chapter, medical, openings, visual
-from tapkit.experiments.setting1 import XS_CASES
+from tapkit.experiments.setting1 import xs_cases
 
 ch = chapter.open_chapter(globals(), "visual", "medical", datasets, show=True)
 if medical.is_standin(ch.settings):
@@ -56,7 +56,7 @@ if medical.is_standin(ch.settings):
 # the paper's Figure 1 {cite:p}`zhang2024tap`.
 
 # %% tags=["hide-input"]
-figure1 = (visual.figure(ch, "pneu", figure1_model, list(XS_CASES), 1, "visual_figure1",
+figure1 = (visual.figure(ch, "pneu", figure1_model, list(xs_cases()), 1, "visual_figure1",
                          "Figure 1", image_seed, lambdas)
            if "pneu" in datasets else None)
 

@@ -33,7 +33,7 @@ def _mnist_expected(chapter: str, p, root) -> list:
     if chapter == "lambda_search":
         return plans.search_configs(p)
     if chapter == "mnist":
-        return plans.mnist_configs(p, plans.MNIST_CASES, plans.mnist_lambdas(root))
+        return plans.mnist_configs(p, setting1.cases(), plans.mnist_lambdas(root))
     tl = {**protocols.MNIST_TEACHER_LAMBDAS, **protocols.MNIST_KD_LAMBDAS}
     if chapter == "distillation":
         out = [teachers.with_teacher(p.config(method="tap", lam=tl["tap"], seed=seed),
@@ -122,9 +122,9 @@ def expected(chapter: str, profile: str, root, source: str) -> list:
     p = chapter_plans.protocol_for(chapter, profile, source=source)
     t = protocols.medical_teachers(profile)
     if chapter in ("pneu", "knee"):
-        out = _setting1(p, root, chapter, medical_plans.ARCHITECTURES, setting1.CASES, "tag")
+        out = _setting1(p, root, chapter, medical_plans.ARCHITECTURES, setting1.cases(), "tag")
         stripes = protocols.per_experiment(p.stripe_models, chapter)
-        return out + (_setting1(p, root, chapter, stripes, setting1.CASES, "stripe")
+        return out + (_setting1(p, root, chapter, stripes, setting1.cases(), "stripe")
                       if stripes else [])
     if chapter == "extra_architectures":
         return [c for e in medical_plans.DATASETS

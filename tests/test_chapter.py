@@ -137,7 +137,7 @@ def test_smoke_profile_trims_every_protocol():
     from tapkit.experiments import medical_plans
 
     runs = medical_plans.medical_runs(smoke, "knee", medical_plans.ARCHITECTURES,
-                                      medical_plans.CASES, lambdas={"tap": 1.0, "rrr": 1.0})
+                                      None, lambdas={"tap": 1.0, "rrr": 1.0})
     assert {r.cfg.epochs for r in runs} == {1} and {r.cfg.per_class for r in runs} == {3}
     from tapkit.experiments.setting1 import case_config
 

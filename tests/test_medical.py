@@ -15,7 +15,7 @@ import dataclasses
 
 from tapkit import data, maps, metrics
 from tapkit.book import medical
-from tapkit.experiments import protocols
+from tapkit.experiments import protocols, setting1
 from tapkit.models import build_model
 
 
@@ -215,10 +215,10 @@ def test_standin_rejects_an_unknown_task():
 
 def test_medical_runs_use_the_paper_lambdas_and_batchnorm_eval_for_rbr():
     s = medical.chapter_settings("quick", not_run={})  # every cell, at the paper's λ
-    runs = medical.medical_runs(s, "pneu", ["vgg16", "resnet18"], medical.CASES)
+    runs = medical.medical_runs(s, "pneu", ["vgg16", "resnet18"], setting1.cases())
     by = {(r.model, r.method): r.cfg for r in runs}
     # VGG-16 on the first seed, ResNet-18 on all three (the quick profile's model_seeds)
-    assert s.seeds == (0, 1, 2) and len(runs) == len(medical.CASES) * (1 + 3)
+    assert s.seeds == (0, 1, 2) and len(runs) == len(setting1.cases()) * (1 + 3)
     assert [r.seed for r in runs if r.model == "resnet18" and r.method == "tap"] == [0, 1, 2]
     assert by["resnet18", "tap"].lam == 1e-3 and by["resnet18", "rbr"].lam == 1e7
     assert by["vgg16", "tap"].lam == 1e-7
@@ -314,11 +314,11 @@ def test_overlap_images_are_spread_over_a_split_ordered_by_class():
 
 def test_quick_profile_leaves_cells_out_with_a_reason_and_searches_per_architecture():
     s = protocols.medical("quick")
-    runs = medical.medical_runs(s, "pneu", medical.ARCHITECTURES, medical.CASES, lambdas={"tap": 1.0, "rrr": 1.0})
+    runs = medical.medical_runs(s, "pneu", medical.ARCHITECTURES, setting1.cases(), lambdas={"tap": 1.0, "rrr": 1.0})
     # three seeds of each ResNet-18 and DenseNet-121 cell; VGG-16 not run (the budget)
     assert [r.seed for r in runs if r.model == "densenet121" and r.method == "none"] == [0, 1, 2]
     assert not [r for r in runs if r.model == "vgg16"]
-    assert medical.run_models(s, "pneu", medical.ARCHITECTURES, medical.CASES) == [
+    assert medical.run_models(s, "pneu", medical.ARCHITECTURES, setting1.cases()) == [
         "resnet18", "densenet121"]
     runs = [r for r in runs if r.seed == 0]
     assert [(r.model, r.method) for r in runs] == [
@@ -328,11 +328,11 @@ def test_quick_profile_leaves_cells_out_with_a_reason_and_searches_per_architect
     assert {r.model: r.cfg.image_size for r in runs} == {"resnet18": 64, "densenet121": 64}
     # VGG-16's own settings stay in the profile (the speed page's efficiency row reads them)
     assert (s.for_run("pneu", "vgg16").epochs, s.for_run("pneu", "vgg16").image_size) == (4, 32)
-    left = medical.left_out(s, "pneu", medical.ARCHITECTURES, medical.CASES)
-    assert sorted(left) == sorted([*((("vgg16", c) for c in medical.CASES)), ("resnet18", "rbr"),
+    left = medical.left_out(s, "pneu", medical.ARCHITECTURES, setting1.cases())
+    assert sorted(left) == sorted([*((("vgg16", c) for c in setting1.cases())), ("resnet18", "rbr"),
                                    ("densenet121", "rrr"), ("densenet121", "rbr")])
     # KNEE leaves ResNet-18's RRR out too: at its 14-px tags RRR did not learn the task
-    assert sorted(medical.left_out(s, "knee", medical.ARCHITECTURES, medical.CASES)) == sorted(
+    assert sorted(medical.left_out(s, "knee", medical.ARCHITECTURES, setting1.cases())) == sorted(
         [*left, ("resnet18", "rrr")])
     assert "CPU-s" in left["vgg16", "rrr"] and "CPU-s" in left["vgg16", "none"]
     # not_run may be keyed by experiment first

@@ -65,7 +65,7 @@ def test_every_config_of_every_chapter_builds(profile, tmp_path):
             d = json.loads(json.dumps(cfg.to_dict()))  # JSON round trip, same hash
             assert TrainConfig.from_dict(d) == cfg and TrainConfig.from_dict(d).key() == cfg.key()
     s = protocols.mnist(profile)
-    assert len(configs["mnist"]) == sum(len(s.seeds_for(c)) for c in plans.MNIST_CASES)
+    assert len(configs["mnist"]) == sum(len(s.seeds_for(c)) for c in setting1.cases())
     assert len({c.key() for c in configs["mnist"]}) == len(configs["mnist"])
 
 

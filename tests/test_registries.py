@@ -53,7 +53,7 @@ def test_the_papers_method_its_comparators_and_released_forms_are_registry_facts
 
     assert methods.proposed_method() == "tap" and methods.comparators() == ["rrr", "rbr"]
     assert methods.is_xs("rbr") and not methods.is_xs("base") and not methods.is_xs("kd")
-    assert setting1.CASES == ("base", "none", "rrr", "rbr", "tap")
+    assert setting1.cases() == ("base", "none", "rrr", "rbr", "tap")
     assert chapter_plans.EXTRA_CASES == ("base", "none", "tap")
     assert chapter_plans.KD_METHODS == ("kd", "at", "jt")
     assert list(protocol_base.RELEASED) == ["tap", "rrr", "rbr", "kd", "at", "jt"]
@@ -64,3 +64,26 @@ def test_the_papers_method_its_comparators_and_released_forms_are_registry_facts
         methods.register_method(XSMethod("mine", lambda b: b.logits.sum(), proposed=True))
     methods.register_method(XSMethod("logit_l1", lambda b: b.logits.abs().mean()))
     assert methods.comparators() == ["rrr", "rbr", "logit_l1"]
+
+
+def test_a_method_registered_after_import_reaches_the_chapters_plans(monkeypatch, tmp_path):
+    """One registry entry is all a new XS method needs: the chapters' rows are read from the
+    registry when a plan is built, not copied into constants at import (issue 38)."""
+    from tapkit.experiments import chapter_plans, medical_plans, protocols, setting1
+
+    monkeypatch.setattr(methods, "_METHODS", dict(methods._METHODS))
+    methods.register_method(XSMethod("logit_l1", lambda b: b.logits.abs().mean(),
+                                     label="Logit L1"))
+    # a comparator (not the paper's own): after RRR and RBR, before TAP, as the tables order them
+    assert setting1.cases() == ("base", "none", "rrr", "rbr", "logit_l1", "tap")
+    assert chapter_plans.chapter_cases("mnist") == list(setting1.cases())
+    assert chapter_plans.chapter_cases("visual") == ["none", "rrr", "rbr", "logit_l1", "tap"]
+    smoke = protocols.mnist("smoke")
+    cells = chapter_plans.mnist(smoke, tmp_path, lambdas={"logit_l1": 0.5})
+    toy = [c for c in cells if c.method == "logit_l1"]
+    assert [(c.cfg.method, c.cfg.lam, c.seed) for c in toy] == [("logit_l1", 0.5, s)
+                                                               for s in smoke.seeds]
+    knee = medical_plans.medical_runs(protocols.medical("smoke"), "knee", ["resnet18"],
+                                      lambdas={"logit_l1": 0.25})
+    assert {(c.method, c.lam) for c in knee if c.method == "logit_l1"} == {("logit_l1", 0.25)}
+    assert labels.label("logit_l1") == "Logit L1"

@@ -21,7 +21,7 @@ from ..experiments.medical_plans import (ARCHITECTURES, DATASETS,  # noqa: F401
                                          chapter_settings, has_batchnorm, left_out,
                                          medical_runs, paper_lambdas, run_models,
                                          untrained)
-from ..experiments.setting1 import CASES, case_config  # noqa: F401
+from ..experiments.setting1 import case_config, cases as setting1_cases  # noqa: F401
 from ..experiments.medical_runs import (pretraining_frame, run_frame,  # noqa: F401
                                         search_and_choose, search_frame)
 from ..experiments.protocols import Protocol, per_experiment  # noqa: F401
@@ -253,7 +253,9 @@ def plot_results(summary: pd.DataFrame, metric: TaskMetric, models: Sequence[str
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
     width = 0.8 / len(cases)
-    colors = dict(zip(CASES, ["tab:gray", "tab:red", "tab:orange", "tab:purple", "tab:green"]))
+    palette = ["tab:gray", "tab:red", "tab:orange", "tab:purple", "tab:green"]
+    colors = {c: palette[i] if i < len(palette) else f"C{i}"  # a method registered later
+              for i, c in enumerate(setting1_cases())}
     x = np.arange(len(models))
     spread = report.delta_std(runs, ["model", "case"]) if runs is not None else None
     marked = False

@@ -15,7 +15,7 @@ import torch
 from ..experiments.protocols import per_experiment
 from ..experiments.plans import LEARNED_SHARE, learned_share
 from ..experiments.medical_plans import ARCHITECTURES as MAIN_ARCHITECTURES, run_models
-from ..experiments.setting1 import CASES
+from ..experiments.setting1 import cases
 from ..experiments.protocols import PretrainTask, Protocol
 from ..data import FRACTAL_CATEGORIES
 from ..metrics import constant_score as metrics_constant_score
@@ -34,7 +34,7 @@ VARIANTS = {"vgg16_authors": "the authors' classifier head (25088→1024→ReLU�
 def override_note(s: Protocol) -> str:
     """A visible note (HTML admonition) when the profile trains some architectures differently
     from the others (another registry entry, other settings, none at all), or an empty string."""
-    notes, run = [], set(run_models(s, s.experiments[0], list(s.models), CASES))
+    notes, run = [], set(run_models(s, s.experiments[0], list(s.models), cases()))
     for model, variant in s.variants.items():
         if model in run:
             notes.append(f"<b>{label(model)} is <code>{variant}</code></b> in this profile: "
@@ -156,7 +156,7 @@ def standin_caveat(s: Protocol, models: Sequence[str]) -> str:
     """How to read the stand-in's numbers (how many seeds per architecture, small data, and a
     pretrained or random start for ``models``, those the profile runs); what the runs did learn
     is in the findings computed from the table."""
-    models = run_models(s, s.experiments[0], list(models), CASES)
+    models = run_models(s, s.experiments[0], list(models), cases())
     started = [m for m in models if s.pretraining is not None
                and s.variants.get(m, m) in s.pretraining.models]
     start = ("fine-tuned from the pretrained start (above)" if len(started) == len(models)

@@ -14,7 +14,7 @@ from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from ..experiments.setting1 import XS_CASES
+from ..experiments.setting1 import xs_cases
 from ..methods import proposed_method
 from ..metrics import tag_reliance, task_metric
 from . import report
@@ -116,7 +116,7 @@ def medical_found(summary: pd.DataFrame, experiment: str, root: str | Path,
     loss = losses(summary, experiment, ["model", "case"])
     ev, table = Evidence(Path(root)), f"{experiment}_gt_runs"  # the page's table, read once
     flagged = unlearned(ev.table(table)[0], experiment)
-    parts = _by_case(loss, ("none", *XS_CASES), skip, flagged)
+    parts = _by_case(loss, ("none", *xs_cases()), skip, flagged)
     text = (f"{worse(experiment)} when the tags are permuted (more means more use of the tag): "
             + "; ".join(parts) + "." + (_FLAGGED if flagged else "")
             if parts else "no architecture trained here has a No XS or XS run.")

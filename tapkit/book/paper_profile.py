@@ -24,7 +24,7 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from ..experiments.setting1 import CASES
+from ..experiments.setting1 import cases
 from ..experiments.paper_tables import paper_table1
 from ..methods import comparators, get_method, is_xs, proposed_method
 from .labels import label
@@ -171,7 +171,7 @@ def mnist_beside_paper(root: str | Path) -> pd.DataFrame:
     seeds = len((_json(tables / "mnist_gt.json").get("settings") or {}).get("seeds") or [])
     paper = paper_values("gt_results").query("dataset == 'MNIST'")
     rows = {}
-    for case in CASES:
+    for case in cases():
         row = {}
         for split in SPLITS:
             mine = (ours[(ours["case"] == case) & (ours["split"] == split)]
@@ -259,7 +259,7 @@ def mnist_lease_note(root: str | Path) -> str:
         return ("Every case of the table ran on the GPU." if meta else
                 "No GPU lease has committed Setting 1 yet.")
     names = ", ".join(label(c) for c in sorted(
-        missing, key=lambda c: CASES.index(c) if c in CASES else len(CASES)))
+        missing, key=lambda c: cases().index(c) if c in cases() else len(cases())))
     lease = setting.get("lease")
     return f"Not run on the GPU: {names}." + (f" The lease's record: {lease}" if lease else "")
 

@@ -43,7 +43,7 @@ from ..experiments import protocols
 from ..experiments.medical_maps import overlap_layers
 from ..experiments.medical_plans import run_models
 from ..experiments.cells import Annotation
-from ..experiments.setting1 import CASES
+from ..experiments.setting1 import cases
 from ..experiments.plans import LEARNED_SHARE, choose_lambdas
 from ..experiments.setting2_plans import paper_student_lambdas
 from ..method_options import MethodOptions, RbrOptions, RrrOptions, TapOptions
@@ -635,7 +635,7 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("Medical models", "model", 342, "VGG-16, ResNet-18 and DenseNet-121",
           "src/model.py:13-38,81-113",
           lambda p: tuple(name(_variant(_medical(p), m))
-                          + ("" if run_models(_medical(p), "pneu", [m], CASES) else " (not run)")
+                          + ("" if run_models(_medical(p), "pneu", [m], cases()) else " (not run)")
                           for m in _medical(p).models), S,
           "EfficientNet-B0 and MobileNet-v2 are the appendix's (LaTeX line 805). quick: VGG-16 "
           "not run (one seed cost ~1,100 CPU-s with its pretrained start and judged no claim)."),

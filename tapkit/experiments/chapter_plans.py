@@ -36,15 +36,22 @@ Runner = Callable[[list], Any]  # trains / reads a list of configs; returns thei
 KD_METHODS = tuple(methods_where(kind=Kind.DISTILLATION))  # KD, AT, JT
 EXTRA_CASES = ("base", "none", proposed_method())  # the appendix architectures: Base, No XS, TAP
 MEDICAL_DATASETS = tuple(medical_plans.DATASETS)
+
+
+def maps_cases() -> tuple[str, ...]:
+    """The trained models the activation-map chapters draw: No XS and the XS losses."""
+    return ("none", *setting1.xs_cases())
+
+
 # the method rows a chapter shows unless its notebook's ``methods`` names its own (a chapter not
-# named: Setting 1's, setting1.CASES): every one read from the method registry; None: the
-# chapter's protocol names them (the speed chapter's BenchProtocol.methods)
-MAPS_CASES = ("none", *setting1.XS_CASES)  # trained models drawn: No XS and the XS losses
-CHAPTER_CASES: dict[str, tuple[str, ...] | None] = {
-    "extra_architectures": EXTRA_CASES,
-    "visual": MAPS_CASES,
-    "explorer": MAPS_CASES,
-    "distillation": KD_METHODS,
+# named: Setting 1's, setting1.cases): each read from the method registry when a chapter asks,
+# so a method registered after import is among them; None: the chapter's protocol names them
+# (the speed chapter's BenchProtocol.methods)
+CHAPTER_CASES: dict[str, Callable[[], tuple[str, ...]] | None] = {
+    "extra_architectures": lambda: EXTRA_CASES,
+    "visual": maps_cases,
+    "explorer": maps_cases,
+    "distillation": lambda: KD_METHODS,
     "speed_memory": None,
 }
 
@@ -56,8 +63,8 @@ def chapter_cases(chapter: str) -> list[str] | None:
     KNEE and overlap chapters); None where the chapter's protocol names them. The plans'
     defaults are the same tuples, so a notebook run without ``methods`` asks for its plan's
     runs."""
-    cases = CHAPTER_CASES.get(chapter, setting1.CASES)
-    return None if cases is None else list(cases)
+    cases = CHAPTER_CASES.get(chapter, setting1.cases)
+    return None if cases is None else list(cases())
 
 
 def runner(root: str | Path, device: str = "auto") -> Runner:
@@ -100,11 +107,12 @@ def lambda_search(p: Protocol, root: str | Path, run: Runner | None = None,
 
 
 def mnist(p: Protocol, root: str | Path, run: Runner | None = None,
-          cases: Sequence[str] = plans.MNIST_CASES,
+          cases: Sequence[str] | None = None,
           lambdas: Mapping[str, float] | None = None) -> list[Cell]:
-    """Setting 1 on Decoy-MNIST: every case for each of its seeds, case-major, at the λ search's
-    choice (:func:`.plans.mnist_lambdas`)."""
-    return plans.mnist_cells(p, cases, plans.mnist_lambdas(root, lambdas), "mnist_gt")
+    """Setting 1 on Decoy-MNIST: every case (None: :func:`.setting1.cases`) for each of its
+    seeds, case-major, at the λ search's choice (:func:`.plans.mnist_lambdas`)."""
+    return plans.mnist_cells(p, cases or setting1.cases(), plans.mnist_lambdas(root, lambdas),
+                             "mnist_gt")
 
 
 def teachers(p: Protocol, root: str | Path, run: Runner | None = None,
@@ -166,11 +174,13 @@ def searched_runs(p: Protocol, root: str | Path, run: Runner, experiment: str,
 
 def medical_gt(p: Protocol, root: str | Path, run: Runner, experiment: str = "pneu",
                models: Sequence[str] = medical_plans.ARCHITECTURES,
-               cases: Sequence[str] = setting1.CASES,
+               cases: Sequence[str] | None = None,
                lambdas: Mapping[str, Any] | None = None) -> list[Cell]:
     """Setting 1 on PNEU or KNEE (``experiment``): the tag table ``"<experiment>_gt"`` of
     ``models`` and, for the protocol's ``stripe_models``, the stripe table
-    ``"<experiment>_stripe"``, each after its λ search."""
+    ``"<experiment>_stripe"``, each after its λ search (``cases`` None: every case,
+    :func:`.setting1.cases`)."""
+    cases = cases or setting1.cases()
     out = searched_runs(p, root, run, experiment, models, cases, "tag", lambdas,
                         f"{experiment}_gt")
     stripes = protocols.per_experiment(p.stripe_models, experiment)

@@ -25,7 +25,7 @@ from ..models import build_model
 from .cells import Cell, masks_of
 from .paper_tables import paper_lambda_table
 from .protocols import Protocol, medical
-from .setting1 import CASES, case_config, why_not_run
+from .setting1 import case_config, cases as setting1_cases, why_not_run
 
 ARCHITECTURES = ("vgg16", "resnet18", "densenet121")
 EXTRA_ARCHITECTURES = ("efficientnet_b0", "mobilenet_v2")
@@ -112,13 +112,13 @@ def case_cell(p: Protocol, experiment: str, model: str, case: str, lam: float | 
 
 
 def medical_runs(p: Protocol, experiment: str, models: Sequence[str],
-                 cases: Sequence[str] = CASES, artifact: str = "tag",
+                 cases: Sequence[str] | None = None, artifact: str = "tag",
                  lambdas: Mapping[str, Any] | None = None) -> list[Cell]:
     """Every (model, case, seed) run of a medical chapter but the protocol's ``not_run`` cells,
     each architecture on its seeds (:meth:`Protocol.seeds_on`).
     ``lambdas`` overrides the paper's λ, per model and method (``{model: {method: λ}}``), then
-    per method (``{method: λ}``)."""
-    out = []
+    per method (``{method: λ}``). ``cases`` None: every case (:func:`.setting1.cases`)."""
+    out, cases = [], cases or setting1_cases()
     for model in models:
         lams = paper_lambdas(experiment, model, artifact)
         lams.update((lambdas or {}).get(model, {}))

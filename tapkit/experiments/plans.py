@@ -20,10 +20,7 @@ from ..config import TrainConfig
 from ..metrics import TASK_METRICS
 from .cells import Cell, masks_of
 from .protocols import EQUATIONS, MNIST_LAMBDAS, RELEASED, Protocol
-from .setting1 import CASES, case_config
-
-MNIST_CASES = CASES
-
+from .setting1 import case_config
 
 # ----------------------------------------------------------------------------- λ search
 

@@ -15,9 +15,17 @@ from ..config import TrainConfig
 from ..methods import comparators, proposed_method
 from .protocols import Protocol
 
-# the paper's tables' rows: Base, No XS, the XS losses it compares with (RRR, RBR), its own last
-XS_CASES = (*comparators(), proposed_method())
-CASES = ("base", "none", *XS_CASES)
+
+def xs_cases() -> tuple[str, ...]:
+    """The XS losses of the paper's tables' rows, read from the method registry now (a method
+    registered after import is one of them): the ones it compares with (RRR, RBR), its own
+    last."""
+    return (*comparators(), proposed_method())
+
+
+def cases() -> tuple[str, ...]:
+    """The paper's tables' rows: Base, No XS, then :func:`xs_cases`."""
+    return ("base", "none", *xs_cases())
 
 
 def own_split(case: str) -> str:
@@ -46,8 +54,8 @@ def case_config(p: Protocol, experiment: str | None, model: str | None, case: st
     entry that trains (the :class:`.cells.Cell` keeps the chapter's name). ``experiment`` and
     ``model`` None: the protocol's only ones (Decoy-MNIST's two-layer CNN)."""
     experiment, model = p.resolve("experiment", experiment), p.resolve("model", model)
-    if case not in CASES:
-        raise ValueError(f"unknown case {case!r}; expected one of {CASES}")
+    if case not in cases():
+        raise ValueError(f"unknown case {case!r}; expected one of {cases()}")
     ms = p.for_run(experiment, model)
     batch = dict(ms.method_batch_size.get(model, {}))
     extra = {"batch_size": batch[case]} if case in batch else {}
