@@ -35,6 +35,8 @@ def _mnist_expected(chapter: str, p, root) -> list:
     if chapter == "mnist":
         return plans.mnist_configs(p, setting1.cases(), plans.mnist_lambdas(root))
     tl = {**protocols.MNIST_TEACHER_LAMBDAS, **protocols.MNIST_KD_LAMBDAS}
+    if t.lambda_source is protocols.LambdaSource.SEARCHED:  # quick: TAP at Setting 1's search's λ
+        tl.update({m: plans.mnist_lambdas(root)[m] for m in p.search})
     if chapter == "distillation":
         out = [teachers.with_teacher(p.config(method="tap", lam=tl["tap"], seed=seed),
                                      _mnist_teacher(p, f, seed), annotation="teacher", tau=0.01,

@@ -152,6 +152,36 @@ def test_annotation_robustness_compares_each_annotation_with_the_ground_truth():
     assert summary_claims.annotation_robust_claim(table.iloc[:0], "MNIST").verdict == claims.NOT_RUN
 
 
+def test_tap_on_masks_no_better_than_random_is_shown_and_not_judged():
+    """Setting 2's precondition: a part that compares TAP trained on a teacher's masks is judged
+    only where those masks mark the decoy better than random ones; KD (the teacher's logits, no
+    masks) and the random and ground-truth masks are judged as before."""
+    weak = {"teacher_10": "the 10% teacher's masks mark the decoy no better than random ones",
+            "teacher_1": "the 1% teacher's masks mark the decoy no better than random ones"}
+    table = _summary([("ground_truth", "tap", 0.951, 0.002, 3), ("teacher_10", "tap", 0.837, 0.018, 3),
+                      ("teacher_1", "tap", 0.826, 0.015, 3), ("random", "tap", 0.815, 0.008, 3)],
+                     column="annotation")
+    c = summary_claims.annotation_robust_claim(table, "MNIST", weak=weak)
+    # random − ground truth −0.136 decides it; the teachers' parts are shown, marked, not judged
+    assert c.verdict == claims.NOT_REPRODUCED
+    assert c.evidence.count("(not judged)") == 2 and "random) − TAP (ground truth)" in c.evidence
+    assert c.evidence.endswith(f"(not judged: {weak['teacher_10']}; {weak['teacher_1']})")
+    # KD against TAP on the weak teacher's masks: nothing left to judge
+    kd = _summary([("teacher_10", "kd", 0.922, 0.01, 3), ("teacher_10", "tap", 0.837, 0.018, 3)])
+    c = summary_claims.kd_matches_claim(kd, "MNIST", "kd", "tap", weak=weak)
+    assert c.verdict == claims.NOT_TESTABLE and c.reason == weak["teacher_10"]
+    assert summary_claims.kd_matches_claim(kd, "MNIST", "kd", "tap").verdict == claims.NOT_REPRODUCED
+    # KD's own drop is judged, TAP's half is not: a claim that needs both is not testable ...
+    drops = _summary([("teacher_10", "kd", 0.968, 0.001, 3), ("teacher_1", "kd", 0.929, 0.001, 3),
+                      ("teacher_10", "tap", 0.966, 0.001, 3), ("teacher_1", "tap", 0.965, 0.001, 3)])
+    c = summary_claims.kd_drops_claim(drops, "MNIST", "kd", weak=weak)
+    assert c.verdict == claims.NOT_TESTABLE and weak["teacher_1"] in c.reason
+    # ... unless the half that was judged already fails it
+    drops.loc[1, "mean"] = 0.975
+    assert summary_claims.kd_drops_claim(drops, "MNIST", "kd", weak=weak).verdict == \
+        claims.NOT_REPRODUCED
+
+
 def test_the_report_judges_the_kd_claims_from_the_distillation_table(tmp_path):
     kd = _summary([("teacher_10", "kd", 0.965, 0.001, 3), ("teacher_10", "tap", 0.97, 0.001, 3),
                    ("teacher_10", "at", 0.85, 0.001, 3), ("teacher_10", "jt", 0.82, 0.001, 3),

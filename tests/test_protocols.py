@@ -429,6 +429,22 @@ def test_paper_profile_follows_the_released_code_and_quick_keeps_the_paper_text(
     assert {c.options for c in quick["medical_distillation"] if c.method == "at"} == {AtOptions()}
 
 
+def test_quick_mnist_students_take_taps_searched_lambda_and_the_papers_elsewhere(tmp_path):
+    """The quick MNIST Setting 2 trains TAP in Definition 2's form, whose λ the profile searched
+    (the paper's teacher λ 1e-4 was tuned on the released form): TAP's students take Setting 1's
+    choice, RRR/RBR and KD/AT/JT the paper's tables."""
+    p, t = protocols.mnist("quick"), protocols.mnist_teachers("quick")
+    assert t.lambda_source is LambdaSource.SEARCHED
+    (tmp_path / "tables").mkdir()
+    (tmp_path / "tables" / "lambda_choice.csv").write_text("method,lam\ntap,0.01\n")
+    lams = s2p.student_lambdas(p, t, tmp_path, None, None)
+    assert lams == {**protocols.MNIST_TEACHER_LAMBDAS, **protocols.MNIST_KD_LAMBDAS, "tap": 0.01}
+    assert {c.lam for c in s2p.taught_students(p, t, "decoy-mnist", "two_layer_cnn", lams)
+            if c.method == "tap"} == {0.01}
+    # without a search's choice, the paper's Setting-1 λ (the search has not run yet)
+    assert s2p.student_lambdas(p, t, tmp_path / "none", None, None)["tap"] == protocols.MNIST_LAMBDAS["tap"]
+
+
 def test_a_setting2_plan_given_its_own_threshold_rule_uses_it(tmp_path):
     p = protocols.mnist("paper")
     t = protocols.mnist_teachers("paper")

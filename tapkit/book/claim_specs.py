@@ -27,6 +27,7 @@ from ..experiments.cells import Annotation
 from .claims import (NOT_RUN, NOT_TESTABLE, Claim, _combined, close_claim, cost_claim,
                      cost_share_claim, decoy_claim, matches_claim, oom_claim, removes_claim,
                      slightly_below_claim, speed_claim, teacher_claim)
+from .labels import in_prose
 from .medical_claims import (annotation_claim, keeps_off_claim, matches_at_cost_claim,
                              medical_teacher_claim, no_xs_relies_claim, reemerge_claim)
 from .medical_notes import cells_by_reason
@@ -34,6 +35,7 @@ from .origin import DataOrigin
 from .report import paper_values, read_cells
 from .summary_claims import (annotation_robust_claim, fail_to_protect_claim, kd_drops_claim,
                              kd_matches_claim)
+from .thresholds import ANNOTATION_LIFT
 
 
 @dataclass
@@ -258,12 +260,49 @@ def _oom(ev: Evidence, methods: Methods = ()):
     return None if frame is None else oom_claim(meta, ev.speed_label(), *methods[:1])
 
 
-def _summary(judge, name: str) -> Judge:
-    """``judge(summary, data, *methods)`` on the MNIST summary table ``name``."""
+def _summary(judge, name: str, masks: bool = False) -> Judge:
+    """``judge(summary, data, *methods)`` on the MNIST summary table ``name``; with ``masks``
+    (a claim comparing TAP trained on teacher masks), the teachers whose masks mark the decoy no
+    better than random (:func:`_weak_teachers`) passed as ``weak``."""
     def run(ev: Evidence, methods: Methods = ()):
         frame, meta = ev.table(name)
-        return None if frame is None else judge(frame, meta.get("data", "MNIST"), *methods)
+        if frame is None:
+            return None
+        extra = {"weak": _weak_teachers(ev)} if masks else {}
+        return judge(frame, meta.get("data", "MNIST"), *methods, **extra)
     return run
+
+
+def _lifts(ev: Evidence, annotation: Annotation) -> dict[float, float] | None:
+    """A teacher's annotation lift per τ under the students' threshold rule (the teachers page's
+    ``annotation_quality``: precision on the decoy in units of a random mask's), or None where
+    the build did not measure it."""
+    _, meta = ev.table("mnist_teacher")
+    quality, _ = ev.table("annotation_quality")
+    if quality is None or "threshold" not in (meta or {}):
+        return None
+    rows = quality[(quality["annotator"] == annotation.value)
+                   & (quality["rule"] == meta["threshold"])]
+    return {float(r.tau): float(r.lift) for r in rows.itertuples()}
+
+
+def _weak_teachers(ev: Evidence) -> dict[str, str]:
+    """The teachers whose masks, at the students' τ, mark the decoy less than
+    :data:`.thresholds.ANNOTATION_LIFT` times as precisely as random masks, with the reason a
+    claim gives for not judging TAP trained on them (Setting 2's precondition, issue 36)."""
+    frame, _ = ev.table("mnist_teacher")
+    out = {}
+    for annotation in (Annotation.TEACHER_10, Annotation.TEACHER_1):
+        lifts = _lifts(ev, annotation) or {}
+        taus = set() if frame is None else {
+            float(t) for t in frame.loc[frame["annotation"] == annotation.value, "tau"].dropna()}
+        measured = [lifts[t] for t in taus if t in lifts]
+        if measured and max(measured) < ANNOTATION_LIFT:
+            out[annotation.value] = (
+                f"{in_prose(annotation)}'s masks mark the decoy no better than random ones "
+                f"(precision {max(measured):.2f}× a random mask's, under "
+                f"{ANNOTATION_LIFT:g}×; the teachers page measures why)")
+    return out
 
 
 def _matches_at_cost(ev: Evidence, methods: Methods = ()):
@@ -275,16 +314,11 @@ def _teacher(ev: Evidence, methods: Methods = ()):
     """:func:`.claims.teacher_claim` on the MNIST Setting-2 table, with the 1% teacher's
     annotation lift per τ under the students' threshold rule (the teachers page's
     ``annotation_quality``), where the build measured it."""
-    frame, meta = ev.table("mnist_teacher")
+    frame, _ = ev.table("mnist_teacher")
     if frame is None:
         return None
-    quality, _ = ev.table("annotation_quality")
-    lifts = None
-    if quality is not None and "threshold" in meta:
-        rows = quality[(quality["annotator"] == Annotation.TEACHER_1.value)
-                       & (quality["rule"] == meta["threshold"])]
-        lifts = {float(r.tau): float(r.lift) for r in rows.itertuples()}
-    return teacher_claim(frame, "MNIST (Setting 2)", *methods, lifts=lifts)
+    return teacher_claim(frame, "MNIST (Setting 2)", *methods,
+                         lifts=_lifts(ev, Annotation.TEACHER_1))
 
 
 def _matches(runs: pd.DataFrame, data: str, method: str | None = None,
@@ -325,10 +359,12 @@ for _spec in (
               _table(medical_teacher_claim, "medical_teacher")),
     ClaimSpec("teacher_1pct_works", "teachers", _teacher),
     ClaimSpec("mnist_annotation_robust", "teachers",
-              _summary(annotation_robust_claim, "mnist_teacher")),
+              _summary(annotation_robust_claim, "mnist_teacher", masks=True)),
     ClaimSpec("kd_mnist_at_jt_fail", "distillation", _summary(fail_to_protect_claim, "mnist_kd")),
-    ClaimSpec("kd_mnist_matches_tap_10", "distillation", _summary(kd_matches_claim, "mnist_kd")),
-    ClaimSpec("kd_mnist_1pct_drops", "distillation", _summary(kd_drops_claim, "mnist_kd")),
+    ClaimSpec("kd_mnist_matches_tap_10", "distillation",
+              _summary(kd_matches_claim, "mnist_kd", masks=True)),
+    ClaimSpec("kd_mnist_1pct_drops", "distillation",
+              _summary(kd_drops_claim, "mnist_kd", masks=True)),
     ClaimSpec("tap_beats_kd_at_jt", "medical_distillation", untestable="a claim about the deep "
               "CNNs on the real PNEU/KNEE data; on the digits stand-in KD/AT/JT are shown, not "
               "judged (Setting 2 on the stand-in)"),

@@ -6,17 +6,20 @@ A comparison of two cases is their difference of means with a Welch-style 95% in
 two stds (:func:`.claims.summary_difference`, unpaired: the summaries keep no seeds), kept
 inside [−1, 1]. A case trained on fewer than two seeds gives no interval, and the claim is *not
 testable here (one seed)* with its numbers shown; a case this build never trained makes it *not
-run*. Thresholds: :data:`.thresholds.MARGIN`, as the report's other MNIST claims.
+run*. Thresholds: :data:`.thresholds.MARGIN`, as the report's other MNIST claims. A part that
+compares TAP trained on a teacher's masks is judged only where those masks mark the decoy better
+than random ones (``weak``: the teachers whose masks do not, with the reason; issue 36's
+precondition for Setting 2): else it is shown, not judged.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Mapping
 
 import pandas as pd
 
 from ..experiments.cells import Annotation
-from ..methods import proposed_method
+from ..methods import is_xs, proposed_method
 from .claims import (NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, Claim, _combined, keeps_verdict,
                      summary_difference, within_verdict)
 from .labels import label
@@ -44,15 +47,23 @@ def _name(case: Case) -> str:
 Rule = Callable[[float, float], str]  # an interval's verdict
 
 
+def _unjudged(pair: tuple[Case, Case], weak: Mapping[str, str]) -> list[str]:
+    """Why a pair is not judged: the reasons of its cases that are XS trained on masks of a
+    teacher in ``weak`` (empty: it is judged)."""
+    return [weak[str(source)] for source, method in pair if is_xs(method) and str(source) in weak]
+
+
 def _judge(claim: str, where: str, data: str, summary: pd.DataFrame,
            pairs: list[tuple[Case, Case, Rule]], split: str = "permuted",
-           every: bool = False) -> Claim:
+           every: bool = False, weak: Mapping[str, str] | None = None) -> Claim:
     """Each pair ``(a, b, rule)``: ``split`` accuracy ``a − b`` judged by ``rule(lo, hi)``; the
     verdicts joined by :func:`.claims._combined`. A missing case: *not run*, or, as the report's
     other claims, named beside a verdict on the pairs that ran; with ``every`` (a claim whose
     parts say different things, each needed) a missing part leaves it *not run* unless a part
-    that ran already fails it. A pair without an interval (one seed): *not testable here*."""
-    parts, verdicts, missing, counts = [], [], [], []
+    that ran already fails it. A pair without an interval (one seed): *not testable here*; so is
+    one with a case trained on the masks of a teacher in ``weak`` (shown, with the reason), and
+    a claim left without a judged pair, or, with ``every``, without one of its parts."""
+    parts, verdicts, missing, counts, skipped = [], [], [], [], []
     for a, b, verdict in pairs:
         ra, rb = _row(summary, a, split), _row(summary, b, split)
         gone = [_name(c) for c, r in ((a, ra), (b, rb)) if r is None]
@@ -61,10 +72,15 @@ def _judge(claim: str, where: str, data: str, summary: pd.DataFrame,
             continue
         d = summary_difference(ra, rb)
         counts.append(d.n)
-        parts.append(f"{split} accuracy, {_name(a)} − {_name(b)}: {d.text()}")
-        if d.n >= 2:
+        why = _unjudged((a, b), weak or {})
+        parts.append(f"{split} accuracy, {_name(a)} − {_name(b)}: {d.text()}"
+                     + (" (not judged)" if why else ""))
+        if why:
+            skipped += why
+        elif d.n >= 2:
             verdicts.append(verdict(d.lo, d.hi))
     evidence = "; ".join(parts) + (" (unpaired)" if verdicts else "")
+    skipped = list(dict.fromkeys(skipped))
     not_trained = "; ".join(f"no {n} run" for n in dict.fromkeys(missing))
     seeds = f"{min(counts)} seed{'s' if min(counts) != 1 else ''}" if counts else "—"
     if not parts:
@@ -72,16 +88,22 @@ def _judge(claim: str, where: str, data: str, summary: pd.DataFrame,
                      reason=f"this build did not train it ({not_trained})")
     if not verdicts:
         return Claim(claim, where, evidence, seeds, data, NOT_TESTABLE,
-                     reason="one seed: no interval" + (f"; {not_trained}" if missing else ""))
+                     reason="; ".join(skipped) if skipped else
+                     "one seed: no interval" + (f"; {not_trained}" if missing else ""))
     aside = f" (not judged: {not_trained})" if missing else ""
+    aside += f" (not judged: {'; '.join(skipped)})" if skipped else ""
     verdict = _combined(verdicts)
+    if every and skipped and verdict != NOT_REPRODUCED:
+        return Claim(claim, where, evidence + aside, seeds, data, NOT_TESTABLE,
+                     reason="; ".join(skipped))
     if every and missing and verdict != NOT_REPRODUCED:
         return Claim(claim, where, evidence + aside, seeds, data, NOT_RUN,
                      reason=f"part of it did not run in this build ({not_trained})")
     return Claim(claim, where, evidence + aside, seeds, data, verdict)
 
 
-def annotation_robust_claim(summary: pd.DataFrame, data: str, method: str | None = None) -> Claim:
+def annotation_robust_claim(summary: pd.DataFrame, data: str, method: str | None = None,
+                            weak: Mapping[str, str] | None = None) -> Claim:
     """TAP's permuted accuracy "does not appear to depend on the quality of annotations": with
     the 10% and the 1% teacher's masks and with random masks, ``method`` (None: the paper's own)
     scores within :data:`MARGIN` of itself with the ground truth (table ``mnist_teacher``)."""
@@ -91,7 +113,7 @@ def annotation_robust_claim(summary: pd.DataFrame, data: str, method: str | None
     truth = (Annotation.GROUND_TRUTH, method)
     pairs = [((a, method), truth, _within) for a in (Annotation.TEACHER_10, Annotation.TEACHER_1,
                                                      Annotation.RANDOM)]
-    return _judge(claim, "Setting 2, Table ts_mnist", data, summary, pairs)
+    return _judge(claim, "Setting 2, Table ts_mnist", data, summary, pairs, weak=weak)
 
 
 def fail_to_protect_claim(summary: pd.DataFrame, data: str, *methods: str) -> Claim:
@@ -106,17 +128,17 @@ def fail_to_protect_claim(summary: pd.DataFrame, data: str, *methods: str) -> Cl
 
 
 def kd_matches_claim(summary: pd.DataFrame, data: str, method: str,
-                     other: str | None = None) -> Claim:
+                     other: str | None = None, weak: Mapping[str, str] | None = None) -> Claim:
     """KD (``method``) with the 10% teacher "closely matches" TAP (``other``; None: the paper's
     own) with the same teacher's masks: their permuted accuracies within :data:`MARGIN`."""
     other = other or proposed_method()
     claim = f"{label(method)} with the 10% teacher matches {label(other)} (within {MARGIN:g})"
     pairs = [((Annotation.TEACHER_10, method), (Annotation.TEACHER_10, other), _within)]
-    return _judge(claim, "App. Table kd_mnist", data, summary, pairs)
+    return _judge(claim, "App. Table kd_mnist", data, summary, pairs, weak=weak)
 
 
 def kd_drops_claim(summary: pd.DataFrame, data: str, method: str,
-                   other: str | None = None) -> Claim:
+                   other: str | None = None, weak: Mapping[str, str] | None = None) -> Claim:
     """KD (``method``) "reduces slightly" from the 10% to the 1% teacher while TAP (``other``)
     "consistently performs well": KD's permuted accuracy falls (10% − 1% above 0) and TAP's
     stays within :data:`MARGIN`."""
@@ -125,7 +147,7 @@ def kd_drops_claim(summary: pd.DataFrame, data: str, method: str,
              f"{MARGIN:g}")
     pairs = [((Annotation.TEACHER_10, method), (Annotation.TEACHER_1, method), _above),
              ((Annotation.TEACHER_10, other), (Annotation.TEACHER_1, other), _within)]
-    return _judge(claim, "App. Table kd_mnist", data, summary, pairs, every=True)
+    return _judge(claim, "App. Table kd_mnist", data, summary, pairs, every=True, weak=weak)
 
 
 def _within(lo: float, hi: float) -> str:

@@ -97,11 +97,16 @@ def setting1_lambdas(root: str | Path, experiment: str, model: str) -> dict[str,
 def student_lambdas(p: Protocol, t: TeachersProtocol, root: str | Path, experiment: str | None,
                     model: str | None, lambdas: Mapping[str, Any] | None = None) -> dict[str, float]:
     """λ per method of ``model``'s students (``t.lambda_source``): the paper's teacher-annotation
-    and distillation tables, or the Setting-1 λ this profile trains with and ``t.kd_lambda`` for
+    and distillation tables; those with the λ of the methods ``p`` searched in Setting 1 in their
+    place (``SEARCHED``); or the Setting-1 λ this profile trains with and ``t.kd_lambda`` for
     KD/AT/JT. Then ``lambdas`` (per method, or per model and method)."""
     e, model = p.resolve("experiment", experiment), p.resolve("model", model)
     if t.lambda_source is LambdaSource.PAPER:
         lams = paper_student_lambdas(e, model)
+    elif t.lambda_source is LambdaSource.SEARCHED:
+        own = setting1_lambdas(root, e, model)
+        lams = {**paper_student_lambdas(e, model),
+                **{m: lam for m, lam in own.items() if p.grid(m, model)}}
     else:
         lams = {**setting1_lambdas(root, e, model), **dict.fromkeys(t.kd_methods, t.kd_lambda)}
     lams.update({k: float(v) for k, v in (lambdas or {}).items() if not isinstance(v, Mapping)})

@@ -39,6 +39,9 @@ class LambdaSource(str, Enum):
     SETTING1 = "setting1"  # Setting 1's λ of this profile and ``kd_lambda`` (a stand-in, on
     #                        which the paper's tables, tuned at 224 px from ImageNet weights, say
     #                        nothing)
+    SEARCHED = "searched"  # the methods this profile's Setting 1 searched at the λ it chose (the
+    #                        form it searched them in: the paper's λ were tuned on another), every
+    #                        other method at the paper's (the quick Decoy-MNIST: TAP)
 
 
 @dataclass(frozen=True)
