@@ -116,5 +116,5 @@ display(Markdown(paper_profile.mnist_delta_line(root, "none")))
 display(Markdown(paper_profile.mnist_lease_note(root)))
 
 # %% tags=["hide-input"]
-ch.opening(openings.mnist_found(runs, f"MNIST digits ({s.source})"))
+ch.opening(openings.mnist_found(runs, ch.data()[0]))
 ch.finish();

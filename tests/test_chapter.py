@@ -14,7 +14,7 @@ import pytest
 from tqdm import tqdm
 
 from tapkit import progress
-from tapkit.book import chapter, report
+from tapkit.book import chapter, openings, report
 from tapkit.book.build_time import ChapterTime
 from tapkit.experiments import protocols
 from tapkit.experiments.store import ResultStore
@@ -191,3 +191,12 @@ def test_by_split_puts_each_splits_mean_in_its_own_column():
     assert shown.loc[("resnet18", "tap")].tolist() == [0.9, 0.95, 0.7]
     assert shown.loc[("vgg16", "tap"), "clean"] == 0.5
     assert pd.isna(shown.loc[("vgg16", "tap"), "swapped"])
+
+
+def test_an_mnist_chapters_first_sentence_names_the_calibrated_labels(tmp_path):
+    quick = chapter.open_chapter({"profile": "quick", "results": str(tmp_path)}, "mnist", "mnist")
+    text = openings.paragraph("mnist", "quick", "found.", quick.data()[1], quick.calibration())
+    assert "**This build** (profile `quick`, on Decoy-MNIST with 5% of the training labels " \
+           "recorded as another digit" in text
+    paper = chapter.open_chapter({"profile": "paper", "results": str(tmp_path)}, "mnist", "mnist")
+    assert paper.calibration() == ""  # full MNIST, every label as recorded

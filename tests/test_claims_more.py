@@ -176,6 +176,11 @@ def test_tap_on_masks_no_better_than_random_is_shown_and_not_judged():
                       ("teacher_10", "tap", 0.966, 0.001, 3), ("teacher_1", "tap", 0.965, 0.001, 3)])
     c = summary_claims.kd_drops_claim(drops, "MNIST", "kd", weak=weak)
     assert c.verdict == claims.NOT_TESTABLE and weak["teacher_1"] in c.reason
+    # a part that never ran is named beside the precondition that fails the rest
+    c = summary_claims.kd_drops_claim(drops.drop(index=[0, 1]), "MNIST", "kd", weak=weak)
+    assert c.verdict == claims.NOT_TESTABLE
+    assert c.reason == (f"{weak['teacher_10']}; {weak['teacher_1']}; no KD (10% teacher) run; "
+                        "no KD (1% teacher) run")
     # ... unless the half that was judged already fails it
     drops.loc[1, "mean"] = 0.975
     assert summary_claims.kd_drops_claim(drops, "MNIST", "kd", weak=weak).verdict == \

@@ -66,8 +66,20 @@ class Chapter:
         title."""
         from IPython.display import Markdown, display
 
-        display(Markdown(openings.paragraph(self.name, self.profile, found, self.data()[1])),
+        display(Markdown(openings.paragraph(self.name, self.profile, found, self.data()[1],
+                                            self.calibration())),
                 metadata={OPENING: True})
+
+    def calibration(self) -> str:
+        """How this chapter's Decoy-MNIST labels were calibrated, for its first sentence (the
+        quick profile's recorded-label noise, :func:`tapkit.data.decoy_mnist`); "" elsewhere."""
+        source_for = getattr(self.settings, "source_for", None)
+        if source_for is None or "decoy-mnist" not in getattr(self.settings, "experiments", ()):
+            return ""
+        noise = getattr(source_for("decoy-mnist"), "label_noise", 0.0)
+        return (f"on Decoy-MNIST with {noise:.0%} of the training labels recorded as another "
+                "digit, calibrated so that No XS leans on the decoy as the paper's does (the data "
+                "page)") if noise else ""
 
     def data(self) -> tuple[str, bool | None]:
         """What this chapter ran on, and whether that is a stand-in for the paper's data (None:

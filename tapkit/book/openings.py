@@ -83,13 +83,17 @@ CLAIMS: dict[str, str] = {
 }
 
 
-def paragraph(chapter: str, profile: str, found: str, standin: bool | None = None) -> str:
-    """The opening as Markdown: the paper's claim for ``chapter`` and what this build found."""
+def paragraph(chapter: str, profile: str, found: str, standin: bool | None = None,
+              calibration: str = "") -> str:
+    """The opening as Markdown: the paper's claim for ``chapter`` and what this build found;
+    ``calibration`` names how the data were calibrated (the quick Decoy-MNIST's recorded
+    labels), in the first sentence as a stand-in is."""
     if chapter not in CLAIMS:
         raise ValueError(f"no opening claim for chapter {chapter!r}: add it to "
                          f"tapkit.book.openings.CLAIMS (known: {sorted(CLAIMS)})")
-    where = f"profile `{profile}`" + (", on the digits stand-in for the paper's images"
-                                      if standin else "")
+    where = (f"profile `{profile}`" + (", on the digits stand-in for the paper's images"
+                                       if standin else "")
+             + (f", {calibration}" if calibration else ""))
     return f"**The paper:** {CLAIMS[chapter]} **This build** ({where}): {found[:1].upper()}{found[1:]}"
 
 

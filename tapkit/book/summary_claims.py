@@ -87,9 +87,9 @@ def _judge(claim: str, where: str, data: str, summary: pd.DataFrame,
         return Claim(claim, where, not_trained, "—", data, NOT_RUN,
                      reason=f"this build did not train it ({not_trained})")
     if not verdicts:
+        why = skipped or ["one seed: no interval"]
         return Claim(claim, where, evidence, seeds, data, NOT_TESTABLE,
-                     reason="; ".join(skipped) if skipped else
-                     "one seed: no interval" + (f"; {not_trained}" if missing else ""))
+                     reason="; ".join(why + ([not_trained] if missing else [])))
     aside = f" (not judged: {not_trained})" if missing else ""
     aside += f" (not judged: {'; '.join(skipped)})" if skipped else ""
     verdict = _combined(verdicts)
