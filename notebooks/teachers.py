@@ -268,5 +268,5 @@ if not shown:
                      "`make book PROFILE=paper` on a GPU with full MNIST and commit `results/paper/`."))
 
 # %% tags=["hide-input"]
-ch.opening(openings.teachers_found(quality_mean, tap_summary, "MNIST (Setting 2)"))
+ch.opening(openings.teachers_found(quality_mean, tap_summary, root))
 ch.finish(seeds=s.seeds);

@@ -270,7 +270,11 @@ def _summary(judge, name: str, masks: bool = False) -> Judge:
             return None
         extra = {"weak": _weak_teachers(ev)} if masks else {}
         return judge(frame, meta.get("data", "MNIST"), *methods, **extra)
+    run.reads = (name, *(_TEACHER_TABLES if masks else ()))
     return run
+
+
+_TEACHER_TABLES = ("mnist_teacher", "annotation_quality")  # what _weak_teachers reads
 
 
 def _lifts(ev: Evidence, annotation: Annotation) -> dict[float, float] | None:
@@ -319,6 +323,9 @@ def _teacher(ev: Evidence, methods: Methods = ()):
         return None
     return teacher_claim(frame, "MNIST (Setting 2)", *methods,
                          lifts=_lifts(ev, Annotation.TEACHER_1))
+
+
+_teacher.reads = _TEACHER_TABLES
 
 
 def _matches(runs: pd.DataFrame, data: str, method: str | None = None,

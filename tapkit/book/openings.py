@@ -11,6 +11,7 @@ those on PNEU, KNEE and their stand-in. A chapter shows its opening with
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Mapping
 
 import pandas as pd
@@ -19,8 +20,9 @@ from ..experiments.cells import Annotation
 from ..experiments.table1 import architectures
 from ..methods import comparators, get_method, proposed_method, xs_methods
 from ..metrics import tag_reliance, task_metric
+from .claim_specs import Evidence, page_claims
 from .claims import NOT_RUN, NOT_TESTABLE, VERDICTS, cost_claim, decoy_claim, matches_claim, \
-    removes_claim, speed_claim, teacher_claim, verdicts
+    removes_claim, speed_claim, verdicts
 from .openings_medical import extra_found, medical_found, medical_kd_found, \
     medical_teachers_found, overlap_found, visual_found  # noqa: F401  (the chapters' functions)
 from .labels import in_prose
@@ -219,10 +221,12 @@ def mnist_found(runs: pd.DataFrame, data: str) -> str:
     return first[0].upper() + first[1:] + (" " + verdicts(claims) if claims else "")
 
 
-def teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, data: str) -> str:
+def teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, root: str | Path) -> str:
     """Setting 2 on MNIST: the teachers' annotation precision beside random's (``quality``: the
-    mean table with ``annotator``, ``precision``, ``lift``) and TAP's permuted accuracy with each
-    annotation (``summary``: method, annotation, tau, split, mean, std, count)."""
+    mean table with ``annotator``, ``precision``, ``lift``), TAP's permuted accuracy with each
+    annotation (``summary``: method, annotation, tau, split, mean, std, count), and the report's
+    verdicts on this chapter's claims, judged from the tables it wrote under ``root``
+    (:func:`.claim_specs.page_claims`: the same cells, preconditions and reasons)."""
     taught = quality[quality["annotator"].str.startswith("teacher")]
     rnd = quality.loc[quality["annotator"] == "random (GT coverage)", "precision"].mean()
     perm = summary[summary["split"] == "permuted"]
@@ -237,7 +241,8 @@ def teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, data: str) -> s
             f"{taught.precision.max():.1%} against random masks' {rnd:.1%} (lift "
             f"{taught.lift.min():.2f}–{taught.lift.max():.2f}×). On the permuted digits "
             f"{in_prose(own)} reaches {parts}" + (f" (No XS {none.iloc[0]:.3f})" if len(none) else "") + ". "
-            + verdicts([teacher_claim(summary, data)]))
+            + verdicts(page_claims(Evidence(Path(root)), "teachers",
+                                   ("mnist_teacher", "annotation_quality"))))
 
 
 def distillation_found(summary: pd.DataFrame) -> str:
