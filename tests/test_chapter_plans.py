@@ -17,6 +17,7 @@ also run. Two ways:
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -226,3 +227,32 @@ def test_a_notebooks_methods_none_is_its_chapters_cases_from_the_registry(tmp_pa
         cell = path.read_text().split('# %% tags=["parameters"]\n', 1)[-1].split("\n# %%", 1)[0]
         found = re.search(r"^methods = (.*?)(\s+#.*)?$", cell, re.M)
         assert found is None or found.group(1) == "None", path.name
+
+
+def _make_prerequisites() -> dict[str, set[str]]:
+    """Each notebook's normal prerequisites in the Makefile (``$(X)/a.ipynb ...: $(X)/b.ipynb``;
+    order-only ones, after ``|``, are lane order, not data)."""
+    deps: dict[str, set[str]] = {}
+    for line in (ROOT / "Makefile").read_text().splitlines():
+        targets, colon, rest = line.partition(":")
+        if not colon or not targets.startswith("$(X)/"):
+            continue
+        names = re.findall(r"\$\(X\)/(\w+)\.ipynb", rest.split("|")[0])
+        for target in re.findall(r"\$\(X\)/(\w+)\.ipynb", targets):
+            deps.setdefault(target, set()).update(names)
+    return deps
+
+
+def test_the_makefile_runs_first_what_each_chapter_reads():
+    """A chapter's ChapterSpec.reads (the λ choice or runs it reads, which ``tapkit sweep``
+    orders by) is a prerequisite of its notebook in the Makefile, so ``make -j`` never runs a
+    chapter before what it reads."""
+    deps = _make_prerequisites()
+    assert deps["mnist"] >= {"lambda_search"} and deps["medical_teachers"] >= {"pneu", "knee"}
+    for name, spec in chapter_plans.CHAPTER_SPECS.items():
+        assert set(spec.reads) <= deps.get(name, set()), name
+    with pytest.raises(ValueError, match="already registered"):
+        chapter_plans.register_chapter(chapter_plans.CHAPTER_SPECS["mnist"])
+    with pytest.raises(ValueError, match="reads unregistered"):
+        chapter_plans.register_chapter(chapter_plans.ChapterSpec(
+            "mine", chapter_plans.mnist, "mnist", reads=("nowhere",)))

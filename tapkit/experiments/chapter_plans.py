@@ -1,5 +1,6 @@
-"""Every training chapter's plan, written once: :data:`PLANS` maps a chapter to the function that
-lists the runs its notebook asks the results store for, as :class:`.cells.Cell` objects.
+"""Every training chapter's plan, written once: :data:`CHAPTER_SPECS` holds each chapter's
+:class:`ChapterSpec`, whose plan lists the runs its notebook asks the results store for, as
+:class:`.cells.Cell` objects (:data:`PLANS` maps a chapter to it).
 
 The notebooks (``notebooks/*.py``), ``tapkit sweep`` (:mod:`.sweep`), ``scripts/gpu.py`` and
 the tests all call these functions, so the sweep fills exactly what the pages read, and
@@ -16,6 +17,7 @@ notebook's parameters, with the notebook's defaults, which the sweep uses.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -255,19 +257,60 @@ def medical_distillation(p: Protocol, root: str | Path, run: Runner | None = Non
 
 # ----------------------------------------------------------------------------- the registry
 
-PLANS: dict[str, Callable[..., list[Cell]]] = {
-    "lambda_search": lambda_search,
-    "mnist": mnist,
-    "teachers": teachers,
-    "distillation": distillation,
-    "pneu": partial(medical_gt, experiment="pneu"),
-    "knee": partial(medical_gt, experiment="knee"),
-    "extra_architectures": extra_architectures,
-    "medical_teachers": medical_teachers,
-    "medical_distillation": medical_distillation,
-}
-MNIST_CHAPTERS = ("lambda_search", "mnist", "teachers", "distillation")
-ON_TEACHER_SEEDS = ("teachers", "distillation", "medical_teachers", "medical_distillation")
+@dataclass(frozen=True)
+class ChapterSpec:
+    """One training chapter's facts, in one place: its ``plan`` (the runs its notebook asks
+    for), the Setting-1 protocol it takes (``protocol``: ``"mnist"`` or ``"medical"``), whether
+    it trains on the teachers' seeds (``teacher_seeds``: Setting 2 and distillation), and the
+    chapters whose λ choice or runs it ``reads`` (they run first: in ``tapkit sweep``, and as the
+    Makefile's dependencies, which a test checks against these)."""
+
+    name: str
+    plan: Callable[..., list[Cell]]
+    protocol: str
+    teacher_seeds: bool = False
+    reads: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.protocol not in ("mnist", "medical"):
+            raise ValueError(f"chapter {self.name!r}: protocol {self.protocol!r} is not "
+                             "'mnist' or 'medical'")
+
+
+CHAPTER_SPECS: dict[str, ChapterSpec] = {}
+
+
+def register_chapter(spec: ChapterSpec) -> ChapterSpec:
+    """Add ``spec`` to :data:`CHAPTER_SPECS` (a chapter registered twice raises; a chapter it
+    reads must be registered first)."""
+    if spec.name in CHAPTER_SPECS:
+        raise ValueError(f"chapter {spec.name!r} is already registered")
+    unknown = [r for r in spec.reads if r not in CHAPTER_SPECS]
+    if unknown:
+        raise ValueError(f"chapter {spec.name!r} reads unregistered chapter(s) {unknown}")
+    CHAPTER_SPECS[spec.name] = spec
+    return spec
+
+
+for _spec in (
+    ChapterSpec("lambda_search", lambda_search, "mnist"),
+    ChapterSpec("mnist", mnist, "mnist", reads=("lambda_search",)),
+    ChapterSpec("teachers", teachers, "mnist", teacher_seeds=True, reads=("lambda_search",)),
+    ChapterSpec("distillation", distillation, "mnist", teacher_seeds=True),
+    ChapterSpec("pneu", partial(medical_gt, experiment="pneu"), "medical"),
+    ChapterSpec("knee", partial(medical_gt, experiment="knee"), "medical"),
+    ChapterSpec("extra_architectures", extra_architectures, "medical"),
+    ChapterSpec("medical_teachers", medical_teachers, "medical", teacher_seeds=True,
+                reads=("pneu", "knee")),
+    ChapterSpec("medical_distillation", medical_distillation, "medical", teacher_seeds=True,
+                reads=("pneu", "knee")),
+):
+    register_chapter(_spec)
+
+# views of the registry, for the callers that want one fact
+PLANS: dict[str, Callable[..., list[Cell]]] = {n: c.plan for n, c in CHAPTER_SPECS.items()}
+MNIST_CHAPTERS = tuple(n for n, c in CHAPTER_SPECS.items() if c.protocol == "mnist")
+ON_TEACHER_SEEDS = tuple(n for n, c in CHAPTER_SPECS.items() if c.teacher_seeds)
 
 
 def chapter_datasets(chapter: str, profile: str) -> tuple[str, ...]:
@@ -285,16 +328,14 @@ def protocol_for(chapter: str, profile: str, **overrides: Any) -> Protocol:
     ``epochs``, ``seeds``), as the chapter's notebook builds it with those parameters: MNIST's or
     the medical one, on the teachers' seeds for Setting 2 and distillation unless ``seeds`` is
     given."""
-    if chapter not in PLANS:
-        raise ValueError(f"unknown chapter {chapter!r}; expected one of {list(PLANS)}")
-    if chapter in MNIST_CHAPTERS:
-        p: Any = protocols.mnist(profile, **overrides)
-        if chapter in ON_TEACHER_SEEDS:
-            p = protocols.mnist_teachers(profile).on_seeds(p, overrides.get("seeds"))
-        return p
-    p = protocols.medical(profile, **overrides)
-    if chapter in ON_TEACHER_SEEDS:
-        p = protocols.medical_teachers(profile).on_seeds(p, overrides.get("seeds"))
+    if chapter not in CHAPTER_SPECS:
+        raise ValueError(f"unknown chapter {chapter!r}; expected one of {list(CHAPTER_SPECS)}")
+    spec = CHAPTER_SPECS[chapter]
+    mnist_ = spec.protocol == "mnist"
+    p: Any = (protocols.mnist if mnist_ else protocols.medical)(profile, **overrides)
+    if spec.teacher_seeds:
+        t = (protocols.mnist_teachers if mnist_ else protocols.medical_teachers)(profile)
+        p = t.on_seeds(p, overrides.get("seeds"))
     return p
 
 

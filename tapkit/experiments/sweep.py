@@ -57,9 +57,8 @@ def _chapter(name: str) -> Callable[..., list[TrainConfig]]:
 # chapter -> function(profile, root, run, **overrides) -> the configs of its plan
 CHAPTERS: dict[str, Callable[..., list[TrainConfig]]] = {
     name: _chapter(name) for name in chapter_plans.PLANS}
-# the chapters whose λ choice (or runs) a chapter reads: they run first
-READS_CHOICE_OF = {"mnist": ("lambda_search",), "teachers": ("lambda_search",),
-                   "medical_teachers": ("pneu", "knee"), "medical_distillation": ("pneu", "knee")}
+# the chapters whose λ choice (or runs) a chapter reads: they run first (its ChapterSpec.reads)
+READS_CHOICE_OF = {n: c.reads for n, c in chapter_plans.CHAPTER_SPECS.items() if c.reads}
 
 
 def chapter_order(chapters: Sequence[str]) -> list[str]:
