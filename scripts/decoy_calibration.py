@@ -14,19 +14,18 @@ from __future__ import annotations
 
 import argparse
 import logging
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
 
+from tapkit.config import TrainConfig
 from tapkit.experiments import protocols
-from tapkit.experiments.run import train_run
+from tapkit.experiments.executors import run_many
 from tapkit.experiments.setting1 import case_config
-from tapkit.metrics import tag_reliance, TASK_METRICS
+from tapkit.metrics import TASK_METRICS, tag_reliance
 from tapkit.results import write_atomic
 
-log = logging.getLogger("decoy_calibration")
 ROOT = Path(__file__).resolve().parents[1]
 CSV = ROOT / "tapkit" / "book" / "measured" / "standin_calibration.csv"
 TASK = "decoy-mnist"
@@ -40,41 +39,52 @@ def host() -> str:
     return f"{name}, {'avx512f' if ' avx512f' in info else 'no avx512f'}; 2 cores shared, 1 thread"
 
 
-def row(noise: float, seed: int, store: Path) -> dict:
-    """Base's clean accuracy and No XS's reliance on the decoy at ``noise`` for ``seed``."""
-    p = protocols.MNIST["quick"].with_overrides(label_noise={TASK: noise})
-    out = {"task": TASK, "model": "two_layer_cnn", "label_noise": noise, "seed": seed}
-    for case in ("base", "none"):
-        cfg = case_config(p, None, None, case, None, seed)
-        start = time.process_time()
-        m = train_run(cfg, store / f"{noise:g}_{case}_{seed}", progress=False, device="cpu")
-        seconds = round(time.process_time() - start, 1)
-        if case == "base":
-            out.update(base_clean=round(m["clean"], 4), base_cpu_s=seconds)
-        else:
-            out.update(noxs_contaminated=round(m["contaminated"], 4),
-                       noxs_swapped_or_permuted=round(m["permuted"], 4),
-                       noxs_clean=round(m["clean"], 4),
-                       noxs_reliance=round(tag_reliance(m["contaminated"], m["permuted"],
-                                                        TASK_METRICS["accuracy"]), 4),
-                       noxs_cpu_s=seconds)
-        log.info("P=%g seed %d %s: %s", noise, seed, case, out)
-    return {**out, "metric": "accuracy",
+def configs(noise: float, seed: int, profile: str = "quick") -> dict[str, TrainConfig]:
+    """Base's and No XS's runs at ``noise`` for ``seed``, as the ``profile``'s MNIST protocol
+    (the book's: quick) builds them with that label noise."""
+    p = protocols.MNIST[profile].with_overrides(label_noise={TASK: noise})
+    return {case: case_config(p, None, None, case, None, seed) for case in ("base", "none")}
+
+
+def row(noise: float, seed: int, records: dict[str, pd.Series]) -> dict:
+    """One calibration row: Base's clean accuracy and No XS's reliance on the decoy (the
+    accuracy it loses when the decoys are permuted) from the two runs' ``records``."""
+    base, none = records["base"], records["none"]
+    return {"task": TASK, "model": "two_layer_cnn", "label_noise": noise, "seed": seed,
+            "base_clean": round(base.clean, 4), "base_cpu_s": round(base.seconds, 1),
+            "noxs_contaminated": round(none.contaminated, 4),
+            "noxs_swapped_or_permuted": round(none.permuted, 4),
+            "noxs_clean": round(none.clean, 4),
+            "noxs_reliance": round(tag_reliance(none.contaminated, none.permuted,
+                                                TASK_METRICS["accuracy"]), 4),
+            "noxs_cpu_s": round(none.seconds, 1), "metric": "accuracy",
             "date_utc": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "host": host()}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> pd.DataFrame:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--noise", type=float, nargs="+", default=[0.0, 0.02, 0.05, 0.1])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    ap.add_argument("--store", type=Path, default=ROOT / "build" / "decoy_calibration")
-    args = ap.parse_args()
+    ap.add_argument("--store", type=Path, default=ROOT / "build" / "decoy_calibration",
+                    help="the results store the runs are trained into or read from")
+    ap.add_argument("--profile", default="quick", choices=sorted(protocols.MNIST))
+    ap.add_argument("--csv", type=Path, default=CSV, help="the calibration table whose "
+                    "Decoy-MNIST rows this replaces (default: the book's package data)")
+    args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    rows = pd.DataFrame([row(p, s, args.store) for p in args.noise for s in args.seeds])
-    old = pd.read_csv(CSV)
-    write_atomic(CSV, pd.concat([old[old.task != TASK], rows], ignore_index=True)
+    asked = [((p, seed), case, cfg) for p in args.noise for seed in args.seeds
+             for case, cfg in configs(p, seed, args.profile).items()]
+    # through the results store: keyed by each config's hash, read where already trained
+    frame = run_many([cfg for _, _, cfg in asked], args.store, "cpu")
+    records: dict = {}
+    for (where, case, _), (_, rec) in zip(asked, frame.iterrows()):
+        records.setdefault(where, {})[case] = rec
+    rows = pd.DataFrame([row(p, seed, recs) for (p, seed), recs in records.items()])
+    old = pd.read_csv(args.csv)
+    write_atomic(args.csv, pd.concat([old[old.task != TASK], rows], ignore_index=True)
                  .to_csv(index=False))
     print(rows.drop(columns=["host", "date_utc"]).to_markdown(index=False))
+    return rows
 
 
 if __name__ == "__main__":

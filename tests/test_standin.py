@@ -46,3 +46,45 @@ def test_the_measured_calibration_covers_every_calibrated_data_set_at_the_profil
         p = standin.chosen_noise(task)
         assert p is not None, task
         assert (frame[(frame.task == task) & (frame.label_noise == p)].seed.nunique()) >= 2
+
+
+def _script(name: str):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_decoy_calibration_script_replaces_only_the_decoy_rows(tmp_path, monkeypatch):
+    """scripts/decoy_calibration.py trains the profile's Base and No XS at each noise through the
+    results store (here with the one fake train_run, tests/fakes.py) and rewrites the
+    Decoy-MNIST rows of the calibration table, leaving the stand-ins' rows."""
+    from fakes import fake_train_run
+
+    from tapkit.experiments import store
+
+    script, calls = _script("decoy_calibration"), []
+    monkeypatch.setattr(store, "train_run", fake_train_run(calls))
+    table = tmp_path / "calibration.csv"
+    pd.DataFrame([{"task": "pneu", "model": "resnet18", "label_noise": 0.05, "seed": 0,
+                   "base_clean": 0.9, "noxs_reliance": 0.9},
+                  {"task": "decoy-mnist", "model": "two_layer_cnn", "label_noise": 0.3,
+                   "seed": 0, "base_clean": 0.5, "noxs_reliance": 0.5}]).to_csv(table, index=False)
+    rows = script.main(["--noise", "0", "0.2", "--seeds", "0", "1", "--csv", str(table),
+                        "--store", str(tmp_path / "runs")])
+    assert len(calls) == 8  # Base and No XS, two noises, two seeds
+    # through the store: asked again, every run is read, none trained
+    script.main(["--noise", "0", "0.2", "--seeds", "0", "1", "--csv", str(table),
+                 "--store", str(tmp_path / "runs")])
+    assert len(calls) == 8
+    after = pd.read_csv(table)
+    assert after[after.task == "pneu"].base_clean.tolist() == [0.9]
+    decoy = after[after.task == "decoy-mnist"]
+    assert decoy[["label_noise", "seed"]].values.tolist() == [[0.0, 0], [0.0, 1], [0.2, 0], [0.2, 1]]
+    # the fake's accuracies: clean 0.6 for Base; No XS 0.9 contaminated, 0.5 permuted: reliance 0.4
+    assert rows.base_clean.tolist() == [0.6] * 4 and rows.noxs_reliance.tolist() == [0.4] * 4
+    assert rows.metric.unique().tolist() == ["accuracy"]
