@@ -200,10 +200,10 @@ def decoy_mnist(source: "Source | str" = "embedded", seed: int = 0, clean_fracti
     labels, as MNIST's test set does. Why: on the 4,000 embedded training digits and a CPU's
     three epochs the digits are learnt so fast that No XS leans on the decoy four times less
     than the paper's (permuted − contaminated −0.044 against −0.176); with a few records wrong
-    the patch predicts the training label better than the digit, as it did over the paper's
-    50 epochs on 60,000 digits (measured: docs/decoy-mnist-calibration.md). Drawn from its own
-    generator, a function of ``seed`` alone, so Base and No XS of one seed see the same
-    records; P = 0 draws nothing."""
+    the patch predicts the training label better than the digit, and at P = 0.05 No XS leans on
+    it as much as the paper's did (−0.162; measured: docs/decoy-mnist-calibration.md). Drawn
+    from its own generator, a function of ``seed`` alone, so Base and No XS of one seed see the
+    same records; P = 0 draws nothing."""
     if source == "torchvision" and root is not None:  # load_mnist's older spelling
         source = Torchvision(str(root))
     src = parse_source(source, "decoy-mnist")
