@@ -28,6 +28,7 @@ from typing import Any, Iterable, Mapping, MutableMapping
 import pandas as pd
 
 from . import openings, report, table_display
+from .profile_notes import label_noise_text
 from ..experiments import protocols
 from ..experiments.chapter_plans import chapter_cases, chapter_datasets
 from ..experiments.store import asked_keys
@@ -72,14 +73,15 @@ class Chapter:
 
     def calibration(self) -> str:
         """How this chapter's Decoy-MNIST labels were calibrated, for its first sentence (the
-        quick profile's recorded-label noise, :func:`tapkit.data.decoy_mnist`); "" elsewhere."""
-        source_for = getattr(self.settings, "source_for", None)
-        if source_for is None or "decoy-mnist" not in getattr(self.settings, "experiments", ()):
+        quick profile's recorded-label noise, :func:`.profile_notes.label_noise_text`); ""
+        elsewhere."""
+        from ..experiments.protocols import Protocol
+
+        if (not isinstance(self.settings, Protocol)
+                or "decoy-mnist" not in self.settings.experiments):
             return ""
-        noise = getattr(source_for("decoy-mnist"), "label_noise", 0.0)
-        return (f"on Decoy-MNIST with {noise:.0%} of the training labels recorded as another "
-                "digit, calibrated so that No XS leans on the decoy as the paper's does (the data "
-                "page)") if noise else ""
+        noise = getattr(self.settings.source_for("decoy-mnist"), "label_noise", 0.0)
+        return f"on Decoy-MNIST with {label_noise_text(noise)}" if noise else ""
 
     def data(self) -> tuple[str, bool | None]:
         """What this chapter ran on, and whether that is a stand-in for the paper's data (None:

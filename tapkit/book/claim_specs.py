@@ -270,11 +270,12 @@ def _summary(judge, name: str, masks: bool = False) -> Judge:
             return None
         extra = {"weak": _weak_teachers(ev)} if masks else {}
         return judge(frame, meta.get("data", "MNIST"), *methods, **extra)
-    run.reads = (name, *(_TEACHER_TABLES if masks else ()))
+    run.reads = (name, *(TEACHER_TABLES if masks else ()))
     return run
 
 
-_TEACHER_TABLES = ("mnist_teacher", "annotation_quality")  # what _weak_teachers reads
+# the MNIST teachers page's tables that _weak_teachers and _teacher read
+TEACHER_TABLES = ("mnist_teacher", "annotation_quality")
 
 
 def _lifts(ev: Evidence, annotation: Annotation) -> dict[float, float] | None:
@@ -325,7 +326,7 @@ def _teacher(ev: Evidence, methods: Methods = ()):
                          lifts=_lifts(ev, Annotation.TEACHER_1))
 
 
-_teacher.reads = _TEACHER_TABLES
+_teacher.reads = TEACHER_TABLES
 
 
 def _matches(runs: pd.DataFrame, data: str, method: str | None = None,

@@ -20,7 +20,7 @@ from ..experiments.cells import Annotation
 from ..experiments.table1 import architectures
 from ..methods import comparators, get_method, proposed_method, xs_methods
 from ..metrics import tag_reliance, task_metric
-from .claim_specs import Evidence, page_claims
+from .claim_specs import TEACHER_TABLES, Evidence, page_claims
 from .claims import NOT_RUN, NOT_TESTABLE, VERDICTS, cost_claim, decoy_claim, matches_claim, \
     removes_claim, speed_claim, verdicts
 from .openings_medical import extra_found, medical_found, medical_kd_found, \
@@ -241,8 +241,7 @@ def teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, root: str | Pat
             f"{taught.precision.max():.1%} against random masks' {rnd:.1%} (lift "
             f"{taught.lift.min():.2f}–{taught.lift.max():.2f}×). On the permuted digits "
             f"{in_prose(own)} reaches {parts}" + (f" (No XS {none.iloc[0]:.3f})" if len(none) else "") + ". "
-            + verdicts(page_claims(Evidence(Path(root)), "teachers",
-                                   ("mnist_teacher", "annotation_quality"))))
+            + verdicts(page_claims(Evidence(Path(root)), "teachers", TEACHER_TABLES)))
 
 
 def distillation_found(summary: pd.DataFrame) -> str:

@@ -258,8 +258,9 @@ def mnist_lease_note(root: str | Path) -> str:
     if not missing:
         return ("Every case of the table ran on the GPU." if meta else
                 "No GPU lease has committed Setting 1 yet.")
+    order = cases()
     names = ", ".join(label(c) for c in sorted(
-        missing, key=lambda c: cases().index(c) if c in cases() else len(cases())))
+        missing, key=lambda c: order.index(c) if c in order else len(order)))
     lease = setting.get("lease")
     return f"Not run on the GPU: {names}." + (f" The lease's record: {lease}" if lease else "")
 

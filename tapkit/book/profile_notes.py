@@ -129,6 +129,14 @@ def _per_model(values: Mapping[str, Any], fmt=str) -> str:
     return fmt(common) + (f" ({'; '.join(other)})" if other else "")
 
 
+def label_noise_text(noise: float) -> str:
+    """The quick Decoy-MNIST's calibration (:func:`tapkit.data.decoy_mnist`), in a few words
+    for a sentence: the share of training labels recorded wrong and why (the data page)."""
+    return (f"{noise:.0%} of the training labels recorded as another digit and the decoy drawn "
+            "from the record (calibrated so that No XS leans on the decoy as the paper's does: "
+            "the data page)")
+
+
 def _source(source: Any, experiment: str | None) -> str:
     text = str(source) if source is not None else "$TAPKIT_DATA"
     if experiment in ("pneu", "knee"):
@@ -136,10 +144,8 @@ def _source(source: Any, experiment: str | None) -> str:
         return (f"the digits stand-in (the box above)" if text == "embedded" else
                 f"the {name} images" + (f" (`{text}`)" if source is not None else ""))
     noise = getattr(source, "label_noise", 0.0)
-    if noise:  # Decoy-MNIST's calibration (tapkit.data.decoy_mnist)
-        return (f"{SOURCES['embedded']} with {noise:.0%} of the training labels recorded as "
-                "another digit and the decoy drawn from the record (calibrated so that No XS "
-                "leans on the decoy as the paper's does: the data page)")
+    if noise:
+        return f"{SOURCES['embedded']} with {label_noise_text(noise)}"
     return SOURCES.get(text, f"`{text}`")
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from enum import Enum
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -257,6 +258,13 @@ def medical_distillation(p: Protocol, root: str | Path, run: Runner | None = Non
 
 # ----------------------------------------------------------------------------- the registry
 
+class SettingProtocol(str, Enum):
+    """The Setting-1 protocol a chapter takes (:func:`protocol_for`)."""
+
+    MNIST = "mnist"
+    MEDICAL = "medical"
+
+
 @dataclass(frozen=True)
 class ChapterSpec:
     """One training chapter's facts, in one place: its ``plan`` (the runs its notebook asks
@@ -267,14 +275,12 @@ class ChapterSpec:
 
     name: str
     plan: Callable[..., list[Cell]]
-    protocol: str
+    protocol: SettingProtocol
     teacher_seeds: bool = False
     reads: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.protocol not in ("mnist", "medical"):
-            raise ValueError(f"chapter {self.name!r}: protocol {self.protocol!r} is not "
-                             "'mnist' or 'medical'")
+        object.__setattr__(self, "protocol", SettingProtocol(self.protocol))  # a bad name raises
 
 
 CHAPTER_SPECS: dict[str, ChapterSpec] = {}
@@ -292,24 +298,25 @@ def register_chapter(spec: ChapterSpec) -> ChapterSpec:
     return spec
 
 
+_MNIST, _MEDICAL = SettingProtocol.MNIST, SettingProtocol.MEDICAL
 for _spec in (
-    ChapterSpec("lambda_search", lambda_search, "mnist"),
-    ChapterSpec("mnist", mnist, "mnist", reads=("lambda_search",)),
-    ChapterSpec("teachers", teachers, "mnist", teacher_seeds=True, reads=("lambda_search",)),
-    ChapterSpec("distillation", distillation, "mnist", teacher_seeds=True),
-    ChapterSpec("pneu", partial(medical_gt, experiment="pneu"), "medical"),
-    ChapterSpec("knee", partial(medical_gt, experiment="knee"), "medical"),
-    ChapterSpec("extra_architectures", extra_architectures, "medical"),
-    ChapterSpec("medical_teachers", medical_teachers, "medical", teacher_seeds=True,
+    ChapterSpec("lambda_search", lambda_search, _MNIST),
+    ChapterSpec("mnist", mnist, _MNIST, reads=("lambda_search",)),
+    ChapterSpec("teachers", teachers, _MNIST, teacher_seeds=True, reads=("lambda_search",)),
+    ChapterSpec("distillation", distillation, _MNIST, teacher_seeds=True),
+    ChapterSpec("pneu", partial(medical_gt, experiment="pneu"), _MEDICAL),
+    ChapterSpec("knee", partial(medical_gt, experiment="knee"), _MEDICAL),
+    ChapterSpec("extra_architectures", extra_architectures, _MEDICAL),
+    ChapterSpec("medical_teachers", medical_teachers, _MEDICAL, teacher_seeds=True,
                 reads=("pneu", "knee")),
-    ChapterSpec("medical_distillation", medical_distillation, "medical", teacher_seeds=True,
+    ChapterSpec("medical_distillation", medical_distillation, _MEDICAL, teacher_seeds=True,
                 reads=("pneu", "knee")),
 ):
     register_chapter(_spec)
 
-# views of the registry, for the callers that want one fact
+# views of the registry as registered at import, for the callers that want one fact
 PLANS: dict[str, Callable[..., list[Cell]]] = {n: c.plan for n, c in CHAPTER_SPECS.items()}
-MNIST_CHAPTERS = tuple(n for n, c in CHAPTER_SPECS.items() if c.protocol == "mnist")
+MNIST_CHAPTERS = tuple(n for n, c in CHAPTER_SPECS.items() if c.protocol is _MNIST)
 ON_TEACHER_SEEDS = tuple(n for n, c in CHAPTER_SPECS.items() if c.teacher_seeds)
 
 
@@ -331,7 +338,7 @@ def protocol_for(chapter: str, profile: str, **overrides: Any) -> Protocol:
     if chapter not in CHAPTER_SPECS:
         raise ValueError(f"unknown chapter {chapter!r}; expected one of {list(CHAPTER_SPECS)}")
     spec = CHAPTER_SPECS[chapter]
-    mnist_ = spec.protocol == "mnist"
+    mnist_ = spec.protocol is _MNIST
     p: Any = (protocols.mnist if mnist_ else protocols.medical)(profile, **overrides)
     if spec.teacher_seeds:
         t = (protocols.mnist_teachers if mnist_ else protocols.medical_teachers)(profile)

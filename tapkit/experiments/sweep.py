@@ -57,8 +57,6 @@ def _chapter(name: str) -> Callable[..., list[TrainConfig]]:
 # chapter -> function(profile, root, run, **overrides) -> the configs of its plan
 CHAPTERS: dict[str, Callable[..., list[TrainConfig]]] = {
     name: _chapter(name) for name in chapter_plans.PLANS}
-# the chapters whose λ choice (or runs) a chapter reads: they run first (its ChapterSpec.reads)
-READS_CHOICE_OF = {n: c.reads for n, c in chapter_plans.CHAPTER_SPECS.items() if c.reads}
 
 
 def chapter_order(chapters: Sequence[str]) -> list[str]:
@@ -67,14 +65,15 @@ def chapter_order(chapters: Sequence[str]) -> list[str]:
     unknown = [c for c in chapters if c not in CHAPTERS]
     if unknown:
         raise ValueError(f"unknown chapter(s) {unknown}; expected some of {list(CHAPTERS)}")
-    wanted = set(chapters) | {r for c in chapters for r in READS_CHOICE_OF.get(c, ())}
+    wanted = set(chapters) | {r for c in chapters for r in chapter_plans.CHAPTER_SPECS[c].reads}
     return [c for c in CHAPTERS if c in wanted]
 
 
 def _reads(chapter: str, among: Sequence[str]) -> str:
-    """The chapters in ``among`` whose results ``chapter`` reads (:data:`READS_CHOICE_OF`), as
+    """The chapters in ``among`` whose results ``chapter`` reads (its
+    :attr:`.chapter_plans.ChapterSpec.reads`), as
     ``a, b``; empty when it reads none of them."""
-    return ", ".join(c for c in READS_CHOICE_OF.get(chapter, ()) if c in among)
+    return ", ".join(c for c in chapter_plans.CHAPTER_SPECS[chapter].reads if c in among)
 
 
 def sweep(profile: str, chapters: Sequence[str], results: str | Path | None = None,
@@ -87,7 +86,7 @@ def sweep(profile: str, chapters: Sequence[str], results: str | Path | None = No
 
     Stored runs are never submitted (:func:`.executors.run_many` reads the store first). A run
     that fails does not stop the sweep: the chapters go on, except those that read a failed
-    chapter's results (:data:`READS_CHOICE_OF`), and :class:`.RunsFailedError` names every failed
+    chapter's results (its :attr:`.chapter_plans.ChapterSpec.reads`), and :class:`.RunsFailedError` names every failed
     run as ``chapter/label/key`` at the end; a rerun trains only those."""
     root = _root(profile, results)
     if isinstance(executor, str):
