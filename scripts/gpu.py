@@ -249,6 +249,19 @@ def export_every(out: Path, dest: Path | None, stop: threading.Event, seconds: f
         export(out, dest)
 
 
+def later_lease(earlier: dict, record: dict) -> dict:
+    """The provenance of a lease that adds stages to an earlier lease's ``earlier``: this lease's
+    entries over the earlier ones, every lease's provenance in ``leases``, and each earlier stage
+    keeping the provenance of the lease that ran it (a stage this lease reruns gets its own)."""
+    earlier = {k: (dict(v) if isinstance(v, dict) else v) for k, v in earlier.items()}
+    for name in ("setting1", "table1"):
+        if isinstance(earlier.get(name), dict):
+            earlier[name].setdefault("provenance", earlier["provenance"])
+    leases = earlier.get("leases") or [earlier["provenance"]]
+    return {**earlier, **record, "wall_s": {**earlier.get("wall_s", {})},
+            "leases": [*leases, record["provenance"]]}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dry-run", action="store_true", help="CPU: plan, data, one step per run")
@@ -301,9 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.tables_only and kept.exists():  # the GPU's provenance stays; the tables' entries change
         record = json.loads(kept.read_text())
     elif kept.exists() and not args.dry_run:  # a later lease adds its stages to the earlier ones'
-        earlier = json.loads(kept.read_text())
-        record = {**earlier, **record, "wall_s": {**earlier.get("wall_s", {})},
-                  "leases": earlier.get("leases", []) + [record["provenance"]]}
+        record = later_lease(json.loads(kept.read_text()), record)
     stages = {"setting1": run_setting1, "table1": run_table1}
     # every 20 s, what is stored so far goes to --export: a command killed at its time limit
     # still returns the runs that finished (a lease lost 5 trained TAP runs without this)

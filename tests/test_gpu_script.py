@@ -112,3 +112,18 @@ def test_the_lease_and_the_speed_page_time_one_protocol():
     assert meta["options"]["rbr"] == {"variant": "released", "batchnorm": "running"}
     assert meta["models"] == list(table1.specs(lease)) and meta["settings"] == lease.as_dict()
     assert "RBR variant=released" in spent.label and "not run: vgg16_authors" in spent.label
+
+
+def test_a_later_lease_keeps_the_earlier_leases_provenance():
+    """A second lease that reruns Setting 1 only: Table 1 keeps the first lease's commit, both
+    leases are listed, and the first lease's wall times stay beside the second's."""
+    first = {"provenance": {"git_commit": "aaa"}, "table1": {"rows": 20},
+             "setting1": {"runs": 15}, "wall_s": {"table1": 78.3}}
+    second = {"provenance": {"git_commit": "bbb"}, "wall_s": {}}
+    merged = _gpu_module().later_lease(first, second)
+    assert merged["table1"]["provenance"]["git_commit"] == "aaa"
+    assert [p["git_commit"] for p in merged["leases"]] == ["aaa", "bbb"]
+    assert merged["provenance"]["git_commit"] == "bbb" and merged["wall_s"] == {"table1": 78.3}
+    assert "provenance" not in first["table1"]  # the earlier record is not changed
+    third = _gpu_module().later_lease(merged, {"provenance": {"git_commit": "ccc"}, "wall_s": {}})
+    assert [p["git_commit"] for p in third["leases"]] == ["aaa", "bbb", "ccc"]

@@ -93,13 +93,30 @@ def test_provenance_line_names_the_gpu_torch_and_wall_time(committed):
     setting1 = paper_profile.provenance_line(committed, "setting1")
     assert "GPU: NVIDIA H100 80GB HBM3" in setting1 and "cuda:" not in setting1
     assert "torch 2.11.0+cu130" in setting1 and "tapkit 0.1.0 (8afbcae)" in setting1
-    assert "478 s wall time (partial" in setting1 and "13 runs stored, ~139 s a run" in setting1
+    assert "478 s wall time (partial" in setting1 and "13 runs stored" in setting1
     table1 = paper_profile.provenance_line(committed, "table1")
     assert "Table 1 (speed and memory): 78 s wall time" in table1
     assert "the authors' released losses" in table1 and "RBR variant=released" in table1
-    assert paper_profile.wall_seconds({"wall_s": {"setting1_partial": 478.0}}, "setting1") == (
-        478.0, "partial")
-    assert paper_profile.wall_seconds({}, "table1") == (None, "")
+    assert paper_profile.wall_seconds({"wall_s": {"setting1_partial": 478.0}}, "setting1") == [
+        (478.0, "partial")]
+    assert paper_profile.wall_seconds({}, "table1") == []
+
+
+def test_provenance_line_of_a_stage_several_leases_ran(committed):
+    """A later lease that trained only Setting 1: Table 1 keeps its own lease's commit, and
+    Setting 1 names every lease's wall time and the commits its runs were trained at."""
+    path = committed.parent / "paper" / "gpu_provenance.json"
+    record = json.loads(path.read_text())
+    first = record["provenance"]
+    record.update({"provenance": {**first, "git_commit": "8c05fe1" + "0" * 33},
+                   "table1": {"rows": 20, "provenance": first},
+                   "wall_s": {**record["wall_s"], "setting1": 490.1}})
+    record["setting1"]["label"] = "profile paper · cuda: x · tapkit 0.1.0 (8afbcae, 8c05fe1)"
+    path.write_text(json.dumps(record))
+    setting1 = paper_profile.provenance_line(committed, "setting1")
+    assert "Setting 1 (Decoy-MNIST): 2 leases of 478, 490 s wall time" in setting1
+    assert "tapkit 0.1.0 (8afbcae, 8c05fe1)" in setting1
+    assert "tapkit 0.1.0 (8afbcae)" in paper_profile.provenance_line(committed, "table1")
 
 
 def test_mnist_table_sets_ours_beside_the_papers_with_reasons_for_missing_cases(committed):

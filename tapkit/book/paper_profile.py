@@ -71,40 +71,52 @@ def provenance(root: str | Path) -> dict[str, Any]:
     return _json(_paper_dir(root) / PROVENANCE)
 
 
-def wall_seconds(record: Mapping[str, Any], stage: str) -> tuple[float | None, str]:
-    """The wall seconds of ``stage`` (``table1``, ``setting1``) in a lease ``record`` and the
-    qualifier its key carries: ``wall_s`` may name a stage that did not finish as
-    ``setting1_partial``, which gives ``(478.0, "partial")``; ``(None, "")`` when not recorded."""
-    for key, value in (record.get("wall_s") or {}).items():
-        if key == stage or key.startswith(stage + "_"):
-            return _num(value), key[len(stage):].lstrip("_").replace("_", " ")
-    return None, ""
+def wall_seconds(record: Mapping[str, Any], stage: str) -> list[tuple[float, str]]:
+    """Every wall time of ``stage`` (``table1``, ``setting1``) in a lease ``record``, in the order
+    the leases wrote them, each with the qualifier its key carries: ``wall_s`` may name a stage a
+    lease did not finish as ``setting1_partial``, which gives ``(478.0, "partial")``; a stage
+    that several leases added to has one entry per lease; ``[]`` when none is recorded."""
+    return [(_num(value), key[len(stage):].lstrip("_").replace("_", " "))
+            for key, value in (record.get("wall_s") or {}).items()
+            if key == stage or key.startswith(stage + "_")]
+
+
+def _commits(detail: Mapping[str, Any], prov: Mapping[str, Any]) -> str:
+    """The commits a stage's runs were trained at, as its table's label names them (``tapkit
+    0.1.0 (8afbcae, 8c05fe1)``: runs from several leases), else the lease's own commit."""
+    found = re.search(r"tapkit \S+ \(([^)]*)\)", str(detail.get("label") or ""))
+    return found.group(1) if found else str(prov.get("git_commit") or "")[:7]
 
 
 def provenance_line(root: str | Path, stage: str) -> str:
     """One line that labels the committed results of ``stage`` (``setting1`` or ``table1``):
-    the GPU, the torch version, tapkit and its commit, and the stage's wall time on the lease,
-    so that a reader sees where the numbers beside the paper's were measured and for how long.
-    Says so when no lease record is committed."""
+    the GPU, the torch version, tapkit and the commits its runs were trained at, and the stage's
+    wall time on each lease that ran it, so that a reader sees where the numbers beside the
+    paper's were measured and for how long. The stage's own lease record where it has one (a
+    later lease may have run only the other stage). Says so when no lease record is committed."""
     record = provenance(root)
     if not record:
         return f"*Committed paper-profile results: {NO_RESULTS}.*"
-    prov = record.get("provenance") or {}
-    commit = str(prov.get("git_commit") or "")[:7]
+    detail = record.get(stage) or {}
+    prov = detail.get("provenance") or record.get("provenance") or {}
+    commit = _commits(detail, prov)
     parts = [f"GPU: {_device(prov.get('device', ''))}",
              f"torch {prov.get('torch', 'not recorded')}",
              f"tapkit {prov.get('tapkit', '?')}" + (f" ({commit})" if commit else "")]
-    seconds, how = wall_seconds(record, stage)
+    walls = wall_seconds(record, stage)
     name = STAGE_NAMES.get(stage, stage)
-    if seconds is None:
+    if not walls:
         parts.append(f"{name}: wall time not recorded")
-    else:
+    elif len(walls) == 1:
+        seconds, how = walls[0]
         how = "partial: not every case finished" if how == "partial" else how
         parts.append(f"{name}: {seconds:.0f} s wall time" + (f" ({how})" if how else ""))
-    detail = record.get(stage) or {}
+    else:
+        parts.append(f"{name}: {len(walls)} leases of "  # the record's keys keep no order
+                     + ", ".join(f"{seconds:.0f}" for seconds, _ in sorted(walls))
+                     + " s wall time")
     if stage == "setting1" and detail.get("runs"):
-        per = _num(detail.get("seconds_per_run"))
-        parts.append(f"{detail['runs']} runs stored" + (f", ~{per:.0f} s a run" if per else ""))
+        parts.append(f"{detail['runs']} runs stored")
     if stage == "table1":
         parts.append(released_losses(root))
     return "*Committed paper-profile results — " + " · ".join(parts) + "*"
@@ -245,7 +257,7 @@ def mnist_delta_line(root: str | Path, case: str = "none") -> str:
 
 def _signed(value: float) -> str:
     """``-0.176`` as ``−0.176`` (a minus sign, as the paper prints it), ``+0.010`` with its plus."""
-    return f"{value:+.3f}".replace("-", "−")
+    return f"{round(value, 3) + 0.0:+.3f}".replace("-", "−")  # + 0.0: no "−0.000"
 
 
 def mnist_lease_note(root: str | Path) -> str:
