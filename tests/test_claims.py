@@ -473,3 +473,21 @@ def test_the_verdict_cell_cuts_a_long_reason_at_a_word_and_keeps_it_whole_on_hov
     cell = claim_table._cell(claims.NOT_TESTABLE, long, most=60)
     assert "not testable here (PNEU ResNet-18: fewer than two seeds where the …)" in cell
     assert f'title="{long}"' in cell
+
+
+def test_a_comparator_that_never_ran_is_not_run_and_one_that_failed_is_not_testable():
+    """The words keep apart a case with no run ("RBR not run": *not run*) and a case whose runs
+    all failed ("no converged RBR run": *not testable here*), as the report's verdicts do."""
+    decoyed, tap = [(0.98, 0.90)] * 3, [(0.97, 0.955), (0.97, 0.96), (0.97, 0.965)]
+    absent = runs_table({"tap": tap, "none": decoyed})
+    c = claims.matches_claim(absent, "MNIST", "rbr")
+    assert c.verdict == claims.NOT_RUN and c.reason == "RBR not run"
+    failed = runs_table({"tap": tap, "none": decoyed, "rbr": [(0.1, 0.1)] * 3},
+                        status={("rbr", s): "diverged" for s in range(3)})
+    c = claims.matches_claim(failed, "MNIST", "rbr")
+    assert c.verdict == claims.NOT_TESTABLE and c.reason == "no converged RBR run"
+    # RRR judged, RBR absent: the verdict is RRR's, the note names RBR as not run
+    both = runs_table({"tap": tap, "none": decoyed, "rrr": [(0.97, 0.96)] * 3})
+    c = claims.close_claim(both, "MNIST", "tap", "rrr", "rbr")
+    assert c.verdict == claims.REPRODUCED and "(not judged: RBR not run)" in c.evidence
+    assert claims.removes_claim(runs_table({"none": decoyed}), "MNIST").verdict == claims.NOT_RUN

@@ -176,9 +176,9 @@ def removes_claim(runs: pd.DataFrame, data: str, method: str | None = None) -> C
     method = method or proposed_method()
     name = label(method)
     claim = f"{name} protects the two-layer CNN from the decoy (beats No XS on permuted digits)"
-    if (gone := _absent(runs, [method, "none"])):
-        return Claim(claim, "Results, Fig. MNIST", f"no converged {gone} run", "0 seeds", data,
-                     NOT_RUN, reason=f"{gone} did not run in this build")
+    if (gone := _absence(runs, [method, "none"])):
+        kind = NOT_RUN if "not run" in gone else NOT_TESTABLE
+        return Claim(claim, "Results, Fig. MNIST", gone, "0 seeds", data, kind, reason=gone)
     seeds = _mnist_comparison(runs, [method, "none"])
     permuted = _permuted(runs)
     a, b = per_seed(runs, method, permuted), per_seed(runs, "none", permuted)
@@ -193,10 +193,12 @@ def removes_claim(runs: pd.DataFrame, data: str, method: str | None = None) -> C
                  keeps_verdict(diff.lo, diff.hi, 0.0))
 
 
-def _absent(runs: pd.DataFrame, cases: list[str]) -> str:
-    """The cases (as labels) with no converged run in ``runs``: "" when all have one."""
-    ok = set(runs.loc[runs["status"] == "ok", "case"])
-    return " and ".join(label(c) for c in cases if c not in ok)
+def _absence(runs: pd.DataFrame, cases: list[str]) -> str:
+    """Why ``cases`` cannot be compared, in words that keep apart a case that never ran ("RBR
+    not run") and one whose runs all failed ("no converged RBR run"); "" when all converged."""
+    ok, ran = set(runs.loc[runs["status"] == "ok", "case"]), set(runs["case"])
+    return "; ".join(f"{label(c)} not run" if c not in ran else f"no converged {label(c)} run"
+                     for c in cases if c not in ok)
 
 
 def _few_reason(seeds) -> str:
@@ -266,8 +268,8 @@ def _paired_claim(runs: pd.DataFrame, data: str, claim: str, where: str, method:
     such seeds, and :func:`_combined` joins them."""
     parts, verdicts, notes, counts, shown = [], [], [], [], []
     for other in others:
-        if _absent(runs, [method, other, "none"]):
-            notes.append(f"no converged {label(other)} run")
+        if (gone := _absence(runs, [method, other, "none"])):
+            notes.append(gone)
             continue
         seeds = _mnist_comparison(runs, [method, other, "none"])
         a = per_seed(runs, method, runs[split])
@@ -292,7 +294,8 @@ def _paired_claim(runs: pd.DataFrame, data: str, claim: str, where: str, method:
     n = ("—" if not counts else f"{min(counts)} seed{'s' if min(counts) != 1 else ''}"
          if min(counts) == max(counts) else f"{min(counts)}–{max(counts)} seeds")
     if not verdicts:
-        kind = NOT_RUN if not parts else NOT_TESTABLE
+        kind = NOT_RUN if not parts and all(n.endswith("not run") for n in notes) \
+            else NOT_TESTABLE
         return Claim(claim, where, evidence, n, data, kind, reason="; ".join(notes))
     aside = f" (not judged: {'; '.join(notes)})" if notes else ""
     return Claim(claim, where, evidence + aside, n, data, _combined(verdicts))
