@@ -223,7 +223,7 @@ display(s2.ours_with_paper(tap_summary, own, t.train_taus, cases))
 # profile trains follows from its options:
 
 # %% tags=["hide-input"]
-display(Markdown(profile_notes.rbr_note(s, [s.resolve("model", None)])))
+display(Markdown(profile_notes.rbr_note(s, [s.settings().model])))
 extra = [m for m in t.xs_methods if m != own]
 if extra:
     xs_cells = chapter_plans.part(cells, "mnist_teacher_xs")

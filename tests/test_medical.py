@@ -327,7 +327,7 @@ def test_quick_profile_leaves_cells_out_with_a_reason_and_searches_per_architect
     assert {r.model: r.cfg.epochs for r in runs} == {"resnet18": 3, "densenet121": 3}
     assert {r.model: r.cfg.image_size for r in runs} == {"resnet18": 64, "densenet121": 64}
     # VGG-16's own settings stay in the profile (the speed page's efficiency row reads them)
-    assert (s.for_run("pneu", "vgg16").epochs, s.for_run("pneu", "vgg16").image_size) == (4, 32)
+    assert (s.settings("pneu", "vgg16").epochs, s.settings("pneu", "vgg16").image_size) == (4, 32)
     left = medical.left_out(s, "pneu", medical.ARCHITECTURES, setting1.cases())
     assert sorted(left) == sorted([*((("vgg16", c) for c in setting1.cases())), ("resnet18", "rbr"),
                                    ("densenet121", "rrr"), ("densenet121", "rbr")])

@@ -149,7 +149,7 @@ def test_stand_in_runs_of_pretrained_architectures_share_one_start_and_real_data
         for cls in ("NORMAL", "PNEUMONIA"):
             (folder / split / cls).mkdir(parents=True)
     real = quick.with_overrides(source=str(tmp_path))
-    assert real.start("pneu", "resnet18") is None
+    assert real.start(real.settings("pneu", "resnet18")) is None  # the real folder: no stand-in start
     assert protocols.medical("paper").pretraining is None
 
 

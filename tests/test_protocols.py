@@ -480,3 +480,26 @@ def test_the_quick_stand_ins_carry_their_calibrated_label_noise():
     assert not protocols.medical("paper").label_noise
     assert str(protocols.mnist("quick").config(seed=0).source) == "embedded:label_noise=0.05"
     assert str(protocols.mnist("paper").config(seed=0).source) == "mnist"
+
+
+def test_settings_resolve_a_run_once_with_its_overrides_and_variant():
+    """``Protocol.settings``: the architecture's overrides applied, every value keyed by
+    experiment resolved, the registry variant named; the config built from it records the
+    variant and the overridden values, and a case's own batch comes from ``case_batch``."""
+    p = protocols.Protocol(
+        "t", ("pneu", "knee"), ("resnet18", "vgg16"), "embedded", (0,), epochs={"pneu": 3,
+        "knee": 5}, batch_size=16, optimizer="adam", lr=1e-3, image_size=64,
+        per_class={"pneu": 40, "knee": 12}, model_overrides={"vgg16": {"lr": 1e-4,
+        "image_size": 32}}, variants={"vgg16": "vgg16_authors"},
+        method_batch_size={"vgg16": {"rbr": 8}})
+    vgg = p.settings("knee", "vgg16")
+    assert (vgg.epochs, vgg.per_class, vgg.lr, vgg.image_size) == (5, 12, 1e-4, 32)
+    assert vgg.variant == "vgg16_authors" and vgg.batch_for("rbr") == {"batch_size": 8}
+    assert vgg.batch_for("tap") == {} and p.settings("pneu", "resnet18").lr == 1e-3
+    cfg = setting1.case_config(p, "knee", "vgg16", "rbr", 1e4, 0)
+    assert (cfg.model, cfg.batch_size, cfg.lr, cfg.image_size, cfg.epochs) == (
+        "vgg16_authors", 8, 1e-4, 32, 5)
+    with pytest.raises(ValueError, match="several experiments"):
+        p.settings(None, "vgg16")
+    mnist = protocols.MNIST["quick"].settings()
+    assert (mnist.experiment, mnist.model) == ("decoy-mnist", "two_layer_cnn")

@@ -58,9 +58,9 @@ def _variant(protocol, model: str) -> str:
 
 def _per_model(profile: str, read: Callable[[Any, str], Any], experiment: str = "pneu",
                models: tuple[str, ...] | None = None) -> dict[str, Any]:
-    """``read(protocol for one run, model)`` for each medical model (:meth:`Protocol.for_run`)."""
+    """``read(the run's settings, model)`` for each medical model (:meth:`Protocol.settings`)."""
     p = _medical(profile)
-    return {m: read(p.for_run(experiment, m), m) for m in (models or p.models)}
+    return {m: read(p.settings(experiment, m), m) for m in (models or p.models)}
 
 
 def _targets(profile: str, model: str) -> tuple[str, ...]:
@@ -99,7 +99,7 @@ def _seeds(profile: str) -> dict[str, Any]:
 
 def _images(profile: str, field: str) -> dict[str, Any]:
     p = _medical(profile)
-    return {e: getattr(p.for_run(e, "resnet18"), field) or "all" for e in p.experiments}
+    return {e: getattr(p.settings(e, "resnet18"), field) or "all" for e in p.experiments}
 
 
 def _source(profile: str) -> str:
@@ -297,7 +297,7 @@ def _tag_box(side: int) -> tuple[int, int, int]:
 
 
 def _side(profile: str) -> int:
-    return _medical(profile).for_run("pneu", "resnet18").image_size
+    return _medical(profile).settings("pneu", "resnet18").image_size
 
 
 def _tag_font(profile: str) -> str:

@@ -96,7 +96,7 @@ class Chapter:
             return ("; ".join(medical.data_name(self.settings, e) for e in self.datasets),
                     medical.is_standin(self.settings))
         # typed: the quick profile's calibration shows (``embedded:label_noise=0.05``)
-        source = self.settings.source_for(self.settings.resolve("experiment", None))
+        source = self.settings.source_for(self.settings.settings().experiment)
         return f"MNIST digits (source `{source}`)", False
 
     def finish(self, data: str | None = None, standin: bool | None = None,  # None: from data()

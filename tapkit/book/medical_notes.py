@@ -165,7 +165,7 @@ def standin_caveat(s: Protocol, models: Sequence[str]) -> str:
              f"{', '.join(label(m) for m in started)} and from random weights for "
              "the others")
     seeds = seeds_text(s, models)
-    sizes = {m: s.for_run("pneu", m).image_size for m in models}
+    sizes = {m: s.settings("pneu", m).image_size for m in models}
     px = " / ".join(f"{label(m)} {size}" for m, size in sizes.items())
     return (f"**Reading the stand-in's numbers.** Each cell is {seeds} of a "
             f"short Adam run (image side in px: {px}), {start}; a last-epoch score of such runs moves "

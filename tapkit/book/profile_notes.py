@@ -174,10 +174,10 @@ def changes(s, paper, methods: Sequence[str] = (), models: Sequence[str] | None 
     not run (``not_run``) are left out."""
     from ..experiments.medical_plans import left_out
 
-    experiment = s.resolve("experiment", experiment)
-    models = list(models) if models is not None else [s.resolve("model", None)]
-    runs = {m: s.for_run(experiment, m) for m in models}
-    ref = {m: paper.for_run(experiment, m) for m in models}
+    first = s.settings(experiment, models[0] if models else None)
+    experiment, models = first.experiment, list(models) if models is not None else [first.model]
+    runs = {m: s.settings(experiment, m) for m in models}
+    ref = {m: paper.settings(experiment, m) for m in models}
     items = []
 
     def differ(field: str, text: str, fmt=str) -> None:

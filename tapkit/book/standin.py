@@ -114,7 +114,7 @@ def standin_images(task: str, n: int = 6, seed: int = 0):
     from ..data import IMAGENET_MEAN, IMAGENET_STD, digits_standin
 
     p = protocols.medical("quick")
-    sizes = sorted({p.for_run(task, m).image_size for m in ("resnet18", "densenet121", "vgg16")},
+    sizes = sorted({p.settings(task, m).image_size for m in ("resnet18", "densenet121", "vgg16")},
                    reverse=True)
     noise = p.label_noise.get(task, 0.0)
     fig, axes = plt.subplots(len(sizes), n, figsize=(1.5 * n, 2.3 * len(sizes) + 0.4),

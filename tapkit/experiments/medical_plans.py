@@ -75,7 +75,7 @@ def has_batchnorm(model: str) -> bool:
 def start_config(p: Protocol, experiment: str, model: str):
     """The pretraining run architecture ``model``'s stand-in runs start from (with its overrides:
     VGG-16's own image size and learning rate), or None (:meth:`Protocol.start`)."""
-    return p.for_run(experiment, model).start(experiment, p.variants.get(model, model))
+    return p.start(p.settings(experiment, model))
 
 
 def left_out(s: Protocol, experiment: str, models: Sequence[str],

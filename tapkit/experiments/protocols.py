@@ -102,6 +102,35 @@ def per_experiment(value: Any, experiment: str) -> Any:
 
 
 @dataclass(frozen=True)
+class RunSettings:
+    """What a :class:`Protocol` trains one experiment and architecture with
+    (:meth:`Protocol.settings`): the architecture's overrides applied and every value keyed by
+    experiment resolved, once. ``model`` is the chapter's name for the architecture, ``variant``
+    the registry entry it trains as (quick: VGG-16 with the authors' head), which the configs
+    record; ``case_batch[case]``: a case's own batch (the paper's DenseNet-121 RBR at 8). Every
+    run's config, the pretrained starts, the pages' "what the profile changes" and the
+    benchmark's efficiency rows (:func:`as_trained`) read their settings here."""
+
+    experiment: str
+    model: str
+    variant: str
+    epochs: int
+    batch_size: int
+    optimizer: str
+    lr: float
+    image_size: int | None
+    per_class: int | None
+    test_per_class: int | None
+    pretrained: bool
+    weights_fallback: bool
+    case_batch: Mapping[str, int] = field(default_factory=dict)
+
+    def batch_for(self, case: str) -> dict[str, int]:
+        """``{"batch_size": n}`` when ``case`` trains at its own batch, else ``{}``."""
+        return {"batch_size": self.case_batch[case]} if case in self.case_batch else {}
+
+
+@dataclass(frozen=True)
 class Protocol(_TrainsMethods, _Protocol):
     """One protocol for every Setting-1 chapter: what a profile trains on its ``experiments``
     with its ``models``, and the per-(experiment, model) overrides. Decoy-MNIST on the two-layer
@@ -194,10 +223,10 @@ class Protocol(_TrainsMethods, _Protocol):
     def grid(self, method: str, model: str | None = None) -> tuple[float, ...]:
         """The λ grid of ``method`` on ``model`` (empty: not searched)."""
         grid = self.search.get(method, ())
-        return tuple(grid.get(self.resolve("model", model), ()) if isinstance(grid, Mapping)
+        return tuple(grid.get(self._only("model", model), ()) if isinstance(grid, Mapping)
                      else grid)
 
-    def resolve(self, kind: str, given: str | None) -> str:
+    def _only(self, kind: str, given: str | None) -> str:
         """``given``, or this protocol's only experiment or model when ``given`` is None."""
         if given is not None:
             return given
@@ -207,16 +236,23 @@ class Protocol(_TrainsMethods, _Protocol):
                              f"name one")
         return choices[0]
 
-    def for_run(self, experiment: str, model: str) -> "Protocol":
-        """This protocol for one experiment and architecture: the per-architecture overrides
-        applied (quick: VGG-16's learning rate and image size, the appendix architectures'
-        smaller data), then every value keyed by experiment resolved (``per_class``,
-        ``test_per_class``, ``epochs``...). Every run's config, the pretrained starts and the
-        benchmark's efficiency rows (:func:`as_trained`) read their settings here."""
+    def settings(self, experiment: str | None = None, model: str | None = None) -> RunSettings:
+        """The settings this protocol trains ``model`` on ``experiment`` with (None: the
+        protocol's only one): ``model_overrides[model]`` applied (quick: VGG-16's learning rate
+        and image size, the appendix architectures' smaller data), then every value keyed by
+        experiment resolved (``per_class``, ``test_per_class``, ``epochs``, ``lr``,
+        ``batch_size``)."""
+        experiment, model = self._only("experiment", experiment), self._only("model", model)
         ms = dataclasses.replace(self, **dict(self.model_overrides.get(model, {})))
-        keyed = ("per_class", "test_per_class", "epochs", "lr", "batch_size")
-        return dataclasses.replace(ms, **{k: per_experiment(getattr(ms, k), experiment)
-                                          for k in keyed})
+        return RunSettings(
+            experiment=experiment, model=model, variant=self.variants.get(model, model),
+            epochs=per_experiment(ms.epochs, experiment),
+            batch_size=per_experiment(ms.batch_size, experiment), optimizer=ms.optimizer,
+            lr=per_experiment(ms.lr, experiment), image_size=ms.image_size,
+            per_class=per_experiment(ms.per_class, experiment),
+            test_per_class=per_experiment(ms.test_per_class, experiment),
+            pretrained=ms.pretrained, weights_fallback=ms.weights_fallback,
+            case_batch=MappingProxyType(dict(self.method_batch_size.get(model, {}))))
 
     def source_for(self, experiment: str) -> Source:
         """The typed, checked source of ``experiment`` (raises naming the expected layout)."""
@@ -238,25 +274,30 @@ class Protocol(_TrainsMethods, _Protocol):
                 f"/path), put it under $TAPKIT_DATA, or pass -p source embedded for the digits "
                 f"stand-in.") from exc
 
-    def start(self, experiment: str, model: str) -> TrainConfig | None:
-        """The pretraining run ``model``'s stand-in runs start from, or None (no
-        :attr:`pretraining`, or the real folder of ``experiment``)."""
-        if (self.pretraining is None or model not in self.pretraining.models
-                or not isinstance(self.source_for(experiment), Embedded)):
+    def start(self, run: RunSettings) -> TrainConfig | None:
+        """The pretraining run that ``run``'s architecture starts from on the stand-in, at its
+        image size and learning rate, or None (no :attr:`pretraining`, an architecture it does
+        not pretrain, or the real folder of the experiment)."""
+        if (self.pretraining is None or run.variant not in self.pretraining.models
+                or not isinstance(self.source_for(run.experiment), Embedded)):
             return None
-        return self.pretraining.config(model, self.image_size, self.lr)
+        return self.pretraining.config(run.variant, run.image_size, run.lr)
 
     def config(self, experiment: str | None = None, model: str | None = None,
                **fields: Any) -> TrainConfig:
         """A config of this protocol on ``experiment`` and ``model`` (None: the protocol's only
-        one) with per-run ``fields`` (the method's options from :attr:`options` unless
-        ``fields`` name them)."""
-        experiment, model = self.resolve("experiment", experiment), self.resolve("model", model)
-        base = dict(experiment=experiment, model=model, source=self.source_for(experiment),
-                    epochs=self.epochs, batch_size=self.batch_size, optimizer=self.optimizer,
-                    lr=self.lr, image_size=self.image_size, per_class=self.per_class,
-                    pretrained=self.pretrained, weights_fallback=self.weights_fallback,
-                    test_per_class=self.test_per_class, start=self.start(experiment, model))
+        one; the run's :meth:`settings`) with per-run ``fields``."""
+        return self.config_for(self.settings(experiment, model), **fields)
+
+    def config_for(self, run: RunSettings, **fields: Any) -> TrainConfig:
+        """A config of ``run`` (:meth:`settings`) with per-run ``fields`` (the method's options
+        from :attr:`options` unless ``fields`` name them); it records ``run.variant``."""
+        base = dict(experiment=run.experiment, model=run.variant,
+                    source=self.source_for(run.experiment), epochs=run.epochs,
+                    batch_size=run.batch_size, optimizer=run.optimizer, lr=run.lr,
+                    image_size=run.image_size, per_class=run.per_class,
+                    pretrained=run.pretrained, weights_fallback=run.weights_fallback,
+                    test_per_class=run.test_per_class, start=self.start(run))
         return self._train_config(base, fields)
 
     def as_dict(self) -> dict[str, Any]:
@@ -480,14 +521,14 @@ MEDICAL_TEACHERS = {
 
 def as_trained(profile: str = "quick") -> tuple[tuple[str, str], ...]:
     """``(model spec, optimizer)`` of every architecture as ``profile`` trains it: the MNIST
-    CNN, then each main medical architecture with its overrides (:meth:`Protocol.for_run`: its
+    CNN, then each main medical architecture with its overrides (:meth:`Protocol.settings`: its
     own image size) and its registry variant, e.g. ``("resnet18@16x64", "adam")``
     (:func:`tapkit.benchmark.efficiency`)."""
     m, p = MNIST[profile], MEDICAL[profile]
     out = [(f"two_layer_cnn@{m.batch_size}x28", m.optimizer)]
     for model in ("resnet18", "densenet121", "vgg16"):
-        o = p.for_run(p.experiments[0], model)
-        out.append((f"{p.variants.get(model, model)}@{o.batch_size}x{o.image_size}", o.optimizer))
+        o = p.settings(p.experiments[0], model)
+        out.append((f"{o.variant}@{o.batch_size}x{o.image_size}", o.optimizer))
     return tuple(out)
 
 

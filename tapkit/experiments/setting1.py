@@ -53,19 +53,14 @@ def case_config(p: Protocol, experiment: str | None, model: str | None, case: st
     protocol sets that case's batch (paper: DenseNet-121 RBR at 8); ``variants`` the registry
     entry that trains (the :class:`.cells.Cell` keeps the chapter's name). ``experiment`` and
     ``model`` None: the protocol's only ones (Decoy-MNIST's two-layer CNN)."""
-    experiment, model = p.resolve("experiment", experiment), p.resolve("model", model)
     if case not in cases():
         raise ValueError(f"unknown case {case!r}; expected one of {cases()}")
-    ms = p.for_run(experiment, model)
-    batch = dict(ms.method_batch_size.get(model, {}))
-    extra = {"batch_size": batch[case]} if case in batch else {}
-    model = p.variants.get(model, model)  # the registry entry it trains as (quick: VGG-16's head)
+    run = p.settings(experiment, model)
+    extra = dict(seed=seed, artifact=artifact, **run.batch_for(case))
     if case == "base":
-        return ms.config(experiment, model, method="none", data="clean", seed=seed,
-                         artifact=artifact, **extra)
+        return p.config_for(run, method="none", data="clean", **extra)
     if case == "none":
-        return ms.config(experiment, model, method="none", seed=seed, artifact=artifact, **extra)
+        return p.config_for(run, method="none", **extra)
     if lam is None:
-        raise ValueError(f"case {case!r} on {model} needs a λ")
-    return ms.config(experiment, model, method=case, lam=lam, seed=seed, artifact=artifact,
-                     **extra)
+        raise ValueError(f"case {case!r} on {run.model} needs a λ")
+    return p.config_for(run, method=case, lam=lam, **extra)

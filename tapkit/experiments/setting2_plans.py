@@ -66,7 +66,7 @@ def teacher_config(p: Protocol, t: TeachersProtocol, experiment: str | None,
 def teacher_cells(p: Protocol, t: TeachersProtocol, experiment: str | None = None) -> list[Cell]:
     """Every teacher of ``experiment``, fraction-major then seed; method none, annotation the
     teacher's own (its table is named by the chapter)."""
-    e = p.resolve("experiment", experiment)
+    e = p.settings(experiment, t.teacher(p)).experiment
     return [Cell(cfg, "", e, cfg.model, "none", annotator(f), None, seed)
             for f in t.fractions for seed in p.seeds
             for cfg in [teacher_config(p, t, e, f, seed)]]
@@ -100,7 +100,8 @@ def student_lambdas(p: Protocol, t: TeachersProtocol, root: str | Path, experime
     and distillation tables; those with the λ of the methods ``p`` searched in Setting 1 in their
     place (``SEARCHED``); or the Setting-1 λ this profile trains with and ``t.kd_lambda`` for
     KD/AT/JT. Then ``lambdas`` (per method, or per model and method)."""
-    e, model = p.resolve("experiment", experiment), p.resolve("model", model)
+    run = p.settings(experiment, model)
+    e, model = run.experiment, run.model
     if t.lambda_source is LambdaSource.PAPER:
         lams = paper_student_lambdas(e, model)
     elif t.lambda_source is LambdaSource.SEARCHED:
@@ -237,9 +238,9 @@ def setting2_students(p: Protocol, t: TeachersProtocol, experiment: str | None,
     """The Setting-2 chapter's students of ``experiment``: for every student architecture,
     :func:`xs_students` (random masks of ``coverage``, see there) and Setting 1's
     :func:`reference_students`."""
-    e = p.resolve("experiment", experiment)
     out = []
     for model in t.students(p):
+        e = p.settings(experiment, model).experiment
         out += xs_students(p, t, e, model, student_lambdas(p, t, root, e, model, lambdas),
                            coverage, threshold)
         out += reference_students(p, t, e, model, setting1_lambdas(root, e, model))
@@ -252,11 +253,11 @@ def distillation_students(p: Protocol, t: TeachersProtocol, experiment: str | No
     """The distillation chapter's students of ``experiment``, for every KD student architecture:
     TAP with the ``t.kd_tap_fractions`` teachers' masks at τ = 0.01 (Setting 2's runs), their
     KD/AT/JT students (:func:`kd_students`) and No XS (Setting 1's run)."""
-    e = p.resolve("experiment", experiment)
     tap_t = t.with_overrides(train_taus=(0.01,), xs_methods=(proposed_method(),))
     tap_cases = {annotator(f) for f in (t.kd_tap_fractions or t.kd_fractions)}
     out = []
     for model in t.kd_students(p):
+        e = p.settings(experiment, model).experiment
         lams = student_lambdas(p, t, root, e, model, lambdas)
         out += [st for st in taught_students(p, tap_t, e, model, lams)
                 if st.annotation in tap_cases]

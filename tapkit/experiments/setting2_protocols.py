@@ -101,15 +101,15 @@ class TeachersProtocol(_Protocol):
 
     def students(self, s: Any) -> tuple[str, ...]:
         """The student architectures: ``models``, or the Setting-1 protocol ``s``'s only one."""
-        return self.models or (s.resolve("model", None),)
+        return self.models or (s.settings().model,)
 
     def kd_students(self, s: Any) -> tuple[str, ...]:
         """The KD/AT/JT student architectures: ``kd_models``, or ``s``'s only one."""
-        return self.kd_models or (s.resolve("model", None),)
+        return self.kd_models or (s.settings().model,)
 
     def teacher(self, s: Any) -> str:
         """The teachers' architecture: ``teacher_model``, or ``s``'s only one."""
-        return self.teacher_model or s.resolve("model", None)
+        return self.teacher_model or s.settings().model
 
     def as_dict(self) -> dict[str, Any]:
         """The settings for a table's metadata, without the fields that are None or empty (the
