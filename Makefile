@@ -22,7 +22,7 @@ NOTEBOOKS := data method lambda_search mnist teachers medical_teachers distillat
              report comparisons
 X         := build/executed/$(PROFILE)
 EXECUTED  := $(patsubst %,$(X)/%.ipynb,$(NOTEBOOKS))
-LIBRARY   := $(wildcard tapkit/*.py tapkit/experiments/*.py tapkit/book/*.py)
+LIBRARY   := $(wildcard tapkit/*.py tapkit/experiments/*.py tapkit/experiments/profiles/*.py tapkit/book/*.py)
 
 # What each notebook reads from another: its tables, or runs it would otherwise train a second
 # time. The MNIST, teacher and medical chains are otherwise independent and run side by side;

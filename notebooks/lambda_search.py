@@ -25,7 +25,7 @@
 # The quick profile searches TAP only, on a short grid around the paper's 10⁻³, with the same
 # epochs as the MNIST chapter so that the chosen run is reused there. The paper profile searches
 # the paper's full grids for TAP, RRR and RBR, with the released code's loss normalisations it
-# trains with (`tapkit/experiments/protocols.py`); its PNEU, KNEE and extra-architecture chapters
+# trains with (`tapkit/experiments/profiles/paper.py`); its PNEU, KNEE and extra-architecture chapters
 # run the same search for every architecture and method they train. A run whose loss stopped
 # being a finite number is marked DNC and cannot be chosen.
 

@@ -196,7 +196,7 @@ def setting1_table(s, lams: dict, runs: list, out: Path) -> dict:
 
 
 def table1_protocol(args):
-    """The paper profile's Table 1 protocol (:data:`tapkit.experiments.protocols.BENCH`: the
+    """The paper profile's Table 1 protocol (:data:`tapkit.experiments.profiles.paper.BENCH`: the
     authors' VGG-16 head and the released losses, as the paper timed them); a dry run measures
     the two-layer CNN alone, at a tiny batch, one round and one memory pass, on the CPU."""
     import dataclasses

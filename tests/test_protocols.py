@@ -12,7 +12,7 @@ import pytest
 from tapkit import sources
 from tapkit.book import medical, params
 from tapkit.data import DataNotFoundError
-from tapkit.experiments import chapter_plans, medical_plans, plans, protocols, setting1
+from tapkit.experiments import chapter_plans, medical_plans, plans, profiles, protocols, setting1
 from tapkit.methods import default_options
 from tapkit.experiments import setting2_plans as s2p
 from tapkit.experiments.cells import Annotation
@@ -308,7 +308,7 @@ def test_the_efficiency_rows_take_each_model_as_the_quick_medical_chapters_train
     spec = f"{cfg.model}@{cfg.batch_size}x{cfg.image_size}"
     assert (spec, cfg.optimizer) in protocols.BENCH["quick"].efficiency
     mnist = protocols.MNIST["quick"].config(method="none")
-    assert (f"two_layer_cnn@{mnist.batch_size}x28", mnist.optimizer) in protocols.EFFICIENCY
+    assert (f"two_layer_cnn@{mnist.batch_size}x28", mnist.optimizer) in profiles.quick.EFFICIENCY
 
 
 def test_one_protocol_type_serves_mnist_as_the_one_experiment_one_model_case():

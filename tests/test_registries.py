@@ -87,3 +87,28 @@ def test_a_method_registered_after_import_reaches_the_chapters_plans(monkeypatch
                                       lambdas={"logit_l1": 0.25})
     assert {(c.method, c.lam) for c in knee if c.method == "logit_l1"} == {("logit_l1", 0.25)}
     assert labels.label("logit_l1") == "Logit L1"
+
+
+def test_profiles_are_registered_once_and_smoke_follows_quick():
+    """One file per profile, each registered once: a second registration of a name is refused
+    and leaves the first; the smoke profile is derived from the quick one by a function, so a
+    change to quick's calibration reaches smoke's runs, while smoke's own trims stay."""
+    import dataclasses
+
+    from tapkit.experiments import protocols
+    from tapkit.experiments.profiles import quick, smoke
+
+    assert list(protocols.PROFILES) == ["quick", "paper", "smoke"]
+    with pytest.raises(ValueError, match="already registered"):
+        protocols.register_profile(quick.QUICK)
+    assert protocols.MEDICAL["quick"] is quick.MEDICAL
+    misnamed = dataclasses.replace(quick.QUICK, name="other")
+    with pytest.raises(ValueError, match="named"):
+        protocols.register_profile(misnamed)
+    assert "other" not in protocols.PROFILES
+    noisier = dataclasses.replace(quick.QUICK, medical=dataclasses.replace(
+        quick.MEDICAL, label_noise={"pneu": 0.2, "knee": 0.5}))
+    derived = smoke.smoke(noisier)
+    assert derived.medical.label_noise["pneu"] == 0.2 and derived.medical.seeds == (0,)
+    assert smoke.smoke(quick.QUICK) == smoke.SMOKE == protocols._REGISTRY["smoke"]
+    assert derived.medical.settings("pneu", "resnet18").epochs == 1

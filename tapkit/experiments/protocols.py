@@ -1,6 +1,7 @@
-"""Protocols: ``quick`` (a 2-core laptop CPU, embedded data, minutes) and ``paper`` (a GPU, full
-data, the paper's Experimental Design section). Every Setting-1 chapter, MNIST's and the medical
-ones, takes one :class:`Protocol`; Setting 2 (:mod:`.setting2_protocols`) and the benchmark
+"""Protocols: what a profile sets, and the registry of profiles. The profiles themselves are one
+file each in :mod:`.profiles`: ``quick`` (a 2-core laptop CPU, embedded data, minutes), ``paper``
+(a GPU, full data, the paper's Experimental Design section) and ``smoke``. Every Setting-1
+chapter, MNIST's and the medical ones, takes one :class:`Protocol`; Setting 2 (:mod:`.setting2_protocols`) and the benchmark
 (:class:`BenchProtocol`) add their own settings beside it.
 
 Notebooks take ``profile`` as a papermill parameter and pass every other parameter through
@@ -14,14 +15,15 @@ pairs every λ with those normalisations (``options=RELEASED``: TapOptions, RrrO
 RbrOptions per method), and every run records its method's options in its config. The quick
 profile keeps the equations as written (every method's defaults) where it chooses λ by its
 own search (TAP on MNIST, every method on the stand-ins) and, where it takes the paper's λ (RRR
-and RBR on MNIST: :data:`PAPER_LAMBDA_FORMS`), the released forms those λ were tuned on.
+and RBR on MNIST: :data:`.profiles.quick.PAPER_LAMBDA_FORMS`), the released forms those λ
+were tuned on.
 
 **λ search** (the paper's Experimental Design): log steps from 1e-9 to 1 for TAP and RRR and
 from 1 to 1e9 for RBR; the λ with the lowest loss on the validation split SC(X*, permute(y))
 wins. The paper profile searches every dataset × architecture × method it trains, and chooses
 as the paper does, among every converged run (``lambda_guard=False``). The quick profile trims
 it to TAP on MNIST at 1e-4, 1e-3, 1e-2 (RRR and RBR keep the paper's λ) and, on the medical
-stand-in, to three values per architecture (:data:`MEDICAL`), and guards the choice
+stand-in, to three values per architecture (:mod:`.profiles.quick`), and guards the choice
 (``lambda_guard=True``): only runs that learned the task may win, since on the stand-in the
 criterion alone preferred a network that learned nothing (issue 20;
 :func:`tapkit.experiments.plans.choose_lambdas`).
@@ -38,13 +40,10 @@ from typing import Any, Mapping
 
 from ..sources import Embedded, Source, parse_source
 from ..config import ClassWeights, TrainConfig
-from ..methods import comparators
 from .protocol_base import (EQUATIONS, RELEASED, MethodOptionsTable,  # noqa: F401 (re-exported)
                             _Protocol, _TrainsMethods, check_options_table)
 from .setting2_protocols import (LambdaSource, RandomMasks, TeachersProtocol,  # noqa: F401
                                  Threshold)
-
-PROFILES = ("quick", "paper", "smoke")  # smoke: see SMOKE below
 
 # Paper lambdas for the two-layer CNN (appendix, hyperparameter tables).
 MNIST_LAMBDAS = {"tap": 1e-3, "rrr": 1e-3, "rbr": 1e4}
@@ -356,226 +355,62 @@ class BenchProtocol(_Protocol):
                 self.model_paired_steps.get(model, self.paired_steps))
 
 
-# The methods the quick MNIST protocol trains at the paper's λ (unsearched: MNIST_LAMBDAS), in
-# the released forms those λ were tuned on: the paper's comparators (the registry's: RRR, RBR). Measured on the calibrated Decoy-MNIST (seeds 0, 1):
-# RRR at 1e-3 as Eq. 4 prints it (~2,400 times weaker than the released scale on 28-px digits)
-# let the decoy through (permuted accuracy 0.841 / 0.852, No XS's 0.811 / 0.818); released,
-# 0.948 / 0.969, its clean accuracy Base's
-PAPER_LAMBDA_FORMS: MethodOptionsTable = MappingProxyType(
-    {m: RELEASED[m] for m in comparators()})
-
-# Paper: SGD (momentum 0.9, the text's "weight decay of 0.9"), lr 1e-3, batch 256, 50 epochs, full
-# MNIST. Quick: Adam 1e-3 on the 5,000 embedded digits (SGD leaves No XS underfit: the report),
-# 3 epochs (the CI budget; measured on the mnist chapter, means over 3 seeds at 5 / 3 / 2 epochs:
-# No XS permuted accuracy 0.918 / 0.934 / 0.934, TAP 0.974 / 0.968 / 0.966, RRR 0.949 / 0.948 /
-# 0.937, Base clean 0.976 / 0.972 / 0.963; every verdict the same, the chapter 557 / 384 / 258 s).
-_DECOY, _CNN = ("decoy-mnist",), ("two_layer_cnn",)
-MNIST = {  # quick: three seeds for the report's intervals; RBR (~4 CPU-minutes a run) one seed and
-    # no normalisation ablation (the CI budget: the medical Setting-2 chapters took its place)
-    # 5% of the training digits' labels recorded wrong, the decoy drawn from the record (issue
-    # 36's calibration, docs/decoy-mnist-calibration.md): without it No XS lost 0.044 accuracy
-    # when the decoys were permuted (the paper's: 0.176); with it 0.16, Base's clean accuracy
-    # 0.97 → 0.96 (the paper's 0.988)
-    "quick": Protocol("quick", _DECOY, _CNN, "embedded", (0, 1, 2), epochs=3, batch_size=64,
-                      optimizer="adam", lr=1e-3, options=PAPER_LAMBDA_FORMS,
-                      search={"tap": (1e-4, 1e-3, 1e-2)},
-                      label_noise={"decoy-mnist": 0.05},
-                      ablation={"tap": (1e-4, 1e-3, 1e-2), "rrr": (1e-3,)}, case_seeds={"rbr": 1}),
-    "paper": Protocol("paper", _DECOY, _CNN, "mnist", (0, 1, 2, 3, 4), epochs=50, batch_size=256,
-                      optimizer="sgd", lr=1e-3, options=RELEASED, search=PAPER_GRIDS,
-                      ablation=PAPER_GRIDS, lambda_guard=False),
-}
-MNIST_TEACHERS = {  # seeds, teachers' clean fractions, training τ, XS methods, KD teachers; random
-    # masks of the patch's coverage, RRR/RBR with the 10% teacher only, TAP with both in the
-    # distillation table (the paper's MNIST tables); quick: teachers 5 epochs on their 360 and 36
-    # digits (10 CPU-s), students the MNIST protocol's 3, on Setting 1's three seeds (~190
-    # CPU-s a seed): the report judges the paper's MNIST Setting-2 and KD/AT/JT claims on them.
-    # TAP's students at Setting 1's searched λ (Definition 2's form: the paper's teacher λ 1e-4
-    # was tuned on the released TAP and, on the calibrated digits, left them at No XS's permuted
-    # accuracy, 0.82), so on masks of about the ground truth's coverage: the released quantile
-    # rule (1% of each image at τ 0.01; the ground truth covers 2%). Eq. 14's absolute τ covered
-    # 18% (10% teacher) and 9% (1% teacher), and at that λ the students collapsed (permuted
-    # accuracy 0.15 and 0.22; measured 2026-11-27)
-    "quick": TeachersProtocol((0, 1, 2), (0.1, 0.01), (0.01,), ("tap",), (0.1,),
-                              random_masks=RandomMasks.GROUND_TRUTH, xs_fractions=(0.1,),
-                              kd_tap_fractions=(0.1, 0.01), teacher_epochs=5,
-                              lambda_source=LambdaSource.SEARCHED, threshold=Threshold.QUANTILE),
-    "paper": TeachersProtocol((0, 1, 2, 3, 4), (0.1, 0.01), (0.01, 0.05, 0.1), ("tap", "rrr", "rbr"),
-                              (0.1, 0.01), random_masks=RandomMasks.GROUND_TRUTH, xs_fractions=(0.1,),
-                              kd_tap_fractions=(0.1, 0.01), threshold=Threshold.QUANTILE),
-}
-
-# Paper: 224 px, batch 16, ImageNet weights, SGD lr 1e-5, five seeds. Quick: the stand-in,
-# Adam, one thread, three seeds for ResNet-18 and DenseNet-121 (issue 20's means and paired
-# intervals; about 1,000 CPU-s more than one seed) and one for the appendix architectures (the λ
-# searches on the first seed), VGG-16 not run (_VGG_OUT), each main architecture fine-tuned from its digits-pretrained start
-# (Pretraining; issue 20, measured in docs/standin-research.md): ResNet-18 and DenseNet-121 at
-# 64 px, where their last targeted maps are 2x2 (at 32 px ResNet-18's layer4 is 1x1 and a tag
-# covers all of it); VGG-16 at 32 px (a 64-px VGG-16 run costs ~4x; no BatchNorm: lr 1e-4 to
-# leave its ln 2 plateau); EfficientNet-B0 and MobileNet-v2 at 32 px from random weights.
-_EXTRA = {"per_class": {"pneu": 28, "knee": 12}, "batch_size": 8, "image_size": 32}
-_COST = {"rbr": "RBR costs ~70-225 CPU-s a run (8.6-10.5x No XS), x3 with a λ search: over budget",
-         "rrr": "RRR costs ~4.6x No XS (336-344 s a 64-px DenseNet-121 run beside the other "
-                "lane), x3 with a λ search: over budget; run on PNEU's ResNet-18"}
-# DenseNet-121 RRR (the paper's re-emergence case on PNEU, F1 0.994 -> 0.429) stays out: in the
-# fresh-clone build of 2026-11-26 one PNEU run took 336-344 s beside the other lane, so its
-# λ search and three seeds would add ~23 minutes to `.ci/run` (budget 50); the paper profile
-# runs it
-# VGG-16 stays out of the quick profile's medical chapters (2026-11-26, for the 50-minute CI
-# budget): one seed cost ~1,100 CPU-s with its pretrained start (runs 790, pretraining 315) and
-# judged no claim (one seed gives no interval); three would cost ~2,700. In the last quick build
-# that trained it (4d32b85, seed 0) No XS took the tag on both stand-ins (PNEU F1 0.970 -> 0.247
-# when the tags are swapped; KNEE MAE 0.337 -> 0.633) and so did TAP at λ 1e-3, unsearched (PNEU
-# 0.985 -> 0.221; KNEE 0.463 -> 0.577): docs/performance.md. The paper profile runs it.
-_VGG_OUT = ("one VGG-16 seed costs ~1,100 CPU-s with its pretrained start and judges no claim "
-            "(no interval from one seed); three are over the quick budget")
-_NOT_RUN = {"vgg16": _VGG_OUT,  # every case
-            "densenet121": {"rbr": _COST["rbr"], "rrr": _COST["rrr"]},
-            "resnet18": {"rbr": _COST["rbr"]}}
-# KNEE's ResNet-18 RRR stays out since its tags are 14 px tall (2026-11-27, for the 50-minute CI
-# budget): at λ 0.1 none of its three seeds learned the task (contaminated MAE 0.850 / 0.847 /
-# 1.140, fresh-clone store of 24a0dca retrained at 14 px), so the ~300 CPU-s they cost judged
-# nothing; the paper profile runs it
-_KNEE_RRR = ("at 14-px tags RRR at λ 0.1 learned the task in none of three seeds (contaminated "
-             "MAE 0.85 / 0.85 / 1.14, not a quarter of the way from a constant's 1.1 to 0; "
-             "measured 2026-11-27): ~300 CPU-s that judge nothing, over the quick budget")
-_QUICK_NOT_RUN = {"pneu": _NOT_RUN,
-                  "knee": {**_NOT_RUN, "resnet18": {"rbr": _COST["rbr"], "rrr": _KNEE_RRR}}}
-_MEDICAL = ("pneu", "knee")
-_DEEP = ("vgg16", "resnet18", "densenet121", "efficientnet_b0", "mobilenet_v2")
-MEDICAL = {
-    "quick": Protocol(
-        "quick", _MEDICAL, _DEEP, "embedded", (0, 1, 2), epochs=3, batch_size=16, optimizer="adam", lr=1e-3,
-        image_size=64, per_class={"pneu": 300, "knee": 100}, pretrained=False,
-        weights_fallback=True, threads=1, test_per_class={"pneu": 100, "knee": 60},
-        model_overrides={"vgg16": {"lr": 1e-4, "epochs": 4, "image_size": 32},
-                         "efficientnet_b0": _EXTRA, "mobilenet_v2": _EXTRA},
-        model_seeds=dict.fromkeys(("vgg16", "efficientnet_b0", "mobilenet_v2"), 1),
-        # PNEU: 5% of the labels flipped, KNEE: half moved one grade; the tag follows the
-        # recorded label (issue 36's calibration, measured in docs/standin-research.md)
-        label_noise={"pneu": 0.05, "knee": 0.5},
-        # KNEE's five tags 14 px tall: at 10 px ResNet-18's No XS did not learn to read them
-        # (MAE rise 0.52 / 0.48 / 0.36 when permuted; 0.76 / 0.66 / 0.82 at 14 px, 2026-11-27)
-        tag_px={"knee": 14},
-        variants={"vgg16": "vgg16_authors"}, not_run=_QUICK_NOT_RUN,
-        # TAP's grid: 1e-3 and 1e-2 for ResNet-18, the values the guarded search chose (PNEU
-        # 1e-2, KNEE 1e-3, in every quick build since the stand-ins' calibration); DenseNet-121
-        # 1e-3, which it chose on both in each of those builds (1e-2, ~140 CPU-s a build, and
-        # 1e-4, ~230, never chosen, dropped for the CI budget)
-        search={"tap": {"resnet18": (1e-3, 1e-2), "densenet121": (1e-3,)},
-                # RRR (the equations' scale), one value: on the calibrated stand-ins 1e1 and 1e2
-                # collapse (PNEU F1 0.667, a constant), 1 fails the learned-task guard (PNEU
-                # clean F1 0.683 on validation, KNEE MAE 1.27 against a constant's 1.2) and 0.1
-                # learns; the guarded search chose 0.1 on both (fresh clone of 17cf61e,
-                # 2026-11-26), at ~200-265 CPU-s a run that the book no longer spends
-                "rrr": {"resnet18": (1e-1,)}},
-        pretraining=Pretraining(PretrainTask.DIGITS, ("resnet18", "densenet121"),
-                                epochs=4, batch_size=32),
-        overlap_images=100),  # of 200 (PNEU) and 300 (KNEE): the chapter in ~60 CPU-s, not ~150
-    "paper": Protocol("paper", _MEDICAL, _DEEP, None, (0, 1, 2, 3, 4), epochs=50, batch_size=16,
-                      optimizer="sgd", lr=1e-5, image_size=224, per_class=None, pretrained=True,
-                      weights_fallback=False, threads=None,
-                      method_batch_size={"densenet121": {"rbr": 8}},
-                      stripe_models=("vgg16", "resnet18", "densenet121"), options=RELEASED,
-                      search=PAPER_GRIDS, variants={"vgg16": "vgg16_authors"},
-                      class_weights={"pneu": ClassWeights.RELEASED}, lambda_guard=False),
-}
-
-# Paper: the Setting-2 section and its appendices (all three students, both teachers, tau 0.01,
-# 0.05 and 0.1, RRR/RBR with teacher masks, KD/AT/JT for every architecture). Quick: the
-# stand-in's ResNet-18 and DenseNet-121 students with TAP at tau 0.01 (VGG-16's XS runs are over
-# the quick budget, see _COST), teachers trained 15 epochs on their small clean splits (54 and 6
-# images on the PNEU stand-in: cheap), KD and AT on ResNet-18 with the 10% teacher. JT, whose
-# double backward takes 63-74 CPU-s a run there (KD and AT 23-27), is left to the paper profile
-# and the MNIST distillation chapter: the CI budget. On PNEU only (2026-11-26, the 50-minute CI
-# budget): the Setting-2 claims are judged on PNEU (the paper's teacher-student figure); KNEE's
-# students, teachers and KD/AT runs (~450 CPU-s) were shown and judged nothing.
-_TAUS = (0.01, 0.05, 0.1)
-MEDICAL_TEACHERS = {
-    "quick": TeachersProtocol((0,), (0.1, 0.01), (0.01,), ("tap",), (0.1,), quality_taus=_TAUS,
-                              models=("resnet18", "densenet121"), teacher_model="resnet18",
-                              teacher_epochs=15, kd_models=("resnet18",), kd_methods=("kd", "at"),
-                              lambda_source=LambdaSource.SETTING1, kd_lambda=1.0,
-                              experiments=("pneu",)),
-    "paper": TeachersProtocol((0, 1, 2, 3, 4), (0.1, 0.01), _TAUS, ("tap", "rrr", "rbr"),
-                              (0.1, 0.01), quality_taus=_TAUS,
-                              models=("vgg16", "resnet18", "densenet121"), teacher_model="resnet18",
-                              kd_models=("vgg16", "resnet18", "densenet121"),
-                              threshold=Threshold.QUANTILE),
-}
-
-# Table 1: the paper's batch of 16 224-px images on a GPU, timing what the authors timed (their
-# VGG-16 head and the released losses, RBR's among them: options=RELEASED); on the quick
-# profile's 2-core CPU torchvision's VGG-16 and the equations' forms (RBR's full derivative), a
-# small batch on one thread, as the book's runs train (the chapter runs in one of the build's two
-# lanes, beside a training notebook: the paired rounds' ratios and intervals came out as tight as
-# with both cores to itself, 267 s of one core instead of 217 s of two; docs/performance.md),
-# fewer steps for VGG-16 (its RBR step alone takes ~8 s there), and many paired No XS/TAP rounds
-# where they are cheap: the TAP claim's interval narrows with them (VGG-16 32 and DenseNet-121
-# 32 since 2026-11-27: with 8 and 16, [0.80, 1.06] and [0.94, 1.09] left the claim
-# inconclusive; with the untimed warm round, benchmark.step_seconds, 16 VGG-16 rounds gave
-# [0.94, 1.04] beside a training lane: the chapter 364 -> 454 s, ~30 s more now). Efficiency: each model at the
-# settings the book trains it with (:func:`as_trained`; one thread: the quick profile trains one
-# run per core), and the two-layer CNN also at the paper's batch of 256 with SGD.
+# beside Table 1's architectures, in both profiles: the paper's MNIST model at its own batch of 256
+# digits of 28 px, where a step is small and TAP's pooling and masking per layer weigh the most
+# (context only)
+BENCH_CONTEXT = ("two_layer_cnn@256x28",)
 
 
-def as_trained(profile: str = "quick") -> tuple[tuple[str, str], ...]:
-    """``(model spec, optimizer)`` of every architecture as ``profile`` trains it: the MNIST
-    CNN, then each main medical architecture with its overrides (:meth:`Protocol.settings`: its
-    own image size) and its registry variant, e.g. ``("resnet18@16x64", "adam")``
-    (:func:`tapkit.benchmark.efficiency`)."""
-    m, p = MNIST[profile], MEDICAL[profile]
-    out = [(f"two_layer_cnn@{m.batch_size}x28", m.optimizer)]
+def as_trained(mnist: Protocol, medical: Protocol) -> tuple[tuple[str, str], ...]:
+    """``(model spec, optimizer)`` of every architecture as a profile (its ``mnist`` and
+    ``medical`` protocols) trains it: the MNIST CNN, then each main medical architecture with
+    its overrides (:meth:`Protocol.settings`: its own image size) and its registry variant,
+    e.g. ``("resnet18@16x64", "adam")`` (:func:`tapkit.benchmark.efficiency`)."""
+    out = [(f"two_layer_cnn@{mnist.batch_size}x28", mnist.optimizer)]
     for model in ("resnet18", "densenet121", "vgg16"):
-        o = p.settings(p.experiments[0], model)
+        o = medical.settings(medical.experiments[0], model)
         out.append((f"{o.variant}@{o.batch_size}x{o.image_size}", o.optimizer))
     return tuple(out)
 
 
-EFFICIENCY = (("two_layer_cnn@256x28", "sgd"),) + as_trained("quick")
-# beside Table 1's architectures: the paper's MNIST model at its own batch of 256 digits of 28 px,
-# where a step is small and TAP's pooling and masking per layer weigh the most (context only)
-_BENCH_CONTEXT = ("two_layer_cnn@256x28",)
-BENCH = {
-    "quick": BenchProtocol(batch_size=4, image_size=64, steps=3, warmup=1, threads=1,
-                           model_steps={"vgg16": 2}, paired_steps=24,
-                           model_paired_steps={"vgg16": 32, "two_layer_cnn": 12,
-                                               "densenet121": 32},
-                           memory_passes=2, efficiency=EFFICIENCY, efficiency_threads=1,
-                           models=("vgg16", "resnet18", "densenet121"), context=_BENCH_CONTEXT,
-                           options=EQUATIONS),
-    "paper": BenchProtocol(batch_size=16, image_size=224, steps=10, warmup=2, threads=None,
-                           paired_steps=30, memory_passes=3,
-                           efficiency=(("resnet18@16x224", "sgd"), ("densenet121@16x224", "sgd"),
-                                       ("vgg16_authors@16x224", "sgd")),
-                           models=("vgg16_authors", "resnet18", "densenet121"),
-                           context=_BENCH_CONTEXT, options=RELEASED),
-}
+@dataclass(frozen=True)
+class Profile:
+    """Everything one profile sets, one protocol per part of the book: Decoy-MNIST's Setting 1
+    (``mnist``) and Setting 2 (``mnist_teachers``), the medical chapters' (``medical``,
+    ``medical_teachers``) and Table 1's (``bench``). Each profile is one file of
+    :mod:`tapkit.experiments.profiles`, registered by :func:`register_profile`."""
+
+    name: str
+    mnist: Protocol
+    mnist_teachers: TeachersProtocol
+    medical: Protocol
+    medical_teachers: TeachersProtocol
+    bench: BenchProtocol
 
 
-# smoke: the quick protocols trimmed to seconds, so that the browser tests build a whole (small)
-# book within minutes (tests/test_browser.py); its numbers test the pages, not the paper.
-def _smoke() -> None:
-    rep = dataclasses.replace
-    MNIST["smoke"] = rep(MNIST["quick"], name="smoke", seeds=(0,), epochs=1, search={"tap": (1e-3,)},
-                         ablation={"tap": (1e-3,)})
-    MNIST_TEACHERS["smoke"] = rep(MNIST_TEACHERS["quick"], seeds=(0,))
-    tiny = {"per_class": {"pneu": 6, "knee": 3}, "batch_size": 8}
-    MEDICAL["smoke"] = rep(MEDICAL["quick"], name="smoke", seeds=(0,), epochs=1, per_class=tiny["per_class"],
-                           image_size=32, test_per_class=None, model_overrides={
-                               "vgg16": {"lr": 1e-4}, "efficientnet_b0": tiny, "mobilenet_v2": tiny},
-                           search={"tap": {"resnet18": (1e-2,), "densenet121": (1e-2,)},
-                                   "rrr": {"resnet18": (1e2,)}},
-                           pretraining=rep(MEDICAL["quick"].pretraining, epochs=1, per_class=4))
-    MEDICAL_TEACHERS["smoke"] = rep(MEDICAL_TEACHERS["quick"], teacher_epochs=1,
-                                    models=("resnet18",))
-    BENCH["smoke"] = rep(BENCH["quick"], batch_size=2, image_size=32, steps=1, warmup=0,
-                         model_steps={}, paired_steps=2, model_paired_steps={}, memory_passes=2,
-                         efficiency=(("two_layer_cnn@8x28", "sgd"), ("resnet18@2x32", "adam")),
-                         efficiency_steps=1)
+_REGISTRY: dict[str, Profile] = {}
+PROFILES = _REGISTRY.keys()  # the registered profiles' names, in order: quick, paper, smoke
+# Views of the registry by part, keyed by profile (filled by register_profile)
+MNIST: dict[str, Protocol] = {}
+MNIST_TEACHERS: dict[str, TeachersProtocol] = {}
+MEDICAL: dict[str, Protocol] = {}
+MEDICAL_TEACHERS: dict[str, TeachersProtocol] = {}
+BENCH: dict[str, BenchProtocol] = {}
 
 
-_smoke()
+def register_profile(profile: Profile) -> Profile:
+    """Add ``profile`` to the registry and its protocols to the views by part; a name already
+    registered, or a protocol named after another profile, is refused."""
+    if profile.name in _REGISTRY:
+        raise ValueError(f"profile {profile.name!r} is already registered")
+    named = {p.name for p in (profile.mnist, profile.medical)}
+    if named != {profile.name}:
+        raise ValueError(f"profile {profile.name!r}: its protocols are named {sorted(named)}")
+    _REGISTRY[profile.name] = profile
+    MNIST[profile.name], MNIST_TEACHERS[profile.name] = profile.mnist, profile.mnist_teachers
+    MEDICAL[profile.name] = profile.medical
+    MEDICAL_TEACHERS[profile.name], BENCH[profile.name] = profile.medical_teachers, profile.bench
+    return profile
 
 
 def _pick(table: Mapping[str, Any], profile: str):
