@@ -37,14 +37,10 @@ n_examples = 6
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
-import numpy as np
-
-from tapkit import contamination as sc
-from tapkit.book import chapter, openings
-from tapkit import data
-from tapkit.book import report, standin
 from IPython.display import display
-from tapkit.experiments import protocols
+
+from tapkit import data
+from tapkit.book import chapter, data_figures, openings, report, standin
 
 ch = chapter.open_chapter(globals(), "data", "mnist", show=True)
 s, root = ch.settings, ch.root
@@ -54,22 +50,8 @@ task, splits = data.decoy_mnist(s.source_for("decoy-mnist"), seed=s.seeds[0])
 # ## Decoy-MNIST: contaminated, permuted and clean test images with their masks
 
 # %% tags=["hide-input"]
-fig, axes = plt.subplots(4, n_examples, figsize=(1.6 * n_examples, 6.6))
-rows = [("SC(X*, y)", "test_contaminated"), ("SC(X*, permute(y))", "test_permuted"),
-        ("clean X*", "test_clean")]
-for j in range(n_examples):
-    i = j * 97
-    for r, (title, name) in enumerate(rows):
-        axes[r, j].imshow(data.mnist_pixels(splits[name].x[i, 0]).numpy(), cmap="gray", vmin=0,
-                          vmax=255)
-        axes[r, j].set_title(f"{title}\ny={splits[name].y[i].item()}" if j == 0 else
-                             f"y={splits[name].y[i].item()}", fontsize=7)
-    axes[3, j].imshow(splits["test_contaminated"].mask[i, 0], cmap="Reds", vmin=0, vmax=1)
-    axes[3, j].set_title("mask M" if j == 0 else "", fontsize=7)
-for ax in axes.flat:
-    ax.axis("off")
-fig.suptitle(f"Decoy-MNIST (source {s.source_for('decoy-mnist')}, profile {profile})", fontsize=9)
-fig.tight_layout()
+fig = data_figures.decoy_examples(
+    splits, n_examples, f"Decoy-MNIST (source {s.source_for('decoy-mnist')}, profile {profile})")
 report.save_figure(fig, root, "data_mnist")
 plt.show()
 
@@ -80,13 +62,7 @@ plt.show()
 # calibration below); the test digits keep their true labels.
 
 # %% tags=["hide-input"]
-fig, axes = plt.subplots(1, 2, figsize=(8, 2.8), sharey=True)
-for ax, name in zip(axes, ["train", "test_permuted"]):
-    ax.scatter(splits[name].y, data.mnist_patch_brightness(splits[name]), s=4, alpha=0.3)
-    ax.set_xlabel("label")
-    ax.set_title(name, fontsize=9)
-axes[0].set_ylabel("patch brightness")
-fig.tight_layout()
+fig = data_figures.patch_values(splits)
 report.save_figure(fig, root, "data_patch_values")
 plt.show()
 
@@ -94,29 +70,7 @@ plt.show()
 # ## Text tags and stripes (the medical contaminations)
 
 # %% tags=["hide-input"]
-from PIL import Image
-
-x_train, y_train, _, _ = data.mnist_embedded()
-canvas = np.stack([np.asarray(Image.fromarray(x_train[i].astype(np.uint8)).resize((224, 224)),
-                              dtype=np.float32) for i in range(0, 4000, 800)])
-rng = np.random.default_rng(s.seeds[0])
-panels = [
-    ("PNEU tags", sc.text_tag(canvas[:2], np.array([0, 1]), rng, tags=sc.PNEU_TAGS)),
-    ("KNEE tags", sc.text_tag(canvas, np.arange(5), rng, tags=sc.KNEE_TAGS)),
-    ("PNEU stripes", sc.stripe(canvas[:2], np.array([0, 1]), rng, step=127)),
-    ("KNEE stripes", sc.stripe(canvas, np.arange(5), rng, step=51)),
-]
-fig, axes = plt.subplots(len(panels), 5, figsize=(9, 7.5))
-for r, (title, (imgs, masks)) in enumerate(panels):
-    for j in range(5):
-        ax = axes[r, j]
-        ax.axis("off")
-        if j < len(imgs):
-            ax.imshow(imgs[j], cmap="gray", vmin=0, vmax=255)
-            ax.contour(masks[j], levels=[0.5], colors="red", linewidths=0.8)
-            ax.set_title(f"{title}, label {j}", fontsize=7)
-fig.suptitle("Medical contaminations on resized MNIST canvases (mask outlined in red)", fontsize=9)
-fig.tight_layout()
+fig = data_figures.medical_contaminations(s.seeds[0])
 report.save_figure(fig, root, "data_medical")
 plt.show()
 

@@ -93,10 +93,10 @@ display(Markdown(f"*Results: {label}*"))
 # %% tags=["hide-input"]
 order = mnist_setting2.kd_order(own, methods)
 fig = mnist_setting2.kd_figure(summary, runs, order,
-                               f"Decoy-MNIST, {labels.label(own)} vs knowledge distillation — "
-                               f"{label}")
+                               f"Decoy-MNIST, {labels.label(own)} vs knowledge distillation")
 report.save_figure(fig, root, "mnist_kd")
 plt.show()
+display(Markdown(f"*{label}*"))
 
 # %% [markdown]
 # ## The table, beside the paper's

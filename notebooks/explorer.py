@@ -47,12 +47,11 @@ live = False           # True: recompute in the kernel as the controls move (nee
 
 # %% tags=["hide-input"]
 import numpy as np
-import pandas as pd
 from IPython.display import Markdown, display
 
 from tapkit import metrics, widgets
 from tapkit.book import chapter, labels, openings, report
-from tapkit.experiments import plans, protocols
+from tapkit.experiments import plans
 from tapkit.models import target_layers
 from tapkit.experiments.executors import LocalExecutor, run_many
 from tapkit.experiments.store import ResultStore
@@ -111,18 +110,9 @@ explorer
 # wrong: the counts are no accuracy estimate (the [MNIST chapter](mnist.ipynb) has those).
 
 # %% tags=["hide-input"]
-rows = []
 shown = (explorer.indices if not live
          else widgets.spread_over_classes(test.y.numpy(), n_images, first=lead))
-for name, model in models.items():
-    views = widgets.compute_views(model, test, shown, layers, explorer.kernel_size)
-    one = [v[layers[0]] for v in views]
-    row = {"model": name, "right": f"{sum(v.prediction == v.label for v in one)}/{len(one)}",
-           "|∇x| inside M": np.mean([v.grad_in_mask for v in one])}
-    for layer in layers:
-        row[f"{layer} inside D(M,l)"] = np.mean([v[layer].activation_in_mask for v in views])
-    rows.append(row)
-summary = pd.DataFrame(rows).set_index("model")
+summary = widgets.views_summary(models, test, shown, layers, explorer.kernel_size)
 display(summary.style.format({c: "{:.0%}" for c in summary.columns if c != "right"}))
 
 # %% [markdown]

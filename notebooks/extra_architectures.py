@@ -52,9 +52,9 @@ ch.show_settings({"settings": s.as_dict(),
 # %% tags=["hide-input"]
 summaries, frames = {}, {}
 # the chapter's runs, after their λ search (the paper profile's only)
-cells = chapter_plans.extra_architectures(s, root, chapter_plans.runner(root, device),
-                                          datasets=datasets, models=models, cases=methods,
-                                          lambdas=lambdas)
+cells = chapter_plans.planned("extra_architectures", s, root,
+                              chapter_plans.runner(root, device), datasets=datasets, models=models,
+                              cases=methods, lambdas=lambdas)
 for experiment in datasets:
     frame = medical.run_frame(chapter_plans.part(cells, f"extra_{experiment}"), root, device)
     frames[experiment] = frame
@@ -67,7 +67,7 @@ for experiment in datasets:
                                                               "origin": medical.origin(s).value})
     metric = medical.task_metric(experiment).name
     chapter.medical_figure(ch, summary, experiment, models, methods,
-                           f"{medical.DATASETS[experiment]}, extra architectures — {on}\n{label}",
+                           f"{medical.DATASETS[experiment]}, extra architectures — {on}",
                            f"extra_{experiment}", runs=frame)
     display(Markdown(f"*{metric.upper()}, mean (std) over seeds — {on}; {label}. "
                      "The paper has no table for these architectures.*"))

@@ -42,7 +42,7 @@ results = None        # None: <repository>/results
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, openings, profile_notes, report
+from tapkit.book import chapter, lambda_figures, openings, profile_notes, report
 from tapkit.experiments import chapter_plans, paper_tables, plans, protocols
 from tapkit.experiments.executors import run_many
 
@@ -71,15 +71,7 @@ display(Markdown(f"**Chosen λ beside the paper's**: the `{profile}` profile cho
 display(shown)
 
 # %% tags=["hide-input"]
-fig, ax = plt.subplots(figsize=(5, 3))
-for method, grp in search.groupby("method"):
-    ax.plot(grp["lam"], grp["val_loss"], marker="o", label=method)
-ax.set_xscale("log")
-ax.set_xlabel("λ")
-ax.set_ylabel("loss on permuted validation split")
-ax.legend()
-ax.set_title(f"λ search — {label}", fontsize=7)
-fig.tight_layout()
+fig = lambda_figures.search_figure(search)
 report.save_figure(fig, root, "lambda_search")
 plt.show()
 

@@ -101,7 +101,7 @@ report.write_table(summary, root, "medical_kd",
 
 # %% tags=["hide-input"]
 for e in datasets:
-    fig = s2.plot_kd(summary, e, f"{e.upper()}, TAP vs knowledge distillation — {on[e]}\n{label}")
+    fig = s2.plot_kd(summary, e, f"{e.upper()}, TAP vs knowledge distillation — {on[e]}")
     report.save_figure(fig, root, f"medical_kd_{e}")
     plt.show()
     display(Markdown(s2.kd_findings(summary, e)))

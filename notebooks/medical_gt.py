@@ -80,8 +80,8 @@ display(Markdown(profile_notes.rbr_note(s, models)))
 
 # %% tags=["hide-input"]
 # the chapter's runs, each table's after its λ search (run here, its choice written)
-cells = chapter_plans.medical_gt(s, root, chapter_plans.runner(root, device), experiment=experiment,
-                                 models=models, cases=methods, lambdas=lambdas)
+cells = chapter_plans.planned(experiment, s, root, chapter_plans.runner(root, device),
+                              models=models, cases=methods, lambdas=lambdas)
 search = medical.search_frame(s, experiment, models, methods, "tag", root, device)  # cached
 runs = chapter_plans.part(cells, f"{experiment}_gt")
 frame = medical.run_frame(runs, root, device)
@@ -121,8 +121,8 @@ display(Markdown(f"## {TEXT['metric']} and Δ-{TEXT['metric']} (the paper's {NAM
 
 # %% tags=["hide-input"]
 chapter.medical_figure(ch, summary, experiment, models, methods,
-                       f"{NAME} setting 1, ground-truth masks — {on}\n{label}", f"{experiment}_gt",
-                       caveat=True, runs=frame)
+                       f"{NAME} setting 1, ground-truth masks — {on}", f"{experiment}_gt",
+                       caveat=True, runs=frame, caption=label)
 
 # %% [markdown]
 # ## Over seeds: means with 95% intervals and paired differences
@@ -178,7 +178,7 @@ if stripe_models:
     report.write_table(stripe_summary, root, f"{experiment}_stripe",
                        medical.table_meta(s, experiment, stripe_models, methods, stripe_label))
     chapter.medical_figure(ch, stripe_summary, experiment, stripe_models, methods,
-                           f"{NAME} with stripes, ground-truth masks — {on}\n{stripe_label}",
+                           f"{NAME} with stripes, ground-truth masks — {on}",
                            f"{experiment}_stripe", runs=stripe)
     stripe_both = medical.beside_paper(stripe_summary, experiment, "stripe")
     report.write_comparison(stripe_both, root, f"{experiment}_stripe", f"{stripe_label} · {on}",

@@ -50,10 +50,8 @@ results = None         # None: <repository>/results
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
-import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit import teachers
 from tapkit.book import chapter, medical, openings, report
 from tapkit.book import medical_setting2 as s2
 from tapkit.experiments import setting2_plans as s2p
@@ -118,22 +116,17 @@ display(Markdown("The paper's teachers, on the real data at 224 px from ImageNet
 
 # %% tags=["hide-input"]
 sal = {(e, name, seed): teacher_saliency(cfg, runs_root, device) for e, name, seed, cfg in teacher_rows}
-quality = pd.DataFrame([row for (e, name, seed), (sal_e, data) in sal.items()
-                        for row in s2.quality_rows(e, name, seed, teachers.annotation_quality(
-                            sal_e, data.mask, t.quality_taus, [threshold]))])
-quality = quality.groupby(["experiment", "annotator", "rule", "tau"], sort=False)[
-    ["coverage", "precision", "recall"]].mean().reset_index()
-truth = {e: next(d.mask.mean().item() for (e2, *_), (_, d) in sal.items() if e2 == e)
-         for e in datasets}
+quality, truth = s2.annotation_quality(sal, t.quality_taus, threshold)
 report.write_table(quality.assign(tag_coverage=quality.experiment.map(truth)), root,
                    "medical_annotation_quality", {"label": label, "taus": list(t.quality_taus),
                                                    "threshold": threshold, "data": on,
                                                    "origin": medical.origin(s).value,
                                                    "settings": s.as_dict()});
 fig = s2.plot_overlap(quality, truth, f"Annotation precision and recall, {threshold} rule — "
-                      f"{'; '.join(on.values())}\n{label}")
+                      f"{'; '.join(on.values())}")
 report.save_figure(fig, root, "medical_annotation_quality")
 plt.show()
+display(Markdown(f"*{label}*"))
 display(Markdown(s2.quality_findings(quality, truth)))
 display(Markdown("The paper finds the annotations better than random (precision and recall of "
                  "circa 1.9% for random masks), recall rising and precision falling with τ, and "
@@ -147,11 +140,10 @@ display(Markdown("The paper finds the annotations better than random (precision 
 # Ground truth and No XS are Setting 1's runs, read from the cache.
 
 # %% tags=["hide-input"]
-coverage = {e: s2p.mask_coverage([sal_e for (e2, *_), (sal_e, _) in sal.items() if e2 == e],
-                                 t.train_taus, threshold) for e in datasets}
+coverage = s2.random_coverage(sal, t.train_taus, threshold)
 students_ = chapter_plans.part(chapter_plans.medical_teachers(
-    s, root, chapter_plans.runner(root, device), t=t, datasets=datasets, threshold=threshold,
-    lambdas=lambdas, coverage=coverage), "medical_teacher")
+    s, root, t=t, datasets=datasets, threshold=threshold, lambdas=lambdas, coverage=coverage),
+    "medical_teacher")
 runs = run_many(chapter_plans.configs(students_), runs_root, device).assign(
     **chapter_plans.columns(students_, "experiment", "model", "method", "annotation", "tau", "lam"))
 label = report.provenance_label(runs, profile)
@@ -161,16 +153,15 @@ report.write_cells(summary, root, "medical_teacher",
                     "origin": medical.origin(s).value,
                     "coverage": {e: {f"{k:g}": v for k, v in c.items()} for e, c in coverage.items()},
                     "lambdas": {f"{e} {m}": v for (e, m), v in lams.items()}})
-display(Markdown("Random masks' coverage per τ: " + "; ".join(
-    f"{e.upper()} " + ", ".join(f"τ={tau:g}: {c:.1%}" for tau, c in cov.items())
-    for e, cov in coverage.items()) + "."))
+display(Markdown(s2.coverage_text(coverage)))
 
 # %% tags=["hide-input"]
 for e in datasets:
     fig = s2.plot_ts(summary, e, f"{e.upper()}, TAP with teacher / random / ground-truth masks — "
-                     f"{on[e]}\n{label}")
+                     f"{on[e]}")
     report.save_figure(fig, root, f"medical_teacher_{e}")
     plt.show()
+    display(Markdown(f"*{label}*"))
     display(Markdown(s2.ts_findings(summary, e)))
 
 # %% [markdown]

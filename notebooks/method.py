@@ -56,20 +56,11 @@ kernel_size = 3
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
-import numpy as np
-import pandas as pd
-import torch
 from IPython.display import Markdown, display
 
-from tapkit import contamination as sc
-from tapkit import data
-from tapkit.book import chapter, openings
-from tapkit import losses, models
-from tapkit.book import report
+from tapkit.book import chapter, method_figures, openings, report
 from tapkit.experiments import plans, protocols
-from tapkit.maps import explain
 from tapkit.experiments.executors import run_many
-from tapkit.experiments.store import load_trained
 from tapkit.fit import experiment_data
 from tapkit.methods import comparators, get_method, proposed_method
 
@@ -91,33 +82,9 @@ lams = plans.mnist_lambdas(root, lambdas)
 
 # %% tags=["hide-input"]
 _, splits = experiment_data(plans.mnist_case_config(s, proposed_method(), lams, s.seeds[0]))
-mnist_mask = splits["test_contaminated"].mask[:1]
-tag_img, tag_mask = sc.text_tag(np.zeros((1, 224, 224)), np.array([1]), np.random.default_rng(0))
-tag_mask = torch.from_numpy(tag_mask).unsqueeze(1)
-standin_px = protocols.medical("quick").image_size
-_, standin_mask = sc.text_tag(np.zeros((1, standin_px, standin_px)), np.array([1]),
-                              np.random.default_rng(0), scale=data.tag_scale(standin_px))
-standin_mask = torch.from_numpy(standin_mask).unsqueeze(1)
-rows = [("two_layer_cnn", mnist_mask, models.target_sizes("two_layer_cnn", 1, 28)),
-        ("resnet18", tag_mask, models.target_sizes("resnet18", 3, 224)),
-        ("resnet18", standin_mask, models.target_sizes("resnet18", 3, standin_px)),
-        ("densenet121", standin_mask, models.target_sizes("densenet121", 3, standin_px))]
-fig, axes = plt.subplots(len(rows), 5, figsize=(11, 2.3 * len(rows)))
-for r, (name, mask, sizes) in enumerate(rows):
-    axes[r, 0].imshow(mask[0, 0], cmap="gray_r", vmin=0, vmax=1)
-    axes[r, 0].set_title(f"M ({report.tick_label(name)},\ninput {tuple(mask.shape[-2:])})",
-                        fontsize=report.MIN_FONT_PT)
-    for c, (layer, size) in enumerate(sizes.items(), start=1):
-        d = losses.downscale_mask(mask, size, kernel_size)[0, 0]
-        axes[r, c].imshow(d, cmap="gray_r", vmin=0, vmax=1)
-        axes[r, c].set_title(f"D(M, {layer})\n{size}", fontsize=report.MIN_FONT_PT)
-    for c in range(len(sizes) + 1, 5):
-        axes[r, c].axis("off")
-for ax in axes.flat:
-    ax.set_xticks([])
-    ax.set_yticks([])
-report.titled(fig, f"Downscaled masks, κ = {kernel_size}")
-fig.tight_layout()
+rows = method_figures.downscale_rows(splits["test_contaminated"].mask[:1],
+                                     protocols.medical("quick").image_size)
+fig = method_figures.downscale_figure(rows, kernel_size)
 report.save_figure(fig, root, "method_downscale")
 plt.show()
 
@@ -138,34 +105,15 @@ configs = plans.mnist_configs(s.with_overrides(seeds=s.seeds[:1]), cases, lams) 
 runs = run_many(configs, root / "runs", device)
 label = report.provenance_label(runs, profile)
 test = splits["test_contaminated"]
-rows = []
-for cfg in configs:
-    model = load_trained(cfg, root / "runs", "cpu")
-    maps = explain(model, test.x, models.target_layers(cfg.model), models.target_sigma(cfg.model))
-    ig = maps.input_grad.abs()
-    row = {"case": cfg.method, "seed": cfg.seed,
-           "input gradient in mask": ((ig * test.mask).sum() / ig.sum()).item()}
-    for layer, a in maps.activations.items():
-        d = losses.downscale_mask(test.mask, a.shape[-2:], kernel_size)
-        row[f"{layer} in D(M, l)"] = ((a.abs() * d).sum() / a.abs().sum()).item()
-    rows.append(row)
-theorem = pd.DataFrame(rows).groupby("case", sort=False).mean(numeric_only=True).drop(columns="seed")
+theorem = method_figures.theorem_shares(configs, root / "runs", test, kernel_size)
 report.write_table(theorem.reset_index(), root, "method_theorem1", {"label": label})
 display(Markdown(f"*Share of gradient/activation mass inside the (downscaled) mask — {label}. "
                  f"The mask covers {test.mask.mean().item():.1%} of the pixels.*"))
 display(theorem.style.format("{:.4f}"))
 
 # %% tags=["hide-input"]
-fig, ax = plt.subplots(figsize=(8, 3.6))
-theorem.T.rename(columns=report.tick_label).plot.bar(ax=ax)
 coverage = test.mask.mean().item()
-report.chance_line(ax, coverage, f"chance ({coverage:.1%}:\nthe mask's share\nof the pixels)")
-ax.set_ylabel("share inside the mask")
-ax.set_title("Theorem 1 on Decoy-MNIST")
-ax.tick_params(axis="x", rotation=0)
-ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
-report.fit_text(fig)
-fig.tight_layout()
+fig = method_figures.theorem_figure(theorem, coverage)
 report.save_figure(fig, root, "method_theorem1")
 plt.show()
 display(Markdown(f"*{label}*"))

@@ -86,10 +86,10 @@ display(report.interval_table(runs, methods))
 # %% tags=["hide-input"]
 paper = report.paper_values("gt_results").query("dataset == 'MNIST'")
 paper = paper.rename(columns={"method": "case"})
-fig = report.mnist_figure(summary, methods, f"Decoy-MNIST, ground-truth masks — {label}", paper,
-                          runs)
+fig = report.mnist_figure(summary, methods, "Decoy-MNIST, ground-truth masks", paper, runs)
 report.save_figure(fig, root, "mnist_gt")
 plt.show()
+display(Markdown(f"*{label}*"))
 
 # %% [markdown]
 # ## The table, beside the paper's

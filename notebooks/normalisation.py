@@ -39,7 +39,7 @@ results = None        # None: <repository>/results
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, openings, report
+from tapkit.book import chapter, lambda_figures, openings, report
 from tapkit.experiments import plans, protocols
 from tapkit.experiments.executors import run_many
 
@@ -60,18 +60,7 @@ display(table.style.format({"contaminated": "{:.3f}", "permuted": "{:.3f}", "cle
                            na_rep="DNC"))
 
 # %% tags=["hide-input"]
-methods = list(s.ablation)
-fig, axes = plt.subplots(1, len(methods), figsize=(3.2 * len(methods), 2.8), squeeze=False)
-for ax, method in zip(axes[0], methods):
-    for form, grp in table[table.method == method].groupby("form"):
-        ax.plot(grp["lam"], grp["permuted"], marker="o", label=form)
-    ax.set_xscale("log")
-    ax.set_title(method.upper())
-    ax.set_xlabel("λ")
-axes[0][0].set_ylabel("accuracy, permuted decoys")
-axes[0][-1].legend(fontsize=7)
-fig.suptitle(f"Equations vs released normalisations at equal λ — {label}", fontsize=7)
-fig.tight_layout()
+fig = lambda_figures.normalisation_figure(table, list(s.ablation))
 report.save_figure(fig, root, "normalisation_ablation")
 plt.show()
 

@@ -89,28 +89,10 @@ if medical.is_standin(s):
 
 # %% tags=["hide-input"]
 recall = both[both.metric == "recall"]
-layers = ["ig", "act1", "act2", "act3", "act4"]
-fig, axes = plt.subplots(len(datasets), len(models), figsize=(3.4 * len(models), 2.8 * len(datasets)),
-                         squeeze=False, sharey=True)
-for i, experiment in enumerate(datasets):
-    for j, model in enumerate(models):
-        ax = axes[i, j]
-        sel = recall[(recall.dataset == medical.DATASETS[experiment]) & (recall.model == model)]
-        for case in methods:
-            line = sel[sel.case == case].set_index("layer").reindex(layers)
-            ax.plot(layers, line["ours"], marker="o", label=medical.CASE_LABELS[case])
-        ax.set_title(f"{medical.DATASETS[experiment]} (stand-in)" if medical.is_standin(s)
-                     else medical.DATASETS[experiment], fontsize=report.MIN_FONT_PT)
-        ax.set_xlabel(medical.ARCH_LABELS[model]
-                      + (" (untrained)" if model in medical.untrained(s) else ""),
-                      fontsize=report.MIN_FONT_PT)
-        report.chance_line(ax, overlap_tables.CHANCE_RECALL, "chance (top quartile)")
-        ax.set_ylim(-0.02, 1.02)
-axes[0, 0].set_ylabel("recall (lower is better)")
-axes[0, -1].legend(fontsize=report.MIN_FONT_PT, loc="upper left", bbox_to_anchor=(1.02, 1))
-report.titled(fig, f"Top-quartile recall of the tags — {data_names}")
-report.fit_text(fig)
-fig.tight_layout()
+layers = list(overlap_tables.LAYERS)
+fig = overlap_tables.recall_figure(recall, datasets, models, methods, medical.is_standin(s),
+                                   medical.untrained(s),
+                                   f"Top-quartile recall of the tags — {data_names}")
 report.save_figure(fig, root, "overlap_recall")
 plt.show()
 display(Markdown(f"*{label}*"))
@@ -145,22 +127,12 @@ display(chance.round(3))
 # ## TAP against No XS
 
 # %% tags=["hide-input"]
-skip = set(medical.untrained(s))
-recall = recall[~recall.model.isin(skip)]
-first_two, own = ["act1", "act2"], proposed_method()  # TAP, the paper's own method
-none_name, own_name = method_label("none"), method_label(own)
-compare = pd.DataFrame({f"{none_name}: IG": overlap_tables.mean_recall(recall, "none", ["ig"]),
-                        f"{own_name}: IG": overlap_tables.mean_recall(recall, own, ["ig"]),
-                        f"{none_name}: Act 1-2": overlap_tables.mean_recall(recall, "none", first_two),
-                        f"{own_name}: Act 1-2": overlap_tables.mean_recall(recall, own, first_two)}).dropna()
-display(Markdown(f"*Mean recall of the tags, {own_name} vs No XS — {data_names}; {label}*"))
+own, skip = proposed_method(), medical.untrained(s)  # TAP, the paper's own method
+compare = overlap_tables.against_none(recall, own, skip)
+display(Markdown(f"*Mean recall of the tags, {method_label(own)} vs No XS — {data_names}; "
+                 f"{label}*"))
 display(compare.round(3))
-lower = (compare[f"{own_name}: Act 1-2"] < compare[f"{none_name}: Act 1-2"]).sum()
-display(Markdown(f"{own_name}'s top-quartile activations in the first two penalised layers overlap "
-                 f"the tags less than No XS's in **{lower} of {len(compare)}** dataset/architecture "
-                 f"pairs with a {own_name} run here (recall at chance is {overlap_tables.CHANCE_RECALL:g}"
-                 + (f"; untrained in this profile and left out: "
-                    f"{', '.join(medical.ARCH_LABELS[m] for m in skip)}" if skip else "") + ")."))
+display(Markdown(overlap_tables.against_none_text(compare, own, skip)))
 
 # %% [markdown]
 # ## Paper-profile results (committed, from a GPU)

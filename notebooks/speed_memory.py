@@ -70,7 +70,6 @@ results = None         # None: <repository>/results
 import json
 
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 import torch
 from IPython.display import Markdown, display
@@ -79,7 +78,6 @@ from tapkit.book import (chapter, claims, labels, medical, openings, paper_profi
                          speed_memory)
 from tapkit.benchmark import efficiency, model_spec
 from tapkit.experiments import protocols, table1
-from tapkit.methods import proposed_method
 from tapkit.results import device_name, provenance, resolve_device
 
 ch = chapter.open_chapter(globals(), "speed_memory", None)
@@ -121,45 +119,12 @@ display(Markdown(f"*{label}*"))
 
 # %% tags=["hide-input"]
 ratios = speed_memory.in_order(ratios, names, methods)
-interval = {col: [f"[{lo:.2f}, {hi:.2f}]" if lo == lo and hi == hi else "—" for lo, hi in
-                  zip(ratios[f"{col}_lo"].astype(float), ratios[f"{col}_hi"].astype(float))]
-            for col in ("speed_ratio", "mem_ratio")}
-show = ratios.assign(
-    architecture=ratios.model.map(ARCH),
-    method=ratios.method.map(medical.CASE_LABELS),
-    **{"it/s": ratios.it_per_s.round(2), "peak MB": ratios.peak_mem_mb.round(0),
-       "speed 95%": interval["speed_ratio"], "rounds": ratios.speed_rounds.astype("Int64"),
-       "memory 95%": interval["mem_ratio"], "passes": ratios.mem_passes.astype("Int64")})
-show = show.set_index(["architecture", "method"])[
-    ["status", "it/s", "speed_ratio", "speed 95%", "rounds", "paper_speed_ratio", "peak MB",
-     "mem_ratio", "memory 95%", "passes", "paper_mem_ratio"]]
 display(Markdown(f"*Speed and memory as ratios to No XS, ours vs the paper's (RTX 3080, batch 16 "
                  f"at 224 px) — {label}*"))
-display(show.round(2))
+display(speed_memory.ratios_table(ratios, ARCH))
 
 # %% tags=["hide-input"]
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
-xs = [m for m in methods if m != "none"]
-x = np.arange(len(names))
-for ax, col, name in ((axes[0], "speed_ratio", "it/s"), (axes[1], "mem_ratio", "memory")):
-    for i, method in enumerate(xs):
-        sel = ratios[ratios.method == method].set_index("model").reindex(names)
-        off = x + (i - (len(xs) - 1) / 2) * 0.25
-        mid = sel[col].astype(float)
-        err = np.abs(np.vstack([mid - sel[f"{col}_lo"].astype(float),
-                                sel[f"{col}_hi"].astype(float) - mid]))
-        ax.bar(off, mid, 0.12, yerr=np.nan_to_num(err), capsize=2,
-               label=f"{medical.CASE_LABELS[method]} (ours, 95% interval)", color=f"C{i}")
-        ax.bar(off + 0.12, sel[f"paper_{col}"].astype(float), 0.12, color=f"C{i}", alpha=0.4,
-               hatch="//", label=f"{medical.CASE_LABELS[method]} (paper)")
-    ax.axhline(1.0, color="black", lw=0.8)
-    ax.set_xticks(x, [ARCH[m] for m in names], fontsize=report.MIN_FONT_PT)
-    ax.set_ylabel(labels.label(col))
-    ax.set_title(f"{name} relative to No XS")
-axes[0].legend(fontsize=report.MIN_FONT_PT, ncol=2)
-report.titled(fig, "Table 1 as ratios to No XS (paper: hatched; a missing bar is the paper's OOM)")
-report.fit_text(fig)
-fig.tight_layout()
+fig = speed_memory.ratios_figure(ratios, names, methods, ARCH)
 report.save_figure(fig, root, "speed_memory")
 plt.show()
 display(Markdown(f"*{label}*"))
@@ -178,34 +143,13 @@ display(Markdown(f"*{label}*"))
 # interval of "No XS, again" against No XS is the same measurement's noise: it should contain 1.
 
 # %% tags=["hide-input"]
-tap = ratios[ratios.method == proposed_method()].set_index("model")
-again = ratios[ratios.method == "none_again"].set_index("model")
-checks = pd.DataFrame({
-    "TAP it/s ÷ No XS": tap.speed_ratio.values,
-    "95% interval": [f"[{lo:.3f}, {hi:.3f}]" for lo, hi in zip(tap.speed_ratio_lo, tap.speed_ratio_hi)],
-    "speed ≥ 0.95": [claims.keeps_verdict(lo, hi, claims.KEEPS)
-                     for lo, hi in zip(tap.speed_ratio_lo, tap.speed_ratio_hi)],
-    "TAP memory ÷ No XS": tap.mem_ratio.values,
-    "95% interval ": [f"[{lo:.3f}, {hi:.3f}]" for lo, hi in zip(tap.mem_ratio_lo, tap.mem_ratio_hi)],
-    "memory ≤ 1/0.95": [claims.keeps_verdict(lo, hi, 1 / claims.KEEPS, higher_is_better=False)
-                        for lo, hi in zip(tap.mem_ratio_lo, tap.mem_ratio_hi)],
-    "noise: No XS again ÷ No XS (it/s)": [
-        f"{m:.3f} [{lo:.3f}, {hi:.3f}]" for m, lo, hi in
-        zip(again.speed_ratio, again.speed_ratio_lo, again.speed_ratio_hi)]},
-    index=tap.index.map(ARCH))
+checks = speed_memory.tap_checks(ratios, ARCH, claims.KEEPS)
 display(Markdown(f"*TAP against No XS, with 95% intervals over paired rounds (speed) and passes "
                  f"(memory) — {label}*"))
-display(checks.round(3))
-oom_model, oom_method = paper_profile.paper_oom()  # the cell Table 1 marks OOM: RBR, DenseNet-121
-dense = ratios[(ratios.model == oom_model) & (ratios.method == oom_method)]
-if not dense.empty:
-    row = dense.iloc[0]
-    state = ("ran out of memory" if row.status == "oom" else
-             f"fits (peak {row.peak_mem_mb:.0f} MB, {row.it_per_s:.2f} it/s)")
-    display(Markdown(f"{labels.label(oom_method)} on {labels.label(oom_model)} at batch "
-                     f"{b['batch_size']} of {b['image_size']} px "
-                     f"on {device_name(dev)}: **{state}**. The paper's RTX 3080 (10 GB) ran out "
-                     "of memory at batch 16 of 224 px."))
+display(checks)
+oom = speed_memory.oom_text(ratios, b["batch_size"], b["image_size"], device_name(dev))
+if oom:
+    display(Markdown(oom))
 
 # %% [markdown]
 # ## Efficiency: a training step against the machine's matrix multiply
@@ -230,17 +174,8 @@ eff = pd.DataFrame(eff_rows)
 report.write_table(eff, root, "speed_efficiency",
                    {"label": label, **stored, "provenance": prov, "rows": eff_rows})
 if not eff.empty:
-    display(Markdown(
-        f"*No XS training steps against a 2048² matrix multiply "
-        f"({eff.matmul_flops_per_s.iloc[0] / 1e9:.1f} GFLOP/s with {eff.threads.iloc[0]} "
-        f"thread{'s' if eff.threads.iloc[0] != 1 else ''}) — "
-        f"{prov['device']}, fastest of {b['efficiency_steps']} steps*"))
-    display(pd.DataFrame({
-        "architecture": eff.model.map(labels.label),
-        "batch": eff.batch_size, "image px": eff.image_size, "optimiser": eff.optimizer.str.upper(),
-        "GFLOP a step": (eff.step_flops / 1e9).round(2), "step s": eff.step_s.round(3),
-        "GFLOP/s": (eff.flops_per_s / 1e9).round(1),
-        "share of matmul": eff.efficiency.round(2)}).set_index("architecture"))
+    display(Markdown(speed_memory.efficiency_caption(eff, prov["device"], b["efficiency_steps"])))
+    display(speed_memory.efficiency_table(eff))
 
 # %% [markdown]
 # ## Paper-profile results (committed, from a GPU)

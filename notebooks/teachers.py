@@ -60,7 +60,6 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit import teachers
 from tapkit.experiments.store import teacher_saliency
 from tapkit.book import chapter, labels, openings, profile_notes, report
 from tapkit.book import mnist_setting2 as s2
@@ -133,20 +132,7 @@ display(quality_mean.pivot(index=["rule", "tau"], columns="annotator",
                            values=["precision", "recall", "coverage", "lift"]).round(3))
 
 # %% tags=["hide-input"]
-fig, axes = plt.subplots(1, 2, figsize=(9, 3.2), sharey=True)
-for ax, rule in zip(axes, teachers.THRESHOLD_RULES):
-    for name, group in quality_mean.groupby("annotator", sort=False):
-        part = group if group.rule.iloc[0] == "random" else group[group.rule == rule]
-        style = ":" if "random" in name else "-"
-        ax.plot(part.tau, part.precision, style, marker="o", label=f"{name} precision")
-        ax.plot(part.tau, part.recall, style, marker="s", label=f"{name} recall")
-    ax.set_xscale("log")
-    ax.set_xlabel("τ")
-    ax.set_title(f"{rule} rule" + (" (paper, Eq. 14)" if rule == "absolute" else " (released code)"))
-axes[0].set_ylabel("pixel precision / recall")
-axes[1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1))
-fig.suptitle(f"Annotation quality on Decoy-MNIST — {label}", fontsize=8)
-fig.tight_layout()
+fig = s2.quality_figure(quality_mean)
 report.save_figure(fig, root, "annotation_quality")
 plt.show()
 
@@ -159,21 +145,7 @@ display(Markdown(s2.quality_findings(quality_mean, gt_coverage, s2.saliency_by_r
 # largest τ.
 
 # %% tags=["hide-input"]
-e, data = sal[(t.fractions[0], s.seeds[0])]
-pick = [len(data) // 6, len(data) // 2, 5 * len(data) // 6]  # the split is sorted by class
-e, data = e[pick], data.subset(pick)
-panels = [("image", data.x), ("ground truth", data.mask), (f"E ({annotator(t.fractions[0])})", e)]
-panels += [(f"{rule} τ={tau:g}", teachers.threshold(e, tau, rule))
-           for rule in teachers.THRESHOLD_RULES for tau in (min(taus), max(taus))]
-fig, axes = plt.subplots(3, len(panels), figsize=(1.3 * len(panels), 4.2))
-for row in range(3):
-    for col, (name, images) in enumerate(panels):
-        axes[row, col].imshow(images[row, 0], cmap="gray" if col == 0 else "magma")
-        axes[row, col].set_xticks([]), axes[row, col].set_yticks([])
-        if row == 0:
-            axes[row, col].set_title(name, fontsize=7)
-fig.suptitle(f"Teacher annotations (bright = annotated) — {label}", fontsize=8)
-fig.tight_layout()
+fig = s2.masks_figure(*sal[(t.fractions[0], s.seeds[0])], annotator(t.fractions[0]), taus)
 report.save_figure(fig, root, "teacher_masks")
 plt.show()
 
@@ -202,7 +174,7 @@ display(Markdown(f"*Results: {label}*"))
 # %% tags=["hide-input"]
 fig = s2.teacher_figure(tap_summary, tap_runs, cases, own,
                        f"Decoy-MNIST, {labels.label(own)} with teacher / random / ground-truth "
-                       f"masks — {label}")
+                       "masks")
 report.save_figure(fig, root, "mnist_teacher")
 plt.show()
 

@@ -8,7 +8,7 @@ import base64
 import html
 import io
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 from torch import nn
@@ -77,6 +77,27 @@ def compute_views(model: nn.Module, split: Split, indices: Sequence[int], layers
                 probs=probs[j].numpy())
         views.append(per_layer)
     return views
+
+
+def views_summary(models: Mapping[str, nn.Module], split: Split, indices: Sequence[int],
+                  layers: Sequence[str], kernel_size: int = 3):
+    """Per model, over the images of ``split`` at ``indices``: how many it classifies right, the
+    share of its input-gradient magnitude inside the mask M and the share of each layer's
+    activation inside D(M, l) (Definition 2 with ``kernel_size``), averaged over the images: the
+    explorer's images, summed up (a ``pandas.DataFrame`` indexed by model)."""
+    import pandas as pd
+
+    rows = []
+    for name, model in models.items():
+        views = compute_views(model, split, indices, layers, kernel_size)
+        first = [v[layers[0]] for v in views]
+        row: dict = {"model": name,
+                     "right": f"{sum(v.prediction == v.label for v in first)}/{len(first)}",
+                     "|∇x| inside M": np.mean([v.grad_in_mask for v in first])}
+        for layer in layers:
+            row[f"{layer} inside D(M,l)"] = np.mean([v[layer].activation_in_mask for v in views])
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("model")
 
 
 # --------------------------------------------------------------------------- rendering

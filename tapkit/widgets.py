@@ -28,7 +28,7 @@ from torch import nn
 from .data import Split
 from .views import (HEAT, LEGEND, MASK_COLOUR, MAX_STATIC_IMAGES, View,  # noqa: F401 (the chapters')
                     activation_html, compute_views, gradient_html, input_html, probs_html,
-                    render_map)
+                    render_map, views_summary)
 
 
 class Explorer:

@@ -144,14 +144,15 @@ def test_every_chapter_plans_the_configs_its_protocol_makes(profile, tmp_path):
     the configs built from its protocol, compared right after it (a later chapter's search may
     rewrite the choice the earlier read)."""
     source = "embedded" if profile != "paper" else _medical_fixture(tmp_path)
-    for chapter, plan in chapter_plans.PLANS.items():
+    for chapter in chapter_plans.PLANS:
         medical_chapter = chapter not in chapter_plans.MNIST_CHAPTERS
         p = chapter_plans.protocol_for(chapter, profile,
                                        **({"source": source} if medical_chapter else {}))
         options = ({"coverage": dict.fromkeys(medical_plans.DATASETS, dict.fromkeys(
             protocols.medical_teachers(profile).train_taus, 0.3))}
                    if chapter == "medical_teachers" else {})
-        cfgs = chapter_plans.configs(plan(p, tmp_path, _no_training, **options))
+        cfgs = chapter_plans.configs(chapter_plans.planned(chapter, p, tmp_path, _no_training,
+                                                           **options))
         want = expected(chapter, profile, tmp_path, source)
         assert cfgs and want, chapter
         assert {c.key() for c in cfgs} == {c.key() for c in want}, chapter

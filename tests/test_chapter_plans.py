@@ -23,6 +23,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from tapkit.experiments import chapter_plans, planner, setting1
@@ -59,8 +60,8 @@ def planned_keys(chapter: str, results: Path, **options) -> set[str]:
     """The keys of the chapter's smoke plan with ``options``, teachers included (the store trains
     a student's teacher first, :func:`tapkit.experiments.planner.waves`)."""
     p = chapter_plans.protocol_for(chapter, "smoke")
-    cells = chapter_plans.PLANS[chapter](p, results, chapter_plans.runner(results, "cpu"),
-                                         **options)
+    cells = chapter_plans.planned(chapter, p, results, chapter_plans.runner(results, "cpu"),
+                                  **options)
     return {cfg.key() for wave in planner.waves(chapter_plans.configs(cells)) for cfg in wave}
 
 
@@ -172,9 +173,9 @@ def check_built_chapter(chapter: str, results: Path, tmp_path: Path) -> None:
     (tmp_path / "runs").symlink_to(results / "runs")
     shutil.copytree(results / "tables", tmp_path / "tables")
     p = chapter_plans.protocol_for(chapter, status["profile"], **overrides)
-    cells = chapter_plans.PLANS[chapter](p, tmp_path, read_only(tmp_path / "runs"),
-                                         **CHAPTERS[chapter][2],
-                                         **recorded_options(chapter, results / "tables"))
+    cells = chapter_plans.planned(chapter, p, tmp_path, read_only(tmp_path / "runs"),
+                                  **CHAPTERS[chapter][2],
+                                  **recorded_options(chapter, results / "tables"))
     planned = {cfg.key(): cfg for wave in planner.waves(chapter_plans.configs(cells)) for cfg in wave}
     asked = set(status["runs"])
     assert asked, "the chapter asked the store for no run"
@@ -256,3 +257,34 @@ def test_the_makefile_runs_first_what_each_chapter_reads():
     with pytest.raises(ValueError, match="reads unregistered"):
         chapter_plans.register_chapter(chapter_plans.ChapterSpec(
             "mine", chapter_plans.mnist, "mnist", reads=("nowhere",)))
+
+
+def test_a_plan_trains_nothing_and_asks_for_its_stages_first(tmp_path):
+    """Plans are pure: the PNEU plan of a profile that searches λ raises until its stage (the λ
+    search) has run and written its choice; prepared through a runner, the search's configs go
+    to the runner first and the plan then reads the choice. Chapters without stages declare
+    none, and the teachers' chapter asks for its teachers."""
+    p = chapter_plans.protocol_for("pneu", "smoke")
+    with pytest.raises(chapter_plans.StageNotRun, match="lambda_choice_pneu_tag"):
+        chapter_plans.PLANS["pneu"](p, tmp_path)
+    assert not (tmp_path / "runs").exists()  # nothing trained, nothing written
+    stages = chapter_plans.CHAPTER_SPECS["pneu"].stages(p, tmp_path)
+    assert [s.name for s in stages] == ["lambda_choice_pneu_tag"]
+    asked = []
+
+    def made_up(configs):  # the search's records, λ 1e-2 best: no training
+        asked.append([c.key() for c in configs])
+        return pd.DataFrame({"method": [c.method for c in configs],
+                             "lam": [c.lam for c in configs], "status": "ok",
+                             "val_loss": [abs(math.log10(c.lam) + 2) for c in configs]})
+
+    cells = chapter_plans.planned("pneu", p, tmp_path, made_up)
+    assert asked[0] == [c.cfg.key() for c in stages[0].cells]
+    assert (tmp_path / "tables" / "lambda_choice_pneu_tag.csv").exists()
+    assert {c.table for c in cells} == {"lambda_choice_pneu_tag", "pneu_gt"}
+    assert chapter_plans.CHAPTER_SPECS["mnist"].stages(p, tmp_path) == []
+    t = chapter_plans.protocol_for("medical_teachers", "smoke")
+    teachers = chapter_plans.CHAPTER_SPECS["medical_teachers"].stages(t, tmp_path)
+    assert {c.table for c in teachers[0].cells} == {"medical_teacher_performance"}
+    with pytest.raises(chapter_plans.StageNotRun, match="teacher"):
+        chapter_plans.PLANS["medical_teachers"](t, tmp_path)

@@ -346,11 +346,31 @@ def test_teacher_claim(count, verdict):
     assert claims.teacher_claim(rows, "MNIST").verdict == verdict
     if count < 2:
         return
-    # judged only where the 1% teacher's masks mark the decoy better than random ones (at the
-    # students' τ): at 1.01x a random mask's precision the claim cannot be told from random masks
-    weak = claims.teacher_claim(rows, "MNIST", lifts={0.01: 1.01, 0.1: 3.0})
-    assert weak.verdict == claims.NOT_TESTABLE and "1.01× a random mask's" in weak.reason
-    assert claims.teacher_claim(rows, "MNIST", lifts={0.01: 1.6}).verdict == verdict
+    # judged only where the 1% teacher's masks mark the decoy better than random ones
+    weak = claims.teacher_claim(rows, "MNIST", weak="its masks mark the decoy like random ones")
+    assert weak.verdict == claims.NOT_TESTABLE and weak.reason.startswith("its masks mark")
+
+
+def test_a_teacher_is_weak_when_its_masks_at_the_students_tau_are_under_the_lift():
+    """Setting 2's precondition (claim_specs._weak_teachers): the lift at the τ the students
+    trained with, under their threshold rule, decides; a better lift at another τ or under the
+    other rule does not count."""
+    from pathlib import Path
+
+    from tapkit.book import claim_specs
+
+    students = pd.DataFrame({"annotation": ["teacher_1", "teacher_10", "none"],
+                             "tau": [0.01, 0.01, float("nan")]})
+    quality = pd.DataFrame(
+        [{"annotator": a, "rule": r, "tau": tau, "lift": lift}
+         for a, r, tau, lift in (("teacher_1", "quantile", 0.01, 1.01),
+                                 ("teacher_1", "quantile", 0.1, 3.0),
+                                 ("teacher_1", "absolute", 0.01, 4.0),
+                                 ("teacher_10", "quantile", 0.01, 1.6))])
+    ev = claim_specs.Evidence(Path("."), {"mnist_teacher": (students, {"threshold": "quantile"}),
+                                          "annotation_quality": (quality, {})})
+    weak = claim_specs._weak_teachers(ev)
+    assert list(weak) == ["teacher_1"] and "1.01× a random mask's" in weak["teacher_1"]
 
 
 def test_interval_table_gives_the_t_interval_per_case_and_split():

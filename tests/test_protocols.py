@@ -45,14 +45,15 @@ def every_config(profile: str, tmp_path) -> dict[str, list[TrainConfig]]:
     random masks' coverage (the real one is read from the trained teachers)."""
     source = "embedded" if profile != "paper" else _medical_fixture(tmp_path)
     out = {}
-    for chapter, plan in chapter_plans.PLANS.items():
+    for chapter in chapter_plans.PLANS:
         medical_chapter = chapter not in chapter_plans.MNIST_CHAPTERS
         p = chapter_plans.protocol_for(chapter, profile,
                                        **({"source": source} if medical_chapter else {}))
         options = ({"coverage": {e: dict.fromkeys(protocols.medical_teachers(profile).train_taus, 0.3)
                                  for e in medical_plans.DATASETS}}
                    if chapter == "medical_teachers" else {})
-        out[chapter] = chapter_plans.configs(plan(p, tmp_path, _no_training, **options))
+        out[chapter] = chapter_plans.configs(chapter_plans.planned(chapter, p, tmp_path,
+                                                                   _no_training, **options))
     return out
 
 

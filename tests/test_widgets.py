@@ -208,3 +208,23 @@ def test_png_is_valid_base64(setup):
     view = widgets.compute_views(models["A"], split, [1], LAYERS)[0]["relu2"]
     src = re.search(r'src="data:image/png;base64,([^"]+)"', widgets.activation_html(view)).group(1)
     assert base64.b64decode(src)[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_views_summary_counts_right_answers_and_averages_the_shares_inside_the_masks(setup):
+    """Per model, the right answers among the images and the mean shares inside M and D(M, l),
+    computed here image by image from tapkit.maps.explain."""
+    models, split = setup
+    indices = [0, 3, 5]
+    summary = widgets.views_summary(models, split, indices, LAYERS)
+    assert list(summary.index) == ["A", "B"]
+    for name, model in models.items():
+        right, grad, act2 = 0, [], []
+        for i in indices:
+            out, act, small = expected(model, split, i, "relu2")
+            right += int(out.probs[0].argmax()) == int(split.y[i])
+            g = out.input_grad[0, 0].abs().numpy()
+            grad.append((g * split.mask[i, 0].numpy()).sum() / g.sum())
+            act2.append(np.abs(act)[small > 0].sum() / np.abs(act).sum())  # where D(M, l) > 0
+        assert summary.loc[name, "right"] == f"{right}/3"
+        assert summary.loc[name, "|∇x| inside M"] == pytest.approx(np.mean(grad), rel=1e-4)
+        assert summary.loc[name, "relu2 inside D(M,l)"] == pytest.approx(np.mean(act2), rel=1e-4)

@@ -276,9 +276,10 @@ def show_committed(chapter: Chapter, patterns: Iterable[str], how_to: str,
 
 def medical_figure(ch: Chapter, summary: pd.DataFrame, experiment: str, models, methods,
                    title: str, name: str, caveat: bool = False,
-                   runs: pd.DataFrame | None = None) -> None:
+                   runs: pd.DataFrame | None = None, caption: str | None = None) -> None:
     """The paper's medical figure for ``summary`` (saved as ``figures/<name>.png`` and shown;
-    ``runs``, the per-run rows, give the Δ panel its error bars),
+    ``runs``, the per-run rows, give the Δ panel its error bars; ``caption``, e.g. the
+    provenance, in italics under it),
     followed by the findings computed from it, the cells the profile leaves out and why (and,
     with ``caveat``, the stand-in's caveat)."""
     import matplotlib.pyplot as plt
@@ -296,6 +297,8 @@ def medical_figure(ch: Chapter, summary: pd.DataFrame, experiment: str, models, 
                                if medical.is_standin(ch.settings) else None, runs)
     report.save_figure(fig, ch.root, name)
     plt.show()
+    if caption:
+        display(Markdown(f"*{caption}*"))
     display(Markdown(medical.findings(summary, metric, models, methods, untrained, left)))
     if left:
         display(Markdown(medical.left_out_note(left)))

@@ -316,14 +316,13 @@ def _matches_at_cost(ev: Evidence, methods: Methods = ()):
 
 
 def _teacher(ev: Evidence, methods: Methods = ()):
-    """:func:`.claims.teacher_claim` on the MNIST Setting-2 table, with the 1% teacher's
-    annotation lift per τ under the students' threshold rule (the teachers page's
-    ``annotation_quality``), where the build measured it."""
+    """:func:`.claims.teacher_claim` on the MNIST Setting-2 table, not judged where the 1%
+    teacher's masks mark the decoy no better than random ones (:func:`_weak_teachers`)."""
     frame, _ = ev.table("mnist_teacher")
     if frame is None:
         return None
     return teacher_claim(frame, "MNIST (Setting 2)", *methods,
-                         lifts=_lifts(ev, Annotation.TEACHER_1))
+                         weak=_weak_teachers(ev).get(Annotation.TEACHER_1.value))
 
 
 _teacher.reads = TEACHER_TABLES

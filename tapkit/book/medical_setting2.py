@@ -99,6 +99,45 @@ def quality_rows(experiment: str, teacher: str, seed: int, rows: Sequence[dict])
     return [{"experiment": experiment, "annotator": teacher, "seed": seed, **r} for r in rows]
 
 
+def annotation_quality(sal: Mapping[tuple, tuple], taus: Sequence[float],
+                       threshold: str) -> tuple[pd.DataFrame, dict[str, float]]:
+    """The teachers' annotation quality per data set, teacher, rule and τ, the mean over seeds
+    (``sal[(experiment, teacher, seed)]``: a teacher's saliency E and the tagged training split
+    its students see; :func:`tapkit.teachers.annotation_quality` under ``threshold``), and each
+    data set's tag coverage (the share of pixels its ground-truth masks mark)."""
+    from .. import teachers
+
+    quality = pd.DataFrame([row for (e, name, seed), (sal_e, data) in sal.items()
+                            for row in quality_rows(e, name, seed, teachers.annotation_quality(
+                                sal_e, data.mask, taus, [threshold]))])
+    quality = quality.groupby(["experiment", "annotator", "rule", "tau"], sort=False)[
+        ["coverage", "precision", "recall"]].mean().reset_index()
+    truth: dict[str, float] = {}
+    for (e, *_), (_, data) in sal.items():
+        truth.setdefault(e, data.mask.mean().item())
+    return quality, truth
+
+
+def random_coverage(sal: Mapping[tuple, tuple], taus: Sequence[float],
+                    threshold: str) -> dict[str, dict[float, float]]:
+    """Per data set, the share of pixels the teachers' masks cover at each τ of ``taus`` under
+    ``threshold`` (:func:`tapkit.experiments.setting2_plans.mask_coverage`): what the random
+    masks of that τ cover, as the paper's random column changes with τ."""
+    from ..experiments.setting2_plans import mask_coverage
+
+    maps: dict[str, list] = {}
+    for (e, *_), (sal_e, _) in sal.items():
+        maps.setdefault(e, []).append(sal_e)
+    return {e: mask_coverage(m, taus, threshold) for e, m in maps.items()}
+
+
+def coverage_text(coverage: Mapping[str, Mapping[float, float]]) -> str:
+    """:func:`random_coverage` in a sentence."""
+    return "Random masks' coverage per τ: " + "; ".join(
+        f"{e.upper()} " + ", ".join(f"τ={tau:g}: {c:.1%}" for tau, c in cov.items())
+        for e, cov in coverage.items()) + "."
+
+
 def plot_overlap(quality: pd.DataFrame, truth_coverage: dict[str, float], title: str):
     """fig:overlap: precision (solid) and recall (dashed) of each teacher's annotations against
     the tags at every τ, one panel per data set; random masks of any coverage have a precision

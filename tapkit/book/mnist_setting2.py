@@ -123,6 +123,55 @@ def quality_findings(quality_mean: pd.DataFrame, gt_coverage: float,
         "annotations are useful on these digits.")
 
 
+def quality_figure(quality_mean: pd.DataFrame):
+    """The paper's annotation-precision/recall figure: pixel precision and recall against τ,
+    one panel per threshold rule (:data:`tapkit.teachers.THRESHOLD_RULES`: Eq. 14's absolute
+    level, the released code's quantile), each teacher solid and the random baselines dotted
+    (``quality_mean``: :func:`annotation_quality`'s means over seeds)."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.2), sharey=True)
+    for ax, rule in zip(axes, teachers.THRESHOLD_RULES):
+        for name, group in quality_mean.groupby("annotator", sort=False):
+            part = group if group.rule.iloc[0] == "random" else group[group.rule == rule]
+            style = ":" if "random" in name else "-"
+            shown = labels.label(name)
+            ax.plot(part.tau, part.precision, style, marker="o", label=f"{shown} precision")
+            ax.plot(part.tau, part.recall, style, marker="s", label=f"{shown} recall")
+        ax.set_xscale("log")
+        ax.set_xlabel("τ")
+        ax.set_title(f"{rule} rule" + (" (paper, Eq. 14)" if rule == "absolute"
+                                       else " (released code)"))
+    axes[0].set_ylabel("pixel precision / recall")
+    axes[1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1))
+    fig.suptitle("Annotation quality on Decoy-MNIST", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def masks_figure(e: Tensor, data: Split, teacher: str, taus: Sequence[float], n: int = 3):
+    """What a teacher's masks look like: ``n`` contaminated training images of different classes
+    (the split is sorted by class), their ground-truth patch, the teacher's saliency E and the
+    masks of both threshold rules at the smallest and largest of ``taus`` (bright: annotated)."""
+    import matplotlib.pyplot as plt
+
+    pick = [(2 * i + 1) * len(data) // (2 * n) for i in range(n)]
+    e, data = e[pick], data.subset(pick)
+    panels = [("image", data.x), ("ground truth", data.mask), (f"E ({labels.label(teacher)})", e)]
+    panels += [(f"{rule} τ={tau:g}", teachers.threshold(e, tau, rule))
+               for rule in teachers.THRESHOLD_RULES for tau in (min(taus), max(taus))]
+    fig, axes = plt.subplots(n, len(panels), figsize=(1.3 * len(panels), 1.4 * n))
+    for row in range(n):
+        for col, (name, images) in enumerate(panels):
+            axes[row, col].imshow(images[row, 0], cmap="gray" if col == 0 else "magma")
+            axes[row, col].set_xticks([]), axes[row, col].set_yticks([])
+            if row == 0:
+                axes[row, col].set_title(name, fontsize=7)
+    fig.suptitle("Teacher annotations (bright = annotated)", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
 def bar_labels(summary: pd.DataFrame, annotations: Sequence[str]) -> pd.DataFrame:
     """Mean per (annotation, τ) and split, in the order of ``annotations``, labelled for the x
     axis."""

@@ -55,3 +55,68 @@ def committed_view(table: pd.DataFrame) -> pd.DataFrame:
     layer) column."""
     return table.pivot_table(index=["dataset", "model", "case"], columns=["metric", "layer"],
                              values="ours")
+
+
+LAYERS = ("ig", "act1", "act2", "act3", "act4")
+"""The overlap's maps: the input gradients (IG) and the four penalised layers' activations."""
+
+
+def recall_figure(recall: pd.DataFrame, datasets: Sequence[str], models: Sequence[str],
+                  cases: Sequence[str], standin: bool, untrained: Iterable[str], title: str):
+    """The appendix's recall figure: one panel per dataset (row) and architecture (column), the
+    top-quartile recall of the tags at each of :data:`LAYERS` per method of ``cases`` (a case
+    with no run has no line), against chance (:data:`CHANCE_RECALL`). ``standin`` labels the
+    panels as the stand-in's; an architecture in ``untrained`` is marked so."""
+    import matplotlib.pyplot as plt
+
+    from . import report
+
+    untrained = set(untrained)
+    layers = list(LAYERS)
+    fig, axes = plt.subplots(len(datasets), len(models),
+                             figsize=(3.4 * len(models), 2.8 * len(datasets)), squeeze=False,
+                             sharey=True)
+    for i, experiment in enumerate(datasets):
+        name = medical.DATASETS[experiment]
+        for j, model in enumerate(models):
+            ax = axes[i, j]
+            sel = recall[(recall.dataset == name) & (recall.model == model)]
+            for case in cases:
+                line = sel[sel.case == case].set_index("layer").reindex(layers)
+                ax.plot(layers, line["ours"], marker="o", label=medical.CASE_LABELS[case])
+            ax.set_title(f"{name} (stand-in)" if standin else name, fontsize=report.MIN_FONT_PT)
+            ax.set_xlabel(medical.ARCH_LABELS[model] + (" (untrained)" if model in untrained
+                                                        else ""), fontsize=report.MIN_FONT_PT)
+            report.chance_line(ax, CHANCE_RECALL, "chance (top quartile)")
+            ax.set_ylim(-0.02, 1.02)
+    axes[0, 0].set_ylabel("recall (lower is better)")
+    axes[0, -1].legend(fontsize=report.MIN_FONT_PT, loc="upper left", bbox_to_anchor=(1.02, 1))
+    report.titled(fig, title)
+    report.fit_text(fig)
+    fig.tight_layout()
+    return fig
+
+
+def against_none(recall: pd.DataFrame, method: str,
+                 skip: Iterable[str] = ()) -> pd.DataFrame:
+    """``method``'s mean recall of the tags beside No XS's, per dataset and architecture (those
+    in ``skip``, untrained in the profile, left out): at the input (IG) and over the first two
+    penalised layers (Act 1-2); the pairs where either has no run are dropped."""
+    recall = recall[~recall.model.isin(set(skip))]
+    first_two, none, own = ["act1", "act2"], label("none"), label(method)
+    return pd.DataFrame({f"{none}: IG": mean_recall(recall, "none", ["ig"]),
+                         f"{own}: IG": mean_recall(recall, method, ["ig"]),
+                         f"{none}: Act 1-2": mean_recall(recall, "none", first_two),
+                         f"{own}: Act 1-2": mean_recall(recall, method, first_two)}).dropna()
+
+
+def against_none_text(compare: pd.DataFrame, method: str, skip: Iterable[str] = ()) -> str:
+    """:func:`against_none` in a sentence: in how many dataset/architecture pairs ``method``'s
+    first two penalised layers overlap the tags less than No XS's, against chance."""
+    none, own, skip = label("none"), label(method), list(skip)
+    lower = int((compare[f"{own}: Act 1-2"] < compare[f"{none}: Act 1-2"]).sum())
+    return (f"{own}'s top-quartile activations in the first two penalised layers overlap the "
+            f"tags less than No XS's in **{lower} of {len(compare)}** dataset/architecture pairs "
+            f"with a {own} run here (recall at chance is {CHANCE_RECALL:g}"
+            + (f"; untrained in this profile and left out: "
+               f"{', '.join(medical.ARCH_LABELS[m] for m in skip)}" if skip else "") + ").")

@@ -86,3 +86,122 @@ def committed_view(table: pd.DataFrame) -> pd.DataFrame:
     method), to two decimals. The speed page shows the committed table beside the paper's ratios,
     labelled for people, with :func:`.paper_profile.speed_beside_paper`."""
     return table.set_index(["model", "method"]).round(2)
+
+
+def _intervals(ratios: pd.DataFrame, col: str, digits: int = 2) -> list[str]:
+    """``[lo, hi]`` of ``col``'s interval per row (``—`` where it has none)."""
+    return [f"[{lo:.{digits}f}, {hi:.{digits}f}]" if lo == lo and hi == hi else "—"
+            for lo, hi in zip(ratios[f"{col}_lo"].astype(float), ratios[f"{col}_hi"].astype(float))]
+
+
+def ratios_table(ratios: pd.DataFrame, arch: Mapping[str, str]) -> pd.DataFrame:
+    """Table 1 as the page shows it: per architecture (``arch``: its label) and method, it/s and
+    peak MB, the ratios to No XS with their 95% intervals, rounds and passes, beside the
+    paper's ratios."""
+    show = ratios.assign(
+        architecture=ratios.model.map(arch), method=ratios.method.map(medical.CASE_LABELS),
+        **{"it/s": ratios.it_per_s.round(2), "peak MB": ratios.peak_mem_mb.round(0),
+           "speed 95%": _intervals(ratios, "speed_ratio"),
+           "rounds": ratios.speed_rounds.astype("Int64"),
+           "memory 95%": _intervals(ratios, "mem_ratio"),
+           "passes": ratios.mem_passes.astype("Int64")})
+    return show.set_index(["architecture", "method"])[
+        ["status", "it/s", "speed_ratio", "speed 95%", "rounds", "paper_speed_ratio", "peak MB",
+         "mem_ratio", "memory 95%", "passes", "paper_mem_ratio"]].round(2)
+
+
+def ratios_figure(ratios: pd.DataFrame, names: Sequence[str], methods: Sequence[str],
+                  arch: Mapping[str, str]):
+    """Table 1 as bars: each XS method's speed and memory ratio to No XS per architecture (its
+    95% interval as error bars) beside the paper's (hatched; a missing bar is the paper's OOM)."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+    xs = [m for m in methods if m != "none"]
+    x = np.arange(len(names))
+    for ax, col, name in ((axes[0], "speed_ratio", "it/s"), (axes[1], "mem_ratio", "memory")):
+        for i, method in enumerate(xs):
+            sel = ratios[ratios.method == method].set_index("model").reindex(names)
+            off = x + (i - (len(xs) - 1) / 2) * 0.25
+            mid = sel[col].astype(float)
+            err = np.abs(np.vstack([mid - sel[f"{col}_lo"].astype(float),
+                                    sel[f"{col}_hi"].astype(float) - mid]))
+            ax.bar(off, mid, 0.12, yerr=np.nan_to_num(err), capsize=2,
+                   label=f"{medical.CASE_LABELS[method]} (ours, 95% interval)", color=f"C{i}")
+            ax.bar(off + 0.12, sel[f"paper_{col}"].astype(float), 0.12, color=f"C{i}",
+                   alpha=0.4, hatch="//", label=f"{medical.CASE_LABELS[method]} (paper)")
+        ax.axhline(1.0, color="black", lw=0.8)
+        ax.set_xticks(x, [arch[m] for m in names], fontsize=report.MIN_FONT_PT)
+        ax.set_ylabel(label(col))
+        ax.set_title(f"{name} relative to No XS")
+    axes[0].legend(fontsize=report.MIN_FONT_PT, ncol=2)
+    report.titled(fig, "Table 1 as ratios to No XS (paper: hatched; a missing bar is the "
+                       "paper's OOM)")
+    report.fit_text(fig)
+    fig.tight_layout()
+    return fig
+
+
+def tap_checks(ratios: pd.DataFrame, arch: Mapping[str, str], keeps: float) -> pd.DataFrame:
+    """The paper's method against No XS per architecture: its speed and memory ratios with their
+    95% intervals and the verdict of each against ``keeps`` (speed at least ``keeps``, memory at
+    most 1/``keeps``: :func:`.claims.keeps_verdict`), and the noise floor (No XS measured
+    again, against No XS)."""
+    from ..methods import proposed_method
+    from .claims import keeps_verdict
+
+    own = ratios[ratios.method == proposed_method()].set_index("model")
+    again = ratios[ratios.method == "none_again"].set_index("model")
+    name = label(proposed_method())
+    return pd.DataFrame({
+        f"{name} it/s ÷ No XS": own.speed_ratio.values,
+        "95% interval": _intervals(own, "speed_ratio", 3),
+        f"speed ≥ {keeps:g}": [keeps_verdict(lo, hi, keeps)
+                               for lo, hi in zip(own.speed_ratio_lo, own.speed_ratio_hi)],
+        f"{name} memory ÷ No XS": own.mem_ratio.values,
+        "95% interval ": _intervals(own, "mem_ratio", 3),
+        f"memory ≤ 1/{keeps:g}": [keeps_verdict(lo, hi, 1 / keeps, higher_is_better=False)
+                                  for lo, hi in zip(own.mem_ratio_lo, own.mem_ratio_hi)],
+        "noise: No XS again ÷ No XS (it/s)": [
+            f"{m:.3f} [{lo:.3f}, {hi:.3f}]" for m, lo, hi in
+            zip(again.speed_ratio, again.speed_ratio_lo, again.speed_ratio_hi)]},
+        index=own.index.map(arch)).round(3)
+
+
+def oom_text(ratios: pd.DataFrame, batch: int, px: int, device: str) -> str | None:
+    """Whether the cell the paper's Table 1 marks OOM (:func:`.paper_profile.paper_oom`: RBR on
+    DenseNet-121) fits here at ``batch`` images of ``px`` pixels, in a sentence; None when this
+    measurement did not include it."""
+    from .paper_profile import paper_oom
+
+    model, method = paper_oom()
+    cell = ratios[(ratios.model == model) & (ratios.method == method)]
+    if cell.empty:
+        return None
+    row = cell.iloc[0]
+    state = ("ran out of memory" if row.status == "oom" else
+             f"fits (peak {row.peak_mem_mb:.0f} MB, {row.it_per_s:.2f} it/s)")
+    return (f"{label(method)} on {label(model)} at batch {batch} of {px} px on {device}: "
+            f"**{state}**. The paper's RTX 3080 (10 GB) ran out of memory at batch 16 of 224 px.")
+
+
+def efficiency_table(eff: pd.DataFrame) -> pd.DataFrame:
+    """The efficiency rows (:func:`tapkit.benchmark.efficiency`) for people: per architecture
+    its batch, image size and optimiser, a step's GFLOP and seconds, its GFLOP/s and its share
+    of the same process's matrix multiply."""
+    return pd.DataFrame({
+        "architecture": eff.model.map(label),
+        "batch": eff.batch_size, "image px": eff.image_size, "optimiser": eff.optimizer.str.upper(),
+        "GFLOP a step": (eff.step_flops / 1e9).round(2), "step s": eff.step_s.round(3),
+        "GFLOP/s": (eff.flops_per_s / 1e9).round(1),
+        "share of matmul": eff.efficiency.round(2)}).set_index("architecture")
+
+
+def efficiency_caption(eff: pd.DataFrame, device: str, steps: int) -> str:
+    """The efficiency table's caption: the matrix multiply's GFLOP/s and threads, the device and
+    how many steps the fastest was taken from."""
+    threads = int(eff.threads.iloc[0])
+    return (f"*No XS training steps against a 2048² matrix multiply "
+            f"({eff.matmul_flops_per_s.iloc[0] / 1e9:.1f} GFLOP/s with {threads} "
+            f"thread{'s' if threads != 1 else ''}) — {device}, fastest of {steps} steps*")

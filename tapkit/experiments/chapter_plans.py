@@ -7,11 +7,15 @@ the tests all call these functions, so the sweep fills exactly what the pages re
 ``tests/test_chapter_plans.py`` checks that each notebook asks for its plan's runs and no other.
 
 A plan function takes the chapter's protocol (as the notebook has it, or
-:func:`protocol_for` of a profile), the results root, and ``run``, which trains (or reads from
-the store) a list of configs and returns their records (:func:`.executors.run_many`): a chapter
-whose later runs follow from earlier results (a λ search's choice, the random masks' coverage
-read from the trained teachers) runs those first through ``run``. Its keyword options are the
-notebook's parameters, with the notebook's defaults, which the sweep uses.
+:func:`protocol_for` of a profile) and the results root, and returns cells: it trains nothing
+and writes nothing. A chapter whose runs follow from earlier results (a λ search's choice, the
+random masks' coverage read from the trained teachers) declares those earlier runs as its
+:class:`Stage` s (:attr:`ChapterSpec.stages`); :func:`prepare` runs them through ``run``, which
+trains (or reads from the store) a list of configs and returns their records
+(:func:`.executors.run_many`), and writes what the plan reads; :func:`planned` is both. A plan
+whose stage has not run raises :class:`StageNotRun`. Its keyword options are the notebook's
+parameters, with the notebook's defaults, which the sweep uses; a chapter's stages take the
+same options.
 """
 
 from __future__ import annotations
@@ -32,10 +36,37 @@ from . import medical_plans, plans, protocols, setting1
 from . import setting2_plans as s2p
 from .cells import Annotation, Cell, labels
 from .executors import run_many
+from .store import ResultStore
 from .medical_runs import search_and_choose
 from .protocols import Protocol, TeachersProtocol
 
 Runner = Callable[[list], Any]  # trains / reads a list of configs; returns their record frame
+
+
+class StageNotRun(RuntimeError):
+    """A plan needs results of a stage (:class:`Stage`) that the store does not hold yet."""
+
+
+@dataclass(frozen=True)
+class Stage:
+    """What a chapter trains before its plan can be built: ``cells`` (run first, through the
+    runner :func:`prepare` is given) and ``conclude(run)``, which writes what the plan reads from
+    them (a λ search's choice table); None when the plan reads the stored runs themselves (the
+    teachers, whose saliency gives the random masks' coverage)."""
+
+    name: str
+    cells: tuple[Cell, ...]
+    conclude: Callable[[Runner], Any] | None = None
+
+
+def prepare(stages: Iterable[Stage], run: Runner) -> None:
+    """Run each stage's cells through ``run`` (trained, or read from the store), then its
+    conclusion, in order."""
+    for stage in stages:
+        if stage.cells:
+            run(configs(stage.cells))
+        if stage.conclude is not None:
+            stage.conclude(run)
 KD_METHODS = tuple(methods_where(kind=Kind.DISTILLATION))  # KD, AT, JT
 EXTRA_CASES = ("base", "none", proposed_method())  # the appendix architectures: Base, No XS, TAP
 MEDICAL_DATASETS = tuple(medical_plans.DATASETS)
@@ -100,7 +131,7 @@ def _named(cells: Iterable[Cell], table: str) -> list[Cell]:
 
 # ----------------------------------------------------------------------------- MNIST
 
-def lambda_search(p: Protocol, root: str | Path, run: Runner | None = None,
+def lambda_search(p: Protocol, root: str | Path,
                   grids: Mapping[str, Iterable[float]] | None = None) -> list[Cell]:
     """The λ search on Decoy-MNIST (:func:`.plans.search_configs`): every (method, λ) of
     ``grids`` (default: the protocol's) on the first seed."""
@@ -109,7 +140,7 @@ def lambda_search(p: Protocol, root: str | Path, run: Runner | None = None,
             for cfg in plans.search_configs(p, grids)]
 
 
-def mnist(p: Protocol, root: str | Path, run: Runner | None = None,
+def mnist(p: Protocol, root: str | Path,
           cases: Sequence[str] | None = None,
           lambdas: Mapping[str, float] | None = None) -> list[Cell]:
     """Setting 1 on Decoy-MNIST: every case (None: :func:`.setting1.cases`) for each of its
@@ -118,7 +149,7 @@ def mnist(p: Protocol, root: str | Path, run: Runner | None = None,
                              "mnist_gt")
 
 
-def teachers(p: Protocol, root: str | Path, run: Runner | None = None,
+def teachers(p: Protocol, root: str | Path,
              t: TeachersProtocol | None = None, lambdas: Mapping[str, float] | None = None,
              threshold: str | None = None) -> list[Cell]:
     """Setting 2 on Decoy-MNIST (``p`` on the teachers' seeds, :meth:`on_seeds`): the teachers
@@ -140,7 +171,7 @@ def teachers(p: Protocol, root: str | Path, run: Runner | None = None,
                      "mnist_teacher_xs"))
 
 
-def distillation(p: Protocol, root: str | Path, run: Runner | None = None,
+def distillation(p: Protocol, root: str | Path,
                  t: TeachersProtocol | None = None, methods: Sequence[str] = KD_METHODS,
                  lambdas: Mapping[str, float] | None = None,
                  kd_temperature: float | None = None) -> list[Cell]:
@@ -160,48 +191,84 @@ def distillation(p: Protocol, root: str | Path, run: Runner | None = None,
 
 # ----------------------------------------------------------------------------- medical
 
-def searched_runs(p: Protocol, root: str | Path, run: Runner, experiment: str,
-                  models: Sequence[str], cases: Sequence[str], artifact: str,
-                  lambdas: Mapping[str, Any] | None, table: str) -> list[Cell]:
-    """A medical table's λ search (run through ``run``, its choice written as
-    ``tables/lambda_choice_<experiment>_<artifact>.csv``), then its runs at the chosen λ: the
-    search's cells (table :func:`.medical_plans.choice_name`) and the table's."""
-    search_and_choose(p, experiment, models, cases, artifact, root, run=run)
-    xs = [m for m in cases if is_xs(m)]
-    found = _named(medical_plans.search_runs(p, experiment, models, xs, artifact),
-                   medical_plans.choice_name(experiment, artifact))
+def lambda_search_stage(p: Protocol, root: str | Path, experiment: str, models: Sequence[str],
+                        cases: Sequence[str], artifact: str) -> Stage:
+    """A medical table's λ search as a stage: its runs (table
+    :func:`.medical_plans.choice_name`) and its choice, written as
+    ``tables/lambda_choice_<experiment>_<artifact>.csv`` (:func:`.medical_runs.search_and_choose`)
+    for the table's plan to read."""
+    name = medical_plans.choice_name(experiment, artifact)
+    cells = _named(medical_plans.search_runs(p, experiment, models,
+                                             [m for m in cases if is_xs(m)], artifact), name)
+
+    def choose(run: Runner) -> None:
+        search_and_choose(p, experiment, models, cases, artifact, root, run=run)
+    return Stage(name, tuple(cells), choose if cells else None)
+
+
+def searched_runs(p: Protocol, root: str | Path, experiment: str, models: Sequence[str],
+                  cases: Sequence[str], artifact: str, lambdas: Mapping[str, Any] | None,
+                  table: str) -> list[Cell]:
+    """A medical table's runs at its λ search's choice (:func:`lambda_search_stage`, which must
+    have run where the protocol searches): the search's cells and the table's."""
+    stage = lambda_search_stage(p, root, experiment, models, cases, artifact)
+    if stage.cells and not (Path(root) / "tables" / f"{stage.name}.csv").exists():
+        raise StageNotRun(f"the λ search {stage.name} has not run: prepare the chapter's stages "
+                          "first (chapter_plans.prepare, or planned)")
+    found = list(stage.cells)
     lams = medical_plans.searched_lambdas(root, experiment, artifact, lambdas)
     return found + _named(medical_plans.medical_runs(p, experiment, models, cases, artifact, lams),
                           table)
 
 
-def medical_gt(p: Protocol, root: str | Path, run: Runner, experiment: str = "pneu",
+def _medical_tables(p: Protocol, experiment: str, models: Sequence[str],
+                    cases: Sequence[str] | None) -> list[tuple[str, Sequence[str], str]]:
+    """``(artifact, models, table)`` of each table of Setting 1 on ``experiment``: the tags', and
+    the stripes' for the protocol's ``stripe_models``."""
+    out = [("tag", models, f"{experiment}_gt")]
+    stripes = protocols.per_experiment(p.stripe_models, experiment)
+    return out + ([("stripe", stripes, f"{experiment}_stripe")] if stripes else [])
+
+
+def medical_gt_stages(p: Protocol, root: str | Path, experiment: str = "pneu",
+                      models: Sequence[str] = medical_plans.ARCHITECTURES,
+                      cases: Sequence[str] | None = None, **_: Any) -> list[Stage]:
+    """The λ searches :func:`medical_gt`'s tables are trained after."""
+    cases = cases or setting1.cases()
+    return [lambda_search_stage(p, root, experiment, ms, cases, artifact)
+            for artifact, ms, _ in _medical_tables(p, experiment, models, cases)]
+
+
+def medical_gt(p: Protocol, root: str | Path, experiment: str = "pneu",
                models: Sequence[str] = medical_plans.ARCHITECTURES,
                cases: Sequence[str] | None = None,
                lambdas: Mapping[str, Any] | None = None) -> list[Cell]:
     """Setting 1 on PNEU or KNEE (``experiment``): the tag table ``"<experiment>_gt"`` of
     ``models`` and, for the protocol's ``stripe_models``, the stripe table
-    ``"<experiment>_stripe"``, each after its λ search (``cases`` None: every case,
-    :func:`.setting1.cases`)."""
+    ``"<experiment>_stripe"``, each at its λ search's choice (:func:`medical_gt_stages`;
+    ``cases`` None: every case, :func:`.setting1.cases`)."""
     cases = cases or setting1.cases()
-    out = searched_runs(p, root, run, experiment, models, cases, "tag", lambdas,
-                        f"{experiment}_gt")
-    stripes = protocols.per_experiment(p.stripe_models, experiment)
-    if stripes:
-        out += searched_runs(p, root, run, experiment, stripes, cases, "stripe", lambdas,
-                             f"{experiment}_stripe")
-    return out
+    return [c for artifact, ms, table in _medical_tables(p, experiment, models, cases)
+            for c in searched_runs(p, root, experiment, ms, cases, artifact, lambdas, table)]
 
 
-def extra_architectures(p: Protocol, root: str | Path, run: Runner,
+def extra_stages(p: Protocol, root: str | Path, datasets: Sequence[str] = MEDICAL_DATASETS,
+                 models: Sequence[str] = medical_plans.EXTRA_ARCHITECTURES,
+                 cases: Sequence[str] = EXTRA_CASES, **_: Any) -> list[Stage]:
+    """The λ searches :func:`extra_architectures`' tables are trained after."""
+    return [lambda_search_stage(p, root, e, models, cases, "tag") for e in datasets]
+
+
+def extra_architectures(p: Protocol, root: str | Path,
                         datasets: Sequence[str] = MEDICAL_DATASETS,
                         models: Sequence[str] = medical_plans.EXTRA_ARCHITECTURES,
                         cases: Sequence[str] = EXTRA_CASES,
                         lambdas: Mapping[str, Any] | None = None) -> list[Cell]:
     """The appendix's EfficientNet-B0 and MobileNet-v2 on each of ``datasets`` (table
-    ``"extra_<experiment>"``), after their λ search where the protocol searches."""
+    ``"extra_<experiment>"``), at their λ search's choice where the protocol searches
+    (:func:`extra_stages`)."""
     return [c for e in datasets
-            for c in searched_runs(p, root, run, e, models, cases, "tag", lambdas, f"extra_{e}")]
+            for c in searched_runs(p, root, e, models, cases, "tag", lambdas, f"extra_{e}")]
 
 
 def medical_teacher_cells(p: Protocol, t: TeachersProtocol,
@@ -213,7 +280,19 @@ def medical_teacher_cells(p: Protocol, t: TeachersProtocol,
             for c in _named(s2p.teacher_cells(p, t, e), "medical_teacher_performance")]
 
 
-def medical_teachers(p: Protocol, root: str | Path, run: Runner,
+def medical_teacher_stages(p: Protocol, root: str | Path, t: TeachersProtocol | None = None,
+                           datasets: Sequence[str] | None = None,
+                           coverage: Mapping[str, Mapping[float, float]] | None = None,
+                           **_: Any) -> list[Stage]:
+    """The teachers :func:`medical_teachers`' random masks read their coverage from (none when
+    the notebook gives the ``coverage``: it trained them itself)."""
+    if coverage is not None:
+        return []
+    t = t or protocols.medical_teachers(p.name)
+    return [Stage("medical_teacher_performance", tuple(medical_teacher_cells(p, t, datasets)))]
+
+
+def medical_teachers(p: Protocol, root: str | Path,
                      t: TeachersProtocol | None = None,
                      datasets: Sequence[str] | None = None, threshold: str | None = None,
                      lambdas: Mapping[str, Any] | None = None,
@@ -223,14 +302,17 @@ def medical_teachers(p: Protocol, root: str | Path, run: Runner,
     teachers' seeds): the teachers
     (:func:`medical_teacher_cells`), then the students with teacher and random masks and Setting
     1's references (table ``"medical_teacher"``). The random masks cover ``coverage[experiment]``
-    at each τ; by default that is read from the teachers (their saliency on ``device``), which
-    ``run`` trains first."""
+    at each τ; by default that is read from the stored teachers (their saliency on ``device``;
+    :func:`medical_teacher_stages` trains them)."""
     t = t or protocols.medical_teachers(p.name)
     out = []
     for e in t.datasets(p, datasets):
         teacher = medical_teacher_cells(p, t, [e])
         if coverage is None:
-            run(configs(teacher))
+            missing = [c for c in teacher if not ResultStore(Path(root) / "runs").load(c.cfg)]
+            if missing:
+                raise StageNotRun(f"{len(missing)} teacher(s) of {e} are not stored: prepare the "
+                                  "chapter's stages first (chapter_plans.prepare, or planned)")
             cover = s2p.teacher_coverage(p, t, e, Path(root) / "runs", resolve_device(device),
                                          threshold)
         else:
@@ -240,7 +322,7 @@ def medical_teachers(p: Protocol, root: str | Path, run: Runner,
     return out
 
 
-def medical_distillation(p: Protocol, root: str | Path, run: Runner | None = None,
+def medical_distillation(p: Protocol, root: str | Path,
                          t: TeachersProtocol | None = None,
                          datasets: Sequence[str] | None = None,
                          lambdas: Mapping[str, Any] | None = None,
@@ -268,16 +350,18 @@ class SettingProtocol(str, Enum):
 @dataclass(frozen=True)
 class ChapterSpec:
     """One training chapter's facts, in one place: its ``plan`` (the runs its notebook asks
-    for), the Setting-1 protocol it takes (``protocol``: ``"mnist"`` or ``"medical"``), whether
-    it trains on the teachers' seeds (``teacher_seeds``: Setting 2 and distillation), and the
-    chapters whose λ choice or runs it ``reads`` (they run first: in ``tapkit sweep``, and as the
-    Makefile's dependencies, which a test checks against these)."""
+    for; it trains nothing), its ``stages`` (what must be trained first, with the plan's
+    options: :class:`Stage`), the Setting-1 protocol it takes (``protocol``: ``"mnist"`` or
+    ``"medical"``), whether it trains on the teachers' seeds (``teacher_seeds``: Setting 2 and
+    distillation), and the chapters whose λ choice or runs it ``reads`` (they run first: in
+    ``tapkit sweep``, and as the Makefile's dependencies, which a test checks against these)."""
 
     name: str
     plan: Callable[..., list[Cell]]
     protocol: SettingProtocol
     teacher_seeds: bool = False
     reads: tuple[str, ...] = ()
+    stages: Callable[..., list[Stage]] = lambda p, root, **options: []
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "protocol", SettingProtocol(self.protocol))  # a bad name raises
@@ -304,11 +388,13 @@ for _spec in (
     ChapterSpec("mnist", mnist, _MNIST, reads=("lambda_search",)),
     ChapterSpec("teachers", teachers, _MNIST, teacher_seeds=True, reads=("lambda_search",)),
     ChapterSpec("distillation", distillation, _MNIST, teacher_seeds=True),
-    ChapterSpec("pneu", partial(medical_gt, experiment="pneu"), _MEDICAL),
-    ChapterSpec("knee", partial(medical_gt, experiment="knee"), _MEDICAL),
-    ChapterSpec("extra_architectures", extra_architectures, _MEDICAL),
+    ChapterSpec("pneu", partial(medical_gt, experiment="pneu"), _MEDICAL,
+                stages=partial(medical_gt_stages, experiment="pneu")),
+    ChapterSpec("knee", partial(medical_gt, experiment="knee"), _MEDICAL,
+                stages=partial(medical_gt_stages, experiment="knee")),
+    ChapterSpec("extra_architectures", extra_architectures, _MEDICAL, stages=extra_stages),
     ChapterSpec("medical_teachers", medical_teachers, _MEDICAL, teacher_seeds=True,
-                reads=("pneu", "knee")),
+                reads=("pneu", "knee"), stages=medical_teacher_stages),
     ChapterSpec("medical_distillation", medical_distillation, _MEDICAL, teacher_seeds=True,
                 reads=("pneu", "knee")),
 ):
@@ -346,7 +432,10 @@ def protocol_for(chapter: str, profile: str, **overrides: Any) -> Protocol:
     return p
 
 
-def plan(chapter: str, profile: str, root: str | Path, run: Runner, **overrides: Any) -> list[Cell]:
-    """:data:`PLANS` ``[chapter]`` with its default options on :func:`protocol_for`'s protocol:
-    what the chapter's notebook asks for when run with ``overrides`` as its parameters."""
-    return PLANS[chapter](protocol_for(chapter, profile, **overrides), Path(root), run)
+def planned(chapter: str, p: Protocol, root: str | Path, run: Runner,
+            **options: Any) -> list[Cell]:
+    """Chapter ``chapter``'s plan on ``p`` with the notebook's ``options``, after its stages
+    (:func:`prepare`, through ``run``): what its notebook asks the store for."""
+    spec = CHAPTER_SPECS[chapter]
+    prepare(spec.stages(p, root, **options), run)
+    return spec.plan(p, Path(root), **options)

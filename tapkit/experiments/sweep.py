@@ -42,10 +42,11 @@ def _write_lambda_choice(p: protocols.Protocol, root: Path, run: Runner,
 
 def _chapter(name: str) -> Callable[..., list[TrainConfig]]:
     """The configs of chapter ``name``'s plan (:data:`.chapter_plans.PLANS`) for a profile,
-    with its notebook's default options and ``overrides`` on its protocol."""
+    with its notebook's default options and ``overrides`` on its protocol, after its stages
+    (:func:`.chapter_plans.planned`: they run through ``run``)."""
     def configs(profile: str, root: Path, run: Runner, **overrides: Any) -> list[TrainConfig]:
         p = chapter_plans.protocol_for(name, profile, **overrides)
-        cells = chapter_plans.PLANS[name](p, Path(root), run)
+        cells = chapter_plans.planned(name, p, Path(root), run)
         if name == "lambda_search":
             _write_lambda_choice(p, Path(root), run, cells)
         # once each: a medical λ search's chosen run is also its table's run

@@ -1,0 +1,44 @@
+"""The λ pages' figures on Decoy-MNIST: the λ search's criterion against λ (the paper's
+Experimental Design: the loss on the permuted validation split, SC(X*, permute(y))) and the
+normalisation ablation (each method's permuted accuracy against λ, as the equations write the
+loss and as the released code normalises it). Provenance goes in the page's caption."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from . import labels
+
+
+def search_figure(search: pd.DataFrame):
+    """``search``'s ``val_loss`` against ``lam`` (log scale), one line per method."""
+    fig, ax = plt.subplots(figsize=(5, 3))
+    for method, grp in search.groupby("method"):
+        ax.plot(grp["lam"], grp["val_loss"], marker="o", label=labels.label(method))
+    ax.set_xscale("log")
+    ax.set_xlabel("λ")
+    ax.set_ylabel("loss on permuted validation split")
+    ax.legend()
+    ax.set_title("λ search on Decoy-MNIST", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def normalisation_figure(table: pd.DataFrame, methods: Sequence[str]):
+    """Per method of ``methods`` (a panel each), the permuted-decoy accuracy against λ for each
+    loss form of ``table`` (``form``: equations, released), at equal λ."""
+    fig, axes = plt.subplots(1, len(methods), figsize=(3.2 * len(methods), 2.8), squeeze=False)
+    for ax, method in zip(axes[0], methods):
+        for form, grp in table[table.method == method].groupby("form"):
+            ax.plot(grp["lam"], grp["permuted"], marker="o", label=form)
+        ax.set_xscale("log")
+        ax.set_title(labels.label(method))
+        ax.set_xlabel("λ")
+    axes[0][0].set_ylabel("accuracy, permuted decoys")
+    axes[0][-1].legend(fontsize=7)
+    fig.suptitle("Equations vs released normalisations at equal λ", fontsize=9)
+    fig.tight_layout()
+    return fig
