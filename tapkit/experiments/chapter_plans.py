@@ -36,11 +36,14 @@ from . import medical_plans, plans, protocols, setting1
 from . import setting2_plans as s2p
 from .cells import Annotation, Cell, labels
 from .executors import run_many
-from .store import ResultStore
 from .medical_runs import search_and_choose
 from .protocols import Protocol, TeachersProtocol
+from .store import ResultStore
 
 Runner = Callable[[list], Any]  # trains / reads a list of configs; returns their record frame
+KD_METHODS = tuple(methods_where(kind=Kind.DISTILLATION))  # KD, AT, JT
+EXTRA_CASES = ("base", "none", proposed_method())  # the appendix architectures: Base, No XS, TAP
+MEDICAL_DATASETS = tuple(medical_plans.DATASETS)
 
 
 class StageNotRun(RuntimeError):
@@ -67,9 +70,6 @@ def prepare(stages: Iterable[Stage], run: Runner) -> None:
             run(configs(stage.cells))
         if stage.conclude is not None:
             stage.conclude(run)
-KD_METHODS = tuple(methods_where(kind=Kind.DISTILLATION))  # KD, AT, JT
-EXTRA_CASES = ("base", "none", proposed_method())  # the appendix architectures: Base, No XS, TAP
-MEDICAL_DATASETS = tuple(medical_plans.DATASETS)
 
 
 def maps_cases() -> tuple[str, ...]:
