@@ -294,7 +294,7 @@ def _paired_claim(runs: pd.DataFrame, data: str, claim: str, where: str, method:
     n = ("—" if not counts else f"{min(counts)} seed{'s' if min(counts) != 1 else ''}"
          if min(counts) == max(counts) else f"{min(counts)}–{max(counts)} seeds")
     if not verdicts:
-        kind = NOT_RUN if not parts and all(n.endswith("not run") for n in notes) \
+        kind = NOT_RUN if not parts and all(note.endswith("not run") for note in notes) \
             else NOT_TESTABLE
         return Claim(claim, where, evidence, n, data, kind, reason="; ".join(notes))
     aside = f" (not judged: {'; '.join(notes)})" if notes else ""
