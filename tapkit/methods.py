@@ -88,6 +88,9 @@ class XSMethod:
     ``proposed``: the paper's own method (TAP), which its tables set beside every other XS
     loss (the comparators, ``comparators()``) and every distillation baseline; one entry
     at most says so (``proposed_method()``).
+    ``paper_grid``: the λ the paper's searches tried (tex l.348: log steps from 1e-9 to 1 for
+    TAP and RRR, from 1 to 1e9 for RBR, "given much smaller losses"); the paper profile
+    searches them (:func:`paper_grids`).
     """
 
     name: str
@@ -102,6 +105,7 @@ class XSMethod:
     keeps_input: Callable[[MethodOptions], bool] = _never
     released: MethodOptions | None = None
     proposed: bool = False
+    paper_grid: tuple[float, ...] = ()
 
     @property
     def needs_teacher(self) -> bool:
@@ -201,6 +205,17 @@ def proposed_method() -> str:
     return found[0]
 
 
+def table1_methods() -> list[str]:
+    """Table 1's columns, in its order: No XS, the comparators, then the paper's own method
+    (``["none", "rrr", "rbr", "tap"]``)."""
+    return methods_where(kind=Kind.NO_XS) + comparators() + [proposed_method()]
+
+
+def paper_grids() -> dict[str, tuple[float, ...]]:
+    """The paper's λ search grid of every method that has one (its ``paper_grid``, l.348)."""
+    return {m.name: m.paper_grid for m in _METHODS.values() if m.paper_grid}
+
+
 def comparators() -> list[str]:
     """The XS losses the paper compares its own method with (every :func:`xs_methods` entry but
     :func:`proposed_method`), in registration order: ``["rrr", "rbr"]``."""
@@ -276,13 +291,17 @@ def _released_rbr(options: MethodOptions) -> bool:
 
 
 GRAD = dict(input_grad=True, compilable=False)
+_LOG_STEPS = tuple(10.0 ** k for k in range(-9, 1))  # 1e-9 ... 1 (l.348)
 TEACHER = dict(teacher=True, kind=Kind.DISTILLATION)
 for _entry in (XSMethod("none", None, label="No XS", kind=Kind.NO_XS),
                XSMethod("tap", _tap, TapOptions, activations=True, proposed=True,
-                        released=TapOptions(norm="l2sq", pooling="cumulative")),
-               XSMethod("rrr", _rrr, RrrOptions, released=RrrOptions(scale="released"), **GRAD),
+                        released=TapOptions(norm="l2sq", pooling="cumulative"),
+                        paper_grid=_LOG_STEPS),
+               XSMethod("rrr", _rrr, RrrOptions, released=RrrOptions(scale="released"),
+                        paper_grid=_LOG_STEPS, **GRAD),
                XSMethod("rbr", _rbr, RbrOptions, keeps_input=_released_rbr,
-                        released=RbrOptions(variant="released"), **GRAD),
+                        released=RbrOptions(variant="released"),
+                        paper_grid=tuple(10.0 ** k for k in range(0, 10)), **GRAD),
                XSMethod("kd", _kd, KdOptions, released=KdOptions(temperature=1.0), **TEACHER),
                XSMethod("at", _at, AtOptions, activations=True,
                         released=AtOptions(variant="released"), **TEACHER),

@@ -112,3 +112,25 @@ def test_profiles_are_registered_once_and_smoke_follows_quick():
     assert derived.medical.label_noise["pneu"] == 0.2 and derived.medical.seeds == (0,)
     assert smoke.smoke(quick.QUICK) == smoke.SMOKE == protocols._REGISTRY["smoke"]
     assert derived.medical.settings("pneu", "resnet18").epochs == 1
+
+
+def test_a_methods_paper_grid_and_table1_column_come_from_its_entry(monkeypatch):
+    """The paper's λ search grid (l.348) is an entry's fact: a toy comparator with one joins the
+    grids the paper profile searches and Table 1's columns (after RBR, before TAP); one without
+    a grid is not searched. The MNIST λ the chapters start from are the transcribed appendix
+    table's row (lambdas.csv, l.562), not a second copy."""
+    from tapkit.experiments import paper_tables, protocols
+
+    monkeypatch.setattr(methods, "_METHODS", dict(methods._METHODS))
+    methods.register_method(XSMethod("logit_l1", lambda b: b.logits.abs().mean(),
+                                     paper_grid=(0.1, 1.0)))
+    methods.register_method(XSMethod("ungridded", lambda b: b.logits.sum()))
+    grids = methods.paper_grids()
+    assert grids["logit_l1"] == (0.1, 1.0) and "ungridded" not in grids
+    assert len(grids["tap"]) == 10 and grids["tap"][0] == pytest.approx(1e-9)
+    assert grids["rbr"][-1] == pytest.approx(1e9)
+    assert methods.table1_methods() == ["none", "rrr", "rbr", "logit_l1", "ungridded", "tap"]
+    table = paper_tables.paper_lambda_table()
+    row = table[(table.setting == "ground_truth") & (table.dataset == "MNIST")]
+    assert protocols.MNIST_LAMBDAS == {r.method: float(r.mean) for r in row.itertuples()}
+    assert paper_tables.lambdas_of("ground_truth", "MNIST", "resnet18") == {}

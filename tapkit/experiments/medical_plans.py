@@ -23,7 +23,7 @@ import torch
 from ..methods import is_xs
 from ..models import build_model
 from .cells import Cell, masks_of
-from .paper_tables import paper_lambda_table
+from .paper_tables import lambdas_of, paper_lambda_table
 from .protocols import Protocol, medical
 from .setting1 import case_config, cases as setting1_cases, why_not_run
 
@@ -53,14 +53,12 @@ def paper_table(setting: str, experiment: str, model: str) -> dict[str, float]:
     (the distillation comparison) or :data:`EXTRA_SETTING` (the appendix architectures)."""
     if experiment not in DATASETS:
         raise ValueError(f"unknown experiment {experiment!r}; expected one of {sorted(DATASETS)}")
-    table = paper_lambda_table()
-    rows = table[(table.setting == setting) & (table.dataset == DATASETS[experiment])
-                 & (table.architecture == model)]
-    if rows.empty:
-        known = sorted(table.setting.unique())
+    lams = lambdas_of(setting, DATASETS[experiment], model)
+    if not lams:
+        known = sorted(paper_lambda_table().setting.unique())
         raise ValueError(f"the paper gives no {setting!r} λ for {model} on {DATASETS[experiment]} "
                          f"(tables: {known})")
-    return {row.method: float(row.mean) for row in rows.itertuples()}
+    return lams
 
 
 @lru_cache(maxsize=None)

@@ -21,6 +21,16 @@ def paper_lambda_table() -> pd.DataFrame:
     return _read("lambdas")
 
 
+def lambdas_of(setting: str, dataset: str, architecture: str) -> dict[str, float]:
+    """λ per method of one row of one of the paper's λ tables (``setting``: "ground_truth",
+    "stripe_ground_truth", "teacher", "kd", "appendix_architectures"; ``dataset`` as the paper
+    names it: "MNIST", "PNEU", "KNEE"); empty where the paper gives none."""
+    table = paper_lambda_table()
+    rows = table[(table.setting == setting) & (table.dataset == dataset)
+                 & (table.architecture == architecture)]
+    return {row.method: float(row.mean) for row in rows.itertuples()}
+
+
 def paper_table1() -> pd.DataFrame:
     """The paper's Table 1, one row per printed number: architecture, method, metric
     (``it_per_s`` or ``mem_gb``), mean, status (``ok``, or ``oom`` for DenseNet-121's RBR on

@@ -38,21 +38,21 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from ..methods import paper_grids, table1_methods
 from ..sources import Embedded, Source, parse_source
 from ..config import ClassWeights, TrainConfig
+from .paper_tables import lambdas_of
 from .protocol_base import (EQUATIONS, RELEASED, MethodOptionsTable,  # noqa: F401 (re-exported)
                             _Protocol, _TrainsMethods, check_options_table)
 from .setting2_protocols import (LambdaSource, RandomMasks, TeachersProtocol,  # noqa: F401
                                  Threshold)
 
-# Paper lambdas for the two-layer CNN (appendix, hyperparameter tables).
-MNIST_LAMBDAS = {"tap": 1e-3, "rrr": 1e-3, "rbr": 1e4}
-MNIST_TEACHER_LAMBDAS = {"tap": 1e-4, "rrr": 1e-2, "rbr": 1e4}
-MNIST_KD_LAMBDAS = {"at": 1.0, "jt": 1e-7, "kd": 1.0}
-
-PAPER_GRIDS = {"tap": tuple(10.0 ** k for k in range(-9, 1)),
-               "rrr": tuple(10.0 ** k for k in range(-9, 1)),
-               "rbr": tuple(10.0 ** k for k in range(0, 10))}
+# The paper's λ for the two-layer CNN (appendix, hyperparameter tables: lambdas.csv) and its λ
+# search grids (the methods registry's, l.348)
+MNIST_LAMBDAS = lambdas_of("ground_truth", "MNIST", "two_layer_cnn")
+MNIST_TEACHER_LAMBDAS = lambdas_of("teacher", "MNIST", "two_layer_cnn")
+MNIST_KD_LAMBDAS = lambdas_of("kd", "MNIST", "two_layer_cnn")
+PAPER_GRIDS = paper_grids()
 
 
 class PretrainTask(str, Enum):
@@ -84,11 +84,6 @@ class Pretraining:
         return TrainConfig(experiment=PretrainTask(self.task).value, model=model,
                            epochs=self.epochs, batch_size=self.batch_size, lr=lr,
                            image_size=image_size, per_class=self.per_class)
-
-
-# the λ curves issue 20 measured the pretrained start with (scripts/pretrained_start_curve.py;
-# docs/standin-research.md), per method
-PRETRAINED_START_GRIDS = {"tap": (1e-3, 1e-2, 1e-1, 1.0), "rrr": (1e1, 1e2, 1e3)}
 
 
 def per_experiment(value: Any, experiment: str) -> Any:
@@ -341,7 +336,7 @@ class BenchProtocol(_Protocol):
     efficiency_threads: int | None = None
     models: tuple[str, ...] = ()
     context: tuple[str, ...] = ()
-    methods: tuple[str, ...] = ("none", "rrr", "rbr", "tap")
+    methods: tuple[str, ...] = field(default_factory=lambda: tuple(table1_methods()))
     options: MethodOptionsTable = field(default_factory=lambda: EQUATIONS)
 
     def __post_init__(self) -> None:
