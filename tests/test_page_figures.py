@@ -143,6 +143,9 @@ def test_against_none_compares_the_first_two_layers_and_counts_the_lower_pairs()
     compare = overlap_tables.against_none(pd.DataFrame(rows), "tap")
     assert compare.loc[("PNEU", "resnet18"), "TAP: Act 1-2"] == pytest.approx(0.3)
     assert compare.loc[("PNEU", "resnet18"), "No XS: IG"] == pytest.approx(0.6)
-    assert "**1 of 2**" in overlap_tables.against_none_text(compare, "tap")
+    text = overlap_tables.against_none_text(compare, "tap")
+    # TAP's Act 1-2 means 0.3 and 0.5 (0.40), No XS's 0.7 and 0.2 (0.45); chance 0.25
+    assert "**1 of 2**" in text and "0.40 against 0.45" in text and "scores 0.25" in text
+    assert "no trained architecture" in overlap_tables.against_none_text(compare.iloc[:0], "tap")
     only = overlap_tables.against_none(pd.DataFrame(rows), "tap", skip=["densenet121"])
     assert len(only) == 1

@@ -23,3 +23,12 @@ def test_a_shown_table_has_labels_dashes_and_whole_texts():
     # numbers and unknown keys are shown as they are
     plain = table_display.readable(pd.DataFrame({"x": [1]}, index=pd.Index([0.01], name="tau")))
     assert list(plain.index) == [0.01] and plain.index.name == "tau"
+
+
+def test_an_interval_prints_its_bounds_or_says_it_has_none():
+    from tapkit.book.labels import interval_text
+
+    assert interval_text(0.949, 1.0412) == "[0.95, 1.04]"
+    assert interval_text(0.949, 1.0412, 3) == "[0.949, 1.041]"
+    assert interval_text(float("nan"), 1.0) == "—"  # one seed or one pass
+    assert interval_text(None, None, missing="(one pass)") == "(one pass)"

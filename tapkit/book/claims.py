@@ -29,7 +29,7 @@ from ..experiments.table1 import architectures
 from ..metrics import TASK_METRICS
 from ..seedstats import Estimate, from_summary, mean_ci, paired_difference
 from ..methods import comparators, proposed_method
-from .labels import label
+from .labels import interval_text, label
 from .labels import label as _label  # where a judge's argument is called ``label``
 from .preconditions import judged_seeds
 # claims.KEEPS: the chapters read it here
@@ -389,7 +389,7 @@ def _speed_part(r) -> str:
 
 
 def _interval(lo: float, hi: float) -> str:
-    return "[no interval]" if lo != lo or hi != hi else f"[{lo:.2f}, {hi:.2f}]"
+    return interval_text(lo, hi, missing="[no interval]")
 
 
 def _counts(frame: pd.DataFrame, column: str, unit: str) -> str:

@@ -63,3 +63,11 @@ def lam_text(value: float) -> str:
     mantissa, exponent = f"{float(value):.2e}".split("e")
     mantissa = mantissa.rstrip("0").rstrip(".")
     return f"{mantissa}e{int(exponent)}"
+
+
+def interval_text(lo: float | None, hi: float | None, digits: int = 2, missing: str = "—") -> str:
+    """An interval as pages print it, ``[lo, hi]`` to ``digits`` decimals; ``missing`` where a
+    bound is None or NaN (one seed, one pass: nothing to estimate a spread from)."""
+    if lo is None or hi is None or lo != lo or hi != hi:
+        return missing
+    return f"[{lo:.{digits}f}, {hi:.{digits}f}]"

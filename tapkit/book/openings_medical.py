@@ -22,6 +22,7 @@ from .claim_specs import Evidence, page_claims
 from .claims import verdicts
 from .medical_claims import annotation_claim, medical_teacher_claim
 from .labels import in_prose, label
+from .overlap_tables import against_none_text
 from .preconditions import learned_task
 
 
@@ -152,18 +153,9 @@ def extra_found(summaries: Mapping[str, pd.DataFrame],
 
 
 def overlap_found(compare: pd.DataFrame) -> str:
-    """TAP against No XS in the overlap of their top-quartile activations with the tags
-    (``compare`` indexed by dataset and model, columns ``No XS: Act 1-2`` and ``TAP: Act
-    1-2``)."""
-    own = label(proposed_method())
-    if compare.empty:
-        return f"no trained architecture has both a No XS and a {own} run here."
-    none, tap = compare[f"{label('none')}: Act 1-2"], compare[f"{own}: Act 1-2"]
-    lower = int((tap < none).sum())
-    return (f"{own}'s top-quartile activations in the first two penalised layers overlap the tags "
-            f"less than No XS's in {lower} of {len(compare)} data-set/architecture pairs (mean "
-            f"recall of the tags {tap.mean():.2f} against {none.mean():.2f}; a random top "
-            f"quartile scores 0.25).")
+    """The overlap page's finding: TAP against No XS in the overlap of their top-quartile
+    activations with the tags (:func:`.overlap_tables.against_none_text`)."""
+    return against_none_text(compare, proposed_method())
 
 
 def mask_share(maps, mask) -> dict[str, float]:

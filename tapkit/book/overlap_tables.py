@@ -112,11 +112,16 @@ def against_none(recall: pd.DataFrame, method: str,
 
 def against_none_text(compare: pd.DataFrame, method: str, skip: Iterable[str] = ()) -> str:
     """:func:`against_none` in a sentence: in how many dataset/architecture pairs ``method``'s
-    first two penalised layers overlap the tags less than No XS's, against chance."""
+    first two penalised layers overlap the tags less than No XS's, their mean recalls, and
+    chance (the page's opening and its TAP-against-No-XS section)."""
     none, own, skip = label("none"), label(method), list(skip)
-    lower = int((compare[f"{own}: Act 1-2"] < compare[f"{none}: Act 1-2"]).sum())
+    if compare.empty:
+        return f"no trained architecture has both a {none} and a {own} run here."
+    theirs, ours = compare[f"{none}: Act 1-2"], compare[f"{own}: Act 1-2"]
+    lower = int((ours < theirs).sum())
     return (f"{own}'s top-quartile activations in the first two penalised layers overlap the "
-            f"tags less than No XS's in **{lower} of {len(compare)}** dataset/architecture pairs "
-            f"with a {own} run here (recall at chance is {CHANCE_RECALL:g}"
+            f"tags less than {none}'s in **{lower} of {len(compare)}** dataset/architecture pairs "
+            f"with a {own} run here (mean recall of the tags {ours.mean():.2f} against "
+            f"{theirs.mean():.2f}; a random top quartile scores {CHANCE_RECALL:g}"
             + (f"; untrained in this profile and left out: "
                f"{', '.join(medical.ARCH_LABELS[m] for m in skip)}" if skip else "") + ").")

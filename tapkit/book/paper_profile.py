@@ -27,7 +27,7 @@ import pandas as pd
 from ..experiments.setting1 import cases
 from ..experiments.paper_tables import paper_table1
 from ..methods import comparators, get_method, is_xs, proposed_method
-from .labels import label
+from .labels import interval_text, label
 from .report import SPLITS, paper_values
 
 PROVENANCE = "gpu_provenance.json"
@@ -289,9 +289,7 @@ def _arch_label(model: str, row: Mapping[str, Any] | None) -> str:
 
 
 def _interval(mean: float, lo: float | None, hi: float | None, one: str) -> str:
-    if lo is None or hi is None:
-        return f"{mean:.3f} ({one})"
-    return f"{mean:.3f} [{lo:.3f}, {hi:.3f}]"
+    return f"{mean:.3f} {interval_text(lo, hi, 3, missing=f'({one})')}"
 
 
 def speed_beside_paper(root: str | Path) -> pd.DataFrame:

@@ -17,7 +17,7 @@ from ..experiments.protocols import BenchProtocol
 from ..experiments.table1 import Table1, architectures, specs
 from ..methods import get_method
 from . import medical, report
-from .labels import label
+from .labels import interval_text, label
 from .profile_notes import _and, loss_form
 
 
@@ -90,7 +90,7 @@ def committed_view(table: pd.DataFrame) -> pd.DataFrame:
 
 def _intervals(ratios: pd.DataFrame, col: str, digits: int = 2) -> list[str]:
     """``[lo, hi]`` of ``col``'s interval per row (``—`` where it has none)."""
-    return [f"[{lo:.{digits}f}, {hi:.{digits}f}]" if lo == lo and hi == hi else "—"
+    return [interval_text(lo, hi, digits)
             for lo, hi in zip(ratios[f"{col}_lo"].astype(float), ratios[f"{col}_hi"].astype(float))]
 
 
