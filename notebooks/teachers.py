@@ -218,9 +218,7 @@ else:
 # ## What this profile leaves out
 
 # %% tags=["hide-input"]
-left = s2.left_out(s.seeds, t.train_taus, extra, s.epochs, s.optimizer, s.source, held)
-display(Markdown("Run `make book PROFILE=paper` for everything. This profile leaves out: "
-                 + ("; ".join(left) if left else "nothing") + "."))
+display(Markdown(s2.teachers_left_out(s, t.train_taus, extra, held)))
 
 # %% [markdown]
 # ## Paper-profile results (committed, from a GPU)

@@ -95,8 +95,10 @@ def test_teachers_say_their_own_epochs_and_one_holdout_size():
     # the paper's holdouts after the 10% validation split; ours passed in, not written twice
     assert mnist_setting2.PAPER_HELD == {0.1: 5400, 0.01: 540}
     held = {0.1: 360, 0.01: 40}
-    left = " ".join(mnist_setting2.left_out((0,), (0.01,), [], 3, "adam", "embedded", held))
+    one_seed = dataclasses.replace(s, seeds=(0,))
+    left = mnist_setting2.teachers_left_out(one_seed, (0.01,), [], held)
     assert "360 / 40 clean digits for the teachers instead of 5,400 / 540" in left
+    assert "1 seed instead of the paper's five" in left and "RRR and RBR with teacher masks" in left
     assert "360 and 40" in mnist_setting2.held_out_text(held, "embedded")
 
 
@@ -134,9 +136,9 @@ def test_the_mnist_distillation_page_names_what_the_quick_profile_leaves_out():
     t = protocols.MNIST_TEACHERS["quick"]
     line = mnist_setting2.kd_left_out(t.on_seeds(protocols.MNIST["quick"]), t)
     assert line == ("Run `make book PROFILE=paper` for everything. This profile leaves out: KD, AT "
-                    "and JT with the 1% teacher (its TAP row is trained); 3 seeds instead of the "
-                    "paper's five; 3 adam epochs instead of the paper's 50 SGD epochs; the 5,000 "
-                    "embedded digits instead of full MNIST.")
+                    "and JT with the 1% teacher (its TAP row is trained); the 5,000 embedded "
+                    "digits instead of full MNIST; 3 seeds instead of the paper's five; 3 Adam "
+                    "epochs instead of the paper's 50 SGD epochs.")
     paper = protocols.MNIST_TEACHERS["paper"]
     assert mnist_setting2.kd_left_out(paper.on_seeds(protocols.MNIST["paper"]), paper).endswith(
         "leaves out: nothing.")

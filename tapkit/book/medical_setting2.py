@@ -14,9 +14,8 @@ from ..methods import Kind, list_methods, methods_where, proposed_method
 from ..metrics import tag_reliance, task_metric
 from . import report
 from .labels import label as _label
-from .medical import is_standin
 from .medical_notes import ARCH_LABELS, constant_score
-from .profile_notes import leaves_out, seeds_left_out
+from .profile_notes import leaves_out, protocol_left_out
 from .thresholds import MARGIN, clearly_less
 
 _ANNOTATIONS = ("teacher_10", "teacher_1", "random", "ground_truth")
@@ -37,11 +36,7 @@ def datasets_left_out(profile: str, datasets: Sequence[str]) -> list[str]:
 def teachers_left_out(profile: str, s, t, datasets: Sequence[str]) -> str:
     """The medical Setting-2 page's closing line: what ``profile`` (its Setting-1 protocol ``s``
     and teachers protocol ``t``, on ``datasets``) leaves out of the paper profile's."""
-    paper_t, left = medical_teachers("paper"), []
-    if is_standin(s):
-        left.append("the real PNEU and KNEE images (this is the digits stand-in: compare "
-                    "patterns, not values)")
-    left += datasets_left_out(profile, datasets)
+    paper_t, left = medical_teachers("paper"), datasets_left_out(profile, datasets)
     if set(t.models) != set(paper_t.models):
         left.append("the students " + ", ".join(ARCH_LABELS[m] for m in paper_t.models
                                                 if m not in t.models)
@@ -50,20 +45,15 @@ def teachers_left_out(profile: str, s, t, datasets: Sequence[str]) -> str:
         left.append(f"students at τ {[x for x in paper_t.train_taus if x not in t.train_taus]}")
     if set(t.xs_methods) != set(paper_t.xs_methods):
         left.append("RRR and RBR with teacher masks (the paper's appendix)")
-    if seeds := seeds_left_out(s.seeds):
-        left.append(seeds)
     if t.lambda_source != "paper":
         left.append("the paper's teacher-annotation λ (tuned at 224 px from ImageNet weights); "
                     "the students here train with Setting 1's λ of this profile")
-    return leaves_out(left, data=True)
+    return leaves_out(protocol_left_out(s) + left, data=True)
 
 
 def kd_left_out(profile: str, s, t, datasets: Sequence[str]) -> str:
     """The medical distillation page's closing line, as :func:`teachers_left_out`."""
-    paper_t, left = medical_teachers("paper"), []
-    if is_standin(s):
-        left.append("the real PNEU and KNEE images (this is the digits stand-in)")
-    left += datasets_left_out(profile, datasets)
+    paper_t, left = medical_teachers("paper"), datasets_left_out(profile, datasets)
     if set(t.kd_models) != set(paper_t.kd_models):
         left.append("the students " + ", ".join(ARCH_LABELS[m] for m in paper_t.kd_models
                                                 if m not in t.kd_models))
@@ -74,13 +64,11 @@ def kd_left_out(profile: str, s, t, datasets: Sequence[str]) -> str:
                     + " students (JT's double backward takes 63-74 CPU-s a ResNet-18 run here, "
                       "KD and AT 23-27: over the CI budget; the MNIST distillation chapter "
                       "trains JT)")
-    if seeds := seeds_left_out(s.seeds):
-        left.append(seeds)
     if t.lambda_source != "paper":
         left.append(f"the paper's λ for KD, AT and JT (tuned at 224 px from ImageNet weights): "
                     f"here λ = {t.kd_lambda:g} for "
                     + " and ".join(CASE_NAMES[m] for m in t.kd_methods) + ", without a search")
-    return leaves_out(left, data=True)
+    return leaves_out(protocol_left_out(s) + left, data=True)
 
 
 def teacher_rows(index: pd.Index) -> pd.Index:

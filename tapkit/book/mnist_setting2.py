@@ -241,36 +241,24 @@ def kd_left_out(s, t) -> str:
     if set(t.kd_fractions) != set(t.fractions):
         untrained = [labels.in_prose(annotator(f)) for f in t.fractions if f not in t.kd_fractions]
         left.append(f"KD, AT and JT with {', '.join(untrained)} (its TAP row is trained)")
-    if seeds := profile_notes.seeds_left_out(s.seeds):
-        left.append(seeds)
-    if s.epochs < 50:
-        left.append(f"{s.epochs} {s.optimizer} epochs instead of the paper's 50 SGD epochs")
-    if str(s.source) == "embedded":
-        left.append(f"{profile_notes.SOURCES['embedded']} instead of full MNIST")
-    return profile_notes.leaves_out(left)
+    return profile_notes.leaves_out(left + profile_notes.protocol_left_out(s))
 
 
-def left_out(seeds: Sequence[int], train_taus: Sequence[float], extra: Sequence[str],
-             epochs: int, optimizer: str, source: object,
-             held: Mapping[float, int]) -> list[str]:
-    """What a profile leaves out of the paper's MNIST Setting 2 (``held``: the teachers' clean
-    holdout sizes per fraction, as :func:`held_out_text` gets them)."""
+def teachers_left_out(s, train_taus: Sequence[float], extra: Sequence[str],
+                      held: Mapping[float, int]) -> str:
+    """The MNIST Setting-2 page's closing line: what a profile (Setting-1 protocol ``s``) leaves
+    out of the paper's MNIST Setting 2 (``held``: the teachers' clean holdout sizes per
+    fraction, as :func:`held_out_text` gets them)."""
     left = []
-    if seeds_note := profile_notes.seeds_left_out(seeds):
-        left.append(seeds_note)
     if set(train_taus) != {0.01, 0.05, 0.1}:
         left.append(f"students train at τ ∈ {list(train_taus)} only; the paper also trains at the "
                     "other thresholds (annotation quality above covers all three)")
     if not extra:
         left.append("RRR and RBR with teacher masks")
-    if epochs < 50:
-        left.append(f"{epochs} {optimizer} epochs instead of the paper's 50 SGD epochs")
-    if str(source) == "embedded":
-        left.append(f"{profile_notes.SOURCES['embedded']} instead of full MNIST ("
-                    + " / ".join(f"{n:,}" for n in held.values()) + " clean digits for the "
-                    "teachers instead of "
-                    + " / ".join(f"{PAPER_HELD[f]:,}" for f in held if f in PAPER_HELD) + ")")
-    return left
+    holdouts = (" (" + " / ".join(f"{n:,}" for n in held.values()) + " clean digits for the "
+                "teachers instead of "
+                + " / ".join(f"{PAPER_HELD[f]:,}" for f in held if f in PAPER_HELD) + ")")
+    return profile_notes.leaves_out(left + profile_notes.protocol_left_out(s, holdouts))
 
 
 def teachers_text(teacher: TrainConfig, s) -> str:

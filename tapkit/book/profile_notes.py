@@ -22,6 +22,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from ..method_options import MethodOptions, RbrOptions, RrrOptions, TapOptions
 from ..experiments.plans import LEARNED_SHARE
 from ..methods import method_of, xs_methods
+from ..sources import MEDICAL_EXPERIMENTS
 from .labels import ARCH_LABELS, label
 
 XS_METHODS = tuple(xs_methods())  # the registry's XS losses (TAP, RRR, RBR)
@@ -108,6 +109,29 @@ def seeds_left_out(seeds: Sequence[int]) -> str | None:
         return None
     return (f"{_count(n, 'seed')} instead of the paper's five"
             + (" (no standard deviations)" if n == 1 else ""))
+
+
+PAPER_EPOCHS = 50  # "50 epochs" with SGD (the paper's training details)
+_OPTIMIZER_NAMES = {"adam": "Adam", "sgd": "SGD"}
+_STANDIN = "the real PNEU and KNEE images (this is the digits stand-in: compare patterns, not values)"
+
+
+def protocol_left_out(s, data_note: str = "") -> list[str]:
+    """The clauses of a chapter's closing line (:func:`leaves_out`) that its Setting-1 protocol
+    ``s`` decides, written once for every page: its data (the embedded digits instead of full
+    MNIST, or on PNEU/KNEE the digits stand-in instead of the real images; ``data_note`` added),
+    its seeds (:func:`seeds_left_out`) and its epochs and optimiser."""
+    left = []
+    if str(s.source) == "embedded":
+        medical = any(e in MEDICAL_EXPERIMENTS for e in s.experiments)
+        left.append((_STANDIN if medical else f"{SOURCES['embedded']} instead of full MNIST")
+                    + data_note)
+    if seeds := seeds_left_out(s.seeds):
+        left.append(seeds)
+    if s.epochs < PAPER_EPOCHS:
+        left.append(f"{s.epochs} {_OPTIMIZER_NAMES.get(s.optimizer, s.optimizer)} epochs instead "
+                    f"of the paper's {PAPER_EPOCHS} SGD epochs")
+    return left
 
 
 def leaves_out(items: Sequence[str], data: bool = False) -> str:
