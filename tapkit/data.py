@@ -25,6 +25,7 @@ import torch
 from torch.utils.data import TensorDataset
 
 from . import contamination as sc
+from .experiment_specs import ExperimentKind, get_experiment
 from .mnist_files import mnist_cached, mnist_idx_folder, mnist_torchvision, read_idx  # noqa: F401
 from .sources import (FOLDER_DATASETS, DataNotFoundError, Embedded, FolderDataset,  # noqa: F401
                       MedicalFolder, Mnist, Source, Torchvision, find_root, parse_source)
@@ -445,24 +446,36 @@ def fractal_pretrain(seed: int = 0, size: int = 64,
     return Task("fractal-pretrain", FRACTAL_CATEGORIES, 3, size, "accuracy"), splits
 
 
+def _medical(experiment: str, source: "Source | str", seed: int, clean_fraction: float,
+             image_size: int | None, artifact: str, per_class: int | None,
+             test_per_class: int | None) -> tuple[Task, dict[str, Split]]:
+    size, src = image_size or 224, parse_source(source, experiment)
+    if isinstance(src, Embedded):
+        return digits_standin(experiment, seed, size, artifact, clean_fraction, per_class,
+                              test_per_class, label_noise=src.label_noise, tag_px=src.tag_px)
+    return medical_folder(experiment, src.path, seed, size, artifact, clean_fraction, per_class)
+
+
+# the built-in pretraining tasks' builders (the registry's ExperimentKind.PRETRAIN entries)
+PRETRAIN_BUILDERS: dict[str, Callable[..., tuple[Task, dict[str, Split]]]] = {
+    "digits-pretrain": digits_pretrain, "fractal-pretrain": fractal_pretrain}
+
+
 def load_experiment(experiment: str, *, source: "Source | str" = "embedded", seed: int = 0,
                     clean_fraction: float = 0.0, image_size: int | None = None,
                     artifact: str = "tag", per_class: int | None = None,
                     root: str | None = None, test_per_class: int | None = None) -> tuple[Task, dict[str, Split]]:
-    """One entry point for every experiment name used by configs and the CLI."""
-    if experiment == "decoy-mnist":
+    """One entry point for every experiment a config names (:mod:`tapkit.experiment_specs`),
+    by its kind: Decoy-MNIST from an MNIST source, PNEU/KNEE from a folder or the digits
+    stand-in, a pretraining task built in."""
+    spec = get_experiment(experiment)
+    if spec.name != experiment:
+        raise ValueError(f"a config names the experiment {spec.name!r}, not {experiment!r} (the "
+                         "name its tables use)")
+    if spec.kind is ExperimentKind.MNIST:
         return decoy_mnist(source, seed, clean_fraction, root)
-    if experiment in ("pneu", "knee"):
-        size, src = image_size or 224, parse_source(source, experiment)
-        if isinstance(src, Embedded):
-            return digits_standin(experiment, seed, size, artifact, clean_fraction, per_class, test_per_class,
-                                  label_noise=src.label_noise, tag_px=src.tag_px)
-        return medical_folder(experiment, src.path, seed, size, artifact, clean_fraction, per_class)
-    if experiment == "digits-pretrain":
-        parse_source(source, experiment)
-        return digits_pretrain(seed, image_size or 64, per_class)
-    if experiment == "fractal-pretrain":
-        parse_source(source, experiment)
-        return fractal_pretrain(seed, image_size or 64, per_class)
-    raise ValueError(f"unknown experiment {experiment!r}; expected 'decoy-mnist', 'pneu', "
-                     "'knee', 'digits-pretrain' or 'fractal-pretrain'")
+    if spec.kind is ExperimentKind.MEDICAL:
+        return _medical(experiment, source, seed, clean_fraction, image_size, artifact, per_class,
+                        test_per_class)
+    parse_source(source, experiment)
+    return PRETRAIN_BUILDERS[experiment](seed, image_size or 64, per_class)

@@ -13,7 +13,7 @@ from torch import Tensor, nn
 
 from .batches import EVAL_BATCH
 from .data import Split
-from .sources import FOLDER_DATASETS
+from .experiment_specs import get_experiment, list_experiments
 
 
 def accuracy(pred: Tensor, y: Tensor) -> float:
@@ -60,9 +60,10 @@ class TaskMetric:
 TASK_METRICS = {m.name: m for m in (TaskMetric("accuracy", "accuracy", True),
                                     TaskMetric("f1", "F-score", True),
                                     TaskMetric("mae", "MAE", False, 4.0))}
-# each experiment's metric: MNIST's accuracy, and PNEU's and KNEE's as their datasets declare them
-EXPERIMENT_METRICS = {"mnist": TASK_METRICS["accuracy"],
-                      **{name: TASK_METRICS[ds.metric] for name, ds in FOLDER_DATASETS.items()}}
+# each experiment's metric, by every name that refers to it (the registry's: Decoy-MNIST's
+# accuracy under "decoy-mnist" and its tables' "mnist", PNEU's F1, KNEE's MAE, ...)
+EXPERIMENT_METRICS = {n: TASK_METRICS[get_experiment(e).metric] for e in list_experiments()
+                      for n in get_experiment(e).names}
 
 
 def constant_score(y: Tensor, metric: str) -> float:
@@ -76,11 +77,12 @@ def constant_score(y: Tensor, metric: str) -> float:
 
 
 def task_metric(experiment: str) -> TaskMetric:
-    """The metric of ``experiment`` (``"mnist"``, ``"pneu"`` or ``"knee"``)."""
+    """The metric of ``experiment`` (any name the registry knows it by: ``"decoy-mnist"`` or
+    ``"mnist"``, ``"pneu"``, ``"knee"``)."""
     if experiment not in EXPERIMENT_METRICS:
         raise ValueError(f"no metric for experiment {experiment!r}; expected one of "
-                         f"{sorted(EXPERIMENT_METRICS)} (add it to "
-                         "tapkit.metrics.EXPERIMENT_METRICS)")
+                         f"{sorted(EXPERIMENT_METRICS)} (register it: "
+                         "tapkit.experiment_specs.register_experiment)")
     return EXPERIMENT_METRICS[experiment]
 
 

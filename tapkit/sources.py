@@ -24,11 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Union
 
-MNIST_EXPERIMENTS = ("decoy-mnist",)
-MEDICAL_EXPERIMENTS = ("pneu", "knee")
-# substitutes for ImageNet pretraining, nothing to download: embedded digits no stand-in draws
-# (tapkit.data.digits_pretrain) or formula-driven fractals (tapkit.data.fractal_pretrain)
-PRETRAIN_EXPERIMENTS = ("digits-pretrain", "fractal-pretrain")
+from .experiment_specs import (ExperimentKind, FolderDataset, get_experiment,  # noqa: F401
+                               list_experiments)
+
+# the registry's lists (tapkit.experiment_specs), by kind
+MNIST_EXPERIMENTS = tuple(list_experiments(ExperimentKind.MNIST))
+MEDICAL_EXPERIMENTS = tuple(list_experiments(ExperimentKind.MEDICAL))
+PRETRAIN_EXPERIMENTS = tuple(list_experiments(ExperimentKind.PRETRAIN))
 
 IDX_FILES = {
     "train_images": "train-images-idx3-ubyte",
@@ -174,33 +176,8 @@ _TORCHVISION_NEEDS_ROOT = ("source 'torchvision' needs a root folder to download
                            "mnist` fills, or a folder of IDX files)")
 
 
-@dataclass(frozen=True)
-class FolderDataset:
-    """A medical dataset as the user downloads it: ``<folder>/<split>/<class>/<pattern>``."""
-
-    name: str
-    folder: str
-    classes: tuple[str, ...]
-    pattern: str
-    metric: str
-    source: str
-
-    @property
-    def layout(self) -> str:
-        return (f"{self.folder}/{{train,test}}/{{{','.join(self.classes)}}}/{self.pattern}  "
-                f"({self.source})")
-
-
-# The paper's two medical datasets. KNEE's own ``val`` split is not used: the paper reserves 10%
-# of the training split for validation, as for the others.
-FOLDER_DATASETS = {
-    "pneu": FolderDataset("pneu", "chest_xray", ("NORMAL", "PNEUMONIA"), "*.jpeg", "f1",
-                          "Kermany et al. 2018, 'Chest X-Ray Images (Pneumonia)', Mendeley Data "
-                          "/ Kaggle"),
-    "knee": FolderDataset("knee", "kneeKL224", ("0", "1", "2", "3", "4"), "*.png", "mae",
-                          "Chen 2018, 'Knee Osteoarthritis Severity Grading Dataset', Mendeley "
-                          "Data / Kaggle"),
-}
+# The paper's two medical datasets as downloaded (the registry's folders)
+FOLDER_DATASETS = {name: get_experiment(name).folder for name in MEDICAL_EXPERIMENTS}
 
 
 def find_root(path: str | Path, name: str, layout: str) -> Path:

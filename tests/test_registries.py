@@ -8,6 +8,7 @@ from torch import nn
 
 from tapkit import methods, models
 from tapkit.book import labels
+from tapkit.experiment_specs import list_experiments
 from tapkit.methods import Kind, XSMethod
 
 
@@ -134,3 +135,47 @@ def test_a_methods_paper_grid_and_table1_column_come_from_its_entry(monkeypatch)
     row = table[(table.setting == "ground_truth") & (table.dataset == "MNIST")]
     assert protocols.MNIST_LAMBDAS == {r.method: float(r.mean) for r in row.itertuples()}
     assert paper_tables.lambdas_of("ground_truth", "MNIST", "resnet18") == {}
+
+
+def test_an_experiment_is_one_registry_entry_that_every_lookup_reads(monkeypatch):
+    """The experiment registry owns each data set's kind, paper name, label and metric: the
+    sources' lists, the metric lookup (Decoy-MNIST by its config name and its tables' name
+    alike), the medical plans' paper names and the pages' labels read it, and a name already
+    taken — a config name or a tables' name — is refused."""
+    from tapkit import experiment_specs as xs, metrics, sources
+    from tapkit.experiments import medical_plans
+
+    assert metrics.task_metric("decoy-mnist") is metrics.task_metric("mnist")
+    assert metrics.task_metric("decoy-mnist").name == "accuracy"
+    assert [metrics.task_metric(e).name for e in sources.MEDICAL_EXPERIMENTS] == ["f1", "mae"]
+    assert medical_plans.DATASETS == {"pneu": "PNEU", "knee": "KNEE"}
+    assert labels.label("mnist") == labels.label("decoy-mnist") == "Decoy-MNIST"
+    assert sources.FOLDER_DATASETS["knee"].classes == ("0", "1", "2", "3", "4")
+    monkeypatch.setattr(xs, "_EXPERIMENTS", dict(xs._EXPERIMENTS))
+    for taken in ("pneu", "mnist"):
+        with pytest.raises(ValueError, match="already registered"):
+            xs.register_experiment(xs.ExperimentSpec(taken, xs.ExperimentKind.MEDICAL, "x"))
+    with pytest.raises(ValueError, match="metric"):
+        xs.register_experiment(xs.ExperimentSpec("skin", xs.ExperimentKind.MEDICAL, "SKIN", "f1",
+                                                 folder=sources.FOLDER_DATASETS["knee"]))
+    xs.register_experiment(xs.ExperimentSpec("skin", xs.ExperimentKind.MEDICAL, "SKIN", "f1",
+                                             "SKIN"))
+    assert xs.paper_names(xs.ExperimentKind.MEDICAL)["skin"] == "SKIN"
+    assert labels.label("skin") == "SKIN"
+    with pytest.raises(ValueError, match="unknown experiment 'cifar'"):
+        xs.get_experiment("cifar")
+
+
+@pytest.mark.parametrize("name", list_experiments())
+def test_every_registered_experiment_loads_with_its_registered_metric(name):
+    """Registry-wide: each entry has a loader (tapkit.data.load_experiment dispatches by kind)
+    and the task it builds declares the registry's metric; the tables' name of Decoy-MNIST is
+    not a config's."""
+    from tapkit import data, experiment_specs as xs
+
+    assert name in xs.list_experiments()
+    task, splits = data.load_experiment(name, image_size=32, per_class=4, test_per_class=2)
+    assert task.metric == xs.get_experiment(name).metric
+    assert len(splits["train"]) > 0
+    with pytest.raises(ValueError, match="not 'mnist'"):
+        data.load_experiment("mnist")

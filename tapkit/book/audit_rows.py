@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Callable, Mapping
 
+from ..experiment_specs import paper_names
 from ..methods import list_methods
 
 GROUPS = ("data", "model", "training", "losses", "teachers", "metrics", "Table 1")
@@ -53,7 +54,7 @@ class Entry:
 
 # --------------------------------------------------------------------------- rendering
 
-_DATASETS = {"pneu": "PNEU", "knee": "KNEE", "decoy-mnist": "MNIST", "mnist": "MNIST"}
+_DATASETS = paper_names()  # {"decoy-mnist": "MNIST", "mnist": "MNIST", "pneu": "PNEU", ...}
 
 
 def name(key: Any) -> str:

@@ -1,11 +1,13 @@
 """The names a reader sees for the keys of the tables: architectures and methods from their
-registry entries (:func:`tapkit.models.model_label`, :func:`tapkit.methods.method_label`), and
+registry entries (:func:`tapkit.models.model_label`, :func:`tapkit.methods.method_label`,
+:mod:`tapkit.experiment_specs`), and
 the few keys that are not registry entries (Base, the annotations, column names). One table per
 fact: every page, figure and report label goes through :func:`label`.
 """
 
 from __future__ import annotations
 
+from ..experiment_specs import get_experiment, list_experiments
 from ..experiments.cells import Annotation
 from ..methods import list_methods, method_label
 from ..models import list_models, model_label
@@ -35,12 +37,19 @@ OTHER_LABELS = {"lam": "λ", "no teacher": "no teacher", "speed_ratio": "speed �
                 "paper_mem_ratio": "the paper's memory ÷ No XS"}
 
 
+def experiment_labels() -> dict[str, str]:
+    """Every registered experiment's label, by each name it has (``"decoy-mnist"`` and its
+    tables' ``"mnist"`` -> ``"Decoy-MNIST"``, ``"pneu"`` -> ``"PNEU"``)."""
+    return {n: get_experiment(e).label for e in list_experiments() for n in get_experiment(e).names}
+
+
 def label(key: object) -> str:
     """The name a reader sees for a key of the tables (an architecture, a method, an
     annotation, a column): ``"teacher_10"`` -> ``"10% teacher"``, ``"none"`` or ``"NONE"`` ->
     ``"No XS"``, ``"lam"`` -> ``"λ"``; a key it does not know is returned as it is."""
     text = str(key)
-    for table in (arch_labels(), case_labels(), ANNOTATION_LABELS, OTHER_LABELS):
+    for table in (arch_labels(), case_labels(), experiment_labels(), ANNOTATION_LABELS,
+                  OTHER_LABELS):
         for k in (text, text.lower()):
             if k in table:
                 return table[k]

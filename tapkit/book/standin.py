@@ -15,7 +15,9 @@ from importlib import resources
 
 import pandas as pd
 
+from ..experiment_specs import ExperimentKind, get_experiment, list_experiments
 from ..experiments import protocols
+from ..metrics import task_metric
 from . import labels
 
 # the paper's Base clean scores (gt_results.csv: PNEU F1, KNEE MAE over the three architectures;
@@ -29,8 +31,10 @@ TARGET_RELIANCE = {"pneu": 0.3, "knee": 0.5, "decoy-mnist": 0.09}
 # the paper's No XS reliance where one number states it (MNIST: 0.995 − 0.819, the appendix
 # table of ground-truth results on MNIST, LaTeX line 760)
 PAPER_RELIANCE = {"decoy-mnist": 0.176}
-NAMES = {"pneu": "PNEU", "knee": "KNEE", "decoy-mnist": "Decoy-MNIST"}
-METRICS = {"pneu": "F-score", "knee": "MAE", "decoy-mnist": "accuracy"}
+# the calibrated tasks, in the page's order, by their registry labels and metrics
+NAMES = {e: get_experiment(e).label for e in list_experiments(ExperimentKind.MEDICAL)
+         + list_experiments(ExperimentKind.MNIST)}
+METRICS = {e: task_metric(e).label for e in NAMES}
 
 
 def chosen_noise(task: str) -> float | None:
@@ -98,7 +102,8 @@ def calibration_figure(frame: pd.DataFrame | None = None):
                 ax.axvline(chosen, color="black", linestyle=":", label="the profile's noise")
             ax.set_xlabel("label noise p")
             ax.set_ylabel(label, fontsize=9)
-            ax.set_title(NAMES[task] + ("" if task == "decoy-mnist" else " stand-in"), fontsize=10)
+            medical = get_experiment(task).kind is ExperimentKind.MEDICAL
+            ax.set_title(NAMES[task] + (" stand-in" if medical else ""), fontsize=10)
             ax.legend(fontsize=8)
     fig.tight_layout()
     return fig

@@ -20,6 +20,7 @@ from typing import Any, Mapping, Sequence
 
 import torch
 
+from ..experiment_specs import ExperimentKind, paper_names
 from ..methods import is_xs
 from ..models import build_model
 from .cells import Cell, masks_of
@@ -29,7 +30,7 @@ from .setting1 import case_config, cases as setting1_cases, why_not_run
 
 ARCHITECTURES = ("vgg16", "resnet18", "densenet121")
 EXTRA_ARCHITECTURES = ("efficientnet_b0", "mobilenet_v2")
-DATASETS = {"pneu": "PNEU", "knee": "KNEE"}
+DATASETS = paper_names(ExperimentKind.MEDICAL)  # {"pneu": "PNEU", "knee": "KNEE"}
 LAMBDA_SETTINGS = {"tag": "ground_truth", "stripe": "stripe_ground_truth"}
 # App. "Additional Experiments with Deep Architectures" (tex line 805) gives the λ of
 # EfficientNet-B0 and MobileNet-v2 in the text only (lambdas.csv's setting of that name)
