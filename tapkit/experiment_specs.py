@@ -46,15 +46,19 @@ class ExperimentSpec:
     does not have); ``label``: what pages print; ``metric``: its task metric
     (:data:`tapkit.metrics.TASK_METRICS`; a folder's is its dataset's); ``table_name``: the name
     its tables and cells use where it differs from ``name`` (Decoy-MNIST's tables say
-    ``"mnist"``); ``folder``: the layout of the folder a user downloads (PNEU, KNEE)."""
+    ``"mnist"``); ``folder``: the layout of the folder a user downloads (PNEU, KNEE);
+    ``classes``: how many classes (grades) its task has; ``paper_train_size``: the paper's
+    training set (MNIST 60,000, PNEU 5,232, KNEE 8,260; a cluster's time estimates read it)."""
 
     name: str
     kind: ExperimentKind
     label: str
+    classes: int
     metric: str = "accuracy"
     paper_name: str | None = None
     table_name: str | None = None
     folder: FolderDataset | None = None
+    paper_train_size: int | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -71,9 +75,11 @@ def register_experiment(spec: ExperimentSpec) -> ExperimentSpec:
              or any(n in s.names for s in _EXPERIMENTS.values())]
     if taken:
         raise ValueError(f"experiment {taken[0]!r} is already registered")
-    if spec.folder is not None and spec.folder.metric != spec.metric:
-        raise ValueError(f"{spec.name!r}: its folder's metric {spec.folder.metric!r} is not the "
-                         f"experiment's {spec.metric!r}")
+    folder = spec.folder
+    if folder is not None and (folder.metric, len(folder.classes)) != (spec.metric, spec.classes):
+        raise ValueError(f"{spec.name!r}: its folder's metric and classes ({folder.metric!r}, "
+                         f"{len(folder.classes)}) are not the experiment's ({spec.metric!r}, "
+                         f"{spec.classes})")
     _EXPERIMENTS[spec.name] = spec
     return spec
 
@@ -102,16 +108,18 @@ def paper_names(kind: ExperimentKind | None = None) -> dict[str, str]:
 # KNEE's own ``val`` split is not used: the paper reserves 10% of the training split for
 # validation, as for the others.
 for _spec in (
-        ExperimentSpec("decoy-mnist", ExperimentKind.MNIST, "Decoy-MNIST", paper_name="MNIST",
-                       table_name="mnist"),
-        ExperimentSpec("pneu", ExperimentKind.MEDICAL, "PNEU", "f1", "PNEU", folder=FolderDataset(
+        ExperimentSpec("decoy-mnist", ExperimentKind.MNIST, "Decoy-MNIST", 10, paper_name="MNIST",
+                       table_name="mnist", paper_train_size=60_000),
+        ExperimentSpec("pneu", ExperimentKind.MEDICAL, "PNEU", 2, "f1", "PNEU",
+                       paper_train_size=5_232, folder=FolderDataset(
             "pneu", "chest_xray", ("NORMAL", "PNEUMONIA"), "*.jpeg", "f1",
             "Kermany et al. 2018, 'Chest X-Ray Images (Pneumonia)', Mendeley Data / Kaggle")),
-        ExperimentSpec("knee", ExperimentKind.MEDICAL, "KNEE", "mae", "KNEE", folder=FolderDataset(
+        ExperimentSpec("knee", ExperimentKind.MEDICAL, "KNEE", 5, "mae", "KNEE",
+                       paper_train_size=8_260, folder=FolderDataset(
             "knee", "kneeKL224", ("0", "1", "2", "3", "4"), "*.png", "mae",
             "Chen 2018, 'Knee Osteoarthritis Severity Grading Dataset', Mendeley Data / Kaggle")),
         # substitutes for ImageNet pretraining, nothing to download: embedded digits no stand-in
         # draws (tapkit.data.digits_pretrain) or formula-driven fractals (fractal_pretrain)
-        ExperimentSpec("digits-pretrain", ExperimentKind.PRETRAIN, "digits pretraining"),
-        ExperimentSpec("fractal-pretrain", ExperimentKind.PRETRAIN, "fractal pretraining")):
+        ExperimentSpec("digits-pretrain", ExperimentKind.PRETRAIN, "digits pretraining", 10),
+        ExperimentSpec("fractal-pretrain", ExperimentKind.PRETRAIN, "fractal pretraining", 40)):
     register_experiment(_spec)

@@ -154,11 +154,11 @@ def test_an_experiment_is_one_registry_entry_that_every_lookup_reads(monkeypatch
     monkeypatch.setattr(xs, "_EXPERIMENTS", dict(xs._EXPERIMENTS))
     for taken in ("pneu", "mnist"):
         with pytest.raises(ValueError, match="already registered"):
-            xs.register_experiment(xs.ExperimentSpec(taken, xs.ExperimentKind.MEDICAL, "x"))
-    with pytest.raises(ValueError, match="metric"):
-        xs.register_experiment(xs.ExperimentSpec("skin", xs.ExperimentKind.MEDICAL, "SKIN", "f1",
-                                                 folder=sources.FOLDER_DATASETS["knee"]))
-    xs.register_experiment(xs.ExperimentSpec("skin", xs.ExperimentKind.MEDICAL, "SKIN", "f1",
+            xs.register_experiment(xs.ExperimentSpec(taken, xs.ExperimentKind.MEDICAL, "x", 2))
+    with pytest.raises(ValueError, match="metric and classes"):
+        xs.register_experiment(xs.ExperimentSpec("skin", xs.ExperimentKind.MEDICAL, "SKIN", 2,
+                                                 "f1", folder=sources.FOLDER_DATASETS["knee"]))
+    xs.register_experiment(xs.ExperimentSpec("skin", xs.ExperimentKind.MEDICAL, "SKIN", 2, "f1",
                                              "SKIN"))
     assert xs.paper_names(xs.ExperimentKind.MEDICAL)["skin"] == "SKIN"
     assert labels.label("skin") == "SKIN"
@@ -169,13 +169,14 @@ def test_an_experiment_is_one_registry_entry_that_every_lookup_reads(monkeypatch
 @pytest.mark.parametrize("name", list_experiments())
 def test_every_registered_experiment_loads_with_its_registered_metric(name):
     """Registry-wide: each entry has a loader (tapkit.data.load_experiment dispatches by kind)
-    and the task it builds declares the registry's metric; the tables' name of Decoy-MNIST is
-    not a config's."""
+    and the task it builds has the registry's metric and classes; the tables' name of
+    Decoy-MNIST is not a config's."""
     from tapkit import data, experiment_specs as xs
 
     assert name in xs.list_experiments()
     task, splits = data.load_experiment(name, image_size=32, per_class=4, test_per_class=2)
-    assert task.metric == xs.get_experiment(name).metric
+    spec = xs.get_experiment(name)
+    assert (task.metric, task.num_classes) == (spec.metric, spec.classes)
     assert len(splits["train"]) > 0
     with pytest.raises(ValueError, match="not 'mnist'"):
         data.load_experiment("mnist")

@@ -24,6 +24,7 @@ from typing import Callable, Collection, Mapping
 import pandas as pd
 
 from ..experiments.cells import Annotation
+from ..sources import MEDICAL_EXPERIMENTS
 from .claims import (NOT_RUN, NOT_TESTABLE, Claim, _combined, close_claim, cost_claim,
                      cost_share_claim, decoy_claim, matches_claim, oom_claim, removes_claim,
                      slightly_below_claim, speed_claim, teacher_claim)
@@ -60,9 +61,9 @@ class Evidence:
     @cached_property
     def medical(self) -> dict[str, pd.DataFrame]:
         """Setting 1's per-run tables by experiment, where the build wrote them."""
-        return {e: t for e in ("pneu", "knee") if (t := self.table(f"{e}_gt_runs")[0]) is not None}
+        return {e: t for e in MEDICAL_EXPERIMENTS if (t := self.table(f"{e}_gt_runs")[0]) is not None}
 
-    def medical_data(self, only: tuple[str, ...] = ("pneu", "knee")):
+    def medical_data(self, only: tuple[str, ...] = MEDICAL_EXPERIMENTS):
         """``(runs, data names, origins)`` of Setting 1's per-run tables of ``only``."""
         found = {e: t for e, t in self.medical.items() if e in only}
         metas = {e: self.table(f"{e}_gt_runs")[1] for e in found}
@@ -176,7 +177,7 @@ def _not_run_why(claim: Claim | None, ev: Evidence, only: tuple[str, ...], metho
     return replace(claim, reason="left out by this profile: " + "; ".join(why)) if why else claim
 
 
-def _medical(judge, only: tuple[str, ...] = ("pneu", "knee")) -> Judge:
+def _medical(judge, only: tuple[str, ...] = MEDICAL_EXPERIMENTS) -> Judge:
     """``judge(runs, data, origins, *methods)`` on Setting 1's per-run tables of ``only``."""
     def run(ev: Evidence, methods: Methods = ()):
         runs, data, origins = ev.medical_data(only)

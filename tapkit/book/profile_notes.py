@@ -163,7 +163,7 @@ def label_noise_text(noise: float) -> str:
 
 def _source(source: Any, experiment: str | None) -> str:
     text = str(source) if source is not None else "$TAPKIT_DATA"
-    if experiment in ("pneu", "knee"):
+    if experiment in MEDICAL_EXPERIMENTS:
         name = experiment.upper()
         return (f"the digits stand-in (the box above)" if text == "embedded" else
                 f"the {name} images" + (f" (`{text}`)" if source is not None else ""))
@@ -227,7 +227,7 @@ def changes(s, paper, methods: Sequence[str] = (), models: Sequence[str] | None 
     if any(r.image_size for r in runs.values()):
         differ("image_size", "images of {ours} px instead of {theirs}")
     # MNIST's typed source (its calibration); PNEU/KNEE's as given (the paper's reads a folder)
-    ours = s.source if experiment in ("pneu", "knee") else s.source_for(experiment)
+    ours = s.source if experiment in MEDICAL_EXPERIMENTS else s.source_for(experiment)
     if str(ours) != str(paper.source):
         items.append(f"{_source(ours, experiment)} instead of "
                      f"{_source(paper.source, experiment)}")

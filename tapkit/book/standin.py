@@ -39,7 +39,8 @@ METRICS = {e: task_metric(e).label for e in NAMES}
 
 def chosen_noise(task: str) -> float | None:
     """The label noise the quick profile trains ``task`` with (None: it trains none)."""
-    p = protocols.MNIST["quick"] if task == "decoy-mnist" else protocols.medical("quick")
+    medical = get_experiment(task).kind is ExperimentKind.MEDICAL
+    p = protocols.medical("quick") if medical else protocols.MNIST["quick"]
     return p.label_noise.get(task)
 
 

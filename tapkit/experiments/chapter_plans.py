@@ -394,9 +394,9 @@ for _spec in (
                 stages=partial(medical_gt_stages, experiment="knee")),
     ChapterSpec("extra_architectures", extra_architectures, _MEDICAL, stages=extra_stages),
     ChapterSpec("medical_teachers", medical_teachers, _MEDICAL, teacher_seeds=True,
-                reads=("pneu", "knee"), stages=medical_teacher_stages),
+                reads=MEDICAL_DATASETS, stages=medical_teacher_stages),
     ChapterSpec("medical_distillation", medical_distillation, _MEDICAL, teacher_seeds=True,
-                reads=("pneu", "knee")),
+                reads=MEDICAL_DATASETS),
 ):
     register_chapter(_spec)
 

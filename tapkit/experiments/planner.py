@@ -12,6 +12,7 @@ from functools import lru_cache
 from typing import Iterable
 
 from ..config import TrainConfig
+from ..experiment_specs import ExperimentKind, get_experiment
 from ..methods import Kind, get_method, methods_where
 from ..sources import Embedded
 from .paper_tables import paper_table1
@@ -95,8 +96,6 @@ OVERHEAD_MIN = 2.0     # start-up, loading the data, evaluating the test splits
 TIMEOUT_MARGIN = 2.0   # the limit is twice the expected time ...
 TIMEOUT_FLOOR_MIN = 10  # ... and at least this (start-up on a busy node) ...
 TIMEOUT_CAP_MIN = 24 * 60  # ... and at most a day (a longer run is requeued from its last epoch)
-_CLASSES = {"decoy-mnist": 10, "pneu": 2, "knee": 5}
-_FULL_TRAIN = {"decoy-mnist": 60_000, "pneu": 5_232, "knee": 8_260}  # the paper's training sets
 
 
 def training_images(cfg: TrainConfig) -> int:
@@ -104,9 +103,11 @@ def training_images(cfg: TrainConfig) -> int:
     embedded digits' 4,000 training images, or the paper's full training set (MNIST 60,000, PNEU
     5,232, KNEE 8,260), capped at ``per_class`` per class; a teacher's held-out clean share is
     ``clean_fraction`` of that."""
-    n = 4_000 if isinstance(cfg.source, Embedded) else _FULL_TRAIN[cfg.experiment]
-    if cfg.per_class is not None and cfg.experiment != "decoy-mnist":  # MNIST ignores it
-        n = min(n, cfg.per_class * _CLASSES[cfg.experiment])
+    spec = get_experiment(cfg.experiment)
+    mnist = spec.kind is ExperimentKind.MNIST
+    n = 4_000 if isinstance(cfg.source, Embedded) else spec.paper_train_size
+    if cfg.per_class is not None and not mnist:  # MNIST ignores it
+        n = min(n, cfg.per_class * spec.classes)
     if cfg.data == "holdout":
         n = max(1, round(n * cfg.clean_fraction))
     return n
@@ -124,7 +125,8 @@ def expected_minutes(cfg: TrainConfig, gpu: bool = True) -> float:
     table = table1_rates()
     rates = next((r for name, r in table.items() if cfg.model.startswith(name)), table["vgg16"])
     its = rates.get(method, min(rates.values()))
-    size = cfg.image_size or (28 if cfg.experiment == "decoy-mnist" else 224)
+    mnist = get_experiment(cfg.experiment).kind is ExperimentKind.MNIST
+    size = cfg.image_size or (28 if mnist else 224)
     seconds_per_image = factor / (16 * its) * (size / 224) ** 2 * (1.0 if gpu else CPU_SLOWDOWN)
     return OVERHEAD_MIN + cfg.epochs * training_images(cfg) * seconds_per_image / 60
 
