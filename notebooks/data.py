@@ -111,7 +111,7 @@ plt.show()
 # it, the digit's class.
 
 # %% tags=["hide-input"]
-for task in ("pneu", "knee"):
+for task in standin.TASKS:  # PNEU and KNEE
     fig = standin.standin_images(task, seed=s.seeds[0])
     report.save_figure(fig, root, f"standin_{task}")
     plt.show()

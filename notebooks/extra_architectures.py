@@ -29,7 +29,7 @@
 profile = "quick"      # "quick" (CPU, digits stand-in) or "paper" (GPU, 224 px, ImageNet weights)
 seeds = None           # None: from the profile
 epochs = None          # None: from the profile
-datasets = ["pneu", "knee"]
+datasets = None        # e.g. ["pneu"]; None: every data set of the profile (PNEU and KNEE)
 models = ["efficientnet_b0", "mobilenet_v2"]
 methods = None         # None: Base, No XS and TAP (the registry's own method)
 lambdas = None         # None: from the paper (see above)

@@ -39,7 +39,7 @@
 profile = "quick"      # "quick" (CPU, digits stand-in) or "paper" (GPU, 224 px, ImageNet weights)
 seeds = None           # None: from the profile
 epochs = None          # None: from the profile
-datasets = ["pneu", "knee"]
+datasets = None        # e.g. ["pneu"]; None: every data set of the profile (PNEU and KNEE)
 models = ["vgg16", "resnet18", "densenet121"]
 methods = None         # None: Base, No XS and the registry's XS losses (RRR, RBR, TAP)
 lambdas = None         # as in the PNEU/KNEE chapters

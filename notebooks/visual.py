@@ -27,7 +27,7 @@
 profile = "quick"      # "quick" (CPU, digits stand-in) or "paper" (GPU, 224 px, ImageNet weights)
 seeds = None           # None: from the profile; models of the first seed are shown
 epochs = None          # None: from the profile
-datasets = ["pneu", "knee"]
+datasets = None        # e.g. ["pneu"]; None: every data set of the profile (PNEU and KNEE)
 models = ["vgg16", "resnet18", "densenet121"]
 methods = None         # None: No XS and the registry's XS losses (RRR, RBR, TAP)
 figure1_model = "resnet18"   # the architecture of the Figure-1 panel

@@ -21,6 +21,7 @@ from tapkit.config import TrainConfig
 from tapkit.experiments.store import ResultStore
 from tapkit.methods import proposed_method
 from tapkit.metrics import tag_reliance, TASK_METRICS
+from tapkit.sources import MEDICAL_EXPERIMENTS
 from tapkit.results import write_atomic
 
 log = logging.getLogger("pretrained_start_curve")
@@ -53,7 +54,7 @@ def main() -> None:
     ap.add_argument("--methods", nargs="+", default=[proposed_method()],
                     help=f"of {sorted(GRIDS)} (default: TAP)")
     ap.add_argument("--lr", type=float, default=1e-3, help="Adam's, pretraining and fine-tuning")
-    ap.add_argument("--experiments", nargs="+", default=["pneu", "knee"])
+    ap.add_argument("--experiments", nargs="+", default=list(MEDICAL_EXPERIMENTS))
     ap.add_argument("--pretrain", default="digits-pretrain",
                     choices=["digits-pretrain", "fractal-pretrain"])
     args = ap.parse_args()
