@@ -11,18 +11,18 @@ from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
 import importlib.metadata
 import logging
 import math
 import sys
 import traceback
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 from . import __version__
 from .config import TrainConfig
-from .losses import BatchNormMode, RbrVariant, RrrScale, TapNorm, TapPooling
-from .methods import list_methods, methods_where
+from .methods import get_method, list_methods, methods_where, table1_methods
 from .results import resolve_device
 from .sources import DataNotFoundError
 
@@ -124,32 +124,39 @@ def _version() -> str:
         return __version__
 
 
-# train's option flags (argparse dests) -> the (method, option) pairs each sets in the method's
-# typed options (tapkit.method_options); a flag of another method is ignored with a warning
-OPTION_FLAGS: dict[str, tuple[tuple[str, str], ...]] = {
-    "tap_norm": (("tap", "norm"),),
-    "tap_pooling": (("tap", "pooling"),),
-    "rrr_scale": (("rrr", "scale"),),
-    "rbr_variant": (("rbr", "variant"),),
-    "batchnorm": (("rrr", "batchnorm"), ("rbr", "batchnorm")),
-}
+def option_flags() -> dict[str, tuple[tuple[str, str], ...]]:
+    """train's option flags (argparse dests), made from the options dataclasses of the methods it
+    trains (:mod:`tapkit.method_options`; those needing no teacher): ``--{method}-{field}`` for a
+    field of one method (``--tap-norm``), ``--{field}`` for a field several methods share with one
+    type (``--batchnorm``: RRR and RBR). Each dest -> the (method, field) pairs it sets; a flag
+    of another method is ignored with a warning."""
+    owners: dict[tuple[str, Any], list[str]] = {}
+    for method in methods_where(teacher=False):
+        cls = get_method(method).options
+        hints = get_type_hints(cls)
+        for f in dataclasses.fields(cls):
+            owners.setdefault((f.name, hints[f.name]), []).append(method)
+    flags = {}
+    for (name, _), methods in owners.items():
+        for method in methods:
+            dest = name if len(methods) > 1 else f"{method}_{name}"
+            flags.setdefault(dest, ())
+            flags[dest] += ((method, name),)
+    return flags
 
 
-# each option flag's allowed values (the losses' Literal types) and its help
-OPTION_CHOICES: dict[str, Any] = {"tap_norm": TapNorm, "tap_pooling": TapPooling,
-                                  "rrr_scale": RrrScale, "rbr_variant": RbrVariant,
-                                  "batchnorm": BatchNormMode}
-OPTION_HELP: dict[str, str] = {
-    "tap_norm": "TAP: l1 (default, Definition 2) or l2sq (the released code's squared Frobenius "
-                "norm)",
-    "tap_pooling": "TAP: independent (default, Eq. 7 from the input mask per layer) or "
-                   "cumulative (each layer's mask re-pooled from the previous, released code)",
-    "rrr_scale": "RRR: none (default, Eq. 4) or released (mask scaled by H*W/|M| before "
-                 "squaring, released code)",
-    "rbr_variant": "RBR: full (default, Shao et al.'s derivative) or released (the authors' code)",
-    "batchnorm": "RRR/RBR: the input gradient's pass with BatchNorm on running statistics "
-                 "(running, default: per image) or the batch's (batch)",
-}
+def _add_option_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per :func:`option_flags` dest: its field's Literal values as choices (or its
+    type), the methods it sets and the field's help."""
+    for dest, pairs in option_flags().items():
+        method, name = pairs[0]
+        cls = get_method(method).options
+        f = next(f for f in dataclasses.fields(cls) if f.name == name)
+        hint = get_type_hints(cls)[name]
+        kind = ({"choices": get_args(hint)} if get_origin(hint) is Literal else
+                {"type": _number(0, False) if hint is float else _positive})
+        owners = "/".join(get_method(m).label for m, _ in pairs)
+        parser.add_argument(_flag(dest), help=f"{owners}: {f.metadata.get('help', name)}", **kind)
 
 
 def _flag(dest: str) -> str:
@@ -165,7 +172,7 @@ def method_options(method: str, flags: dict[str, Any]) -> dict[str, Any]:
     for dest, value in flags.items():
         if value is None:
             continue
-        pairs = [option for owner, option in OPTION_FLAGS[dest] if owner == method]
+        pairs = [option for owner, option in option_flags()[dest] if owner == method]
         if not pairs:
             log.warning("%s has no effect on method %s", _flag(dest), method)
         out.update(dict.fromkeys(pairs, value))
@@ -175,7 +182,7 @@ def method_options(method: str, flags: dict[str, Any]) -> dict[str, Any]:
 def _train(args: argparse.Namespace) -> int:
     from .experiments.run import train_run
 
-    options = method_options(args.method, {dest: getattr(args, dest) for dest in OPTION_FLAGS})
+    options = method_options(args.method, {dest: getattr(args, dest) for dest in option_flags()})
     cfg = TrainConfig(experiment=args.experiment, model=args.model, method=args.method,
                       lam=args.lam, epochs=args.epochs, seed=args.seed, source=args.source,
                       batch_size=args.batch_size, lr=args.lr, optimizer=args.optimizer,
@@ -277,8 +284,7 @@ def parser() -> argparse.ArgumentParser:
                    help="adam, or sgd with momentum 0.9")
     t.add_argument("--data", default="contaminated", choices=["contaminated", "clean"],
                    help="train on the contaminated images (with annotations) or on clean ones")
-    for dest, text in OPTION_HELP.items():
-        t.add_argument(_flag(dest), choices=get_args(OPTION_CHOICES[dest]), help=text)
+    _add_option_flags(t)
     t.add_argument("--source", default="embedded",
                    help="embedded (default, offline: 5,000 digits), mnist (full MNIST from the "
                         "cache `tapkit data mnist` fills; fetched on first use), "
@@ -329,7 +335,7 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--models", default="vgg16,resnet18,densenet121,two_layer_cnn@256x28",
                    help="comma-separated models, each NAME or NAME@BATCHxSIZE (its own batch and "
                         "image size; plain names use --batch-size and --image-size)")
-    b.add_argument("--methods", default="none,rrr,rbr,tap",
+    b.add_argument("--methods", default=",".join(table1_methods()),
                    help=f"comma-separated, some of {','.join(methods_where(teacher=False))}")
     b.add_argument("--batch-size", type=_positive, default=16, help="default batch size")
     b.add_argument("--image-size", type=_positive, default=224, help="default image side in pixels")

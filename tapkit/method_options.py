@@ -29,6 +29,16 @@ def _check_choice(owner: str, name: str, value: Any, literal: Any) -> None:
                          f"got {value!r}")
 
 
+def _option(default: Any, help: str) -> Any:
+    """A field with its default and the one line the CLI's flag for it prints
+    (:func:`tapkit.cli.option_flags` makes the flags from these fields)."""
+    return dataclasses.field(default=default, metadata={"help": help})
+
+
+_BATCHNORM = ("the input gradient's pass with BatchNorm on running statistics (running, "
+              "default: per image) or the batch's (batch)")
+
+
 @dataclass(frozen=True)
 class MethodOptions:
     """The options of a method that has none (``none``) and the base of every method's
@@ -88,7 +98,8 @@ class AtOptions(MethodOptions):
     left out of a run's key."""
 
     ADDED_LATER: ClassVar[tuple[str, ...]] = ("variant",)
-    variant: AtVariant = "paper"
+    variant: AtVariant = _option("paper", "paper (the cited method) or released (the authors' "
+                                 "code)")
 
 
 @dataclass(frozen=True)
@@ -99,9 +110,12 @@ class TapOptions(MethodOptions):
     (``"cumulative"``, the released code). ``kernel_size``: κ of Eq. 7's max-pool, which grows the
     mask by ``κ // 2`` pixels to cover receptive fields."""
 
-    norm: TapNorm = "l1"
-    pooling: TapPooling = "independent"
-    kernel_size: int = 3
+    norm: TapNorm = _option("l1", "l1 (default, Definition 2) or l2sq (the released code's "
+                            "squared Frobenius norm)")
+    pooling: TapPooling = _option("independent", "independent (default, Eq. 7 from the input mask "
+                                  "per layer) or cumulative (each layer's mask re-pooled from the "
+                                  "previous, released code)")
+    kernel_size: int = _option(3, "κ of Eq. 7's max-pool (default 3)")
 
     def check(self) -> None:
         super().check()
@@ -118,8 +132,9 @@ class RrrOptions(MethodOptions):
     authors' code) or in the model's own mode (``"batch"``: the training forward's batch
     statistics, which mix the images)."""
 
-    scale: RrrScale = "none"
-    batchnorm: BatchNormMode = "running"
+    scale: RrrScale = _option("none", "none (default, Eq. 4) or released (mask scaled by H*W/|M| "
+                              "before squaring, released code)")
+    batchnorm: BatchNormMode = _option("running", _BATCHNORM)
 
 
 @dataclass(frozen=True)
@@ -128,8 +143,9 @@ class RbrOptions(MethodOptions):
     batch mean) or ``"released"`` (the authors' code: the task loss of the training forward, made
     before x requires grad, channels summed, batch sum). ``batchnorm``: as :class:`RrrOptions`."""
 
-    variant: RbrVariant = "full"
-    batchnorm: BatchNormMode = "running"
+    variant: RbrVariant = _option("full", "full (default, Shao et al.'s derivative) or released "
+                                  "(the authors' code)")
+    batchnorm: BatchNormMode = _option("running", _BATCHNORM)
 
 
 @dataclass(frozen=True)
@@ -138,7 +154,7 @@ class KdOptions(MethodOptions):
     the softened logits, a finite number above 0 (kept as a float, so that 4 and 4.0 are one
     run and one key)."""
 
-    temperature: float = 4.0
+    temperature: float = _option(4.0, "T of the softened logits (default 4)")
 
     def check(self) -> None:
         super().check()
@@ -159,8 +175,9 @@ class JtOptions(MethodOptions):
     out of a run's key."""
 
     ADDED_LATER: ClassVar[tuple[str, ...]] = ("variant",)
-    batchnorm: BatchNormMode = "running"
-    variant: JtVariant = "paper"
+    batchnorm: BatchNormMode = _option("running", _BATCHNORM)
+    variant: JtVariant = _option("paper", "paper (the cited method) or released (the authors' "
+                                 "code)")
 
 
 def options_label(fields: Mapping[str, Any]) -> str:

@@ -188,6 +188,41 @@ def test_cli_flags_set_their_methods_options(caplog):
     assert cli.method_options("none", dict.fromkeys(flags)) == {}
 
 
+def test_cli_flags_come_from_the_options_dataclasses(monkeypatch, capsys):
+    """A toy method registered with its own options class gets its flag with no CLI edit: a
+    field of one method is ``--method-field``, a field several methods share with one type one
+    ``--field`` flag for all of them, with the field's help and its Literal values as choices."""
+    from dataclasses import dataclass
+    from typing import Literal
+
+    from tapkit import methods
+    from tapkit.method_options import MethodOptions, _option
+    from tapkit.methods import XSMethod
+
+    @dataclass(frozen=True)
+    class ToyOptions(MethodOptions):
+        reduce: Literal["mean", "max"] = _option("mean", "how the toy reduces")
+        batchnorm: Literal["running", "batch"] = _option("running", "as RRR's")
+
+    monkeypatch.setattr(methods, "_METHODS", dict(methods._METHODS))
+    methods.register_method(XSMethod("toy", lambda b: b.logits.abs().mean(), ToyOptions,
+                                     label="Toy"))
+    flags = cli.option_flags()
+    assert flags["toy_reduce"] == (("toy", "reduce"),)
+    assert flags["batchnorm"] == (("rrr", "batchnorm"), ("rbr", "batchnorm"), ("toy", "batchnorm"))
+    assert "kd_temperature" not in flags  # KD needs a teacher: train does not offer it
+    args = cli.parser().parse_args(["train", "--method", "toy", "--toy-reduce", "max",
+                                    "--batchnorm", "batch", "--out", "x"])
+    given = {dest: getattr(args, dest) for dest in flags}
+    assert cli.method_options("toy", given) == {"reduce": "max", "batchnorm": "batch"}
+    with pytest.raises(SystemExit):
+        cli.parser().parse_args(["train", "--help"])
+    assert "Toy: how the toy reduces" in " ".join(capsys.readouterr().out.split())
+    with pytest.raises(SystemExit):
+        cli.parser().parse_args(["train", "--toy-reduce", "sum", "--out", "x"])
+    assert ToyOptions(**cli.method_options("toy", given)).reduce == "max"
+
+
 def test_cli_batchnorm_takes_the_losses_names(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         cli.main(["train", "--method", "rrr", "--batchnorm", "eval", "--out", str(tmp_path / "r")])
