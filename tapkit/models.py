@@ -23,6 +23,7 @@ import functools
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Callable, Iterator, Mapping, Sequence
 
 import torch
@@ -39,6 +40,18 @@ log = logging.getLogger(__name__)
 # every channel is, so penalising it suppresses the signal rather than one sign of it.
 #: σ of Eq. 6 by name, for targets whose output is taken before their activation function.
 SIGMAS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {"relu": torch.relu, "abs": torch.abs}
+
+
+class Role(Enum):
+    """Where an architecture stands in the paper: its Decoy-MNIST model, one of its three medical
+    architectures (the PNEU/KNEE tables and Table 1), one of the appendix's two further ones, or a
+    registry variant of one of those (the authors' head, the released targets) that a profile
+    may train in its place and that the paper's lists do not name."""
+
+    MNIST = "the paper's Decoy-MNIST model"
+    MAIN = "a medical architecture of the paper's tables"
+    APPENDIX = "an architecture of the appendix"
+    VARIANT = "a registry variant"
 
 
 @dataclass(frozen=True)
@@ -59,6 +72,7 @@ class ModelSpec:
     sigma: Mapping[str, str] = field(default_factory=dict)
     channels_last: bool = False
     label: str = ""  # the name a reader sees ("ResNet-18"); the registry name when empty
+    role: Role = Role.VARIANT  # where it stands in the paper (:func:`models_where`)
 
 
 _REGISTRY: dict[str, ModelSpec] = {}
@@ -66,7 +80,7 @@ _REGISTRY: dict[str, ModelSpec] = {}
 
 def register_model(name: str, targets: Sequence[str], torchvision_name: str | None = None,
                    sigma: Mapping[str, str] | None = None, channels_last: bool = False,
-                   label: str = ""):
+                   label: str = "", role: Role = Role.VARIANT):
     """Decorator adding a builder ``(num_classes, in_channels) -> nn.Module`` to the registry;
     ``sigma`` maps target names to a key of :data:`SIGMAS`; ``channels_last``: the layout of
     its weights; ``label``: the name pages print (:class:`ModelSpec`). A name already
@@ -80,7 +94,7 @@ def register_model(name: str, targets: Sequence[str], torchvision_name: str | No
         if name in _REGISTRY:
             raise ValueError(f"model {name!r} is already registered")
         _REGISTRY[name] = ModelSpec(name, builder, tuple(targets), torchvision_name, sigma,
-                                    channels_last, label or name)
+                                    channels_last, label or name, role)
         return builder
 
     return wrap
@@ -100,6 +114,12 @@ def list_models() -> list[str]:
 
     These are the names :func:`get_model` and :func:`target_layers` accept."""
     return sorted(_REGISTRY)
+
+
+def models_where(role: Role) -> list[str]:
+    """The architectures of ``role``, in registration order (the paper's):
+    ``models_where(Role.MAIN) == ["vgg16", "resnet18", "densenet121"]``."""
+    return [n for n, spec in _REGISTRY.items() if spec.role is role]
 
 
 def model_label(name: str) -> str:
@@ -152,7 +172,7 @@ class TwoLayerCNN(nn.Module):
 
 
 @register_model("two_layer_cnn", targets=("relu1", "relu2"), channels_last=True,
-                label="two-layer CNN")
+                label="two-layer CNN", role=Role.MNIST)
 def two_layer_cnn(num_classes: int = 10, in_channels: int = 1, image_size: int = 28) -> nn.Module:
     """Targets: the outputs of the two conv blocks (after their max-pool, as for VGG-16 and as in
     the authors' released code), a quarter of the pre-pool maps' size."""
@@ -211,11 +231,12 @@ def _vgg16_authors(num_classes: int = 2, in_channels: int = 3, weights=None) -> 
 # Targets as the paper's Models section states them; ``*_released``/``*_authors`` entries are the
 # released code's choices (see the book's reproduction report).
 VGG16_POOLS = ("features.4", "features.9", "features.16", "features.23", "features.30")
-register_model("vgg16", VGG16_POOLS, "vgg16", label="VGG-16")(_tv_builder("vgg16"))
+register_model("vgg16", VGG16_POOLS, "vgg16", label="VGG-16", role=Role.MAIN)(
+    _tv_builder("vgg16"))
 register_model("vgg16_authors", VGG16_POOLS, "vgg16", label="VGG-16 (authors' head)")(
     _vgg16_authors)
 register_model("resnet18", ("layer1", "layer2", "layer3", "layer4"), "resnet18",
-               label="ResNet-18")(
+               label="ResNet-18", role=Role.MAIN)(
     _tv_builder("resnet18"))
 # "The output of each of the four dense blocks", after its activation: torchvision applies the
 # BatchNorm + ReLU that follows dense block k at the head of transition k (k = 1..3) and as
@@ -223,7 +244,7 @@ register_model("resnet18", ("layer1", "layer2", "layer3", "layer4"), "resnet18",
 register_model("densenet121", ("features.transition1.relu", "features.transition2.relu",
                                "features.transition3.relu", "features.norm5"), "densenet121",
                sigma={"features.norm5": "relu"}, channels_last=True,
-               label="DenseNet-121")(_tv_builder("densenet121"))
+               label="DenseNet-121", role=Role.MAIN)(_tv_builder("densenet121"))
 # The authors' code: the (linear) outputs of transition1-3 and norm5 after its ReLU.
 register_model("densenet121_released", ("features.transition1", "features.transition2",
                                         "features.transition3", "features.norm5"), "densenet121",
@@ -234,11 +255,13 @@ register_model("densenet121_released", ("features.transition1", "features.transi
 # Stage outputs of the extra architectures are linear bottlenecks (no activation): σ = |.|.
 _EFFNET = ("features.2", "features.3", "features.5", "features.7")
 register_model("efficientnet_b0", _EFFNET, "efficientnet_b0",
-               sigma=dict.fromkeys(_EFFNET, "abs"), label="EfficientNet-B0")(
+               sigma=dict.fromkeys(_EFFNET, "abs"), label="EfficientNet-B0",
+               role=Role.APPENDIX)(
     _tv_builder("efficientnet_b0"))
 _MOBILENET = ("features.3", "features.6", "features.13", "features.17")
 register_model("mobilenet_v2", _MOBILENET, "mobilenet_v2",
-               sigma=dict.fromkeys(_MOBILENET, "abs"), label="MobileNet-v2")(
+               sigma=dict.fromkeys(_MOBILENET, "abs"), label="MobileNet-v2",
+               role=Role.APPENDIX)(
     _tv_builder("mobilenet_v2"))
 
 

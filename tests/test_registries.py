@@ -24,9 +24,12 @@ def test_a_toy_method_and_model_are_labelled_and_listed_by_kind(monkeypatch):
     monkeypatch.setattr(models, "_REGISTRY", dict(models._REGISTRY))
     methods.register_method(XSMethod("logit_l1", lambda b: b.logits.abs().mean(),
                                      label="Logit L1"))
-    models.register_model("tiny", ("relu",), label="Tiny CNN")(
+    models.register_model("tiny", ("relu",), label="Tiny CNN", role=models.Role.APPENDIX)(
         lambda num_classes, in_channels: nn.Sequential(
             nn.Conv2d(in_channels, 4, 3), nn.ReLU(), nn.Flatten(), nn.LazyLinear(num_classes)))
+    # its role places it in the paper's lists: the appendix's, after the two registered there
+    assert models.models_where(models.Role.APPENDIX) == ["efficientnet_b0", "mobilenet_v2", "tiny"]
+    assert models.models_where(models.Role.MAIN) == ["vgg16", "resnet18", "densenet121"]
     assert methods.methods_where(kind=Kind.XS) == ["tap", "rrr", "rbr", "logit_l1"]
     assert methods.methods_where(kind=Kind.DISTILLATION) == ["kd", "at", "jt"]
     assert labels.label("logit_l1") == "Logit L1" and labels.label("tiny") == "Tiny CNN"

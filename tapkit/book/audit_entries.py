@@ -24,7 +24,7 @@ from ..benchmark import bench
 from ..config import TrainConfig
 from ..experiments import protocols
 from ..experiments.medical_maps import overlap_layers
-from ..experiments.medical_plans import run_models
+from ..experiments.medical_plans import ARCHITECTURES, EXTRA_ARCHITECTURES, run_models
 from ..experiments.setting1 import cases
 from ..experiments.plans import LEARNED_SHARE, choose_lambdas
 from ..experiments.setting2_plans import paper_student_lambdas
@@ -203,7 +203,7 @@ def _sigma(profile: str) -> dict[str, str]:
 
 def _overlap_layers(profile: str) -> dict[str, Any]:
     p = _medical(profile)
-    return {m: overlap_layers(_variant(p, m)) for m in ("vgg16", "resnet18", "densenet121")}
+    return {m: overlap_layers(_variant(p, m)) for m in ARCHITECTURES}
 
 
 def _bench_rbr(profile: str) -> str:
@@ -555,7 +555,7 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("Appendix architectures' targets", "model", 805,
           "two deep CNNs, EfficientNet-B0 and MobileNet-v2", "—",
           lambda p: {m: _targets(p, m) for m in _medical(p).models
-                     if m in ("efficientnet_b0", "mobilenet_v2")}, D,
+                     if m in EXTRA_ARCHITECTURES}, D,
           "The paper names no layers and the released code has no such models: four stage "
           "outputs spread over the depth, as LaTeX line 345 describes for the others."),
     Entry("Activation σ of Eq. 6", "model", 200, r"A^l = \sum_{c=1}^{C^l} \sigma(Z^l_c)",

@@ -27,13 +27,14 @@ import pandas as pd
 from ..experiments.setting1 import cases
 from ..experiments.paper_tables import paper_table1
 from ..methods import comparators, get_method, is_xs, proposed_method
+from ..models import Role, get_spec, list_models, models_where
 from .labels import interval_text, label
 from .report import SPLITS, paper_values
 
 PROVENANCE = "gpu_provenance.json"
 # our architecture -> the column of the paper's Table 1 it is compared with
-PAPER_ARCH = {"vgg16_authors": "vgg16", "vgg16": "vgg16", "resnet18": "resnet18",
-              "densenet121": "densenet121"}
+PAPER_ARCH = {n: get_spec(n).torchvision_name for n in list_models()
+              if get_spec(n).torchvision_name in models_where(Role.MAIN)}
 SPEED_METHODS = ("none", proposed_method(), *comparators(), "none_again")
 TABLE1_BATCH, TABLE1_PX = 16, 224  # the paper's Table 1: batches of 16 images of 224 px
 PAPER_GPU = "RTX 3080 (10 GB)"      # the paper's GPU (its experimental-setup paragraph)

@@ -18,6 +18,7 @@ import pandas as pd
 from ..experiment_specs import ExperimentKind, get_experiment, list_experiments
 from ..experiments import protocols
 from ..metrics import task_metric
+from ..models import Role, models_where
 from . import labels
 
 # the paper's Base clean scores (gt_results.csv: PNEU F1, KNEE MAE over the three architectures;
@@ -121,8 +122,7 @@ def standin_images(task: str, n: int = 6, seed: int = 0):
     from ..data import IMAGENET_MEAN, IMAGENET_STD, digits_standin
 
     p = protocols.medical("quick")
-    sizes = sorted({p.settings(task, m).image_size for m in ("resnet18", "densenet121", "vgg16")},
-                   reverse=True)
+    sizes = sorted({p.settings(task, m).image_size for m in models_where(Role.MAIN)}, reverse=True)
     noise = p.label_noise.get(task, 0.0)
     fig, axes = plt.subplots(len(sizes), n, figsize=(1.5 * n, 2.3 * len(sizes) + 0.4),
                              squeeze=False)

@@ -22,14 +22,14 @@ import torch
 
 from ..experiment_specs import ExperimentKind, paper_names
 from ..methods import is_xs
-from ..models import build_model
+from ..models import Role, build_model, models_where
 from .cells import Cell, masks_of
 from .paper_tables import lambdas_of, paper_lambda_table
 from .protocols import Protocol, medical
 from .setting1 import case_config, cases as setting1_cases, why_not_run
 
-ARCHITECTURES = ("vgg16", "resnet18", "densenet121")
-EXTRA_ARCHITECTURES = ("efficientnet_b0", "mobilenet_v2")
+ARCHITECTURES = tuple(models_where(Role.MAIN))  # VGG-16, ResNet-18, DenseNet-121
+EXTRA_ARCHITECTURES = tuple(models_where(Role.APPENDIX))  # EfficientNet-B0, MobileNet-v2
 DATASETS = paper_names(ExperimentKind.MEDICAL)  # {"pneu": "PNEU", "knee": "KNEE"}
 LAMBDA_SETTINGS = {"tag": "ground_truth", "stripe": "stripe_ground_truth"}
 # App. "Additional Experiments with Deep Architectures" (tex line 805) gives the λ of

@@ -39,6 +39,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from ..methods import paper_grids, table1_methods
+from ..models import Role, models_where
 from ..sources import Embedded, Source, parse_source
 from ..config import ClassWeights, TrainConfig
 from .paper_tables import lambdas_of
@@ -358,11 +359,12 @@ BENCH_CONTEXT = ("two_layer_cnn@256x28",)
 
 def as_trained(mnist: Protocol, medical: Protocol) -> tuple[tuple[str, str], ...]:
     """``(model spec, optimizer)`` of every architecture as a profile (its ``mnist`` and
-    ``medical`` protocols) trains it: the MNIST CNN, then each main medical architecture with
+    ``medical`` protocols) trains it: the MNIST CNN, then each main medical architecture (the
+    registry's, in the paper's order: VGG-16, ResNet-18, DenseNet-121) with
     its overrides (:meth:`Protocol.settings`: its own image size) and its registry variant,
     e.g. ``("resnet18@16x64", "adam")`` (:func:`tapkit.benchmark.efficiency`)."""
     out = [(f"two_layer_cnn@{mnist.batch_size}x28", mnist.optimizer)]
-    for model in ("resnet18", "densenet121", "vgg16"):
+    for model in models_where(Role.MAIN):
         o = medical.settings(medical.experiments[0], model)
         out.append((f"{o.variant}@{o.batch_size}x{o.image_size}", o.optimizer))
     return tuple(out)
