@@ -57,6 +57,28 @@ def test_open_chapter_medical_takes_grids_as_its_search(tmp_path):
     assert s.grid("tap", "resnet18") == (1e-2,) and s.grid("tap", "densenet121") == ()
 
 
+def test_a_medical_chapters_models_none_is_its_registry_role(tmp_path, monkeypatch):
+    """``models=None`` in a medical notebook is the chapter's architectures from the model
+    registry, read when the chapter opens: the paper's three, the appendix chapter's two, and a
+    model registered after import with a role is among them; a given list is kept."""
+    from torch import nn
+
+    from tapkit import models
+
+    def opened(name: str, given=None) -> list:
+        ns = {"profile": "quick", "models": given, "results": str(tmp_path)}
+        chapter.open_chapter(ns, name, "medical", ["pneu"], notes=False)
+        return ns["models"]
+
+    assert opened("pneu") == ["vgg16", "resnet18", "densenet121"]
+    assert opened("extra_architectures") == ["efficientnet_b0", "mobilenet_v2"]
+    assert opened("overlap", "['resnet18']") == ["resnet18"]
+    monkeypatch.setattr(models, "_REGISTRY", dict(models._REGISTRY))
+    models.register_model("tiny", ("relu",), role=models.Role.MAIN)(
+        lambda num_classes, in_channels: nn.Sequential(nn.Conv2d(in_channels, 4, 3), nn.ReLU()))
+    assert opened("visual") == ["vgg16", "resnet18", "densenet121", "tiny"]
+
+
 def test_open_chapter_rejects_bad_parameters_and_protocols(tmp_path):
     with pytest.raises(ParameterError, match="profile"):
         chapter.open_chapter({"profile": "fast"}, "mnist")

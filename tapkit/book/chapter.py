@@ -30,7 +30,7 @@ import pandas as pd
 from . import openings, report, table_display
 from .profile_notes import label_noise_text
 from ..experiments import protocols
-from ..experiments.chapter_plans import chapter_cases, chapter_datasets
+from ..experiments.chapter_plans import chapter_cases, chapter_datasets, chapter_models
 from ..experiments.store import asked_keys
 from .params import PARAMETERS, parse_params
 
@@ -134,7 +134,8 @@ def open_chapter(namespace: MutableMapping[str, Any], name: str, protocol: str |
                  datasets: Iterable[str] | None = (), notes: bool = True,
                  show: bool = False) -> Chapter:
     """The opening of a chapter notebook, from its ``globals()``: parameters parsed in place
-    (``methods`` None: the chapter's rows, :func:`tapkit.experiments.chapter_plans.chapter_cases`),
+    (``methods`` None: the chapter's rows, :func:`tapkit.experiments.chapter_plans.chapter_cases`;
+    a medical chapter's ``models`` None: its architectures, :func:`.chapter_plans.chapter_models`),
     logging at WARNING, the ``protocol`` ("mnist", "medical" or None) of ``profile`` with the
     notebook's non-None overrides, the results root (``results`` or ``<repository>/results``),
     the device (``device``, resolved), for medical chapters the CPU threads and the stand-in notes
@@ -151,6 +152,8 @@ def open_chapter(namespace: MutableMapping[str, Any], name: str, protocol: str |
         datasets = params["datasets"]
     if "methods" in params and params["methods"] is None:  # the chapter's, from the registry
         params["methods"] = chapter_cases(name)
+    if protocol == "medical" and "models" in params and params["models"] is None:
+        params["models"] = chapter_models(name)  # the chapter's, from the model registry
     namespace.update(params)
     logging.basicConfig(level=logging.WARNING)
     table_display.install()  # every table the chapter shows: labels, no NaN, texts uncut

@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from ..config import TrainConfig
 from ..method_options import KdOptions
 from ..methods import Kind, is_xs, methods_where, proposed_method
+from ..models import Role, models_where
 from ..results import resolve_device
 from . import medical_plans, plans, protocols, setting1
 from . import setting2_plans as s2p
@@ -99,6 +100,19 @@ def chapter_cases(chapter: str) -> list[str] | None:
     runs."""
     cases = CHAPTER_CASES.get(chapter, setting1.cases)
     return None if cases is None else list(cases())
+
+
+# the architectures a medical chapter shows unless its notebook's ``models`` names its own: the
+# registry's of the chapter's role (the paper's three; the appendix chapter's two)
+CHAPTER_MODELS: dict[str, Role] = {"extra_architectures": Role.APPENDIX}
+
+
+def chapter_models(chapter: str) -> list[str]:
+    """The architectures medical chapter ``chapter`` trains and shows when its notebook's
+    ``models`` parameter is None (:func:`tapkit.book.chapter.open_chapter` resolves it here):
+    the registry's of its :data:`CHAPTER_MODELS` role, else the paper's three (``Role.MAIN``:
+    VGG-16, ResNet-18, DenseNet-121), read when asked (a model registered later is among them)."""
+    return models_where(CHAPTER_MODELS.get(chapter, Role.MAIN))
 
 
 def runner(root: str | Path, device: str = "auto") -> Runner:
