@@ -71,8 +71,11 @@ for experiment in datasets:
 overlap = pd.concat(frames, ignore_index=True)
 label = " | ".join(f"{medical.DATASETS[e]}: {labels[e]}" for e in datasets)
 data_names = "; ".join(medical.data_name(s, e) for e in datasets)
+meta = {"label": label, "settings": s.as_dict(), "data": data_names,
+        "origin": medical.origin(s).value}
+report.write_table(overlap, root, "overlap_runs", meta)  # per run and seed: the report's judges
 both = medical.overlap_beside_paper(overlap)
-report.write_table(both, root, "overlap", {"label": label, "settings": s.as_dict(), "data": data_names})
+report.write_table(both, root, "overlap", meta)
 display(Markdown(f"*Overlap on {data_names} — {label}*"))
 if medical.is_standin(s):
     display(Markdown(medical.pretraining_note(
@@ -143,5 +146,5 @@ chapter.show_committed(ch, ["overlap"], "run `make book PROFILE=paper` on a GPU 
                        overlap_tables.committed_view);
 
 # %% tags=["hide-input"]
-ch.opening(openings.overlap_found(compare))
+ch.opening(openings.overlap_found(compare, root))
 ch.finish();

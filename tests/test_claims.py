@@ -511,3 +511,40 @@ def test_a_comparator_that_never_ran_is_not_run_and_one_that_failed_is_not_testa
     c = claims.close_claim(both, "MNIST", "tap", "rrr", "rbr")
     assert c.verdict == claims.REPRODUCED and "(not judged: RBR not run)" in c.evidence
     assert claims.removes_claim(runs_table({"none": decoyed}), "MNIST").verdict == claims.NOT_RUN
+
+
+def _overlap_runs(ig: dict[str, list[float]], act: dict[str, list[float]] | None = None,
+                  model: str = "resnet18") -> pd.DataFrame:
+    """The overlap chapter's per-run table: case -> recall per seed, at the input (``ig``) and,
+    with ``act``, the same value at each of the four penalised layers."""
+    rows = [{"dataset": "PNEU", "model": model, "case": case, "seed": seed, "layer": layer,
+             "metric": "recall", "value": v, "chance": 0.25}
+            for layers, values in (("ig", ig), ("act", act or {}))
+            for case, per_seed in values.items() for seed, v in enumerate(per_seed)
+            for layer in (["ig"] if layers == "ig" else ["act1", "act2", "act3", "act4"])]
+    return pd.DataFrame(rows)
+
+
+def test_suppresses_claim_pairs_each_seeds_recall_against_no_xs_on_the_judged_seeds():
+    runs = {"pneu": medical_runs({("resnet18", "none"): NONE, ("resnet18", "tap"): TAP})}
+    # IG recall No XS 0.60, 0.50, 0.55; TAP 0.10, 0.12, 0.08: paired 0.50, 0.38, 0.47, mean
+    # 0.45, sd 0.0624, half-width 4.303 · 0.0624 / √3 = 0.155: [0.295, 0.605] > 0.05
+    overlap = _overlap_runs({"none": [0.60, 0.50, 0.55], "tap": [0.10, 0.12, 0.08]},
+                            {"none": [0.9, 0.8, 0.85], "tap": [0.88, 0.79, 0.86]})
+    ig = medical_claims.suppresses_claim(overlap, runs, *STANDIN, ["ig"])
+    assert ig.verdict == claims.REPRODUCED and ig.standin and ig.seeds == "3 seeds"
+    assert ig.claim == "TAP suppresses the tags in the input gradients"
+    assert "paired No XS − TAP 0.45 [0.29, 0.61] (3 seeds)" in ig.evidence
+    # the activations: paired 0.02, 0.01, -0.01, wholly below 0.05: not suppressed
+    acts = medical_claims.suppresses_claim(overlap, runs, *STANDIN,
+                                           ["act1", "act2", "act3", "act4"])
+    assert acts.verdict == claims.NOT_REPRODUCED and "activations" in acts.claim
+    # a seed where No XS did not take the tag is dropped: two seeds left, still judged
+    took_not = [NONE[0], (0.95, 0.94, 0.9), NONE[2]]
+    runs = {"pneu": medical_runs({("resnet18", "none"): took_not, ("resnet18", "tap"): TAP})}
+    ig = medical_claims.suppresses_claim(overlap, runs, *STANDIN, ["ig"])
+    assert ig.seeds == "2 seeds" and "seed 1 dropped: No XS did not take the shortcut" in ig.evidence
+    # no architecture with maps of both: not run
+    none_only = overlap[overlap.case == "none"]
+    assert medical_claims.suppresses_claim(none_only, runs, *STANDIN, ["ig"]).verdict in (
+        claims.NOT_TESTABLE, claims.NOT_RUN)

@@ -30,7 +30,8 @@ from .claims import (NOT_RUN, NOT_TESTABLE, Claim, _combined, close_claim, cost_
                      slightly_below_claim, speed_claim, teacher_claim)
 from .labels import in_prose
 from .medical_claims import (annotation_claim, keeps_off_claim, matches_at_cost_claim,
-                             medical_teacher_claim, no_xs_relies_claim, reemerge_claim)
+                             medical_teacher_claim, no_xs_relies_claim, reemerge_claim,
+                             suppresses_claim)
 from .medical_notes import cells_by_reason
 from .origin import DataOrigin
 from .report import paper_values, read_cells
@@ -200,6 +201,23 @@ def _cell(judge, exp: str, model: str) -> Judge:
     return run
 
 
+OVERLAP_TABLES = ("overlap_runs", *(f"{e}_gt_runs" for e in MEDICAL_EXPERIMENTS))
+
+
+def _overlap(layers: tuple[str, ...]) -> Judge:
+    """:func:`.medical_claims.suppresses_claim` on the overlap chapter's per-run table
+    (``overlap_runs``), its preconditions read from Setting 1's per-run tables."""
+    def run(ev: Evidence, methods: Methods = ()):
+        frame, meta = ev.table("overlap_runs")
+        runs, data, _ = ev.medical_data()
+        if frame is None or not runs:
+            return None
+        origins = dict.fromkeys(runs, DataOrigin.read(meta))  # the maps' data, as recorded
+        return suppresses_claim(frame, runs, data, origins, layers, *methods[:1])
+    run.reads = OVERLAP_TABLES
+    return run
+
+
 def _mnist(judge: Callable[..., Claim | None]) -> Judge:
     """``judge(runs, data, *methods)`` on the MNIST per-run table."""
     def run(ev: Evidence, methods: Methods = ()):
@@ -361,6 +379,8 @@ for _spec in (
     ClaimSpec("rrr_spurious_densenet_pneu", "pneu", _cell(_reemerge, "pneu", "densenet121")),
     ClaimSpec("rbr_spurious_vgg_pneu", "pneu", _cell(_reemerge, "pneu", "vgg16")),
     ClaimSpec("rrr_rbr_spurious_knee", "knee", _medical(_reemerge, ("knee",))),
+    ClaimSpec("overlap_tap_input_gradients", "overlap", _overlap(("ig",))),
+    ClaimSpec("overlap_tap_activations", "overlap", _overlap(("act1", "act2", "act3", "act4"))),
     ClaimSpec("annotation_better_than_random", "medical_teachers",
               _table(annotation_claim, "medical_annotation_quality")),
     ClaimSpec("teacher_pneu_works", "medical_teachers",

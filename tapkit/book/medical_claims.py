@@ -15,6 +15,7 @@ from typing import Callable, Iterator, Mapping, Sequence
 
 import pandas as pd
 
+from ..experiment_specs import get_experiment
 from ..experiments.cells import Annotation
 from ..methods import comparators, proposed_method
 from ..metrics import tag_reliance, task_metric
@@ -24,7 +25,7 @@ from .claims import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, REPROD
 from .preconditions import judged_seeds
 from .labels import label
 from .origin import DataOrigin
-from .thresholds import LEARNED, MARGIN, keeps_off, relies
+from .thresholds import CHANCE_RECALL, LEARNED, MARGIN, RECALL_MARGIN, keeps_off, relies
 
 RELIANCE = "reliance on the tag (metric lost when the tag is swapped, > 0 uses it)"
 
@@ -178,6 +179,49 @@ def reemerge_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str],
             [INCONCLUSIVE] if results else [])
     return _judged_runs(claim, "Results, Figs. PNEU/KNEE (DenseNet-121 RRR)", evidence, data,
                         origins, n_min or 0, some, why)
+
+
+def suppresses_claim(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame],
+                     data: Mapping[str, str], origins: Mapping[str, DataOrigin | None],
+                     layers: Sequence[str], method: str | None = None) -> Claim:
+    """TAP (``method``; None: the paper's own) suppresses the tags in the top quartiles of
+    ``layers`` (the appendix's overlap tables: ``ig``, the input gradient, or ``act1``–``act4``,
+    the penalised layers; their mean recall per run). ``overlap``: the overlap chapter's per-run
+    table (dataset, model, case, seed, layer, metric, value). Per data set and architecture, on
+    the seeds where No XS took the tag and both learned the task (the per-run tables ``runs``,
+    :mod:`.preconditions`), the paired difference No XS − TAP of that recall against
+    :data:`.thresholds.RECALL_MARGIN`: wholly above it reproduced, wholly below it not, across
+    it inconclusive; the cells combined."""
+    method = method or proposed_method()
+    own = label(method)
+    shown = "input gradients" if list(layers) == ["ig"] else "penalised layers' activations"
+    claim = f"{own} suppresses the tags in the {shown}"
+    parts, results, n_min, why = [], [], None, []
+    recall = overlap[(overlap["metric"] == "recall") & overlap["layer"].isin(list(layers))]
+    by_run = recall.groupby(["dataset", "model", "case", "seed"])["value"].mean()
+    for exp, model, rows, rel in cells(runs):
+        paper_name, name = get_experiment(exp).paper_name, _name(exp, model)
+        if (paper_name, model) not in {k[:2] for k in by_run.index}:
+            continue
+        seeds = _cell_seeds(rows, rel, exp, ["none", method])
+        per = {case: {int(k[3]): float(v) for k, v in by_run.items()
+                      if k[:3] == (paper_name, model, case) and int(k[3]) in seeds.kept}
+               for case in ("none", method)}
+        if min(len(v) for v in per.values()) < 2:
+            parts.append(f"{name}: not testable{seeds.note(name)}")
+            why.append(f"{name}: {_few_reason(seeds)}")
+            continue
+        none_e, own_e = (mean_ci(list(v.values()), bounds=(0.0, 1.0)) for v in per.values())
+        d = paired_difference(per["none"], per[method], bounds=(-1.0, 1.0))
+        n_min = d.n if n_min is None else min(n_min, d.n)
+        verdict = keeps_verdict(d.lo, d.hi, RECALL_MARGIN)
+        results.append(verdict)
+        parts.append(f"{name}: No XS {none_e.text(2)}, {own} {own_e.text(2)}, paired No XS − "
+                     f"{own} {d.text(2)} — {verdict}{seeds.note(name)}")
+    evidence = (f"top-quartile recall of the tags in the {shown} (chance {CHANCE_RECALL:g}) — "
+                + ("; ".join(parts) or f"no architecture with No XS and {own} maps"))
+    return _judged_runs(claim, "App. overlap tables (l.591)", evidence, data, origins, n_min or 0,
+                        results, why)
 
 
 def matches_at_cost_claim(runs: Mapping[str, pd.DataFrame], ratios: pd.DataFrame | None,

@@ -18,7 +18,7 @@ from ..experiments.setting1 import xs_cases
 from ..methods import proposed_method
 from ..metrics import tag_reliance, task_metric
 from . import report
-from .claim_specs import Evidence, page_claims
+from .claim_specs import OVERLAP_TABLES, Evidence, page_claims
 from .claims import verdicts
 from .medical_claims import annotation_claim, medical_teacher_claim
 from .labels import in_prose, label
@@ -152,10 +152,14 @@ def extra_found(summaries: Mapping[str, pd.DataFrame],
             + "; ".join(parts) + "." + (_FLAGGED if any_flagged else ""))
 
 
-def overlap_found(compare: pd.DataFrame) -> str:
+def overlap_found(compare: pd.DataFrame, root: str | Path) -> str:
     """The overlap page's finding: TAP against No XS in the overlap of their top-quartile
-    activations with the tags (:func:`.overlap_tables.against_none_text`)."""
-    return against_none_text(compare, proposed_method())
+    activations with the tags (:func:`.overlap_tables.against_none_text`), and the report's
+    verdicts on the overlap claims, judged from the chapter's per-run table under ``root``
+    (:func:`.claim_specs.page_claims`: the report's cells, seeds and reasons)."""
+    judged = page_claims(Evidence(Path(root)), "overlap", OVERLAP_TABLES)
+    return (against_none_text(compare, proposed_method())
+            + (" " + verdicts(judged) if judged else ""))
 
 
 def mask_share(maps, mask) -> dict[str, float]:

@@ -14,8 +14,8 @@ import pandas as pd
 
 from . import medical
 from .labels import label
+from .thresholds import CHANCE_RECALL
 
-CHANCE_RECALL = 0.25
 """A randomly placed top quartile holds a quarter of the tag's pixels: the chance level of the
 top-quartile recall, drawn on the overlap figure."""
 

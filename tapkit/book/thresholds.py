@@ -52,6 +52,15 @@ their pixel precision on it is at least this multiple of a random mask's (the si
 the pixels; the paper's random annotations score "circa 1.9%"). Where they do not, a claim that
 the teacher's annotations are useful cannot be told from one about random masks."""
 
+CHANCE_RECALL = 0.25
+"""A top quartile placed at random holds a quarter of the tags' pixels: the overlap's chance."""
+
+RECALL_MARGIN = 0.05
+"""The overlap claims: TAP "suppresses" the tags in a map when, paired over seeds, its
+top-quartile recall of the tags lies below No XS's by more than this (a twentieth of the tags'
+pixels; recall runs from 0 to 1 and a quartile placed at random scores 0.25; the paper's No XS
+− TAP at the input is 0.08–0.66)."""
+
 NEAR_CHANCE = 0.05
 """A λ search's choice is a near-chance model when its validation loss is within this share of
 ln(classes), what a constant prediction scores."""
