@@ -548,3 +548,19 @@ def test_suppresses_claim_pairs_each_seeds_recall_against_no_xs_on_the_judged_se
     none_only = overlap[overlap.case == "none"]
     assert medical_claims.suppresses_claim(none_only, runs, *STANDIN, ["ig"]).verdict in (
         claims.NOT_TESTABLE, claims.NOT_RUN)
+
+
+def test_reemerges_in_layers_claim_pairs_rrr_against_tap_at_the_last_layer():
+    """Fig. 1's re-emergence: RRR's Act 4 recall above TAP's by more than the margin on the
+    judged seeds (the paper's PNEU ResNet-18: RRR 0.41, TAP 0.00)."""
+    runs = {"pneu": medical_runs({("resnet18", "none"): NONE, ("resnet18", "tap"): TAP,
+                                  ("resnet18", "rrr"): TAP})}
+    # Act 4 recall RRR 0.40, 0.45, 0.35 and TAP 0.02, 0.01, 0.03: paired 0.38, 0.44, 0.32
+    overlap = _overlap_runs({"rrr": [0.02, 0.03, 0.01], "tap": [0.0, 0.01, 0.0]},
+                            {"rrr": [0.40, 0.45, 0.35], "tap": [0.02, 0.01, 0.03]})
+    c = medical_claims.reemerges_in_layers_claim(overlap, runs, *STANDIN, ["rrr"])
+    assert c.verdict == claims.REPRODUCED and c.claim.startswith("RRR let the tags re-emerge")
+    assert "paired RRR − TAP 0.38" in c.evidence and "Act 4" in c.evidence
+    # at the input the same runs show nothing re-emerging: every cell below the margin
+    c = medical_claims.reemerges_in_layers_claim(overlap, runs, *STANDIN, ["rrr"], layers=["ig"])
+    assert c.verdict == claims.NOT_REPRODUCED

@@ -24,6 +24,7 @@ from typing import Callable, Collection, Mapping
 import pandas as pd
 
 from ..experiments.cells import Annotation
+from ..methods import proposed_method
 from ..sources import MEDICAL_EXPERIMENTS
 from .claims import (NOT_RUN, NOT_TESTABLE, Claim, _combined, close_claim, cost_claim,
                      cost_share_claim, decoy_claim, matches_claim, oom_claim, removes_claim,
@@ -31,7 +32,7 @@ from .claims import (NOT_RUN, NOT_TESTABLE, Claim, _combined, close_claim, cost_
 from .labels import in_prose
 from .medical_claims import (annotation_claim, keeps_off_claim, matches_at_cost_claim,
                              medical_teacher_claim, no_xs_relies_claim, reemerge_claim,
-                             suppresses_claim)
+                             reemerges_in_layers_claim, suppresses_claim)
 from .medical_notes import cells_by_reason
 from .origin import DataOrigin
 from .report import paper_values, read_cells
@@ -204,18 +205,33 @@ def _cell(judge, exp: str, model: str) -> Judge:
 OVERLAP_TABLES = ("overlap_runs", *(f"{e}_gt_runs" for e in MEDICAL_EXPERIMENTS))
 
 
-def _overlap(layers: tuple[str, ...]) -> Judge:
-    """:func:`.medical_claims.suppresses_claim` on the overlap chapter's per-run table
-    (``overlap_runs``), its preconditions read from Setting 1's per-run tables."""
+def _overlap(judge, only: tuple[str, ...] = MEDICAL_EXPERIMENTS,
+             model: str | None = None) -> Judge:
+    """``judge(overlap, runs, data, origins, *methods)`` on the overlap chapter's per-run table
+    (``overlap_runs``) of the data sets ``only`` (and architecture ``model``; None: all), its
+    preconditions read from Setting 1's per-run tables."""
     def run(ev: Evidence, methods: Methods = ()):
         frame, meta = ev.table("overlap_runs")
-        runs, data, _ = ev.medical_data()
+        runs, data, _ = ev.medical_data(only)
         if frame is None or not runs:
             return None
+        if model is not None:
+            runs = {e: r[r["model"] == model] for e, r in runs.items()}
         origins = dict.fromkeys(runs, DataOrigin.read(meta))  # the maps' data, as recorded
-        return suppresses_claim(frame, runs, data, origins, layers, *methods[:1])
+        return judge(frame, runs, data, origins, *methods)
     run.reads = OVERLAP_TABLES
     return run
+
+
+def _suppresses(layers: tuple[str, ...]):
+    return lambda frame, runs, data, origins, *methods: suppresses_claim(
+        frame, runs, data, origins, layers, *methods[:1])
+
+
+def _reemerges(frame, runs, data, origins, *methods: str) -> Claim:
+    """The claim's comparators (its methods but the paper's own) against TAP."""
+    return reemerges_in_layers_claim(frame, runs, data, origins,
+                                     [m for m in methods if m != proposed_method()] or None)
 
 
 def _mnist(judge: Callable[..., Claim | None]) -> Judge:
@@ -379,8 +395,11 @@ for _spec in (
     ClaimSpec("rrr_spurious_densenet_pneu", "pneu", _cell(_reemerge, "pneu", "densenet121")),
     ClaimSpec("rbr_spurious_vgg_pneu", "pneu", _cell(_reemerge, "pneu", "vgg16")),
     ClaimSpec("rrr_rbr_spurious_knee", "knee", _medical(_reemerge, ("knee",))),
-    ClaimSpec("overlap_tap_input_gradients", "overlap", _overlap(("ig",))),
-    ClaimSpec("overlap_tap_activations", "overlap", _overlap(("act1", "act2", "act3", "act4"))),
+    ClaimSpec("overlap_tap_input_gradients", "overlap", _overlap(_suppresses(("ig",)))),
+    ClaimSpec("overlap_tap_activations", "overlap",
+              _overlap(_suppresses(("act1", "act2", "act3", "act4")))),
+    ClaimSpec("rrr_rbr_reemerge", "overlap", _overlap(_reemerges, ("pneu",), "resnet18")),
+    ClaimSpec("rrr_rbr_reemerge_appendix", "overlap", _overlap(_reemerges)),
     ClaimSpec("annotation_better_than_random", "medical_teachers",
               _table(annotation_claim, "medical_annotation_quality")),
     ClaimSpec("teacher_pneu_works", "medical_teachers",

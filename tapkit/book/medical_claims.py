@@ -181,6 +181,52 @@ def reemerge_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str],
                         origins, n_min or 0, some, why)
 
 
+def _recall_cells(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame],
+                  layers: Sequence[str], lower: str, higher: str):
+    """``(name, seeds, per-seed recall of higher, of lower)`` per data set and architecture with
+    both methods' maps: the mean top-quartile recall of the tags over ``layers`` (the overlap
+    chapter's per-run table), on the seeds where No XS took the tag and both learned the task."""
+    recall = overlap[(overlap["metric"] == "recall") & overlap["layer"].isin(list(layers))]
+    by_run = recall.groupby(["dataset", "model", "case", "seed"])["value"].mean()
+    for exp, model, rows, rel in cells(runs):
+        paper_name = get_experiment(exp).paper_name
+        if (paper_name, model) not in {k[:2] for k in by_run.index}:
+            continue
+        seeds = _cell_seeds(rows, rel, exp, list(dict.fromkeys(["none", lower, higher])))
+        per = [{int(k[3]): float(v) for k, v in by_run.items()
+                if k[:3] == (paper_name, model, case) and int(k[3]) in seeds.kept}
+               for case in (higher, lower)]
+        if all(per):
+            yield _name(exp, model), seeds, per[0], per[1]
+
+
+def _recall_gap(overlap, runs, layers, lower: str, higher: str):
+    """Each cell's evidence and verdict: the paired difference ``higher`` − ``lower`` of the
+    recall over ``layers``, wholly above :data:`.thresholds.RECALL_MARGIN` reproduced, wholly
+    below it not reproduced, across it inconclusive; ``(parts, verdicts, fewest seeds, why)``."""
+    parts, results, n_min, why = [], [], None, []
+    for name, seeds, high, low in _recall_cells(overlap, runs, layers, lower, higher):
+        if min(len(high), len(low)) < 2:
+            parts.append(f"{name}: not testable{seeds.note(name)}")
+            why.append(f"{name}: {_few_reason(seeds)}")
+            continue
+        high_e, low_e = (mean_ci(list(v.values()), bounds=(0.0, 1.0)) for v in (high, low))
+        d = paired_difference(high, low, bounds=(-1.0, 1.0))
+        n_min = d.n if n_min is None else min(n_min, d.n)
+        verdict = keeps_verdict(d.lo, d.hi, RECALL_MARGIN)
+        results.append(verdict)
+        parts.append(f"{name}: {label(higher)} {high_e.text(2)}, {label(lower)} {low_e.text(2)}, "
+                     f"paired {label(higher)} − {label(lower)} {d.text(2)} — {verdict}"
+                     f"{seeds.note(name)}")
+    return parts, results, n_min, why
+
+
+def _layers_text(layers: Sequence[str]) -> str:
+    return ("input gradients" if list(layers) == ["ig"] else
+            "penalised layers' activations" if len(layers) > 1 else
+            f"last penalised layer's activations ({layers[0].replace('act', 'Act ')})")
+
+
 def suppresses_claim(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame],
                      data: Mapping[str, str], origins: Mapping[str, DataOrigin | None],
                      layers: Sequence[str], method: str | None = None) -> Claim:
@@ -190,38 +236,43 @@ def suppresses_claim(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame],
     table (dataset, model, case, seed, layer, metric, value). Per data set and architecture, on
     the seeds where No XS took the tag and both learned the task (the per-run tables ``runs``,
     :mod:`.preconditions`), the paired difference No XS − TAP of that recall against
-    :data:`.thresholds.RECALL_MARGIN`: wholly above it reproduced, wholly below it not, across
-    it inconclusive; the cells combined."""
+    :data:`.thresholds.RECALL_MARGIN` (:func:`_recall_gap`); the cells combined."""
     method = method or proposed_method()
-    own = label(method)
-    shown = "input gradients" if list(layers) == ["ig"] else "penalised layers' activations"
-    claim = f"{own} suppresses the tags in the {shown}"
-    parts, results, n_min, why = [], [], None, []
-    recall = overlap[(overlap["metric"] == "recall") & overlap["layer"].isin(list(layers))]
-    by_run = recall.groupby(["dataset", "model", "case", "seed"])["value"].mean()
-    for exp, model, rows, rel in cells(runs):
-        paper_name, name = get_experiment(exp).paper_name, _name(exp, model)
-        if (paper_name, model) not in {k[:2] for k in by_run.index}:
-            continue
-        seeds = _cell_seeds(rows, rel, exp, ["none", method])
-        per = {case: {int(k[3]): float(v) for k, v in by_run.items()
-                      if k[:3] == (paper_name, model, case) and int(k[3]) in seeds.kept}
-               for case in ("none", method)}
-        if min(len(v) for v in per.values()) < 2:
-            parts.append(f"{name}: not testable{seeds.note(name)}")
-            why.append(f"{name}: {_few_reason(seeds)}")
-            continue
-        none_e, own_e = (mean_ci(list(v.values()), bounds=(0.0, 1.0)) for v in per.values())
-        d = paired_difference(per["none"], per[method], bounds=(-1.0, 1.0))
-        n_min = d.n if n_min is None else min(n_min, d.n)
-        verdict = keeps_verdict(d.lo, d.hi, RECALL_MARGIN)
-        results.append(verdict)
-        parts.append(f"{name}: No XS {none_e.text(2)}, {own} {own_e.text(2)}, paired No XS − "
-                     f"{own} {d.text(2)} — {verdict}{seeds.note(name)}")
+    own, shown = label(method), _layers_text(layers)
+    parts, results, n_min, why = _recall_gap(overlap, runs, layers, method, "none")
     evidence = (f"top-quartile recall of the tags in the {shown} (chance {CHANCE_RECALL:g}) — "
                 + ("; ".join(parts) or f"no architecture with No XS and {own} maps"))
-    return _judged_runs(claim, "App. overlap tables (l.591)", evidence, data, origins, n_min or 0,
+    return _judged_runs(f"{own} suppresses the tags in the {shown}",
+                        "App. overlap tables (l.591)", evidence, data, origins, n_min or 0,
                         results, why)
+
+
+def reemerges_in_layers_claim(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame],
+                              data: Mapping[str, str], origins: Mapping[str, DataOrigin | None],
+                              methods: Sequence[str] | None = None,
+                              layers: Sequence[str] = ("act4",)) -> Claim:
+    """RRR/RBR (``methods``; None: the comparators) let the tags re-emerge in the deeper
+    layers where TAP keeps them out (Fig. 1; the appendix's overlap tables: the paper's PNEU
+    ResNet-18 Act 4 recall RRR 0.41, RBR 0.19, TAP 0.00): per data set, architecture and method,
+    the paired difference method − TAP of the top-quartile recall of the tags in ``layers`` on
+    the judged seeds (:func:`_recall_gap`). Reproduced when some cell re-emerges, not
+    reproduced when every judged cell does not, else inconclusive."""
+    methods = list(comparators() if methods is None else methods)
+    own, named, shown = label(proposed_method()), "/".join(label(m) for m in methods), \
+        _layers_text(layers)
+    parts, results, n_min, why = [], [], None, []
+    for method in methods:
+        p, r, n, w = _recall_gap(overlap, runs, layers, proposed_method(), method)
+        parts, results, why = parts + p, results + r, why + w
+        n_min = n if n_min is None else (n_min if n is None else min(n_min, n))
+    evidence = (f"top-quartile recall of the tags in the {shown} (chance {CHANCE_RECALL:g}) — "
+                + ("; ".join(parts) or f"no architecture with {named} and {own} maps"))
+    some = ([REPRODUCED] if REPRODUCED in results else
+            [NOT_REPRODUCED] if results and all(v == NOT_REPRODUCED for v in results) else
+            [INCONCLUSIVE] if results else [])
+    return _judged_runs(f"{named} let the tags re-emerge in the deeper layers where {own} does "
+                        "not", "Fig. 1; App. overlap tables", evidence, data, origins,
+                        n_min or 0, some, why)
 
 
 def matches_at_cost_claim(runs: Mapping[str, pd.DataFrame], ratios: pd.DataFrame | None,
