@@ -25,7 +25,7 @@ import torch
 from torch.utils.data import TensorDataset
 
 from . import contamination as sc
-from .experiment_specs import ExperimentKind, get_experiment
+from .experiment_specs import ExperimentKind, config_experiment, get_experiment
 from .mnist_files import mnist_cached, mnist_idx_folder, mnist_torchvision, read_idx  # noqa: F401
 from .sources import (FOLDER_DATASETS, DataNotFoundError, Embedded, FolderDataset,  # noqa: F401
                       MedicalFolder, Mnist, Source, Torchvision, find_root, parse_source)
@@ -284,9 +284,10 @@ def medical_folder(name: str, path: str | Path, seed: int = 0, size: int = 224,
                    limit: int | None = None) -> tuple[Task, dict[str, Split]]:
     """PNEU (paediatric chest x-rays, binary) or KNEE (knee x-rays, Kellgren-Lawrence grades 0-4)
     from the folder the user downloaded, centre-cropped, resized and contaminated."""
-    if name not in FOLDER_DATASETS:
-        raise ValueError(f"unknown medical dataset {name!r}; expected one of {sorted(FOLDER_DATASETS)}")
-    ds = FOLDER_DATASETS[name]
+    ds = get_experiment(name).folder
+    if ds is None:
+        raise ValueError(f"{name!r} is not read from a folder; the medical data sets are "
+                         f"{sorted(FOLDER_DATASETS)}")
     root = find_root(path, ds.folder, ds.layout)
     xtr, ytr = _read_class_folders(root, "train", ds.classes, ds.pattern, size, ds.layout, limit)
     xte, yte = _read_class_folders(root, "test", ds.classes, ds.pattern, size, ds.layout, limit)
@@ -468,10 +469,7 @@ def load_experiment(experiment: str, *, source: "Source | str" = "embedded", see
     """One entry point for every experiment a config names (:mod:`tapkit.experiment_specs`),
     by its kind: Decoy-MNIST from an MNIST source, PNEU/KNEE from a folder or the digits
     stand-in, a pretraining task built in."""
-    spec = get_experiment(experiment)
-    if spec.name != experiment:
-        raise ValueError(f"a config names the experiment {spec.name!r}, not {experiment!r} (the "
-                         "name its tables use)")
+    spec = config_experiment(experiment)
     if spec.kind is ExperimentKind.MNIST:
         return decoy_mnist(source, seed, clean_fraction, root)
     if spec.kind is ExperimentKind.MEDICAL:

@@ -93,6 +93,16 @@ def get_experiment(name: str) -> ExperimentSpec:
     raise ValueError(f"unknown experiment {name!r}; expected one of {list_experiments()}")
 
 
+def config_experiment(name: str) -> ExperimentSpec:
+    """The entry a config's ``experiment`` names: its config name only (the tables' name of
+    Decoy-MNIST, ``"mnist"``, is refused, saying which to write); ``ValueError`` otherwise."""
+    spec = get_experiment(name)
+    if spec.name != name:
+        raise ValueError(f"a config names the experiment {spec.name!r}, not {name!r} (the name "
+                         "its tables use)")
+    return spec
+
+
 def list_experiments(kind: ExperimentKind | None = None) -> list[str]:
     """Config names of the registered experiments (of ``kind``), in registration order."""
     return [s.name for s in _EXPERIMENTS.values() if kind is None or s.kind is kind]

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Union
 
-from .experiment_specs import (ExperimentKind, FolderDataset, get_experiment,  # noqa: F401
-                               list_experiments)
+from .experiment_specs import (ExperimentKind, FolderDataset, config_experiment,  # noqa: F401
+                               get_experiment, list_experiments)
 
 # the registry's lists (tapkit.experiment_specs), by kind
 MNIST_EXPERIMENTS = tuple(list_experiments(ExperimentKind.MNIST))
@@ -199,7 +199,7 @@ class MedicalFolder(_Source):
         return self.path
 
     def check(self, experiment: str) -> None:
-        ds = FOLDER_DATASETS[experiment]
+        ds = get_experiment(experiment).folder
         root = find_root(self.path, ds.folder, ds.layout)
         for split in ("train", "test"):
             for cls in ds.classes:
@@ -225,10 +225,8 @@ def parse_source(value: "Source | str | None", experiment: str = "decoy-mnist") 
     ``experiment``: folders must exist with their layout, torchvision needs a root, MNIST sources
     only feed Decoy-MNIST and medical folders only PNEU/KNEE. Raises ValueError (or
     :class:`DataNotFoundError` for a folder) saying what to write instead."""
-    known = MNIST_EXPERIMENTS + MEDICAL_EXPERIMENTS + PRETRAIN_EXPERIMENTS
-    if experiment not in known:
-        raise ValueError(f"unknown experiment {experiment!r}; expected one of {known}")
-    medical = experiment in MEDICAL_EXPERIMENTS
+    kind = config_experiment(experiment).kind  # an unknown name raises, listing the known
+    medical, pretrain = kind is ExperimentKind.MEDICAL, kind is ExperimentKind.PRETRAIN
     if value is None:
         value = "embedded"
     if isinstance(value, Path):
@@ -256,13 +254,13 @@ def parse_source(value: "Source | str | None", experiment: str = "decoy-mnist") 
     if isinstance(value, Embedded) and value.tag_px is not None and not medical:
         raise ValueError(f"tag sizes belong to the PNEU/KNEE stand-ins' text tags, not "
                          f"{experiment}: write 'embedded' or 'embedded:label_noise=P'")
-    if isinstance(value, Embedded) and value.label_noise and experiment in PRETRAIN_EXPERIMENTS:
+    if isinstance(value, Embedded) and value.label_noise and pretrain:
         raise ValueError(f"{experiment} trains on clean records: write 'embedded'")
-    if experiment in PRETRAIN_EXPERIMENTS and not isinstance(value, Embedded):
+    if pretrain and not isinstance(value, Embedded):
         raise ValueError(f"{experiment} is built in (source 'embedded'), not read from {str(value)!r}")
     if medical and not isinstance(value, (Embedded, MedicalFolder)):
         raise ValueError(f"source {str(value)!r} is MNIST; {experiment} reads 'embedded' (the "
-                         f"digits stand-in) or its folder ({FOLDER_DATASETS[experiment].layout})")
+                         f"digits stand-in) or its folder ({get_experiment(experiment).folder.layout})")
     if not medical and isinstance(value, MedicalFolder):
         value = IdxFolder(value.path)
     if isinstance(value, IdxFolder):

@@ -145,7 +145,8 @@ def test_an_experiment_is_one_registry_entry_that_every_lookup_reads(monkeypatch
     sources' lists, the metric lookup (Decoy-MNIST by its config name and its tables' name
     alike), the medical plans' paper names and the pages' labels read it, and a name already
     taken — a config name or a tables' name — is refused."""
-    from tapkit import experiment_specs as xs, metrics, sources
+    from tapkit import data, experiment_specs as xs, metrics, sources
+    from tapkit.config import TrainConfig
     from tapkit.experiments import medical_plans
 
     assert metrics.task_metric("decoy-mnist") is metrics.task_metric("mnist")
@@ -167,6 +168,12 @@ def test_an_experiment_is_one_registry_entry_that_every_lookup_reads(monkeypatch
     assert labels.label("skin") == "SKIN"
     with pytest.raises(ValueError, match="unknown experiment 'cifar'"):
         xs.get_experiment("cifar")
+    # registered after import, read when used: a config takes it; it has no folder layout
+    with pytest.raises(ValueError, match="is not read from a folder"):
+        data.medical_folder("skin", "/nowhere")
+    assert TrainConfig(experiment="skin").experiment == "skin"
+    with pytest.raises(ValueError, match="not 'mnist'"):
+        TrainConfig(experiment="mnist")
 
 
 @pytest.mark.parametrize("name", list_experiments())
