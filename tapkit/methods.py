@@ -90,7 +90,7 @@ class XSMethod:
     at most says so (``proposed_method()``).
     ``paper_grid``: the λ the paper's searches tried (tex l.348: log steps from 1e-9 to 1 for
     TAP and RRR, from 1 to 1e9 for RBR, "given much smaller losses"); the paper profile
-    searches them (:func:`paper_grids`).
+    searches them (``paper_grids()``).
     """
 
     name: str
