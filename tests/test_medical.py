@@ -482,3 +482,17 @@ def test_a_cell_not_run_keeps_the_papers_number_beside_not_run():
     assert vgg["permuted (ours)"] == "not run" and vgg["permuted (paper)"] == "0.986 (0.002)"
     assert vgg["why not run"] == "too slow here" and res["why not run"] == ""
     assert res["permuted (ours)"] == "0.900 (0.010)" and res["permuted (paper)"] == "0.950 (0.002)"
+
+
+def test_the_per_architecture_note_names_only_the_pages_architectures():
+    """The quick profile trains the appendix's two architectures on smaller data: their page
+    says so, the pages of the paper's three (where they are not shown) do not."""
+    from tapkit.book import medical_notes
+    from tapkit.experiments import protocols
+
+    s = protocols.medical("quick")
+    every = medical_notes.override_note(s)
+    assert "EfficientNet-B0 is trained with 28 (PNEU) / 12 (KNEE) images per class" in every
+    only = medical_notes.override_note(s, ["efficientnet_b0"])
+    assert "EfficientNet-B0" in only and "MobileNet-v2" not in only
+    assert medical_notes.override_note(s, ["vgg16", "resnet18", "densenet121"]) == ""

@@ -172,7 +172,7 @@ def open_chapter(namespace: MutableMapping[str, Any], name: str, protocol: str |
         grids = namespace.get("grids")
         settings = protocols.medical(profile, **{k: namespace.get(k) for k in MEDICAL_KEYS},
                                      search=grids and {m: _grid(g) for m, g in grids.items()})
-        _medical_notes(settings, datasets, notes)
+        _medical_notes(settings, datasets, notes, namespace.get("models"))
     root = protocols.results_root(profile, namespace.get("results")
                                   or report.repo_root() / "results")
     from ..results import resolve_device
@@ -225,7 +225,8 @@ def show_profile(profile: str, sections: Mapping[str, Any]) -> None:
                  f"of this page</summary>{body}</details>"))
 
 
-def _medical_notes(settings, datasets: Iterable[str], notes: bool) -> None:
+def _medical_notes(settings, datasets: Iterable[str], notes: bool,
+                   models: Iterable[str] | None = None) -> None:
     from IPython.display import HTML, display
 
     from . import medical
@@ -234,7 +235,7 @@ def _medical_notes(settings, datasets: Iterable[str], notes: bool) -> None:
     for experiment in datasets:
         display(HTML(medical.standin_note(settings, experiment)))
     if notes:
-        display(HTML(medical.override_note(settings)))
+        display(HTML(medical.override_note(settings, models)))
 
 
 def committed_tables(root: str | Path, pattern: str) -> list[tuple[str, str, pd.DataFrame]]:

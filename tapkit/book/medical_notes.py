@@ -7,7 +7,7 @@ chose. Every statement is computed from the protocol or the tables, so it change
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 import torch
@@ -31,10 +31,12 @@ VARIANTS = {"vgg16_authors": "the authors' classifier head (25088→1024→ReLU�
                              "40 M parameters instead of torchvision's 138 M)"}
 
 
-def override_note(s: Protocol) -> str:
-    """A visible note (HTML admonition) when the profile trains some architectures differently
-    from the others (another registry entry, other settings, none at all), or an empty string."""
-    notes, run = [], set(run_models(s, s.experiments[0], list(s.models), cases()))
+def override_note(s: Protocol, models: Iterable[str] | None = None) -> str:
+    """A visible note (HTML admonition) when the profile trains some of the page's architectures
+    (``models``; None: every one of the profile's) differently from the others (another registry
+    entry, other settings, none at all), or an empty string."""
+    shown = list(s.models if models is None else models)
+    notes, run = [], set(run_models(s, s.experiments[0], shown, cases()))
     for model, variant in s.variants.items():
         if model in run:
             notes.append(f"<b>{label(model)} is <code>{variant}</code></b> in this profile: "
