@@ -18,6 +18,7 @@ import pandas as pd
 import torch
 
 from tapkit.config import TrainConfig
+from tapkit.experiments.profiles.quick import PRETRAINED_START_CURVE as GRIDS
 from tapkit.experiments.store import ResultStore
 from tapkit.methods import proposed_method
 from tapkit.metrics import tag_reliance, TASK_METRICS
@@ -28,8 +29,6 @@ log = logging.getLogger("pretrained_start_curve")
 
 PER_CLASS = {"pneu": 300, "knee": 100}
 TEST_PER_CLASS = {"pneu": 100, "knee": 60}
-# the λ curves issue 20 measured the pretrained start with (docs/standin-research.md)
-GRIDS = {"tap": (1e-3, 1e-2, 1e-1, 1.0), "rrr": (1e1, 1e2, 1e3)}
 
 
 def cases(model: str, experiment: str, size: int, seed: int, start: TrainConfig | None,

@@ -83,6 +83,9 @@ _NOT_RUN = {"vgg16": _VGG_OUT,  # every case
 _KNEE_RRR = ("at 14-px tags RRR at λ 0.1 learned the task in none of three seeds (contaminated "
              "MAE 0.85 / 0.85 / 1.14, not a quarter of the way from a constant's 1.1 to 0; "
              "measured 2026-11-27): ~300 CPU-s that judge nothing, over the quick budget")
+# the λ curves that chose the pretrained start (issue 20; scripts/pretrained_start_curve.py
+# measures them again, docs/standin-research.md has the results), per method
+PRETRAINED_START_CURVE = {"tap": (1e-3, 1e-2, 1e-1, 1.0), "rrr": (1e1, 1e2, 1e3)}
 MEDICAL = Protocol(
     "quick", ("pneu", "knee"), ("vgg16", "resnet18", "densenet121", "efficientnet_b0",
                                 "mobilenet_v2"),
