@@ -154,7 +154,7 @@ def _add_option_flags(parser: argparse.ArgumentParser) -> None:
         f = next(f for f in dataclasses.fields(cls) if f.name == name)
         hint = get_type_hints(cls)[name]
         kind = ({"choices": get_args(hint)} if get_origin(hint) is Literal else
-                {"type": _number(0, False) if hint is float else _positive})
+                {"type": {int: _positive, float: _number(0, False)}.get(hint, str)})
         owners = "/".join(get_method(m).label for m, _ in pairs)
         parser.add_argument(_flag(dest), help=f"{owners}: {f.metadata.get('help', name)}", **kind)
 
