@@ -168,11 +168,11 @@ def method_options(method: str, flags: dict[str, Any]) -> dict[str, Any]:
     e.g. ``method_options("rrr", {"rrr_scale": "released", "tap_norm": None}) == {"scale":
     "released"}``. A flag given for another method has no effect: it is logged, not an error
     (scripts pass one set of flags to several methods)."""
-    out = {}
+    out, known = {}, option_flags()
     for dest, value in flags.items():
         if value is None:
             continue
-        pairs = [option for owner, option in option_flags()[dest] if owner == method]
+        pairs = [option for owner, option in known[dest] if owner == method]
         if not pairs:
             log.warning("%s has no effect on method %s", _flag(dest), method)
         out.update(dict.fromkeys(pairs, value))

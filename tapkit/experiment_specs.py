@@ -71,8 +71,7 @@ _EXPERIMENTS: dict[str, ExperimentSpec] = {}
 
 def register_experiment(spec: ExperimentSpec) -> ExperimentSpec:
     """Add ``spec``; a name (or tables' name) already taken is refused, the first entry kept."""
-    taken = [n for n in spec.names if n in _EXPERIMENTS
-             or any(n in s.names for s in _EXPERIMENTS.values())]
+    taken = [n for n in spec.names if any(n in s.names for s in _EXPERIMENTS.values())]
     if taken:
         raise ValueError(f"experiment {taken[0]!r} is already registered")
     folder = spec.folder

@@ -136,6 +136,16 @@ def no_xs_relies_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str]
                         n_min or 0, results, why)
 
 
+def _in_some_cell(results: Sequence[str]) -> list[str]:
+    """The verdict of "in some cell" from the cells' verdicts: reproduced when some cell is, not
+    reproduced when every judged cell is not, else inconclusive; none when no cell was judged."""
+    if not results:
+        return []
+    if REPRODUCED in results:
+        return [REPRODUCED]
+    return [NOT_REPRODUCED] if all(v == NOT_REPRODUCED for v in results) else [INCONCLUSIVE]
+
+
 def reemerge_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str],
                    origins: Mapping[str, DataOrigin | None],
                    methods: Sequence[str] | None = None) -> Claim:
@@ -174,9 +184,7 @@ def reemerge_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str],
     if without:
         evidence += f"; no {named} run: {', '.join(without)}"
     evidence += f" ({PAPER_REEMERGENCE})"
-    some = ([REPRODUCED] if REPRODUCED in results else
-            [NOT_REPRODUCED] if results and all(v == NOT_REPRODUCED for v in results) else
-            [INCONCLUSIVE] if results else [])
+    some = _in_some_cell(results)
     return _judged_runs(claim, "Results, Figs. PNEU/KNEE (DenseNet-121 RRR)", evidence, data,
                         origins, n_min or 0, some, why)
 
@@ -188,13 +196,16 @@ def _recall_cells(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame],
     chapter's per-run table), on the seeds where No XS took the tag and both learned the task."""
     recall = overlap[(overlap["metric"] == "recall") & overlap["layer"].isin(list(layers))]
     by_run = recall.groupby(["dataset", "model", "case", "seed"])["value"].mean()
+    seeds_of: dict[tuple, dict[int, float]] = {}  # (dataset, model, case) -> {seed: recall}
+    for (dataset, model, case, seed), value in by_run.items():
+        seeds_of.setdefault((dataset, model, case), {})[int(seed)] = float(value)
     for exp, model, rows, rel in cells(runs):
         paper_name = get_experiment(exp).paper_name
-        if (paper_name, model) not in {k[:2] for k in by_run.index}:
+        if not any(k[:2] == (paper_name, model) for k in seeds_of):
             continue
         seeds = _cell_seeds(rows, rel, exp, list(dict.fromkeys(["none", lower, higher])))
-        per = [{int(k[3]): float(v) for k, v in by_run.items()
-                if k[:3] == (paper_name, model, case) and int(k[3]) in seeds.kept}
+        per = [{seed: v for seed, v in seeds_of.get((paper_name, model, case), {}).items()
+                if seed in seeds.kept}
                for case in (higher, lower)]
         if all(per):
             yield _name(exp, model), seeds, per[0], per[1]
@@ -267,9 +278,7 @@ def reemerges_in_layers_claim(overlap: pd.DataFrame, runs: Mapping[str, pd.DataF
         n_min = n if n_min is None else (n_min if n is None else min(n_min, n))
     evidence = (f"top-quartile recall of the tags in the {shown} (chance {CHANCE_RECALL:g}) — "
                 + ("; ".join(parts) or f"no architecture with {named} and {own} maps"))
-    some = ([REPRODUCED] if REPRODUCED in results else
-            [NOT_REPRODUCED] if results and all(v == NOT_REPRODUCED for v in results) else
-            [INCONCLUSIVE] if results else [])
+    some = _in_some_cell(results)
     return _judged_runs(f"{named} let the tags re-emerge in the deeper layers where {own} does "
                         "not", "Fig. 1; App. overlap tables", evidence, data, origins,
                         n_min or 0, some, why)
