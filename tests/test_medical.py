@@ -217,9 +217,11 @@ def test_medical_runs_use_the_paper_lambdas_and_batchnorm_eval_for_rbr():
     s = medical.chapter_settings("quick", not_run={})  # every cell, at the paper's λ
     runs = medical.medical_runs(s, "pneu", ["vgg16", "resnet18"], setting1.cases())
     by = {(r.model, r.method): r.cfg for r in runs}
-    # VGG-16 on the first seed, ResNet-18 on all three (the quick profile's model_seeds)
-    assert s.seeds == (0, 1, 2) and len(runs) == len(setting1.cases()) * (1 + 3)
+    # VGG-16 on the first seed, ResNet-18 on all three (the quick profile's model_seeds), but
+    # Base on the first (its case_seeds)
+    assert s.seeds == (0, 1, 2) and len(runs) == len(setting1.cases()) * (1 + 3) - 2
     assert [r.seed for r in runs if r.model == "resnet18" and r.method == "tap"] == [0, 1, 2]
+    assert [r.seed for r in runs if r.model == "resnet18" and r.method == "base"] == [0]
     assert by["resnet18", "tap"].lam == 1e-3 and by["resnet18", "rbr"].lam == 1e7
     assert by["vgg16", "tap"].lam == 1e-7
     assert all(by[m, c].options.batchnorm == "running" for m in ("resnet18", "vgg16")

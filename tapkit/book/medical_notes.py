@@ -77,10 +77,11 @@ def left_out_note(left: Mapping[tuple[str, str], str]) -> str:
 
 
 def seeds_text(s: Protocol, models: Sequence[str]) -> str:
-    """How many seeds the page's architectures train on, e.g. "3 seeds (VGG-16: 1)"
-    (:meth:`Protocol.seeds_on`)."""
+    """How many seeds the page's architectures and cases train on, e.g. "3 seeds (VGG-16: 1,
+    Base: 1)" (:meth:`Protocol.seeds_on`, :meth:`Protocol.seeds_for`)."""
     n = len(s.seeds)
     fewer = {m: len(s.seeds_on(m)) for m in models if len(s.seeds_on(m)) != n}
+    fewer |= {c: len(s.seeds_for(c)) for c in s.case_seeds if len(s.seeds_for(c)) != n}
     text = f"{n} seed{'s' * (n != 1)}"
     return text + (" (" + ", ".join(f"{label(m)}: {k}" for m, k in fewer.items())
                    + ")" if fewer else "")

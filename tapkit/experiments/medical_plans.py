@@ -114,7 +114,7 @@ def medical_runs(p: Protocol, experiment: str, models: Sequence[str],
                  cases: Sequence[str] | None = None, artifact: str = "tag",
                  lambdas: Mapping[str, Any] | None = None) -> list[Cell]:
     """Every (model, case, seed) run of a medical chapter but the protocol's ``not_run`` cells,
-    each architecture on its seeds (:meth:`Protocol.seeds_on`).
+    each architecture and case on its seeds (:meth:`Protocol.seeds_of`).
     ``lambdas`` overrides the paper's λ, per model and method (``{model: {method: λ}}``), then
     per method (``{method: λ}``). ``cases`` None: every case (:func:`.setting1.cases`)."""
     out, cases = [], cases or setting1_cases()
@@ -125,7 +125,7 @@ def medical_runs(p: Protocol, experiment: str, models: Sequence[str],
         for case in [c for c in cases if not why_not_run(p, experiment, model, c)]:
             lam = lams.get(case) if is_xs(case) else 0.0
             out += [case_cell(p, experiment, model, case, lam, seed, artifact)
-                    for seed in p.seeds_on(model)]
+                    for seed in p.seeds_of(model, case)]
     return out
 
 

@@ -211,6 +211,11 @@ class Protocol(_TrainsMethods, _Protocol):
         """The seeds Setting 1 trains ``case`` on: all, or the first ``case_seeds[case]``."""
         return self.seeds[:self.case_seeds[case]] if case in self.case_seeds else self.seeds
 
+    def seeds_of(self, model: str, case: str) -> tuple[int, ...]:
+        """The seeds a medical table trains ``case`` of ``model`` on: the shorter of
+        :meth:`seeds_on` and :meth:`seeds_for` (quick: Base on the first seed of each stand-in)."""
+        return min(self.seeds_on(model), self.seeds_for(case), key=len)
+
     def seeds_on(self, model: str) -> tuple[int, ...]:
         """The seeds a medical table trains ``model`` on: all, or the first ``model_seeds[model]``."""
         return self.seeds[:self.model_seeds[model]] if model in self.model_seeds else self.seeds
