@@ -30,7 +30,7 @@ results = None         # None: <repository>/results
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, medical, openings, profile_notes, report
+from tapkit.book import chapter, medical, openings, profile_notes, report, standin
 from tapkit.experiments import chapter_plans, medical_plans, protocols
 from tapkit.book.params import ParameterError
 
@@ -135,6 +135,9 @@ chapter.medical_figure(ch, summary, experiment, models, methods,
 # %% tags=["hide-input"]
 display(Markdown(f"*Over seeds — {on}; {label}*"))
 display(medical.seed_table(per_run, experiment).set_index(["architecture", "method"]))
+if medical.is_standin(s):
+    display(Markdown(standin.targets_text(experiment)))
+    display(standin.build_targets(per_run, experiment))
 
 # %% [markdown]
 # ## The table, beside the paper's

@@ -88,3 +88,61 @@ def test_the_decoy_calibration_script_replaces_only_the_decoy_rows(tmp_path, mon
     # the fake's accuracies: clean 0.6 for Base; No XS 0.9 contaminated, 0.5 permuted: reliance 0.4
     assert rows.base_clean.tolist() == [0.6] * 4 and rows.noxs_reliance.tolist() == [0.4] * 4
     assert rows.metric.unique().tolist() == ["accuracy"]
+
+
+def _runs() -> pd.DataFrame:
+    """A PNEU stand-in's per-run table: ResNet-18 meets every target, DenseNet-121's No XS
+    ignores the tag in one seed, VGG-16 ran no TAP."""
+    rows = []
+
+    def add(model, case, seed, contaminated, permuted, clean, status="ok"):
+        rows.append({"model": model, "case": case, "seed": seed, "status": status,
+                     "contaminated": contaminated, "permuted": permuted, "clean": clean})
+
+    for seed, permuted in enumerate([0.10, 0.20, 0.60]):  # reliance 0.85, 0.75, 0.35
+        add("resnet18", "none", seed, 0.95, permuted, 0.70)
+        add("resnet18", "tap", seed, 0.90, 0.85, [0.88, 0.86, 0.87][seed])  # reliance 0.05
+        add("densenet121", "none", seed, 0.95, [0.10, 0.85, 0.15][seed], 0.70)
+        add("densenet121", "tap", seed, 0.90, 0.90, 0.80)
+        add("vgg16", "none", seed, 0.95, 0.10, 0.70)
+    add("resnet18", "base", 0, 0.90, 0.90, 0.90)
+    add("densenet121", "base", 0, 0.90, 0.90, 0.91)
+    add("densenet121", "base", 1, 0.90, 0.90, 0.50, status="dnc")  # not converged: not read
+    add("vgg16", "base", 0, 0.90, 0.90, 0.93)
+    return pd.DataFrame(rows)
+
+
+def test_build_targets_reads_every_seed_of_no_xs_and_compares_tap_with_base():
+    t = standin.build_targets(_runs(), "pneu")
+    r = t.loc["ResNet-18"]
+    assert r["No XS reliance, least of its seeds"] == "+0.350 (3 seeds)"  # 0.35 >= 0.3
+    assert r["Base clean F-score"] == "0.900 (1 seed)"
+    assert r["TAP clean: worse than Base by"] == "+0.030"  # 0.90 - mean(0.88, 0.86, 0.87)
+    assert r["TAP reliance ÷ No XS's"] == "0.08"  # 0.05 / mean(0.85, 0.75, 0.35) = 0.077
+    assert r["targets met"] == "yes"
+    d = t.loc["DenseNet-121"]
+    # seed 1's No XS relies by 0.10 only; TAP is 0.11 below Base; its reliance 0 of No XS's
+    assert d["No XS reliance, least of its seeds"] == "+0.100 (3 seeds)"
+    assert d["Base clean F-score"] == "0.910 (1 seed)"  # the run that did not converge left out
+    assert d["TAP clean: worse than Base by"] == "+0.110"
+    assert d["TAP reliance ÷ No XS's"] == "0.00" and d["targets met"] == "2 of 4"
+    v = t.loc["VGG-16"]
+    assert v["TAP clean: worse than Base by"] == "not run" and v["targets met"] == "not run"
+
+
+def test_build_targets_reads_knee_with_mae_lower_is_better():
+    runs = pd.DataFrame([
+        {"model": "resnet18", "case": c, "seed": 0, "status": "ok", "contaminated": con,
+         "permuted": per, "clean": clean}
+        for c, con, per, clean in [("none", 0.2, 1.0, 1.5), ("base", 0.6, 0.6, 0.55),
+                                   ("tap", 0.6, 0.62, 0.70)]])
+    r = standin.build_targets(runs, "knee").loc["ResNet-18"]
+    # MAE: No XS relies by 1.0 - 0.2 = 0.8; TAP's MAE 0.70 is 0.15 worse than Base's 0.55
+    assert r["No XS reliance, least of its seeds"] == "+0.800 (1 seed)"
+    assert r["TAP clean: worse than Base by"] == "+0.150"
+    assert r["TAP reliance ÷ No XS's"] == "0.03" and r["targets met"] == "3 of 4"
+
+
+def test_build_targets_of_runs_that_all_failed_is_an_empty_table():
+    runs = _runs().assign(status="dnc")
+    assert standin.build_targets(runs, "pneu").empty
