@@ -40,7 +40,8 @@
 # is the measurement noise against which the other ratios should be read.
 #
 # Beside the deep models, the chapter measures the two-layer CNN the paper trains on Decoy-MNIST, at
-# its own batch and image size (256 digits of 28 px, `two_layer_cnn@256x28`): there a step is
+# its own batch and image size (the paper profile: the paper's 256 digits of 28 px,
+# `two_layer_cnn@256x28`; the quick profile: the 64 its MNIST chapters train with): there a step is
 # small, and TAP's extra pooling and masking per layer weigh the most. It is context: the paper's
 # Table 1 and its speed claim are about the deep CNNs, and so is the verdict below. Every step
 # uses the paper's optimiser, SGD with momentum 0.9.

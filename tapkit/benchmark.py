@@ -183,13 +183,20 @@ def _in_child(threads: int, allocator, fn, *args):
     return fn(*args)
 
 
+# Fresh processes are forked from a server process that has imported this module (and so torch)
+# and allocated no tensor, not spawned: a spawned process imported torch afresh each time (6-9 s
+# on a slow 2-core host, ~9 spawns in the quick speed chapter)
+_FRESH = multiprocessing.get_context("forkserver")
+_FRESH.set_forkserver_preload([__name__])
+
+
 def _fresh_cpu_process(fn, allocator, args: tuple, device: str, threads: int | None = None):
-    """``fn(*args)``; on a CPU in a fresh (spawned) process with ``threads`` (default: the
-    parent's thread count) and ``allocator`` applied first, so that nothing the caller allocated
-    skews the measurement."""
+    """``fn(*args)``; on a CPU in a fresh process (forked from the server, :data:`_FRESH`) with
+    ``threads`` (default: the parent's thread count) and ``allocator`` applied first, so that
+    nothing the caller allocated skews the measurement."""
     if device.startswith("cuda"):
         return fn(*args)
-    with multiprocessing.get_context("spawn").Pool(1) as pool:
+    with _FRESH.Pool(1) as pool:
         return pool.apply(_in_child, (threads or torch.get_num_threads(), allocator, fn, *args))
 
 
@@ -198,7 +205,7 @@ def model_memory_passes(model_name: str, methods: list[str], batch_size: int, im
                         options: OptionsTable | None = None) -> dict[str, list[float | None]]:
     """:func:`peak_memory_mb` of each method's pair, one after the other, ``passes`` times for
     the methods without input gradients (once for the others). On a CPU this runs in a fresh
-    (spawned) process with glibc's mmap threshold fixed, so that the resident set follows each
+    process (:data:`_FRESH`) with glibc's mmap threshold fixed, so that the resident set follows each
     pair's live tensors and not what the speed pass left in the allocator."""
     args = (model_name, list(methods), batch_size, image_size, device, warmup, passes, optimizer,
             options)
@@ -285,7 +292,7 @@ def bench_model(model_name: str, methods: list[str], batch_size: int, image_size
 def model_speed(model_name: str, methods: list[str], batch_size: int, image_size: int,
                 steps: int, device: str, warmup: int = 1, paired_steps: int | None = None,
                 optimizer: str = "sgd", options: OptionsTable | None = None) -> list[dict]:
-    """:func:`bench_model`, on a CPU in a fresh (spawned) process with a reusing allocator."""
+    """:func:`bench_model`, on a CPU in a fresh process with a reusing allocator."""
     args = (model_name, list(methods), batch_size, image_size, steps, device, warmup,
             paired_steps, optimizer, options)
     return _fresh_cpu_process(bench_model, reusing_cpu_allocator, args, device)
@@ -380,7 +387,7 @@ def bench(models: list[str], methods: list[str], batch_size: int = 16, image_siz
     timed, :data:`tapkit.experiments.protocol_base.RELEASED`); a method not named takes its
     defaults."""
     device = resolve_device(device)
-    options = dict(options or {})  # a plain dict: it travels to the spawned measuring processes
+    options = dict(options or {})  # a plain dict: it travels to the fresh measuring processes
     specs = [model_spec(m, batch_size, image_size) for m in models]
     check_methods(methods)
     for name, _, side in specs:  # before any process starts: a mistake is one clear error

@@ -283,11 +283,13 @@ def test_plot_maps_draws_a_grid_with_the_tag_marked():
 
 
 def _untrained_quick():
-    """The quick profile with nothing trained: no epochs, and a pretrained start of no epochs on
-    two digits a class (its weights still travel through the store, as in the chapters)."""
+    """The quick profile with nothing trained: no epochs, four test digits a class, and a
+    pretrained start of no epochs on two digits a class (its weights still travel through the
+    store, as in the chapters)."""
     s = medical.chapter_settings("quick", epochs=0, seeds=[0], per_class={"pneu": 12, "knee": 12})
-    return dataclasses.replace(s, pretraining=dataclasses.replace(s.pretraining, epochs=0,
-                                                                  per_class=2))
+    return dataclasses.replace(s, test_per_class={"pneu": 4, "knee": 4},
+                               pretraining=dataclasses.replace(s.pretraining, epochs=0,
+                                                               per_class=2))
 
 
 def test_trained_reads_a_stored_model_without_initialising_it(tmp_path):

@@ -356,9 +356,9 @@ class BenchProtocol(_Protocol):
                 self.model_paired_steps.get(model, self.paired_steps))
 
 
-# beside Table 1's architectures, in both profiles: the paper's MNIST model at its own batch of 256
-# digits of 28 px, where a step is small and TAP's pooling and masking per layer weigh the most
-# (context only)
+# beside Table 1's architectures (the paper profile; the quick profile times it at the batch its
+# MNIST chapters train with): the paper's MNIST model at its own batch of 256 digits of 28 px,
+# where a step is small and TAP's pooling and masking per layer weigh the most (context only)
 BENCH_CONTEXT = ("two_layer_cnn@256x28",)
 
 
