@@ -205,8 +205,8 @@ def model_memory_passes(model_name: str, methods: list[str], batch_size: int, im
                         options: OptionsTable | None = None) -> dict[str, list[float | None]]:
     """:func:`peak_memory_mb` of each method's pair, one after the other, ``passes`` times for
     the methods without input gradients (once for the others). On a CPU this runs in a fresh
-    process (:data:`_FRESH`) with glibc's mmap threshold fixed, so that the resident set follows each
-    pair's live tensors and not what the speed pass left in the allocator."""
+    process (:data:`_FRESH`) with glibc's mmap threshold fixed, so that the resident set follows
+    each pair's live tensors and not what the speed pass left in the allocator."""
     args = (model_name, list(methods), batch_size, image_size, device, warmup, passes, optimizer,
             options)
     return _fresh_cpu_process(_peaks, steady_cpu_allocator, args, device)
