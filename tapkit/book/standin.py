@@ -112,7 +112,8 @@ def build_targets(runs: pd.DataFrame, experiment: str) -> pd.DataFrame:
         if own is not None and none is not None:
             share = own.reliance.mean() / none.reliance.mean()
             checks.append(share <= TARGET_TAP_SHARE)
-            row["TAP reliance ÷ No XS's"] = f"{share:.2f}".replace("-0.00", "0.00")
+            # a negative share (TAP's swapped score the better) is no reliance: shown as 0
+            row["TAP reliance ÷ No XS's"] = f"{max(share, 0.0):.2f}"
         complete = len(checks) == 4  # every case ran
         row["targets met"] = ("yes" if complete and all(checks) else
                               f"{sum(checks)} of 4" if complete else "not run")
@@ -136,7 +137,7 @@ def targets_text(experiment: str) -> str:
             f"{metric.label} is no worse than Base's by more than "
             f"{TARGET_TAP_CLEAN[experiment]:g}, and its mean reliance on the tag is at most "
             f"{TARGET_TAP_SHARE:.0%} of No XS's. The calibration on the data page measured the "
-            "same targets over the label noise.")
+            "first two over the label noise.")
 
 
 def calibration_figure(frame: pd.DataFrame | None = None):
