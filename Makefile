@@ -47,9 +47,9 @@ $(X)/report.ipynb $(X)/comparisons.ipynb: $(GATHERED)
 # share), visual, overlap (which reads the PNEU/KNEE runs of every seed), extra_architectures,
 # normalisation (its equations-form runs are lambda_search's, long in the cache; here since
 # the MNIST lane took the Setting-2 seeds). Then report and comparisons, side by side. Seconds in the
-# fresh-clone build of 4d32b85 (before VGG-16, TAP's λ 1e-4 and KNEE's Setting 2 left the quick
-# profile: docs/performance.md), in the old order: MNIST lane 135+57+123+144+140+2080+439+9+423+
-# 124+87 = 3761, medical lane 20+8+2909+839+180+27 = 3983; then report 24 beside comparisons 6.
+# fresh-clone build of 0e6f65f on a slow 2-core AMD EPYC (docs/performance.md, twelfth session):
+# MNIST lane 213+87+645+550+1414+553+16+681 = 4159, medical lane 30+14+2663, 217 waiting for
+# knee, 418+213+33+159+110+236 (3876 busy); then report 34 beside comparisons 8.
 $(X)/knee.ipynb: | $(X)/distillation.ipynb
 $(X)/mnist.ipynb: | $(X)/knee.ipynb
 $(X)/explorer.ipynb: | $(X)/mnist.ipynb
