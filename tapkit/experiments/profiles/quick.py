@@ -128,7 +128,7 @@ MEDICAL = Protocol(
 
 # The stand-in's ResNet-18 students with TAP at tau 0.01 (VGG-16's XS runs are over the quick
 # budget, see _COST; DenseNet-121's students left on 2026-11-28 for CI's 90-minute limit, which
-# CI run of 01dc0f1 overran on a slow host: their teacher-mask and random-mask runs cost ~370
+# the CI run of 01dc0f1 overran on a slow host: their teacher-mask and random-mask runs cost ~370
 # CPU-s there and judged no claim, every medical Setting-2 claim being one about the real data),
 # teachers trained 15 epochs on their small clean splits (54 and 6 images on the PNEU stand-in:
 # cheap), KD and AT on ResNet-18 with the 10% teacher. JT,
