@@ -45,6 +45,17 @@ def test_the_kd_figure_draws_both_panels_spread_and_the_papers_marks():
     assert np.allclose(np.asarray(marks, dtype=float), [0.990, 0.984, 0.995])
 
 
+def test_the_kd_figure_of_one_seed_draws_its_bars_without_error_bars():
+    runs = _runs().query("seed == 0")
+    summary = report.summarise(runs, ["teacher", "method"])
+    fig = mnist_setting2.kd_figure(summary, runs, mnist_setting2.kd_order("tap", ["kd"]), "t")
+    left, right = fig.axes[:2]
+    heights = [round(p.get_height(), 3) for p in left.patches[:3]]
+    assert heights == [0.97, 0.96, 0.98]  # contaminated accuracy of seed 0's TAP, KD, No XS
+    assert not [s for c in right.collections if hasattr(c, "get_segments")
+                for s in c.get_segments() if len(s) and np.isfinite(np.asarray(s)).all()]
+
+
 def test_the_kd_table_keeps_the_papers_rows_where_ours_did_not_run():
     summary = report.summarise(_runs(), ["teacher", "method"])
     table = mnist_setting2.kd_beside_paper(summary)

@@ -317,8 +317,9 @@ def _kd_wide(values: pd.DataFrame, order: Sequence[tuple[str, str]],
              column: str = "mean") -> pd.DataFrame:
     """``values`` (teacher, method, split, ``column``) as one row per (teacher, method) of
     ``order`` that it holds, labelled ``"KD\\nteacher_10"`` for the figure's axis."""
+    # dropna=False: one seed's std is NaN in every split, and its columns must stay (no bar)
     wide = values.pivot_table(index=["teacher", "method"], columns="split", values=column,
-                              sort=False)
+                              sort=False, dropna=False)
     wide = wide.reindex([o for o in order if o in wide.index])
     wide.index = [f"{method.upper()}\n{who}" for who, method in wide.index]
     return wide
