@@ -80,3 +80,8 @@ def interval_text(lo: float | None, hi: float | None, digits: int = 2, missing: 
     if lo is None or hi is None or lo != lo or hi != hi:
         return missing
     return f"[{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def count(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless one: ``count(3, "seed")`` -> ``"3 seeds"``."""
+    return f"{n} {noun}{'s' * (n != 1)}"

@@ -25,7 +25,7 @@ from .claims import NOT_RUN, NOT_TESTABLE, VERDICTS, cost_claim, decoy_claim, ma
     removes_claim, speed_claim, verdicts
 from .openings_medical import extra_found, medical_found, medical_kd_found, \
     medical_teachers_found, overlap_found, visual_found  # noqa: F401  (the chapters' functions)
-from .labels import in_prose
+from .labels import count, in_prose
 from .thresholds import MNIST_GAP, clearly_less
 
 _MEDICAL = ("On {name}, No XS learns the text tag that reveals the label; TAP keeps VGG-16, "
@@ -102,10 +102,6 @@ def paragraph(chapter: str, profile: str, found: str, standin: bool | None = Non
 def _and(items: list[str]) -> str:
     """``a, b and c``."""
     return ", ".join(items[:-1]) + (" and " if len(items) > 1 else "") + (items[-1] if items else "")
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'s' if n != 1 else ''}"
 
 
 def _means(frame: pd.DataFrame, key: str = "case") -> pd.DataFrame:
@@ -335,10 +331,10 @@ def comparisons_found(kept: Mapping[str, pd.DataFrame], skipped: list[str]) -> s
     diffs = pd.concat([t["difference"] for t in kept.values()]).dropna().abs()
     worst = max(kept, key=lambda k: kept[k]["difference"].abs().max())
     if diffs.empty:
-        return (f"{_count(len(kept), 'table')} ({', '.join(kept)}) on the paper's data sets, "
+        return (f"{count(len(kept), 'table')} ({', '.join(kept)}) on the paper's data sets, "
                 "with no value the paper reports.")
-    text = (f"{_count(len(kept), 'table')} ({', '.join(kept)}) compare{'s' if len(kept) == 1 else ''} "
+    text = (f"{count(len(kept), 'table')} ({', '.join(kept)}) compare{'s' if len(kept) == 1 else ''} "
             f"{len(diffs)} values with the paper's: |ours − paper| has a median of "
             f"{diffs.median():.3f} and a maximum of {diffs.max():.3f} (in `{worst}`)")
-    return text + (f"; {_count(len(skipped), 'table')} measured on a stand-in "
+    return text + (f"; {count(len(skipped), 'table')} measured on a stand-in "
                    f"{'is' if len(skipped) == 1 else 'are'} left out." if skipped else ".")

@@ -23,7 +23,7 @@ from ..method_options import MethodOptions, RbrOptions, RrrOptions, TapOptions
 from ..experiments.plans import LEARNED_SHARE
 from ..methods import method_of, xs_methods
 from ..sources import MEDICAL_EXPERIMENTS
-from .labels import ARCH_LABELS, label
+from .labels import ARCH_LABELS, count, label
 
 XS_METHODS = tuple(xs_methods())  # the registry's XS losses (TAP, RRR, RBR)
 OPTIMIZERS = {"adam": "Adam", "sgd": "SGD (momentum 0.9)"}
@@ -93,10 +93,6 @@ def _arch(model: str) -> str:
     return ARCH_LABELS.get(model) or {"two_layer_cnn": "the two-layer CNN"}.get(model, model)
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'s' * (n != 1)}"
-
-
 PAPER_SEEDS = 5  # "over five runs" (the paper's tables' captions)
 
 
@@ -107,7 +103,7 @@ def seeds_left_out(seeds: Sequence[int]) -> str | None:
     n = len(seeds)
     if n >= PAPER_SEEDS:
         return None
-    return (f"{_count(n, 'seed')} instead of the paper's five"
+    return (f"{count(n, 'seed')} instead of the paper's five"
             + (" (no standard deviations)" if n == 1 else ""))
 
 
@@ -215,13 +211,13 @@ def changes(s, paper, methods: Sequence[str] = (), models: Sequence[str] | None 
     if opt != opt_paper:
         as_text = lambda v: f"{v[0]} at learning rate {v[1]:g}"  # noqa: E731
         items.append(f"{_per_model(opt, as_text)} instead of {_per_model(opt_paper, as_text)}")
-    differ("epochs", "{ours} instead of {theirs}", lambda n: _count(n, "epoch"))
+    differ("epochs", "{ours} instead of {theirs}", lambda n: count(n, "epoch"))
     differ("batch_size", "batches of {ours} instead of {theirs}")
     if len(s.seeds) != len(paper.seeds):
         fewer = {c: len(s.seeds_for(c)) for c in methods if len(s.seeds_for(c)) != len(s.seeds)}
         fewer |= {label(m): len(s.seeds_on(m)) for m in models
                   if len(s.seeds_on(m)) != len(s.seeds)}
-        items.append(f"{_count(len(s.seeds), 'seed')} instead of {len(paper.seeds)}"
+        items.append(f"{count(len(s.seeds), 'seed')} instead of {len(paper.seeds)}"
                      + (" (" + "; ".join(f"{label(k)}: {n}" for k, n in fewer.items()) + ")"
                         if fewer else ""))
     if any(r.image_size for r in runs.values()):

@@ -17,7 +17,7 @@ import pandas as pd
 
 from ..experiment_specs import ExperimentKind, get_experiment, list_experiments
 from ..experiments import protocols
-from ..methods import proposed_method
+from ..methods import Kind, methods_where, proposed_method
 from ..metrics import tag_reliance, task_metric
 from ..models import Role, models_where
 from . import labels
@@ -86,6 +86,7 @@ def build_targets(runs: pd.DataFrame, experiment: str) -> pd.DataFrame:
     and its mean reliance as a share of No XS's (at most :data:`TARGET_TAP_SHARE`). A case the
     build did not run reads "not run" and meets nothing."""
     metric, tap = task_metric(experiment), proposed_method()
+    no_xs = methods_where(kind=Kind.NO_XS)[0]
     lo, hi = TARGET_BASE[experiment]
     ok = runs[runs.status == "ok"].assign(
         reliance=lambda f: tag_reliance(f.contaminated, f.permuted, metric))
@@ -94,17 +95,18 @@ def build_targets(runs: pd.DataFrame, experiment: str) -> pd.DataFrame:
     rows = []
     for model, grp in ok.groupby("model", sort=False):
         case = {c: g for c, g in grp.groupby("case")}
-        none, base, own = case.get("none"), case.get("base"), case.get(tap)
+        none, base, own = case.get(no_xs), case.get("base"), case.get(tap)
         row = {"architecture": labels.label(model)}
         checks = []
         if none is not None:
             least = none.reliance.min()
             checks.append(least >= TARGET_RELIANCE[experiment])
-            row["No XS reliance, least of its seeds"] = f"{least:+.3f} ({_seeds(len(none))})"
+            row["No XS reliance, least of its seeds"] = (f"{least:+.3f} "
+                                                         f"({labels.count(len(none), 'seed')})")
         if base is not None:
             checks.append(bool(base.clean.between(lo, hi).all()))
             row[f"Base clean {metric.label}"] = (" / ".join(f"{v:.3f}" for v in base.clean)
-                                                 + f" ({_seeds(len(base))})")
+                                                 + f" ({labels.count(len(base), 'seed')})")
         if own is not None and base is not None:
             gap = worse(own.clean.mean(), base.clean.mean())
             checks.append(gap <= TARGET_TAP_CLEAN[experiment])
@@ -121,10 +123,6 @@ def build_targets(runs: pd.DataFrame, experiment: str) -> pd.DataFrame:
     if not rows:  # nothing converged
         return pd.DataFrame(columns=["targets met"]).rename_axis("architecture")
     return pd.DataFrame(rows).fillna("not run").set_index("architecture")
-
-
-def _seeds(n: int) -> str:
-    return f"{n} seed{'s' * (n != 1)}"
 
 
 def targets_text(experiment: str) -> str:
