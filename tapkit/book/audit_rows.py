@@ -1,6 +1,7 @@
 """The protocol audit's row (issue 37): an :class:`Entry` of the paper's side, the released
 code's and a reader of the profiles' value, with its :class:`Verdict`; and how a value is
-written in a cell (:func:`render`). :mod:`.audit_entries` holds the rows, :mod:`.protocol_audit`
+written in a cell (:func:`render`). :mod:`.audit_entries` holds the rows (reading the profiles
+through :mod:`.audit_reads` and code through :mod:`.audit_probes`), :mod:`.protocol_audit`
 the table and page built from them."""
 
 from __future__ import annotations
