@@ -50,7 +50,7 @@ import numpy as np
 from IPython.display import Markdown, display
 
 from tapkit import metrics, widgets
-from tapkit.book import chapter, labels, openings, report
+from tapkit.book import chapter, labels, openings, report, table_display
 from tapkit.experiments import plans
 from tapkit.models import target_layers
 from tapkit.experiments.executors import LocalExecutor, run_many
@@ -113,7 +113,7 @@ explorer
 shown = (explorer.indices if not live
          else widgets.spread_over_classes(test.y.numpy(), n_images, first=lead))
 summary = widgets.views_summary(models, test, shown, layers, explorer.kernel_size)
-display(summary.style.format({c: "{:.0%}" for c in summary.columns if c != "right"}))
+display(table_display.styled(summary, percent=summary.columns.drop("right")))
 
 # %% [markdown]
 # ## The live version

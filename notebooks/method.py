@@ -58,7 +58,7 @@ kernel_size = 3
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, method_figures, openings, report
+from tapkit.book import chapter, method_figures, openings, report, table_display
 from tapkit.experiments import plans, protocols
 from tapkit.experiments.executors import run_many
 from tapkit.fit import experiment_data
@@ -109,7 +109,7 @@ theorem = method_figures.theorem_shares(configs, root / "runs", test, kernel_siz
 report.write_table(theorem.reset_index(), root, "method_theorem1", {"label": label})
 display(Markdown(f"*Share of gradient/activation mass inside the (downscaled) mask — {label}. "
                  f"The mask covers {test.mask.mean().item():.1%} of the pixels.*"))
-display(theorem.style.format("{:.4f}"))
+display(table_display.styled(theorem, digits=4))
 
 # %% tags=["hide-input"]
 coverage = test.mask.mean().item()

@@ -55,9 +55,7 @@ table = runs[["method", "lam", "form", "status", "contaminated", "permuted", "cl
 report.write_table(table, root, "normalisation_ablation",
                    {"label": label, "grid": {m: list(v) for m, v in s.ablation.items()}})
 display(Markdown(f"*Decoy-MNIST, seed {s.seeds[0]}, {s.epochs} epochs; {label}*"))
-display(table.style.format({"contaminated": "{:.3f}", "permuted": "{:.3f}", "clean": "{:.3f}",
-                            "Δ-accuracy": "{:+.3f}", "val_loss": "{:.3f}", "lam": "{:g}"},
-                           na_rep="DNC"))
+display(lambda_figures.normalisation_table(table))
 
 # %% tags=["hide-input"]
 fig = lambda_figures.normalisation_figure(table, list(s.ablation))

@@ -38,7 +38,8 @@ results = None       # None: <repository>/results
 import pandas as pd
 from IPython.display import HTML, Markdown, display
 
-from tapkit.book import chapter, claim_table, openings, report, thresholds
+from tapkit.book import (chapter, claim_table, lambda_figures, openings, report, table_display,
+                         thresholds)
 from tapkit.experiments import plans, protocols
 from tapkit.experiments.executors import run_many
 from tapkit.metrics import tag_reliance, task_metric
@@ -118,9 +119,7 @@ norm_table = root / "tables" / "normalisation_ablation.csv"
 if norm_table.exists():
     norms = pd.read_csv(norm_table)
     display(Markdown(f"*{report.read_label(norm_table)}*"))
-    display(norms.drop(columns=["options"], errors="ignore").style.format(
-        {"contaminated": "{:.3f}", "permuted": "{:.3f}", "clean": "{:.3f}", "Δ-accuracy": "{:+.3f}",
-         "val_loss": "{:.3f}", "lam": "{:g}"}, na_rep="DNC"))
+    display(lambda_figures.normalisation_table(norms))
     display(Markdown(report.normalisation_findings(norms)))
 else:
     display(Markdown("The normalisation ablation has not run for this profile."))
@@ -149,8 +148,7 @@ table = runs[["variant", "status", "contaminated", "permuted", "clean", "Δ-accu
               "epochs"]]
 report.write_table(table, root, "report_ablation", {"label": label})
 display(Markdown(f"*{label}*"))
-display(table.style.format({"contaminated": "{:.3f}", "permuted": "{:.3f}", "clean": "{:.3f}",
-                            "Δ-accuracy": "{:+.3f}"}))
+display(table_display.styled(table))
 adam, sgd = (table.set_index("variant").loc[v] for v in ablation)
 learned = {name: tag_reliance(r.contaminated, r.permuted, task_metric("mnist")) > thresholds.LEARNED
            for name, r in (("Adam", adam), ("SGD", sgd))}

@@ -99,7 +99,7 @@ def test_the_pages_say_which_criterion_chose():
     text = openings.lambda_found(search, guarded, paper_table)
     assert "among the values of 3 that learned the task" in text and "picks λ = 1" in text
     text = openings.lambda_found(search, unguarded, paper_table)
-    assert "TAP λ = 1 (lowest loss 0.682 among 3 values; the paper's 0.001)" in text
+    assert "TAP λ = 1 (lowest loss 0.682 among 3 values; the paper's 1e-3)" in text
     # the medical page speaks of a guard only where the profile has one
     assert "without the guard" in medical.search_findings(search, guarded, "pneu")
     assert "guard" not in medical.search_findings(search, unguarded, "pneu")

@@ -381,7 +381,7 @@ def test_search_findings_flag_a_near_chance_choice():
                          "contaminated": [0.995, 0.922], "permuted": [0.021, 0.566],
                          "clean": [0.710, 0.783], "status": ["ok"] * 2})
     fine = medical.search_findings(good, plans.choose_lambdas(good, ["model", "method"]), "pneu")
-    assert "λ = 0.01 " in fine and "near-chance" not in fine
+    assert "λ = 1e-2 " in fine and "near-chance" not in fine
     assert medical.constant_score("knee") == pytest.approx(1.2)  # always grade 2 on grades 0-4
 
 

@@ -152,7 +152,7 @@ def test_distillation_and_normalisation_openings():
                           "form": ["equations", "released"] * 2, "status": ["ok"] * 4,
                           "permuted": [0.80, 0.85, 0.70, 0.90]})
     assert openings.normalisation_found(table).endswith(
-        "TAP at λ = 0.01 (0.700 with the equations, 0.900 with the released form, +0.200). So the "
+        "TAP at λ = 1e-2 (0.700 with the equations, 0.900 with the released form, +0.200). So the "
         "same λ does not give the same model.")
 
 

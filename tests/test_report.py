@@ -95,7 +95,8 @@ def test_labels_name_keys_for_people():
                                            "lam", "speed_ratio", "NONE\nno teacher")] == [
         "10% teacher", "1% teacher", "ground truth", "No XS", "λ", "speed ÷ No XS", "No XS"]
     assert label("resnet18") == "ResNet-18" and label("unknown_key") == "unknown_key"
-    assert [lam_text(v) for v in (1e-4, 0.0025, 100.0, 0)] == ["1e-4", "2.5e-3", "1e2", "0"]
+    assert [lam_text(v) for v in (1e-4, 0.0025, 100.0, 0, 0.1, 1.0, -2.5)] == [
+        "1e-4", "2.5e-3", "1e2", "0", "0.1", "1", "-2.5"]
 
 
 def test_the_results_figures_draw_the_papers_values_and_the_seeds_spread():

@@ -32,8 +32,9 @@ CASE_LABELS = case_labels()
 ANNOTATION_LABELS = {Annotation.GROUND_TRUTH: "ground truth", Annotation.TEACHER_10: "10% teacher",
                      Annotation.TEACHER_1: "1% teacher", Annotation.RANDOM: "random",
                      Annotation.NONE: CASE_LABELS["none"]}
-OTHER_LABELS = {"lam": "λ", "no teacher": "no teacher", "speed_ratio": "speed ÷ No XS",
-                "mem_ratio": "memory ÷ No XS", "paper_speed_ratio": "the paper's speed ÷ No XS",
+OTHER_LABELS = {"lam": "λ", "val_loss": "validation loss", "no teacher": "no teacher",
+                "speed_ratio": "speed ÷ No XS", "mem_ratio": "memory ÷ No XS",
+                "paper_speed_ratio": "the paper's speed ÷ No XS",
                 "paper_mem_ratio": "the paper's memory ÷ No XS"}
 
 
@@ -66,9 +67,13 @@ def in_prose(key: object) -> str:
 
 
 def lam_text(value: float) -> str:
-    """λ as the figures print it, in scientific notation: ``1e-4``, ``2.5e-3``, ``0``."""
+    """λ as pages and figures print it: in scientific notation (``1e-4``, ``2.5e-3``, ``1e2``),
+    never as ``0.000``; plainly from 0.1 to under 10, where that is as short (``0.1``, ``1``),
+    and ``0``."""
     if value == 0:
         return "0"
+    if 0.1 <= abs(value) < 10:
+        return f"{float(value):g}"
     mantissa, exponent = f"{float(value):.2e}".split("e")
     mantissa = mantissa.rstrip("0").rstrip(".")
     return f"{mantissa}e{int(exponent)}"

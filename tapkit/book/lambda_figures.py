@@ -10,7 +10,7 @@ from typing import Sequence
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from . import labels
+from . import labels, table_display
 
 
 def search_figure(search: pd.DataFrame):
@@ -25,6 +25,13 @@ def search_figure(search: pd.DataFrame):
     ax.set_title("λ search on Decoy-MNIST", fontsize=9)
     fig.tight_layout()
     return fig
+
+
+def normalisation_table(table: pd.DataFrame):
+    """The normalisation ablation's table as its page and the report show it: labels for the
+    methods and columns, λ in scientific notation, "DNC" where a run did not converge; the
+    ``options`` column left out (the ``form`` column names them)."""
+    return table_display.styled(table.drop(columns=["options"], errors="ignore"), na_rep="DNC")
 
 
 def normalisation_figure(table: pd.DataFrame, methods: Sequence[str]):

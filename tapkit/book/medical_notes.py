@@ -238,9 +238,9 @@ def search_findings(search: pd.DataFrame, choice: pd.DataFrame, experiment: str)
                      "so the guard could not choose and this is the unguarded choice")
         elif guarded and getattr(r, "lam_unguarded", r.lam) != r.lam:
             note += (f"; without the guard the paper's criterion would choose λ = "
-                     f"{r.lam_unguarded:g} (val_loss {r.val_loss_unguarded:.3f}), a run that did "
-                     "not learn the task")
-        lines.append(f"- {name}: λ = {r.lam:g} (val_loss {row.val_loss:.3f}; "
+                     f"{lam_text(r.lam_unguarded)} (validation loss "
+                     f"{r.val_loss_unguarded:.3f}), a run that did not learn the task")
+        lines.append(f"- {name}: λ = {lam_text(r.lam)} (validation loss {row.val_loss:.3f}; "
                      f"{metric.name.upper()} "
                      f"{row.contaminated:.3f} contaminated / {row.permuted:.3f} permuted / "
                      f"{row.clean:.3f} clean){note}.")

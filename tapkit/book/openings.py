@@ -25,7 +25,7 @@ from .claims import NOT_RUN, NOT_TESTABLE, VERDICTS, cost_claim, decoy_claim, ma
     removes_claim, speed_claim, verdicts
 from .openings_medical import extra_found, medical_found, medical_kd_found, \
     medical_teachers_found, overlap_found, visual_found  # noqa: F401  (the chapters' functions)
-from .labels import count, in_prose
+from .labels import count, in_prose, lam_text
 from .thresholds import MNIST_GAP, clearly_less
 
 _MEDICAL = ("On {name}, No XS learns the text tag that reveals the label; TAP keeps VGG-16, "
@@ -186,13 +186,13 @@ def lambda_found(search: pd.DataFrame, choice: pd.DataFrame, paper: pd.DataFrame
     parts = []
     for r in choice.itertuples():
         n = int((search["method"] == r.method).sum())
-        ref = f"; the paper's {float(theirs[r.method]):g}" if r.method in theirs else ""
+        ref = f"; the paper's {lam_text(float(theirs[r.method]))}" if r.method in theirs else ""
         among = f"{n} value{'s' if n != 1 else ''}"
         if getattr(r, "guard", False) and getattr(r, "learned", False):
             among = f"the values of {n} that learned the task"
             if r.lam_unguarded != r.lam:
-                among += f"; unguarded, the paper's criterion picks λ = {r.lam_unguarded:g}"
-        parts.append(f"{in_prose(r.method)} λ = {r.lam:g} (lowest loss "
+                among += f"; unguarded, the paper's criterion picks λ = {lam_text(r.lam_unguarded)}"
+        parts.append(f"{in_prose(r.method)} λ = {lam_text(r.lam)} (lowest loss "
                      f"{r.val_loss:.3f} among {among}{ref})")
     return ("the search chose " + "; ".join(parts) + "." if parts else
             "no λ could be chosen: every search run failed to converge.")
@@ -281,7 +281,7 @@ def normalisation_found(table: pd.DataFrame) -> str:
         diff = (wide["released"] - wide["equations"]).dropna()
         lam = diff.abs().idxmax()
         gaps.append(abs(diff[lam]))
-        parts.append(f"{in_prose(method)} at λ = {lam:g} "
+        parts.append(f"{in_prose(method)} at λ = {lam_text(lam)} "
                      f"({wide.loc[lam, 'equations']:.3f} with the equations, "
                      f"{wide.loc[lam, 'released']:.3f} with the released form, {diff[lam]:+.3f})")
     verdict = ("the same λ does not give the same model" if gaps and max(gaps) > MNIST_GAP else

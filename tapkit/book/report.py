@@ -14,6 +14,7 @@ from .. import results
 from ..experiments.cells import Annotation, from_record, tau_text, to_record
 from ..metrics import EXPERIMENT_METRICS, TaskMetric, tag_reliance
 from ..results import write_atomic
+from .labels import label, lam_text
 from .origin import DataOrigin
 from .thresholds import MARGIN
 
@@ -402,8 +403,6 @@ def tick_label(key: object) -> str:
     """An axis tick or legend entry as the reader sees it: each line of ``key`` named by
     :func:`.labels.label` (``"TAP\\nteacher_10"`` -> ``"TAP\\n10% teacher"``); No XS
     needs no "no teacher" beneath it."""
-    from .labels import label
-
     lines = [label(line) for line in str(key).split("\n")]
     if label("none") in lines:
         lines = [line for line in lines if line != label("no teacher")]
@@ -429,6 +428,7 @@ def normalisation_findings(table: pd.DataFrame) -> str:
     lines = []
     for (method, lam), grp in table.groupby(["method", "lam"], sort=False):
         eq, rel = grp[grp.form == "equations"], grp[grp.form == "released"]
-        lines.append(f"- {method.upper()} at λ = {lam:g}: permuted-decoy accuracy {acc(eq)} with "
-                     f"the equations as written, {acc(rel)} with the released code's form.")
+        lines.append(f"- {label(method)} at λ = {lam_text(lam)}: permuted-decoy accuracy "
+                     f"{acc(eq)} with the equations as written, {acc(rel)} with the released "
+                     "code's form.")
     return "\n".join(lines)

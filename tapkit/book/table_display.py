@@ -8,11 +8,11 @@ downloads one parses the ids the code uses."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Collection
 
 import pandas as pd
 
-from .labels import label
+from .labels import label, lam_text
 
 MISSING = "—"
 
@@ -53,6 +53,32 @@ def readable_html(frame: pd.DataFrame) -> str:
         return shown.to_html(na_rep=MISSING, notebook=True, col_space=wide or None,
                              max_rows=pd.get_option("display.max_rows"),
                              max_cols=pd.get_option("display.max_columns"))
+
+
+def styled(frame: pd.DataFrame, *, digits: int = 3, percent: Collection[str] = (),
+           na_rep: str = MISSING):
+    """``frame`` as a formatted table, for the tables a chapter shows with a number format
+    (a pandas ``Styler`` bypasses :func:`install`'s formatter): :func:`readable`'s labels, text
+    cells that are keys read as labels too (``"tap"`` -> ``"TAP"``), λ in scientific notation
+    (:func:`.labels.lam_text`), a column named ``Δ...`` signed, the ``percent`` columns as
+    percentages, every other float to ``digits`` decimals, missing values as ``na_rep``, and
+    the row numbers of a plain range index hidden."""
+    shown = readable(frame)
+    for original, col in zip(frame.columns, shown.columns):
+        if not pd.api.types.is_numeric_dtype(frame[original]):
+            shown[col] = frame[original].map(_shown).to_numpy()
+    formats: dict[Any, Any] = {}
+    for original, col in zip(frame.columns, shown.columns):
+        if original in percent:
+            formats[col] = "{:.0%}"
+        elif original == "lam":
+            formats[col] = lam_text
+        elif pd.api.types.is_float_dtype(frame[original]):
+            formats[col] = ("{:+.%df}" if str(original).startswith("Δ") else "{:.%df}") % digits
+    out = shown.style.format(formats, na_rep=na_rep)
+    if isinstance(frame.index, pd.RangeIndex):
+        out = out.hide(axis="index")
+    return out
 
 
 def install() -> None:
