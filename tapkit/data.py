@@ -112,7 +112,11 @@ def load_mnist(source: "Source | str" = "embedded", root: str | Path | None = No
     folder of IDX files). ``root`` is the older spelling of ``torchvision:ROOT``."""
     if source == "torchvision" and root is not None:
         source = Torchvision(str(root))
-    src = parse_source(source, "decoy-mnist")
+    return _raw_mnist(parse_source(source, "decoy-mnist"))
+
+
+def _raw_mnist(src: Source):
+    """:func:`load_mnist` of a source already parsed."""
     if isinstance(src, Embedded):
         return mnist_embedded()
     if isinstance(src, Mnist):
@@ -207,8 +211,12 @@ def decoy_mnist(source: "Source | str" = "embedded", seed: int = 0, clean_fracti
     same records; P = 0 draws nothing."""
     if source == "torchvision" and root is not None:  # load_mnist's older spelling
         source = Torchvision(str(root))
-    src = parse_source(source, "decoy-mnist")
-    x_train, y_train, x_test, y_test = load_mnist(src)
+    return _decoy_mnist(parse_source(source, "decoy-mnist"), seed, clean_fraction)
+
+
+def _decoy_mnist(src: Source, seed: int, clean_fraction: float) -> tuple[Task, dict[str, Split]]:
+    """:func:`decoy_mnist` of a source already parsed."""
+    x_train, y_train, x_test, y_test = _raw_mnist(src)
     if isinstance(src, Embedded) and src.label_noise > 0:
         y_train = recorded_labels(y_train, src.label_noise, 10,
                                   np.random.default_rng([seed, 0xDEC0]), ordered=False)
@@ -447,10 +455,10 @@ def fractal_pretrain(seed: int = 0, size: int = 64,
     return Task("fractal-pretrain", FRACTAL_CATEGORIES, 3, size, "accuracy"), splits
 
 
-def _medical(experiment: str, source: "Source | str", seed: int, clean_fraction: float,
+def _medical(experiment: str, src: Source, seed: int, clean_fraction: float,
              image_size: int | None, artifact: str, per_class: int | None,
              test_per_class: int | None) -> tuple[Task, dict[str, Split]]:
-    size, src = image_size or 224, parse_source(source, experiment)
+    size = image_size or 224
     if isinstance(src, Embedded):
         return digits_standin(experiment, seed, size, artifact, clean_fraction, per_class,
                               test_per_class, label_noise=src.label_noise, tag_px=src.tag_px)
@@ -469,11 +477,13 @@ def load_experiment(experiment: str, *, source: "Source | str" = "embedded", see
     """One entry point for every experiment a config names (:mod:`tapkit.experiment_specs`),
     by its kind: Decoy-MNIST from an MNIST source, PNEU/KNEE from a folder or the digits
     stand-in, a pretraining task built in."""
-    spec = config_experiment(experiment)
-    if spec.kind is ExperimentKind.MNIST:
-        return decoy_mnist(source, seed, clean_fraction, root)
-    if spec.kind is ExperimentKind.MEDICAL:
-        return _medical(experiment, source, seed, clean_fraction, image_size, artifact, per_class,
+    kind = config_experiment(experiment).kind
+    if source == "torchvision" and root is not None:  # load_mnist's older spelling
+        source = Torchvision(str(root))
+    src = parse_source(source, experiment)  # once, checked against the experiment
+    if kind is ExperimentKind.MNIST:
+        return _decoy_mnist(src, seed, clean_fraction)
+    if kind is ExperimentKind.MEDICAL:
+        return _medical(experiment, src, seed, clean_fraction, image_size, artifact, per_class,
                         test_per_class)
-    parse_source(source, experiment)
     return PRETRAIN_BUILDERS[experiment](seed, image_size or 64, per_class)
