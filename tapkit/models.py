@@ -122,6 +122,14 @@ def models_where(role: Role) -> list[str]:
     return [n for n, spec in _REGISTRY.items() if spec.role is role]
 
 
+def paper_architecture(name: str) -> str | None:
+    """The medical architecture of the paper's tables (:data:`Role.MAIN`) that registered model
+    ``name`` is, or is a variant of (the same torchvision architecture: ``vgg16_authors`` ->
+    ``vgg16``); None for any other model (the two-layer CNN, the appendix's)."""
+    main = get_spec(name).torchvision_name
+    return main if main in models_where(Role.MAIN) else None
+
+
 def model_label(name: str) -> str:
     """The name pages print for a registered model (its :class:`ModelSpec` ``label``)."""
     return get_spec(name).label

@@ -121,7 +121,8 @@ def test_the_two_layer_cnn_is_context_and_never_decides_the_speed_claim():
     from tapkit.experiments import protocols, table1
 
     deep = table1.architectures()
-    assert {"vgg16", "vgg16_authors", "resnet18", "densenet121"} == deep
+    assert {"vgg16", "vgg16_authors", "resnet18", "densenet121"} <= deep  # and their variants
+    assert "two_layer_cnn" not in deep
     assert all(s.startswith("two_layer_cnn") for p in protocols.BENCH.values() for s in p.context)
     ratios = pd.DataFrame({"model": ["resnet18", "densenet121", "two_layer_cnn"],
                            "method": ["tap"] * 3,

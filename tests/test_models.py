@@ -302,3 +302,15 @@ def test_a_target_that_never_ran_is_named_by_the_training_step():
     assert xs.item() > 0
     with pytest.raises(ValueError, match=r"layer\(s\) \['aux'\] did not run in the forward pass"):
         step_losses(_WithSpare(), x, y, mask, cfg, ("relu", "aux"))
+
+
+def test_a_variant_stands_for_the_paper_architecture_it_varies():
+    # Table 1's speed claim is judged on the paper's three and their registry variants only
+    from tapkit.experiments import table1
+
+    assert models.paper_architecture("vgg16_authors") == "vgg16"
+    assert models.paper_architecture("resnet18") == "resnet18"
+    assert models.paper_architecture("two_layer_cnn") is None
+    assert models.paper_architecture("efficientnet_b0") is None
+    assert {"vgg16", "vgg16_authors", "resnet18", "densenet121"} <= table1.architectures()
+    assert not table1.architectures() & {"two_layer_cnn", "efficientnet_b0", "mobilenet_v2"}

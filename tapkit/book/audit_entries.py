@@ -374,8 +374,8 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("VGG-16 head timed", "Table 1", 272, "VGG-16", "src/model.py:123-128",
           reads.bench_vgg, R,
           "The released head (25088→1024→classes), as the paper's runs had it; the speed page "
-          "and the GPU lease time it from the same protocol (tapkit.experiments.table1). quick: "
-          "torchvision's 4096-4096 head."),
+          "and the GPU lease time it from the same protocol (tapkit.experiments.table1); quick "
+          "times the same head, the one its chapters train."),
     Entry("RBR form timed", "Table 1", 276, "RBR & 1.7 & 8.6",
           "src/explainer.py:36-63", reads.bench_rbr, R,
           "The released losses (options=RELEASED, RBR's among them), as the authors timed them; "

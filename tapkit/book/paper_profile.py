@@ -27,14 +27,13 @@ import pandas as pd
 from ..experiments.setting1 import cases
 from ..experiments.paper_tables import paper_table1
 from ..methods import comparators, get_method, is_xs, proposed_method
-from ..models import Role, get_spec, list_models, models_where
+from ..models import list_models, paper_architecture
 from .labels import interval_text, label
 from .report import SPLITS, paper_values
 
 PROVENANCE = "gpu_provenance.json"
 # our architecture -> the column of the paper's Table 1 it is compared with
-PAPER_ARCH = {n: get_spec(n).torchvision_name for n in list_models()
-              if get_spec(n).torchvision_name in models_where(Role.MAIN)}
+PAPER_ARCH = {n: paper_architecture(n) for n in list_models() if paper_architecture(n)}
 SPEED_METHODS = ("none", proposed_method(), *comparators(), "none_again")
 TABLE1_BATCH, TABLE1_PX = 16, 224  # the paper's Table 1: batches of 16 images of 224 px
 PAPER_GPU = "RTX 3080 (10 GB)"      # the paper's GPU (its experimental-setup paragraph)

@@ -6,8 +6,8 @@ measured from a :class:`~.protocols.BenchProtocol`.
 (``notebooks/speed_memory.py``) and the GPU lease (``scripts/gpu.py``) both call it, so that a
 profile times one set of models, methods and loss forms wherever it runs. The paper profile times
 what the authors timed: the released VGG-16 head (``vgg16_authors``) and the released losses
-(:data:`~.protocol_base.RELEASED`, RBR's among them); the quick profile torchvision's VGG-16 and
-the equations' forms on a 2-core CPU. Each model is timed by :func:`tapkit.benchmark.bench` with
+(:data:`~.protocol_base.RELEASED`, RBR's among them); the quick profile the same VGG-16 (the one
+its chapters train) and the equations' forms on a 2-core CPU. Each model is timed by :func:`tapkit.benchmark.bench` with
 No XS twice, the second time named ``none_again``: the gap between the two is the measurement's
 noise. The book shows the rows as ratios to No XS (:func:`tapkit.book.medical.bench_ratios`) and
 writes them with their settings (:func:`tapkit.book.speed_memory.write_measured`).
@@ -27,10 +27,10 @@ from typing import Any
 
 from ..benchmark import bench, model_spec
 from ..methods import get_method
-from ..models import get_spec
+from ..models import get_spec, list_models, paper_architecture
 from ..results import device_name, provenance, resolve_device
 from .executors import set_threads
-from .protocols import BENCH, BenchProtocol
+from .protocols import BenchProtocol
 
 log = logging.getLogger(__name__)
 
@@ -83,12 +83,14 @@ def specs(protocol: BenchProtocol) -> tuple[str, ...]:
 
 def architectures(protocol: BenchProtocol | None = None) -> frozenset[str]:
     """The registry names of Table 1's architectures in ``protocol`` (its ``models``; None:
-    every profile's, e.g. ``vgg16`` and ``vgg16_authors``): the models the paper's speed claim
-    is about, and the only ones it is judged on. A context model (the two-layer CNN) is not
-    among them."""
-    protocols = [protocol] if protocol is not None else list(BENCH.values())
-    return frozenset(model_spec(spec, p.batch_size, p.image_size)[0]
-                     for p in protocols for spec in p.models)
+    every registered model that is one of the paper's three or a variant of one,
+    :func:`tapkit.models.paper_architecture`: ``vgg16`` and ``vgg16_authors`` alike): the models
+    the paper's speed claim is about, and the only ones it is judged on. A context model (the
+    two-layer CNN) is not among them."""
+    if protocol is None:
+        return frozenset(n for n in list_models() if paper_architecture(n))
+    return frozenset(model_spec(spec, protocol.batch_size, protocol.image_size)[0]
+                     for spec in protocol.models)
 
 
 def timed_order(methods: tuple[str, ...]) -> list[str]:
