@@ -257,14 +257,19 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
+    from .experiment_specs import ExperimentKind, list_experiments
+    from .experiments.protocols import BENCH_CONTEXT, PROFILES
     from .experiments.sweep import CHAPTERS
+    from .models import Role, models_where
+
+    trainable = [*list_experiments(ExperimentKind.MNIST), *list_experiments(ExperimentKind.MEDICAL)]
 
     p = _Parser(prog="tapkit", description=__doc__.split("\n")[0])
     p.add_argument("--version", action="version", version=f"tapkit {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
 
     t = sub.add_parser("train", help="train and evaluate one run; writes OUT/metrics.json")
-    t.add_argument("--experiment", default="decoy-mnist", choices=["decoy-mnist", "pneu", "knee"],
+    t.add_argument("--experiment", default=trainable[0], choices=trainable,
                    help="decoy-mnist (digits with decoy patches), pneu or knee (the medical "
                         "tasks: their folder as --source, or the embedded digits stand-in)")
     t.add_argument("--model", default="two_layer_cnn",
@@ -300,7 +305,8 @@ def parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("sweep", help="train every run some chapters need into the results store "
                                      "(teachers first; a second call trains nothing)")
-    s.add_argument("--profile", default="quick", choices=["quick", "paper"])
+    s.add_argument("--profile", default="quick", choices=list(PROFILES),
+                   help="a registered profile (smoke: the quick one trimmed to seconds)")
     s.add_argument("--chapters", default=",".join(CHAPTERS),
                    help=f"comma-separated, some of {','.join(CHAPTERS)} (the λ search joins "
                         "where a chapter reads its choice)")
@@ -332,7 +338,7 @@ def parser() -> argparse.ArgumentParser:
     d.set_defaults(func=_data)
 
     b = sub.add_parser("bench", help="training-step speed and peak memory (Table 1)")
-    b.add_argument("--models", default="vgg16,resnet18,densenet121,two_layer_cnn@256x28",
+    b.add_argument("--models", default=",".join([*models_where(Role.MAIN), *BENCH_CONTEXT]),
                    help="comma-separated models, each NAME or NAME@BATCHxSIZE (its own batch and "
                         "image size; plain names use --batch-size and --image-size)")
     b.add_argument("--methods", default=",".join(table1_methods()),

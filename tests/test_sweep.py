@@ -253,3 +253,18 @@ def test_a_failure_summary_is_one_line_naming_the_first_five():
     text = str(RunsFailedError(failures, 9))
     assert "\n" not in text and text.startswith("7 of 9 runs failed: mnist/run 0/k0 (E: e); ")
     assert "mnist/run 4/k4" in text and "k5" not in text and "; and 2 more (each is in the log)" in text
+
+
+def test_every_registered_profile_can_be_swept(tmp_path, capsys):
+    """``--profile`` takes the profiles' registry (smoke included: the quick one trimmed to
+    seconds, e.g. to try a cluster): the smoke λ search is its one grid value, 1e-3."""
+    from tapkit.experiments.protocols import PROFILES
+
+    assert {"quick", "paper", "smoke"} <= set(PROFILES)
+    args = ["sweep", "--profile", "smoke", "--chapters", "lambda_search", "--dry-run",
+            "--results", str(tmp_path / "smoke")]
+    assert cli.main(args) == 0
+    listed = [line.rsplit("/", 1)[0] for line in capsys.readouterr().out.splitlines()]
+    assert listed == ["lambda_search/decoy-mnist two_layer_cnn tap lam=0.001 seed=0"]
+    with pytest.raises(SystemExit):
+        cli.main(["sweep", "--profile", "quik", "--dry-run"])
