@@ -21,8 +21,8 @@
 #
 # `tapkit.experiments.table1.measure` measures the table from the profile's protocol, the same
 # function the GPU lease (`scripts/gpu.py`) calls: its architectures, methods and loss forms,
-# named under the settings below (the paper profile times what the authors timed: their VGG-16
-# head and their released losses). For each model, `tapkit.benchmark.bench` times the methods
+# named under the settings below (both profiles time the VGG-16 with the authors' head, the one
+# their chapters train; the paper profile also the authors' released losses). For each model, `tapkit.benchmark.bench` times the methods
 # interleaved: all pairs built and warmed up, then rounds of one training step per method in
 # rotating order, so that machine noise and drift slow every method of a round alike. No XS and TAP, which take no input gradients and
 # are cheap, run many more rounds than RRR and RBR. A method's speed relative to No XS is the
