@@ -38,10 +38,12 @@ def test_an_interval_prints_its_bounds_or_says_it_has_none():
 
 def test_a_formatted_table_labels_its_keys_and_prints_lambda_sign_and_shares():
     frame = pd.DataFrame({"method": ["tap", "rrr"], "lam": [1e-4, 2.5e-3],
-                          "Δ-accuracy": [-0.155, 0.0], "val_loss": [0.61234, float("nan")], "share": [0.25, 0.5]})
+                          "Δ-accuracy": [-0.155, 0.0], "val_loss": [0.61234, float("nan")],
+                          "share": [0.25, 0.5]})
     html = table_display.styled(frame, percent=["share"], na_rep="DNC").to_html()
     cells = [c.strip() for c in re.findall(r"<td[^>]*>([^<]*)</td>", html)]
-    assert cells == ["TAP", "1e-4", "-0.155", "0.612", "25%", "RRR", "2.5e-3", "+0.000", "DNC", "50%"]
+    assert cells == ["TAP", "1e-4", "-0.155", "0.612", "25%",
+                     "RRR", "2.5e-3", "+0.000", "DNC", "50%"]
     assert "validation loss" in html and ">λ<" in html and "val_loss" not in html
     assert ">0<" not in html  # a plain range index is not shown as a column of row numbers
     assert frame.loc[0, "method"] == "tap"  # the caller's frame keeps its keys

@@ -191,7 +191,8 @@ def lambda_found(search: pd.DataFrame, choice: pd.DataFrame, paper: pd.DataFrame
         if getattr(r, "guard", False) and getattr(r, "learned", False):
             among = f"the values of {n} that learned the task"
             if r.lam_unguarded != r.lam:
-                among += f"; unguarded, the paper's criterion picks λ = {lam_text(r.lam_unguarded)}"
+                among += ("; unguarded, the paper's criterion picks λ = "
+                          + lam_text(r.lam_unguarded))
         parts.append(f"{in_prose(r.method)} λ = {lam_text(r.lam)} (lowest loss "
                      f"{r.val_loss:.3f} among {among}{ref})")
     return ("the search chose " + "; ".join(parts) + "." if parts else

@@ -7,9 +7,9 @@ measured from a :class:`~.protocols.BenchProtocol`.
 profile times one set of models, methods and loss forms wherever it runs. The paper profile times
 what the authors timed: the released VGG-16 head (``vgg16_authors``) and the released losses
 (:data:`~.protocol_base.RELEASED`, RBR's among them); the quick profile the same VGG-16 (the one
-its chapters train) and the equations' forms on a 2-core CPU. Each model is timed by :func:`tapkit.benchmark.bench` with
-No XS twice, the second time named ``none_again``: the gap between the two is the measurement's
-noise. The book shows the rows as ratios to No XS (:func:`tapkit.book.medical.bench_ratios`) and
+its chapters train) and the equations' forms on a 2-core CPU. Each model is timed by
+:func:`tapkit.benchmark.bench` with No XS twice, the second time named ``none_again``: the gap
+between the two is the measurement's noise. The book shows the rows as ratios to No XS (:func:`tapkit.book.medical.bench_ratios`) and
 writes them with their settings (:func:`tapkit.book.speed_memory.write_measured`).
 
 The paper's speed claim is about its Table 1's deep CNNs; a protocol's ``context`` models (the
