@@ -46,6 +46,7 @@ def test_a_formatted_table_labels_its_keys_and_prints_lambda_sign_and_shares():
                      "RRR", "2.5e-3", "+0.000", "DNC", "50%"]
     assert "validation loss" in html and ">λ<" in html and "val_loss" not in html
     assert ">0<" not in html  # a plain range index is not shown as a column of row numbers
+    assert "white-space: nowrap" in html and "overflow-x: auto" in html  # 1e-4 on one line
     assert frame.loc[0, "method"] == "tap"  # the caller's frame keeps its keys
     four = table_display.styled(pd.DataFrame({"x": [0.123456]}), digits=4).to_html()
     assert "0.1235" in four
