@@ -106,13 +106,17 @@ def mnist_embedded() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     return x[train], y[train], x[test], y[test]
 
 
+def _with_root(source: "Source | str", root: str | Path | None) -> "Source | str":
+    """``source``, with the older spelling ``source="torchvision", root=ROOT`` read as
+    ``torchvision:ROOT``."""
+    return Torchvision(str(root)) if source == "torchvision" and root is not None else source
+
+
 def load_mnist(source: "Source | str" = "embedded", root: str | Path | None = None):
     """Raw MNIST arrays ``(x_train, y_train, x_test, y_test)`` in [0, 255] from ``source`` (a
     :mod:`tapkit.sources` type or its string: ``embedded``, ``mnist``, ``torchvision:ROOT`` or a
     folder of IDX files). ``root`` is the older spelling of ``torchvision:ROOT``."""
-    if source == "torchvision" and root is not None:
-        source = Torchvision(str(root))
-    return _raw_mnist(parse_source(source, "decoy-mnist"))
+    return _raw_mnist(parse_source(_with_root(source, root), "decoy-mnist"))
 
 
 def _raw_mnist(src: Source):
@@ -209,9 +213,8 @@ def decoy_mnist(source: "Source | str" = "embedded", seed: int = 0, clean_fracti
     it as much as the paper's did (−0.162; measured: docs/decoy-mnist-calibration.md). Drawn
     from its own generator, a function of ``seed`` alone, so Base and No XS of one seed see the
     same records; P = 0 draws nothing."""
-    if source == "torchvision" and root is not None:  # load_mnist's older spelling
-        source = Torchvision(str(root))
-    return _decoy_mnist(parse_source(source, "decoy-mnist"), seed, clean_fraction)
+    return _decoy_mnist(parse_source(_with_root(source, root), "decoy-mnist"), seed,
+                        clean_fraction)
 
 
 def _decoy_mnist(src: Source, seed: int, clean_fraction: float) -> tuple[Task, dict[str, Split]]:
@@ -478,9 +481,8 @@ def load_experiment(experiment: str, *, source: "Source | str" = "embedded", see
     by its kind: Decoy-MNIST from an MNIST source, PNEU/KNEE from a folder or the digits
     stand-in, a pretraining task built in."""
     kind = config_experiment(experiment).kind
-    if source == "torchvision" and root is not None:  # load_mnist's older spelling
-        source = Torchvision(str(root))
-    src = parse_source(source, experiment)  # once, checked against the experiment
+    # once, checked against the experiment
+    src = parse_source(_with_root(source, root), experiment)
     if kind is ExperimentKind.MNIST:
         return _decoy_mnist(src, seed, clean_fraction)
     if kind is ExperimentKind.MEDICAL:

@@ -11,7 +11,8 @@ from .. import contamination as sc
 from .. import data
 from ..experiments.medical_plans import EXTRA_ARCHITECTURES, run_models
 from ..experiments.setting1 import cases
-from ..method_options import RbrOptions, RrrOptions, TapOptions
+from ..method_options import (AtOptions, JtOptions, KdOptions, RbrOptions, RrrOptions,
+                              TapOptions)
 from ..methods import methods_where
 from ..models import target_layers
 from . import audit_probes as probes
@@ -261,14 +262,14 @@ ENTRIES: tuple[Entry, ...] = (
           "loss's path through x, summed over the batch. quick: released on MNIST, where RBR "
           "trains at the paper's λ; the stand-ins train no RBR."),
     Entry("KD temperature", "losses", 968, "vanilla knowledge distillation (KD)",
-          "configs/config.yaml:26; src/wrapper.py:286", lambda p: reads.options(p, "kd", "temperature"),
+          "configs/config.yaml:26; src/wrapper.py:286", lambda p: reads.options(p, KdOptions, "temperature"),
           R, "The paper gives none; quick: T = 4 (a common choice)."),
     Entry("AT form", "losses", 968, "attention transfer (AT)", "src/loss.py:70-83",
-          lambda p: reads.options(p, "at", "variant"), R,
+          lambda p: reads.options(p, AtOptions, "variant"), R,
           "Released: signed channel sums normalised per column, Frobenius distances summed over "
           "the layer pairs; quick: Zagoruyko & Komodakis' attention maps."),
     Entry("JT form", "losses", 968, "Jacobian transfer (JT)",
-          "src/wrapper.py:370-371; src/loss.py:85-89", lambda p: reads.options(p, "jt", "variant"), R,
+          "src/wrapper.py:370-371; src/loss.py:85-89", lambda p: reads.options(p, JtOptions, "variant"), R,
           "Released: the student's true-class input gradient against the teacher's saliency; "
           "quick: Srinivas & Fleuret's summed log-probabilities."),
     # ---------------------------------------------------------------- teachers
