@@ -127,7 +127,7 @@ fig = s2.plot_overlap(quality, truth, f"Annotation precision and recall, {thresh
 report.save_figure(fig, root, "medical_annotation_quality")
 plt.show()
 display(Markdown(f"*{label}*"))
-display(Markdown(s2.quality_findings(quality, truth)))
+display(Markdown(s2.quality_findings(quality, truth, s2.saliency_by_region(sal))))
 display(Markdown("The paper finds the annotations better than random (precision and recall of "
                  "circa 1.9% for random masks), recall rising and precision falling with τ, and "
                  "the 1% teacher almost as good as the 10% one."))
@@ -190,5 +190,5 @@ chapter.show_committed(
     "commit `results/paper/`.");
 ch.opening(openings.medical_teachers_found(
     quality.assign(tag_coverage=quality.experiment.map(truth)), summary,
-    {"data": on, "origin": medical.origin(s).value, "settings": s.as_dict()}))
+    {"data": on, "origin": medical.origin(s).value, "settings": s.as_dict()}, runs, perf))
 ch.finish(seeds=s.seeds);

@@ -148,6 +148,16 @@ def mnist_pixels(x: torch.Tensor) -> torch.Tensor:
     return (x * MNIST_STD + MNIST_MEAN) * 255
 
 
+def brightness(x: torch.Tensor, mean: float | tuple[float, ...] = IMAGENET_MEAN,
+               std: float | tuple[float, ...] = IMAGENET_STD) -> torch.Tensor:
+    """Images normalised by :func:`to_tensor` (``N x C x H x W``; by default ImageNet's mean and
+    std, as the medical stand-ins and folders are) back to their brightness in [0, 1], averaged
+    over channels: ``N x 1 x H x W``."""
+    m = torch.as_tensor(mean, dtype=x.dtype).reshape(-1, 1, 1)
+    s = torch.as_tensor(std, dtype=x.dtype).reshape(-1, 1, 1)
+    return (x * s + m).mean(1, keepdim=True)
+
+
 def mnist_patch_brightness(split: Split) -> torch.Tensor:
     """Per image of a Decoy-MNIST split, the mean pixel value (0-255, rounded) under its mask M:
     the corner patch's brightness, 255 − 25·label where the patch reveals the label (``train``,

@@ -165,6 +165,25 @@ def annotation_quality(e: Tensor, truth: Tensor, taus: Iterable[float],
     return rows
 
 
+STROKE = 0.3  # a pixel brighter than this share of white is a stroke of the image's own signal
+
+
+def saliency_by_region(e: Tensor, truth: Tensor, brightness: Tensor) -> dict[str, float]:
+    """Mean E (Eq. 13, normalised to [0, 1] per image: what the absolute rule thresholds) on
+    three kinds of pixel: the spurious signal (``truth``, the ground-truth mask), the strokes of
+    the image's own signal (``brightness`` in [0, 1] above :data:`STROKE`, off the mask) and the
+    blank rest. Eq. 14 annotates the pixels of lowest E first, so where the spurious signal's E
+    lies above the blank background's, a teacher's masks miss it, whatever the teacher learnt."""
+    if not e.shape == truth.shape == brightness.shape:
+        raise ValueError(f"shapes differ: E {tuple(e.shape)}, mask {tuple(truth.shape)}, "
+                         f"brightness {tuple(brightness.shape)}")
+    tag = truth > 0.5
+    stroke = (brightness > STROKE) & ~tag
+    regions = {"tag": tag, "stroke": stroke, "background": ~tag & ~stroke}
+    return {name: e[where].mean().item() if where.any() else float("nan")
+            for name, where in regions.items()}
+
+
 # --------------------------------------------------------------------------- configs
 
 def teacher_config(student: TrainConfig, fraction: float, model: str | None = None) -> TrainConfig:

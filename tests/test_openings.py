@@ -99,10 +99,14 @@ def test_medical_opening_signs_knee_mae_so_that_more_is_worse(tmp_path):
     # the task
     assert ("not judged here (KNEE ResNet-18: fewer than two seeds where the preconditions hold: "
             "No XS did not learn the task (contaminated MAE 1.000)") in text
-    # the page quotes the report's verdicts and reasons: RRR's cell left out, with why
-    assert "left out by this profile: KNEE ResNet-18 RRR: over budget" in text
+    # the page quotes the report's verdicts; for RRR's cell left out it points to its own list
+    # of the cells left out, where the report gives the whole reason
     report = claims_table(tmp_path).set_index("id")
-    assert report.loc["rrr_rbr_spurious_knee", "reason"] in text
+    assert report.loc["rrr_rbr_spurious_knee", "reason"] == \
+        "left out by this profile: KNEE ResNet-18 RRR: over budget"
+    assert report.loc["rrr_rbr_spurious_knee", "reason"] not in text
+    assert ("*not run* for “RRR/RBR let the tag re-emerge on some architectures” (left out by "
+            "this profile; why: “Cells left out of this profile”, below)") in text
     # a page whose table holds no run gives its numbers and no verdict
     write_table(runs.iloc[:0], tmp_path, "pneu_gt_runs", {"data": "PNEU", "origin": "paper"})
     pneu = openings_medical.medical_found(_summary({("resnet18", "none"): (0.9, 0.3)},
@@ -292,6 +296,50 @@ def test_medical_opening_names_the_seeds_that_did_not_learn_the_task():
     assert text == ("metric lost when the tags are permuted (more means more use of the tag): "
                     "PNEU F-score: No XS — DenseNet-121 +0.630, TAP — DenseNet-121 +0.005 (seed 1 "
                     "did not learn the task)." + openings_medical._FLAGGED)
+
+
+def test_setting2_medical_openings_flag_students_that_did_not_learn_the_task():
+    # PNEU F1, one seed: No XS reads the tag (0.99 -> 0.07); the 10%-teacher TAP student
+    # predicts a constant (0.65 on every split, a constant's 0.667), so its 0.000 is flagged, not
+    # shown as keeping off the tag; the random-mask student learned (0.90) and is not flagged
+    cells = [("none", "none", 0.99, 0.07), ("tap", "teacher_10", 0.65, 0.65),
+             ("tap", "random", 0.90, 0.88)]
+    runs = pd.DataFrame([{"experiment": "pneu", "model": "resnet18", "method": m,
+                          "annotation": a, "tau": 0.01, "seed": 0, "status": "ok",
+                          "contaminated": c, "permuted": q, "clean": c, "val_constant": 0.667}
+                         for m, a, c, q in cells])
+    summary = _summary({("pneu", "resnet18", m, a, 0.01): (c, q) for m, a, c, q in cells},
+                       ["experiment", "model", "method", "annotation", "tau"])
+    quality = pd.DataFrame({"experiment": ["pneu"], "annotator": ["teacher_10"], "tau": [0.01],
+                            "precision": [0.02], "recall": [0.07], "tag_coverage": [0.05]})
+    meta = {"data": {"pneu": "the digits stand-in for PNEU"}, "origin": "stand-in",
+            "settings": {"seeds": [0]}}
+    text = openings_medical.medical_teachers_found(quality, summary, meta, runs)
+    assert text.startswith(
+        "PNEU: teacher masks' precision 2.0%–2.0% against random's 5.0%; F-score lost when the "
+        "tags are permuted: No XS +0.920, TAP (10% teacher) 0.000 (did not learn the task), "
+        "TAP (random masks) +0.020." + openings_medical._FLAGGED)
+    # the report's verdict says why it does not judge the teacher students: the teacher's masks
+    # are no better than random (precision 0.02 against the tags' 0.05) and its student collapsed
+    assert ("PNEU: the masks of the 10% teacher mark the tags no better than random ones "
+            "(precision 0.40× a random mask's at τ 0.01") in text
+    # without the per-run frame the numbers flag nothing (the summary's means cannot tell)
+    numbers = openings_medical.medical_teachers_found(quality, summary, meta).split(
+        "The reproduction report")[0]
+    assert "did not learn" not in numbers
+    # the distillation page: KD's student collapsed, AT's learned
+    kd = pd.DataFrame([{"experiment": "pneu", "model": "resnet18", "teacher": t, "method": m,
+                        "seed": 0, "status": "ok", "contaminated": c, "permuted": q, "clean": c,
+                        "val_constant": 0.667}
+                       for t, m, c, q in [("no teacher", "none", 0.99, 0.07),
+                                          ("teacher_10", "kd", 0.66, 0.66),
+                                          ("teacher_10", "at", 0.94, 0.80)]])
+    kd_summary = _summary({(r.experiment, r.model, r.teacher, r.method): (r.contaminated, r.permuted)
+                           for r in kd.itertuples()}, ["experiment", "model", "teacher", "method"])
+    assert openings_medical.medical_kd_found(kd_summary, kd) == (
+        "what each student's metric loses when the tags are permuted (more means more use of the "
+        "tag): PNEU ResNet-18 (F-score): No XS +0.920, KD (10% teacher) 0.000 (did not learn the "
+        "task), AT (10% teacher) +0.140." + openings_medical._FLAGGED)
 
 
 def test_extra_opening_says_once_when_no_run_learned_the_task():

@@ -4,6 +4,7 @@ checked against numbers worked out by hand."""
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from torch import nn
@@ -371,3 +372,32 @@ def test_saliency_by_region_averages_e_on_the_patch_the_strokes_and_the_backgrou
     assert row.patch == pytest.approx((0.6 + 0.3) / 2)
     assert row.stroke == pytest.approx((0.8 + 0.4) / 2)
     assert row.background == pytest.approx((0.2 + 0.1) / 2)
+
+
+def test_medical_saliency_by_region_says_why_the_masks_miss_the_tags():
+    from tapkit.book import medical_setting2 as s2
+    from tapkit.data import IMAGENET_MEAN, IMAGENET_STD, brightness
+
+    # one 3-channel 2 x 2 image, ImageNet-normalised: a bright tag pixel top left (E 0.3), a
+    # white stroke top right (E 0.8), two black pixels (E 0.1 and 0.1)
+    raw = torch.tensor([[[[1.0, 1.0], [0.0, 0.0]]]]).expand(1, 3, 2, 2)
+    mean = torch.tensor(IMAGENET_MEAN).view(1, 3, 1, 1)
+    std = torch.tensor(IMAGENET_STD).view(1, 3, 1, 1)
+    x = (raw - mean) / std
+    assert torch.allclose(brightness(x), raw[:, :1])
+    mask = torch.tensor([[[[1.0, 0.0], [0.0, 0.0]]]])
+    e = torch.tensor([[[[0.3, 0.8], [0.1, 0.1]]]])
+    regions = s2.saliency_by_region({("pneu", "teacher_10", 0): (e, Split(x, torch.tensor([1]), mask))})
+    (row,) = regions.itertuples()
+    assert (row.experiment, row.annotator) == ("pneu", "teacher_10")
+    assert (row.tag, row.stroke, row.background) == pytest.approx((0.3, 0.8, 0.1))
+    # precision 0.1 of annotated pixels on a tag covering 0.25: below random, and why
+    quality = pd.DataFrame({"experiment": "pneu", "annotator": "teacher_10", "tau": [0.01, 0.1],
+                            "precision": [0.1, 0.2], "recall": [0.1, 0.5]})
+    text = s2.quality_findings(quality, {"pneu": 0.25}, regions)
+    assert "0.40–0.80× random's (no better than random anywhere)" in text
+    assert ("PNEU 10% teacher: tags 0.300, strokes 0.800, background 0.100. Where the tags' E lies "
+            "above the background's, E < τ marks the blank background before the tags") in text
+    # E, mask and brightness of different shapes are refused
+    with pytest.raises(ValueError, match="shapes differ"):
+        teachers.saliency_by_region(e, mask[..., :1], brightness(x))

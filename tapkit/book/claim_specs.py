@@ -32,8 +32,9 @@ from .claims import (NOT_RUN, NOT_TESTABLE, Claim, _combined, close_claim, cost_
 from .labels import in_prose
 from .medical_claims import (annotation_claim, keeps_off_claim, matches_at_cost_claim,
                              medical_teacher_claim, no_xs_relies_claim, reemerge_claim,
+                             students_beat_teachers_claim, tau_trend_claim,
                              reemerges_in_layers_claim, suppresses_claim)
-from .medical_notes import cells_by_reason
+from .medical_notes import LEFT_OUT_HEADING, cells_by_reason
 from .origin import DataOrigin
 from .report import paper_values, read_cells
 from .summary_claims import (annotation_robust_claim, fail_to_protect_claim, kd_drops_claim,
@@ -73,11 +74,11 @@ class Evidence:
                 {e: DataOrigin.read(m) for e, m in metas.items()})
 
     def left_out(self, only: tuple[str, ...], methods: Methods,
-                 model: str | None = None) -> list[str]:
+                 model: str | None = None) -> dict[str, list[str]]:
         """Why the profile left out the cells of ``methods`` (of ``model``; None: every
         architecture) on the data sets ``only``: the ``left_out`` of their per-run tables
         (``{"<model>/<case>": why}``, written by the chapter from the protocol's ``not_run``),
-        one text per reason with the cells it leaves out: ``"KNEE ResNet-18 RRR: why"``."""
+        the cells each reason leaves out: ``{why: ["KNEE ResNet-18 RRR", ...]}``."""
         cells: dict[str, list[str]] = {}
         for exp in only:
             recorded = self.table(f"{exp}_gt_runs")[1].get("left_out", {})
@@ -86,7 +87,7 @@ class Evidence:
                     if case in methods and model in (None, arch)}
             for why, names in cells_by_reason(left, f"{exp.upper()} ").items():
                 cells.setdefault(why, []).extend(names)
-        return [f"{', '.join(names)}: {why}" for why, names in cells.items()]
+        return cells
 
     @cached_property
     def standin(self) -> bool:
@@ -169,14 +170,24 @@ def claim_methods(claim_id: str) -> Methods:
     return tuple(value.split()) if isinstance(value, str) else ()
 
 
+# where a page's opening sends the reader for why its cells were left out (the medical
+# chapters list them under the table, :func:`.medical_notes.left_out_note`)
+LEFT_OUT_BELOW = f"why: “{LEFT_OUT_HEADING}”, below"
+
+
 def _not_run_why(claim: Claim | None, ev: Evidence, only: tuple[str, ...], methods: Methods,
                  model: str | None = None) -> Claim | None:
     """A claim *not run* says why: the profile's reasons for leaving its cells out
-    (:meth:`Evidence.left_out`), where the chapter recorded them."""
+    (:meth:`Evidence.left_out`), where the chapter recorded them; a page's opening points to
+    the page's own list of them instead (``brief``: one pointer for all its cells)."""
     if claim is None or claim.verdict != NOT_RUN:
         return claim
     why = ev.left_out(only, methods, model)
-    return replace(claim, reason="left out by this profile: " + "; ".join(why)) if why else claim
+    if not why:
+        return claim
+    return replace(claim, reason="left out by this profile: " + "; ".join(
+        f"{', '.join(names)}: {reason}" for reason, names in why.items()),
+        brief=f"left out by this profile; {LEFT_OUT_BELOW}")
 
 
 def _medical(judge, only: tuple[str, ...] = MEDICAL_EXPERIMENTS) -> Judge:
@@ -363,6 +374,34 @@ def _teacher(ev: Evidence, methods: Methods = ()):
 _teacher.reads = TEACHER_TABLES
 
 
+def _teacher_students(ev: Evidence, methods: Methods = ()):
+    """:func:`.medical_claims.medical_teacher_claim` on the medical Setting-2 table, judged only
+    where the teachers' masks beat random ones (the teachers page's annotation quality)."""
+    frame, meta = ev.table("medical_teacher")
+    if frame is None:
+        return None
+    return medical_teacher_claim(frame, meta, *methods,
+                                 quality=ev.table("medical_annotation_quality")[0])
+
+
+_teacher_students.reads = ("medical_teacher", "medical_annotation_quality")
+
+
+def _students_beat(ev: Evidence, methods: Methods = ()):
+    """:func:`.medical_claims.students_beat_teachers_claim` on the medical Setting-2 students and
+    their teachers' scores, judged only where the teachers' masks beat random ones."""
+    (frame, meta), performance = ev.table("medical_teacher"), ev.table(
+        "medical_teacher_performance")[0]
+    if frame is None or performance is None:
+        return None
+    return students_beat_teachers_claim(frame, performance, meta, *methods,
+                                        quality=ev.table("medical_annotation_quality")[0])
+
+
+_students_beat.reads = ("medical_teacher", "medical_teacher_performance",
+                        "medical_annotation_quality")
+
+
 def _matches(runs: pd.DataFrame, data: str, method: str | None = None,
              other: str | None = None) -> Claim:
     """:func:`.claims.matches_claim` with the claim's methods in its order (claimed first)."""
@@ -402,8 +441,10 @@ for _spec in (
     ClaimSpec("rrr_rbr_reemerge_appendix", "overlap", _overlap(_reemerges)),
     ClaimSpec("annotation_better_than_random", "medical_teachers",
               _table(annotation_claim, "medical_annotation_quality")),
-    ClaimSpec("teacher_pneu_works", "medical_teachers",
-              _table(medical_teacher_claim, "medical_teacher")),
+    ClaimSpec("teacher_pneu_works", "medical_teachers", _teacher_students),
+    ClaimSpec("tau_recall_precision", "medical_teachers",
+              _table(tau_trend_claim, "medical_annotation_quality")),
+    ClaimSpec("students_beat_teachers", "medical_teachers", _students_beat),
     ClaimSpec("teacher_1pct_works", "teachers", _teacher),
     ClaimSpec("mnist_annotation_robust", "teachers",
               _summary(annotation_robust_claim, "mnist_teacher", masks=True)),

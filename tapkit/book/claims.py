@@ -73,6 +73,7 @@ class Claim:
     verdict: Verdict
     standin: bool = False
     reason: str = ""
+    brief: str = ""   # the reason as a page's opening gives it, where shorter (the report: whole)
 
 
 COLUMNS = ("claim", "where", "evidence", "seeds", "data", "verdict", "reason")  # the table's
@@ -102,17 +103,23 @@ def verdicts(claims: Iterable[Claim], most: int = 240) -> str:
     parts = [f"*{v}* for {_names(cs)}" for v, cs in by.items() if cs and v not in quiet]
     for v in quiet:
         if by[v]:
-            why = "; ".join(sorted({shorten(c.reason or c.evidence, most) for c in by[v]}))
+            # each reason once, though several claims fail on it (a weak teacher, one seed)
+            why = "; ".join(dict.fromkeys(shorten(part, most) for c in by[v]
+                                          for part in (c.brief or c.reason
+                                                       or c.evidence).split("; ")))
             parts.append(f"*{v}* for {_names(by[v])} ({why})" if parts or v != quiet[0]
                          else f"not judged here ({why})")
     return "The reproduction report's verdict: " + "; ".join(parts) + "."
 
 
 def _names(claims: list[Claim]) -> str:
-    return "all of them" if len(claims) > 2 else " and ".join(
+    """The claims' titles, each once (the paper makes some claims twice, e.g. in the results and
+    in an appendix), ``"all of them"`` for more than two."""
+    names = list(dict.fromkeys(
         f"“{c.claim}”" + (" (on the stand-in)" if c.standin and c.verdict not in
                           (NOT_TESTABLE, NOT_RUN) else "")
-        for c in claims)
+        for c in claims))
+    return "all of them" if len(names) > 2 else " and ".join(names)
 
 
 def per_seed(runs: pd.DataFrame, case: str, value: pd.Series) -> dict[int, float]:

@@ -21,11 +21,13 @@ from ..methods import comparators, proposed_method
 from ..metrics import tag_reliance, task_metric
 from ..seedstats import Estimate, from_summary, mean_ci, paired_difference
 from .claims import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, REPRODUCED, Claim,
-                     _combined, _few_reason, keeps_verdict, on_seeds, per_seed)
-from .preconditions import judged_seeds
+                     Verdict, _combined, _few_reason, keeps_verdict, on_seeds, per_seed)
+from .preconditions import judged_seeds, learned_share
 from .labels import label
+from .medical_notes import constant_score
 from .origin import DataOrigin
-from .thresholds import CHANCE_RECALL, LEARNED, MARGIN, RECALL_MARGIN, keeps_off, relies
+from .thresholds import (ANNOTATION_LIFT, CHANCE_RECALL, LEARNED, LEARNED_SHARE, MARGIN,
+                         RECALL_MARGIN, keeps_off, relies)
 
 RELIANCE = "reliance on the tag (metric lost when the tag is swapped, > 0 uses it)"
 
@@ -367,10 +369,57 @@ def _judged_runs(claim: str, where: str, evidence: str, data: Mapping[str, str],
                  "no cell of this build trained what it compares")
 
 
+def weak_teachers(quality: pd.DataFrame | None, tau: float) -> list[str]:
+    """Setting 2's precondition (issue 36: teachers must mark the tag better than random before
+    Setting 2 is judged): per data set, each teacher whose masks at the students' ``tau`` mark
+    the tags less than :data:`.thresholds.ANNOTATION_LIFT` times as precisely as a random mask
+    (whose precision is the tags' coverage), with why; ``[]`` when every teacher passes or
+    ``quality`` (the teachers page's ``medical_annotation_quality``) was not measured. A student
+    of such a teacher is penalised about as much off the tag as on it, so whether it keeps off
+    the tag says nothing about teacher annotations."""
+    if quality is None or quality.empty:
+        return []
+    at = quality[pd.to_numeric(quality["tau"], errors="coerce") == tau]
+    out = []
+    for e, part in at.groupby("experiment", sort=False):
+        lifts = (part["precision"] / part["tag_coverage"]).groupby(part["annotator"],
+                                                                   sort=False).max()
+        weak = lifts[lifts < ANNOTATION_LIFT]
+        if len(weak):
+            names = " and ".join(f"the {label(a)}" for a in weak.index)
+            out.append(f"{e.upper()}: the masks of {names} mark the tags no better than random "
+                       "ones (precision "
+                       + " and ".join(f"{v:.2f}×" for v in weak)
+                       + f" a random mask's at τ {tau:g}, under {ANNOTATION_LIFT:g}×, "
+                       "measured on the teachers page with why)")
+    return out
+
+
+def unlearned_students(summary: pd.DataFrame, experiment: str) -> list[str]:
+    """The cells of a Setting-2 summary (``experiment``'s rows) whose mean score on the tagged
+    test images they were trained for goes less than :data:`.thresholds.LEARNED_SHARE` of the way
+    from a constant prediction's (:func:`.medical_notes.constant_score`) to perfect: a student
+    that predicts about a constant loses nothing when the tags are swapped, which is no sign of
+    keeping off them (issue 36's learned-task precondition)."""
+    rows = summary[(summary["experiment"] == experiment) & (summary["split"] == "contaminated")]
+    const, metric = constant_score(experiment), task_metric(experiment)
+    out = []
+    for _, r in rows.iterrows():
+        share = learned_share(pd.Series([r["mean"]]), pd.Series([const]), metric).iloc[0]
+        if not share >= LEARNED_SHARE:  # NaN (a DNC cell) fails too
+            masks = next((str(r[k]) for k in ("annotation", "teacher") if k in r
+                          and str(r[k]) not in ("none", "no teacher")), None)
+            name = f"{label(r['model'])} {label(r['method'])}" + (
+                f" ({label(masks)})" if masks else "")
+            out.append(f"{experiment.upper()} {name} did not learn the task (contaminated "
+                       f"{metric.name.upper()} {r['mean']:.3f}, a constant's {const:.3f})")
+    return out
+
+
 def annotation_claim(quality: pd.DataFrame, meta: Mapping) -> Claim:
     """Teacher annotations find the tags better than random masks on PNEU/KNEE: every teacher's
-    pixel precision at every τ above the tags' coverage (what any random mask scores). Judged on
-    the paper's data with several seeds only."""
+    pixel precision at every τ above the tags' coverage (what any random mask scores). Judged
+    with several seeds only; on the digits stand-in too, labelled so."""
     claim = "Teacher annotations mark the tags better than random masks (PNEU/KNEE)"
     lift = quality["precision"] / quality["tag_coverage"]
     parts = [f"{e.upper()}: precision {g.precision.min():.1%}–{g.precision.max():.1%} vs random "
@@ -381,13 +430,19 @@ def annotation_claim(quality: pd.DataFrame, meta: Mapping) -> Claim:
 
 
 def medical_teacher_claim(summary: pd.DataFrame, meta: Mapping,
-                          method: str | None = None) -> Claim:
+                          method: str | None = None, quality: pd.DataFrame | None = None) -> Claim:
     """On PNEU, TAP (``method``; None: the paper's own) with either teacher's masks keeps the
     student off the tag: at τ = 0.01 each teacher student keeps off the tag while No XS relies
-    on it (:mod:`.thresholds`). Judged on the paper's data with several seeds only; KNEE's
-    numbers are shown. ``summary``'s τ column holds numbers, NaN for the runs that take no τ (No
-    XS)."""
+    on it (:mod:`.thresholds`). KNEE's numbers are shown. Judged with several seeds only, where
+    the teachers' masks mark the tags better than random ones (:func:`weak_teachers`, from
+    ``quality``) and every PNEU student learned the task (:func:`unlearned_students`); on the
+    digits stand-in too, labelled so. ``summary``'s τ column holds numbers, NaN for the runs
+    that take no τ (No XS)."""
     method = method or proposed_method()
+    read = (summary["method"].isin([method, "none"]) & _at_tau(summary["tau"], CLAIM_TAU)
+            & summary["annotation"].isin([a.value for a in READS]))  # the cells it judges
+    why = ([w for w in weak_teachers(quality, CLAIM_TAU) if w.startswith("PNEU")]
+           + unlearned_students(summary[read], "pneu"))
     claim = f"{label(method)} with 10%- or 1%-teacher masks keeps deep CNNs off the tag on PNEU"
     parts, ok = [], True
     for exp in dict.fromkeys(summary["experiment"]):
@@ -395,16 +450,77 @@ def medical_teacher_claim(summary: pd.DataFrame, meta: Mapping,
                         & _at_tau(summary["tau"], CLAIM_TAU)]
         cells = []
         for model, case, d in _reliances(frame, exp, "annotation"):  # one per (model, annotation)
-            if case in (Annotation.TEACHER_10, Annotation.TEACHER_1, Annotation.NONE):
+            if case in READS:
                 cells.append(f"{label(model)} {label(case)} {d.mean:+.3f}")
                 if exp == "pneu":
                     ok = ok and (keeps_off(d) if case != Annotation.NONE else relies(d))
         parts.append(f"{exp.upper()}: " + ", ".join(cells))
     evidence = f"{RELIANCE} — " + "; ".join(parts)
-    return _medical_verdict(claim, "Setting 2, Fig. ts", evidence, meta, lambda: ok)
+    return _medical_verdict(claim, "Setting 2, Fig. ts", evidence, meta, lambda: ok, why)
+
+
+def tau_trend_claim(quality: pd.DataFrame, meta: Mapping) -> Claim:
+    """Raising τ raises the teachers' annotation recall and lowers their precision (Setting 2,
+    Fig. overlap): per data set and teacher, over the measured τ in increasing order, recall
+    never falls and precision never rises. Judged with several seeds where every teacher's masks
+    at the smallest τ mark the tags better than random ones (:func:`weak_teachers`: where they do
+    not, precision can only climb towards the tags' coverage as τ grows); on the digits stand-in
+    too, labelled so."""
+    claim = "Raising τ raises annotation recall and lowers annotation precision"
+    parts, ok = [], True
+    for (e, name), g in quality.assign(tau=pd.to_numeric(quality["tau"])).sort_values(
+            "tau").groupby(["experiment", "annotator"], sort=False):
+        ok = ok and g["recall"].is_monotonic_increasing and g["precision"].is_monotonic_decreasing
+        parts.append(f"{e.upper()} {label(name)}: recall "
+                     + " → ".join(f"{v:.2f}" for v in g["recall"]) + ", precision "
+                     + " → ".join(f"{v:.1%}" for v in g["precision"]))
+    taus = sorted(pd.to_numeric(quality["tau"]).unique())
+    evidence = f"over τ {', '.join(f'{t:g}' for t in taus)} — " + "; ".join(parts)
+    return _medical_verdict(claim, "Setting 2, Fig. overlap", evidence, meta, lambda: ok,
+                            weak_teachers(quality, taus[0]) if taus else ())
+
+
+def students_beat_teachers_claim(summary: pd.DataFrame, performance: pd.DataFrame,
+                                 meta: Mapping, method: str | None = None,
+                                 quality: pd.DataFrame | None = None) -> Claim:
+    """On PNEU, TAP's students (``method``; None: the paper's own) at τ = 0.01 score a higher
+    permuted F-score than the teacher whose masks they trained on (``performance``: the
+    teachers' scores): reproduced where every student's 95% interval over seeds lies above its
+    teacher's, not reproduced where one lies below, else inconclusive. Judged with several seeds
+    where the teachers' masks beat random ones (:func:`weak_teachers`) and every student learned
+    the task (:func:`unlearned_students`); on the digits stand-in too, labelled so."""
+    method = method or proposed_method()
+    claim = f"{label(method)}'s students beat their teachers on the permuted PNEU test split"
+    teachers = performance[(performance["experiment"] == "pneu")
+                           & (performance["split"] == "permuted")].set_index("teacher")
+    read = ((summary["experiment"] == "pneu") & (summary["method"] == method)
+            & _at_tau(summary["tau"], CLAIM_TAU)
+            & summary["annotation"].isin([a.value for a in READS[:2]]))
+    students = summary[read & (summary["split"] == "permuted")]
+    parts, verdicts = [], []
+    for r in students.itertuples():
+        if r.annotation not in teachers.index:
+            continue
+        t = teachers.loc[r.annotation]
+        ours = from_summary(r.mean, r.std, r.count, bounds=(0.0, 1.0))
+        theirs = from_summary(t["mean"], t["std"], t["count"], bounds=(0.0, 1.0))
+        parts.append(f"{label(r.model)} {label(r.annotation)}: student {ours.text()}, "
+                     f"teacher {theirs.text()}")
+        verdicts.append(REPRODUCED if ours.lo > theirs.hi else
+                        NOT_REPRODUCED if ours.hi < theirs.lo else INCONCLUSIVE)
+    why = ([w for w in weak_teachers(quality, CLAIM_TAU) if w.startswith("PNEU")]
+           + unlearned_students(summary[read], "pneu"))
+    if not parts:
+        return Claim(claim, "Setting 2, l.404", "no PNEU student of a measured teacher", "—",
+                     "PNEU", NOT_RUN, reason="no TAP student and teacher of this build to compare")
+    verdict = _combined(verdicts)
+    return _medical_verdict(claim, "Setting 2, l.404", "permuted F-score — " + "; ".join(parts),
+                            meta, lambda: verdict == REPRODUCED, why, verdict)
 
 
 CLAIM_TAU = 0.01   # the τ of the paper's teacher-student figure the claim reads
+# the students :func:`medical_teacher_claim` reads: each teacher's, and No XS for its contrast
+READS = (Annotation.TEACHER_10, Annotation.TEACHER_1, Annotation.NONE)
 
 
 def _at_tau(tau: pd.Series, value: float) -> pd.Series:
@@ -415,27 +531,33 @@ def _at_tau(tau: pd.Series, value: float) -> pd.Series:
 
 
 def _medical_verdict(claim: str, where: str, evidence: str, meta: Mapping,
-                     holds: Callable[[], bool]) -> Claim:
-    """:func:`_judged` with the data, origin and seeds a Setting-2 table's provenance records."""
+                     holds: Callable[[], bool], why: Sequence[str] = (),
+                     verdict: Verdict | None = None) -> Claim:
+    """:func:`_judged` with the data, origin and seeds a Setting-2 table's provenance records;
+    ``verdict``, where the evidence itself can be undecided, replaces ``holds``."""
     return _judged(claim, where, evidence, meta.get("data", {}), [DataOrigin.read(meta)],
-                   len(meta.get("settings", {}).get("seeds", [])), holds)
+                   len(meta.get("settings", {}).get("seeds", [])), holds, why, verdict)
 
 
 def _judged(claim: str, where: str, evidence: str, data: Mapping[str, str],
-            origins: Sequence[DataOrigin | None], seeds: int, holds: Callable[[], bool]) -> Claim:
-    """A medical Setting-2 claim's row: *not testable here* when a table is on the digits
-    stand-in (the claim is about the real data), does not record its data's origin, or has one
-    seed, with the reason; else reproduced when ``holds()``. ``data`` names the data per
-    experiment, for the row only."""
+            origins: Sequence[DataOrigin | None], seeds: int, holds: Callable[[], bool],
+            why: Sequence[str] = (), verdict: Verdict | None = None) -> Claim:
+    """A medical Setting-2 claim's row: *not testable here* when a precondition fails (``why``:
+    the claim's own, e.g. :func:`weak_teachers`), its table does not record its data's origin,
+    or it has one seed, with the reasons; else reproduced when ``holds()``. On the digits
+    stand-in it is judged as Setting 1's claims are, and labelled so: a verdict on the stand-in
+    says what these networks did on it, not what they do on PNEU/KNEE. ``data`` names the data
+    per experiment, for the row only."""
     data_text = "; ".join(f"{k.upper()}: {v}" for k, v in data.items()) or "unknown"
-    why = (["needs the real PNEU/KNEE data (this build ran the digits stand-in)"]
-           if DataOrigin.STANDIN in origins else [])
+    standin = DataOrigin.STANDIN in origins
+    why = list(why)
     why += (["its table does not record whether its data are the paper's (rebuild it)"]
             if None in origins else [])
     why += ["one seed: no interval"] if seeds < 2 else []
     seeds_text = f"{seeds} seed{'s' if seeds != 1 else ''}"
     if why:
-        return Claim(claim, where, evidence, seeds_text, data_text, NOT_TESTABLE,
-                     DataOrigin.STANDIN in origins, "; ".join(why))
-    return Claim(claim, where, evidence, seeds_text, data_text,
-                 REPRODUCED if holds() else NOT_REPRODUCED)
+        return Claim(claim, where, evidence, seeds_text, data_text, NOT_TESTABLE, standin,
+                     "; ".join(why))
+    prefix = "On the digits stand-in, not PNEU/KNEE: " if standin else ""
+    return Claim(claim, where, prefix + evidence, seeds_text, data_text,
+                 verdict or (REPRODUCED if holds() else NOT_REPRODUCED), standin)

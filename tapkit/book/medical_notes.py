@@ -67,13 +67,16 @@ def cells_by_reason(left: Mapping[tuple[str, str], str],
     return by_why
 
 
+LEFT_OUT_HEADING = "Cells left out of this profile"  # what an opening's "not run" points to
+
+
 def left_out_note(left: Mapping[tuple[str, str], str]) -> str:
     """Markdown: the cells this profile does not run, each with why (empty when none)."""
     if not left:
         return ""
     lines = [f"- **Not run**: {', '.join(cells)} — {why}."
              for why, cells in cells_by_reason(left).items()]
-    return "\n".join(["Cells left out of this profile (marked *not run* in the table):", *lines])
+    return "\n".join([f"{LEFT_OUT_HEADING} (marked *not run* in the table):", *lines])
 
 
 def seeds_text(s: Protocol, models: Sequence[str]) -> str:

@@ -106,6 +106,22 @@ def annotation_quality(sal: Mapping[tuple, tuple], taus: Sequence[float],
     return quality, truth
 
 
+def saliency_by_region(sal: Mapping[tuple, tuple]) -> pd.DataFrame:
+    """Per data set and teacher, its mean E on the tags, on the digits' strokes and on the blank
+    background of the tagged training images (:func:`tapkit.teachers.saliency_by_region`, the
+    images' brightness from their ImageNet normalisation), means over seeds
+    (``sal[(experiment, teacher, seed)]``, as :func:`annotation_quality`): why the masks find the
+    tags or miss them."""
+    from .. import teachers
+    from ..data import brightness
+
+    rows = [{"experiment": e, "annotator": name, "seed": seed,
+             **teachers.saliency_by_region(sal_e, data.mask, brightness(data.x))}
+            for (e, name, seed), (sal_e, data) in sal.items()]
+    return pd.DataFrame(rows).groupby(["experiment", "annotator"], sort=False)[
+        ["tag", "stroke", "background"]].mean().reset_index()
+
+
 def random_coverage(sal: Mapping[tuple, tuple], taus: Sequence[float],
                     threshold: str) -> dict[str, dict[float, float]]:
     """Per data set, the share of pixels the teachers' masks cover at each τ of ``taus`` under
@@ -155,9 +171,12 @@ def plot_overlap(quality: pd.DataFrame, truth_coverage: dict[str, float], title:
     return fig
 
 
-def quality_findings(quality: pd.DataFrame, truth_coverage: dict[str, float]) -> str:
+def quality_findings(quality: pd.DataFrame, truth_coverage: dict[str, float],
+                     regions: pd.DataFrame | None = None) -> str:
     """Per data set: the teachers' precision in units of random's (lift), whether recall grows
-    with τ, and how close the 1% teacher comes to the 10% one (the paper's three observations)."""
+    with τ, and how close the 1% teacher comes to the 10% one (the paper's three observations);
+    where they are no better than random, why, measured (``regions``:
+    :func:`saliency_by_region`)."""
     lines = []
     for experiment, part in quality.groupby("experiment", sort=False):
         cov = truth_coverage[experiment]
@@ -177,12 +196,20 @@ def quality_findings(quality: pd.DataFrame, truth_coverage: dict[str, float]) ->
                "no better than random anywhere" if lift.max() <= 1 else
                "better than random only in places")
             + f"); recall {'grows' if rising else 'does not always grow'} with τ{gap}.")
-    if (quality.precision / quality.experiment.map(truth_coverage)).max() <= 1:
-        lines.append("\nBelow-random precision means the teachers' input gradients are *larger* "
-                     "on the tags than on the rest of the image: E < τ marks flat background "
-                     "first. A tag the teacher never saw still drives its early filters, as a "
-                     "stroke of a digit does (the MNIST Setting-2 chapter sees the same with its "
-                     "corner patches).")
+    lift = quality.precision / quality.experiment.map(truth_coverage)
+    if lift.min() < 1:
+        lines.append("\nBelow-random precision means the tags' pixels are not among a teacher's "
+                     "lowest-E pixels: E < τ marks other pixels first.")
+        if regions is not None and len(regions):
+            lines[-1] += (" Measured, the teachers' mean E (normalised to [0, 1] per image) on "
+                          "the tags, the digits' strokes and the blank background: " + "; ".join(
+                              f"{r.experiment.upper()} {_label(r.annotator)}: tags "
+                              f"{r.tag:.3f}, strokes {r.stroke:.3f}, background "
+                              f"{r.background:.3f}" for r in regions.itertuples())
+                          + ". Where the tags' E lies above the background's, E < τ marks the "
+                          "blank background before the tags: a tag the teacher never saw still "
+                          "drives its early filters, as a stroke does (the MNIST Setting-2 "
+                          "chapter measures the same with its corner patches).")
     return "\n".join(lines)
 
 

@@ -73,23 +73,17 @@ def annotation_quality(sal: Mapping[tuple[float, int], tuple[Tensor, Split]],
     return mean, gt_coverage
 
 
-STROKE = 0.3  # a pixel brighter than this share of white is a digit's stroke (MNIST: 0-1)
-
-
 def saliency_by_region(sal: Mapping[tuple[float, int], tuple[Tensor, Split]]) -> pd.DataFrame:
-    """Each teacher's mean E (Eq. 13, normalised to [0, 1] per image, what the absolute rule
-    thresholds) on three kinds of pixel of the contaminated training images: the decoy patch
-    (the ground-truth mask), the digit's strokes (brighter than :data:`STROKE` of white, off
-    the patch) and the blank background (the rest); one row per teacher, means over seeds
-    (``sal[(fraction, seed)]``, as :func:`annotation_quality`). E < τ marks the region with the
-    lowest E first: where that is the background, not the patch, the masks miss the decoy."""
+    """Each teacher's mean E on the decoy patch, the digit's strokes and the blank background of
+    the contaminated training images (:func:`tapkit.teachers.saliency_by_region`); one row per
+    teacher, means over seeds (``sal[(fraction, seed)]``, as :func:`annotation_quality`). E < τ
+    marks the region with the lowest E first: where that is the background, not the patch, the
+    masks miss the decoy."""
     rows = []
     for (fraction, seed), (e, split) in sal.items():
-        patch = split.mask.bool()
-        stroke = (mnist_pixels(split.x) > STROKE * 255) & ~patch
-        rows.append({"annotator": annotator(fraction), "seed": seed,
-                     "patch": e[patch].mean().item(), "stroke": e[stroke].mean().item(),
-                     "background": e[~patch & ~stroke].mean().item()})
+        regions = teachers.saliency_by_region(e, split.mask, mnist_pixels(split.x) / 255)
+        rows.append({"annotator": annotator(fraction), "seed": seed, "patch": regions["tag"],
+                     "stroke": regions["stroke"], "background": regions["background"]})
     return pd.DataFrame(rows).groupby("annotator", sort=False)[
         ["patch", "background", "stroke"]].mean().reset_index()
 

@@ -20,7 +20,8 @@ from ..metrics import tag_reliance, task_metric
 from . import report
 from .claim_specs import OVERLAP_TABLES, Evidence, page_claims
 from .claims import verdicts
-from .medical_claims import annotation_claim, medical_teacher_claim
+from .medical_claims import (annotation_claim, medical_teacher_claim,
+                             students_beat_teachers_claim, tau_trend_claim)
 from .labels import in_prose, label
 from .overlap_tables import against_none_text
 from .preconditions import learned_task
@@ -93,18 +94,19 @@ _FLAGGED = (" Runs marked so are averaged into these means but judged nowhere: a
             "little about its use of the tag.")
 
 
-def unlearned(runs: pd.DataFrame | None,
-              experiment: str) -> dict[tuple[str, str], tuple[tuple[int, ...], int]]:
-    """Per (model, case) of a per-run table with a run that did not learn the task
+def unlearned(runs: pd.DataFrame | None, experiment: str,
+              keys: Sequence[str] = ("model", "case")) -> dict[tuple, tuple[tuple[int, ...], int]]:
+    """Per ``keys`` of a per-run table with a run that did not learn the task
     (:func:`.preconditions.learned_task`): those runs' seeds and the cell's number of runs. The
     chapter's means include them, the report's verdicts never read them, so the page names
-    them beside the mean."""
+    them beside the mean. A Setting-2 student table has no ``case``: its ``method`` is one (a
+    student trains on tagged images, so it is judged on them)."""
     if runs is None or runs.empty:
         return {}
-    ok = learned_task(runs, task_metric(experiment))
-    return {(m, c): (tuple(sorted(int(s) for s in g.loc[~ok[g.index], "seed"])), len(g))
-            for (m, c), g in runs.groupby(["model", "case"], sort=False)
-            if not ok[g.index].all()}
+    rows = runs if "case" in runs else runs.assign(case=runs["method"])
+    ok = learned_task(rows, task_metric(experiment))
+    return {key: (tuple(sorted(int(s) for s in g.loc[~ok[g.index], "seed"])), len(g))
+            for key, g in rows.groupby(list(keys), sort=False) if not ok[g.index].all()}
 
 
 def medical_found(summary: pd.DataFrame, experiment: str, root: str | Path,
@@ -201,40 +203,61 @@ def visual_found(figure1, panels: Mapping[tuple[str, str], tuple], skip: Sequenc
     return text[0].lower() + text[1:]
 
 
-def medical_teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, meta: Mapping) -> str:
+def _student(method: str, annotation: str) -> str:
+    """A Setting-2 student as an opening names it: ``"No XS"``, ``"TAP (10% teacher)"``,
+    ``"KD (1% teacher)"``, ``"TAP (random masks)"``."""
+    plain = annotation in ("none", "no teacher") or method == "none"
+    return _named(method) + ("" if plain else f" ({_named(annotation)})")
+
+
+def medical_teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, meta: Mapping,
+                           runs: pd.DataFrame | None = None,
+                           performance: pd.DataFrame | None = None) -> str:
     """Setting 2 on PNEU/KNEE: the teachers' annotation precision beside random's (``quality``
     with ``tag_coverage``), TAP students' loss with teacher masks beside No XS's and random
     masks' (``summary``: experiment, model, method, annotation, tau, split, mean; each loss is of the
     means over architectures and τ), and the report's verdicts (``meta``: the tables'
-    provenance, with ``data``, ``origin`` and ``settings``)."""
-    parts = []
+    provenance, with ``data``, ``origin`` and ``settings``; ``performance``: the teachers'
+    scores, for the claim that the students beat them). With ``runs`` (the students' per-run
+    frame) a student whose runs did not learn the task says so (:func:`unlearned`): a collapsed
+    student loses nothing when the tags are permuted, which is no sign of keeping off them."""
+    parts, any_flag = [], False
     for e, q in quality.groupby("experiment", sort=False):
         loss = losses(report.printable(summary[summary["experiment"] == e]), e,
                       ["method", "annotation"])
-        taught = [d for (m, c), d in loss.items()
-                  if m == proposed_method() and c.startswith("teacher")]
-        ref = {c: d for (m, c), d in loss.items() if c in ("none", "random")}
-        students = (f"; {worse(e)} when the tags are permuted, by TAP "
-                    f"students with teacher masks {_span(taught)} ("
-                    + ", ".join(f"{_named(c)} {signed(d)}" for c, d in ref.items())
-                    + ")" if taught else "")
+        flagged = unlearned(None if runs is None else runs[runs["experiment"] == e], e,
+                            ("method", "annotation"))
+        any_flag = any_flag or bool(flagged)
+        order = sorted(loss.items(), key=lambda kv: kv[0][0] != "none")  # No XS first
+        cells = [f"{_student(m, c)} {signed(d)}" + _flag(flagged.get((m, c)))
+                 for (m, c), d in order]
+        students = (f"; {worse(e)} when the tags are permuted: " + ", ".join(cells)
+                    if any(m == proposed_method() for m, _ in loss.index) else "")
         parts.append(f"{e.upper()}: teacher masks' precision {q.precision.min():.1%}–"
                      f"{q.precision.max():.1%} against random's {q.tag_coverage.iloc[0]:.1%}"
                      + students)
-    return ("; ".join(parts) + ". "
-            + verdicts([annotation_claim(quality, meta), medical_teacher_claim(summary, meta)]))
+    return ("; ".join(parts) + "." + (_FLAGGED if any_flag else "") + " "
+            + verdicts([annotation_claim(quality, meta), tau_trend_claim(quality, meta),
+                        medical_teacher_claim(summary, meta, quality=quality)]
+                       + ([] if performance is None else [students_beat_teachers_claim(
+                           summary, performance, meta, quality=quality)])))
 
 
-def medical_kd_found(summary: pd.DataFrame) -> str:
+def medical_kd_found(summary: pd.DataFrame, runs: pd.DataFrame | None = None) -> str:
     """TAP against KD/AT/JT on PNEU/KNEE: per data set and student architecture, each student's
-    loss when the tags are permuted (``summary``: experiment, model, teacher, method, split, mean)."""
-    parts = []
+    loss when the tags are permuted (``summary``: experiment, model, teacher, method, split,
+    mean); with ``runs`` (the per-run frame) a student whose runs did not learn the task says
+    so (:func:`unlearned`)."""
+    parts, any_flag = [], False
     for e, part in summary.groupby("experiment", sort=False):
         loss = losses(part, e, ["model", "teacher", "method"])
+        flagged = unlearned(None if runs is None else runs[runs["experiment"] == e], e,
+                            ("model", "teacher", "method"))
+        any_flag = any_flag or bool(flagged)
         for model in dict.fromkeys(part["model"]):
-            cells = [f"{_named(c)}" + (f" ({_named(t)})" if t != "no teacher" else "")
-                     + f" {signed(d)}" for (m, t, c), d in loss.items() if m == model]
+            cells = [f"{_student(c, t)} {signed(d)}" + _flag(flagged.get((m, t, c)))
+                     for (m, t, c), d in loss.items() if m == model]
             parts.append(f"{e.upper()} {label(model)} "
                          f"({task_metric(e).label}): " + ", ".join(cells))
     return ("what each student's metric loses when the tags are permuted (more means more use "
-            "of the tag): " + "; ".join(parts) + ".")
+            "of the tag): " + "; ".join(parts) + "." + (_FLAGGED if any_flag else ""))

@@ -59,7 +59,7 @@ def styled(frame: pd.DataFrame, *, digits: int = 3, percent: Collection[str] = (
            na_rep: str = MISSING):
     """``frame`` as a formatted table, for the tables a chapter shows with a number format
     (a pandas ``Styler`` bypasses :func:`install`'s formatter): :func:`readable`'s labels, text
-    cells that are keys read as labels too (``"tap"`` -> ``"TAP"``), λ in scientific notation
+    cells that are keys read as labels too (``"none"`` -> ``"No XS"``), λ in scientific notation
     (:func:`.labels.lam_text`), a column named ``Δ...`` signed, the ``percent`` columns as
     percentages, every other float to ``digits`` decimals, missing values as ``na_rep``, and
     the row numbers of a plain range index hidden; numbers never break inside a cell (``1e-4``
