@@ -249,6 +249,18 @@ def test_matches_rrr_claim_pairs_the_permuted_score_and_reads_the_builds_speed()
     assert c.verdict == claims.REPRODUCED
     # a TAP step costs 0.32 / 0.96 = 0.33 of an RRR step
     assert "TAP − RRR (paired) 0.107" in c.evidence and "costs 0.33 of an RRR step" in c.evidence
+    # beside it, what RRR itself did with the tag (0.9 − 0.80/0.80/0.81) against No XS's
+    assert "reliance on the tag RRR +0.097, No XS +0.500" in c.evidence
+    assert "changed little" not in c.evidence
+    # an RRR that relied on the tag as No XS did (0.9 − 0.40 = 0.50 each seed, No XS 0.50 on
+    # average) is beaten, and the evidence says the win is over a comparator that changed little
+    on_tag = {"pneu": medical_runs({("resnet18", "none"): NONE, ("resnet18", "tap"): tap,
+                                    ("resnet18", "rrr"): [(0.9, 0.40, 0.6)] * 3})}
+    c = medical_claims.matches_at_cost_claim(on_tag, speed(), *STANDIN)
+    assert c.verdict == claims.REPRODUCED
+    assert ("reliance on the tag RRR +0.500, No XS +0.500: at its chosen λ RRR kept the network "
+            "on the tag as No XS did, so this win is over a comparator that changed little") \
+        in c.evidence
     # RRR's speed interval reaches TAP's: not clearly cheaper, inconclusive
     c = medical_claims.matches_at_cost_claim(runs, speed(rrr_hi=0.95), *STANDIN)
     assert c.verdict == claims.INCONCLUSIVE

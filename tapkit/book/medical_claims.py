@@ -27,7 +27,7 @@ from .labels import label
 from .medical_notes import constant_score
 from .origin import DataOrigin
 from .thresholds import (ANNOTATION_LIFT, CHANCE_RECALL, LEARNED, LEARNED_SHARE, MARGIN,
-                         RECALL_MARGIN, keeps_off, relies)
+                         RECALL_MARGIN, clearly_less, keeps_off, relies)
 
 RELIANCE = "reliance on the tag (metric lost when the tag is swapped, > 0 uses it)"
 
@@ -330,12 +330,30 @@ def matches_at_cost_claim(runs: Mapping[str, pd.DataFrame], ratios: pd.DataFrame
         parts.append(f"{name}: permuted score, {own} − {theirs} (paired) {d.text()}; {_a(own)} step "
                      f"costs {r.speed_ratio / t.speed_ratio:.2f} of {_a(theirs)} step (speed vs No "
                      f"XS: {own} ×{t.speed_ratio:.2f}, {theirs} ×{r.speed_ratio:.2f}) — {verdict}"
-                     + seeds.note(name))
+                     + _comparator_note(rows, rel, seeds.kept, other) + seeds.note(name))
     evidence = "; ".join(parts) or f"no architecture with {own} and {theirs}"
     if ratios is None and parts:
         results, why = [], ["the speed chapter did not run in this build: no cost to compare"]
     return _judged_runs(claim, "Results; Table 1", evidence, data, origins, n_min or 0,
                         results, why)
+
+
+def _comparator_note(rows: pd.DataFrame, rel: pd.Series, kept: Sequence[int],
+                     other: str) -> str:
+    """What a "TAP beats RRR" verdict rests on, said where it matters: the comparator's mean
+    reliance on the tag beside No XS's over the judged seeds, and, where the comparator's is not
+    clearly less than No XS's (:func:`.thresholds.clearly_less`), that at its chosen λ it did not
+    keep the network off the tag (a win over a comparator that changed little)."""
+    theirs = on_seeds(per_seed(rows, other, rel), kept)
+    none = on_seeds(per_seed(rows, "none", rel), kept)
+    if not theirs or not none:
+        return ""
+    a, b = sum(theirs.values()) / len(theirs), sum(none.values()) / len(none)
+    text = f"; reliance on the tag {label(other)} {a:+.3f}, No XS {b:+.3f}"
+    if b > MARGIN and not clearly_less(a, b):
+        text += (f": at its chosen λ {label(other)} kept the network on the tag as No XS did, "
+                 "so this win is over a comparator that changed little")
+    return text
 
 
 def _a(name: str) -> str:
