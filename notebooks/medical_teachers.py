@@ -189,6 +189,5 @@ chapter.show_committed(
     "run `make book PROFILE=paper` on a GPU with the PNEU and KNEE folders as `source` and "
     "commit `results/paper/`.");
 ch.opening(openings.medical_teachers_found(
-    quality.assign(tag_coverage=quality.experiment.map(truth)), summary,
-    {"data": on, "origin": medical.origin(s).value, "settings": s.as_dict()}, runs, perf))
+    quality.assign(tag_coverage=quality.experiment.map(truth)), summary, root, runs))
 ch.finish(seeds=s.seeds);

@@ -547,6 +547,43 @@ def test_tau_trend_and_students_beat_teachers_are_judged_where_the_teachers_beat
         students, teachers, REAL, quality=weak.iloc[1:]).verdict == claims.NOT_TESTABLE
 
 
+def test_the_1pct_teacher_close_and_random_masks_failing_are_judged_on_their_gates():
+    # 1% teacher at 90% of the 10% teacher's precision and recall at both τ: almost as good
+    # (ALMOST_AS_GOOD 0.8); the 10% teacher's masks at τ 0.01 are 5× random's (tags 2%)
+    quality = pd.DataFrame({"experiment": "pneu", "tau": [0.01, 0.01, 0.1, 0.1],
+                            "annotator": ["teacher_10", "teacher_1"] * 2,
+                            "precision": [0.10, 0.09, 0.06, 0.054],
+                            "recall": [0.20, 0.18, 0.50, 0.45], "tag_coverage": 0.02})
+    c = medical_claims.teachers_close_claim(quality, REAL)
+    assert c.verdict == claims.REPRODUCED
+    assert "PNEU τ 0.01: precision 9.0% against 10.0%, recall 0.18 against 0.20" in c.evidence
+    poorer = quality.assign(recall=[0.20, 0.10, 0.50, 0.45])  # half the recall at τ 0.01
+    assert medical_claims.teachers_close_claim(poorer, REAL).verdict == claims.NOT_REPRODUCED
+    weak = quality.assign(precision=[0.01, 0.01, 0.02, 0.02])  # both below random: not judged
+    c = medical_claims.teachers_close_claim(weak, REAL)
+    assert c.verdict == claims.NOT_TESTABLE and "the masks of the 10% teacher" in c.reason
+    assert medical_claims.teachers_close_claim(quality[quality.annotator == "teacher_10"],
+                                               REAL).verdict == claims.NOT_RUN
+    # random masks: ResNet-18's student loses 0.60 F1 when the tags are swapped (std 0.01 over
+    # three seeds: it relies on the tag), as No XS does; the claim (most architectures) holds
+    rows = summary_rows({("resnet18", "none"): (1.00, 0.20, 0.01)})
+    rand = summary_rows({("resnet18", "teacher_10"): (0.95, 0.35, 0.01)}).assign(
+        annotation=Annotation.RANDOM)
+    c = medical_claims.random_masks_claim(pd.concat([rows, rand]), REAL)
+    assert c.verdict == claims.REPRODUCED
+    assert "ResNet-18 random masks +0.600, No XS +0.800 (on the tag: 1 of 1)" in c.evidence
+    off = rand.assign(mean=[0.95, 0.94])  # the random-mask student kept off the tag
+    assert medical_claims.random_masks_claim(pd.concat([rows, off]), REAL).verdict \
+        == claims.NOT_REPRODUCED
+    # a No XS that did not take the tag, or a random-mask student at a constant's F1: not judged
+    untaken = rows.assign(mean=[0.95, 0.94])
+    c = medical_claims.random_masks_claim(pd.concat([untaken, rand]), REAL)
+    assert c.verdict == claims.NOT_TESTABLE and "No XS did not take the tag" in c.reason
+    dead = rand.assign(mean=[0.66, 0.66])
+    c = medical_claims.random_masks_claim(pd.concat([rows, dead]), REAL)
+    assert c.verdict == claims.NOT_TESTABLE and "random masks) did not learn the task" in c.reason
+
+
 def test_the_first_page_has_a_row_and_a_link_for_every_claim(tmp_path):
     runs = runs_table({c: [(0.98, 0.90 + 0.01 * s) for s in range(3)] for c in ("none", "tap")})
     write_table(runs, tmp_path, "mnist_gt_runs", {"data": "MNIST digits (embedded)"})

@@ -298,7 +298,10 @@ def test_medical_opening_names_the_seeds_that_did_not_learn_the_task():
                     "did not learn the task)." + openings_medical._FLAGGED)
 
 
-def test_setting2_medical_openings_flag_students_that_did_not_learn_the_task():
+def test_setting2_medical_openings_flag_students_that_did_not_learn_the_task(tmp_path):
+    from tapkit.book.claim_specs import claims_table
+    from tapkit.book.report import write_table
+
     # PNEU F1, one seed: No XS reads the tag (0.99 -> 0.07); the 10%-teacher TAP student
     # predicts a constant (0.65 on every split, a constant's 0.667), so its 0.000 is flagged, not
     # shown as keeping off the tag; the random-mask student learned (0.90) and is not flagged
@@ -314,17 +317,28 @@ def test_setting2_medical_openings_flag_students_that_did_not_learn_the_task():
                             "precision": [0.02], "recall": [0.07], "tag_coverage": [0.05]})
     meta = {"data": {"pneu": "the digits stand-in for PNEU"}, "origin": "stand-in",
             "settings": {"seeds": [0]}}
-    text = openings_medical.medical_teachers_found(quality, summary, meta, runs)
+    write_table(summary, tmp_path, "medical_teacher", meta)
+    write_table(quality, tmp_path, "medical_annotation_quality", meta)
+    text = openings_medical.medical_teachers_found(quality, summary, tmp_path, runs)
     assert text.startswith(
         "PNEU: teacher masks' precision 2.0%–2.0% against random's 5.0%; F-score lost when the "
         "tags are permuted: No XS +0.920, TAP (10% teacher) 0.000 (did not learn the task), "
         "TAP (random masks) +0.020." + openings_medical._FLAGGED)
-    # the report's verdict says why it does not judge the teacher students: the teacher's masks
-    # are no better than random (precision 0.02 against the tags' 0.05) and its student collapsed
-    assert ("PNEU: the masks of the 10% teacher mark the tags no better than random ones "
-            "(precision 0.40× a random mask's at τ 0.01") in text
+    # the report's verdicts, with why they are not judged: the teacher's masks are no better than
+    # random (precision 0.02 against the tags' 0.05), its student collapsed, one seed; the page
+    # quotes each of them
+    report = claims_table(tmp_path).set_index("id")
+    assert report.loc["teacher_pneu_works", "reason"].startswith(
+        "PNEU: the masks of the 10% teacher mark the tags no better than random ones "
+        "(precision 0.40× a random mask's at τ 0.01")
+    for claim in ("annotation_better_than_random", "teacher_pneu_works", "tau_recall_precision",
+                  "random_masks_fail"):
+        assert report.loc[claim, "verdict"] == "not testable here"
+        assert report.loc[claim, "chapter"] == "medical_teachers"
+    assert "PNEU ResNet-18 TAP (10% teacher) did not learn the task" in text
+    assert "one seed: no interval" in text
     # without the per-run frame the numbers flag nothing (the summary's means cannot tell)
-    numbers = openings_medical.medical_teachers_found(quality, summary, meta).split(
+    numbers = openings_medical.medical_teachers_found(quality, summary, tmp_path).split(
         "The reproduction report")[0]
     assert "did not learn" not in numbers
     # the distillation page: KD's student collapsed, AT's learned

@@ -32,7 +32,8 @@ from .claims import (NOT_RUN, NOT_TESTABLE, Claim, _combined, close_claim, cost_
 from .labels import in_prose
 from .medical_claims import (annotation_claim, keeps_off_claim, matches_at_cost_claim,
                              medical_teacher_claim, no_xs_relies_claim, reemerge_claim,
-                             students_beat_teachers_claim, tau_trend_claim,
+                             random_masks_claim, students_beat_teachers_claim,
+                             tau_trend_claim, teachers_close_claim,
                              reemerges_in_layers_claim, suppresses_claim)
 from .medical_notes import LEFT_OUT_HEADING, cells_by_reason
 from .origin import DataOrigin
@@ -290,6 +291,7 @@ def _table(judge, name: str) -> Judge:
     def run(ev: Evidence, methods: Methods = ()):
         frame, meta = ev.table(name)
         return None if frame is None else judge(frame, meta, *methods)
+    run.reads = (name,)
     return run
 
 
@@ -445,6 +447,10 @@ for _spec in (
     ClaimSpec("tau_recall_precision", "medical_teachers",
               _table(tau_trend_claim, "medical_annotation_quality")),
     ClaimSpec("students_beat_teachers", "medical_teachers", _students_beat),
+    ClaimSpec("teacher_1pct_annotations_close", "medical_teachers",
+              _table(teachers_close_claim, "medical_annotation_quality")),
+    ClaimSpec("random_masks_fail", "medical_teachers",
+              _table(random_masks_claim, "medical_teacher")),
     ClaimSpec("teacher_1pct_works", "teachers", _teacher),
     ClaimSpec("mnist_annotation_robust", "teachers",
               _summary(annotation_robust_claim, "mnist_teacher", masks=True)),

@@ -20,8 +20,6 @@ from ..metrics import tag_reliance, task_metric
 from . import report
 from .claim_specs import OVERLAP_TABLES, Evidence, page_claims
 from .claims import verdicts
-from .medical_claims import (annotation_claim, medical_teacher_claim,
-                             students_beat_teachers_claim, tau_trend_claim)
 from .labels import in_prose, label
 from .overlap_tables import against_none_text
 from .preconditions import learned_task
@@ -210,17 +208,20 @@ def _student(method: str, annotation: str) -> str:
     return _named(method) + ("" if plain else f" ({_named(annotation)})")
 
 
-def medical_teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, meta: Mapping,
-                           runs: pd.DataFrame | None = None,
-                           performance: pd.DataFrame | None = None) -> str:
+# the tables the medical teachers page writes before its opening, which its claims' judges read
+TEACHER_TABLES = ("medical_teacher", "medical_annotation_quality", "medical_teacher_performance")
+
+
+def medical_teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, root: str | Path,
+                           runs: pd.DataFrame | None = None) -> str:
     """Setting 2 on PNEU/KNEE: the teachers' annotation precision beside random's (``quality``
-    with ``tag_coverage``), TAP students' loss with teacher masks beside No XS's and random
-    masks' (``summary``: experiment, model, method, annotation, tau, split, mean; each loss is of the
-    means over architectures and τ), and the report's verdicts (``meta``: the tables'
-    provenance, with ``data``, ``origin`` and ``settings``; ``performance``: the teachers'
-    scores, for the claim that the students beat them). With ``runs`` (the students' per-run
-    frame) a student whose runs did not learn the task says so (:func:`unlearned`): a collapsed
-    student loses nothing when the tags are permuted, which is no sign of keeping off them."""
+    with ``tag_coverage``), each student's loss when the tags are permuted (``summary``:
+    experiment, model, method, annotation, tau, split, mean; each loss is of the means over
+    architectures and τ), and the report's verdicts on the claims this page shows, judged by the
+    claim registry from the page's tables under ``root`` (:func:`.claim_specs.page_claims`: the
+    report's cells, gates and reasons). With ``runs`` (the students' per-run frame) a student
+    whose runs did not learn the task says so (:func:`unlearned`): a collapsed student loses
+    nothing when the tags are permuted, which is no sign of keeping off them."""
     parts, any_flag = [], False
     for e, q in quality.groupby("experiment", sort=False):
         loss = losses(report.printable(summary[summary["experiment"] == e]), e,
@@ -236,11 +237,9 @@ def medical_teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, meta: M
         parts.append(f"{e.upper()}: teacher masks' precision {q.precision.min():.1%}–"
                      f"{q.precision.max():.1%} against random's {q.tag_coverage.iloc[0]:.1%}"
                      + students)
-    return ("; ".join(parts) + "." + (_FLAGGED if any_flag else "") + " "
-            + verdicts([annotation_claim(quality, meta), tau_trend_claim(quality, meta),
-                        medical_teacher_claim(summary, meta, quality=quality)]
-                       + ([] if performance is None else [students_beat_teachers_claim(
-                           summary, performance, meta, quality=quality)])))
+    judged = page_claims(Evidence(Path(root)), "medical_teachers", TEACHER_TABLES)
+    return ("; ".join(parts) + "." + (_FLAGGED if any_flag else "")
+            + (" " + verdicts(judged) if judged else ""))
 
 
 def medical_kd_found(summary: pd.DataFrame, runs: pd.DataFrame | None = None) -> str:

@@ -52,6 +52,11 @@ their pixel precision on it is at least this multiple of a random mask's (the si
 the pixels; the paper's random annotations score "circa 1.9%"). Where they do not, a claim that
 the teacher's annotations are useful cannot be told from one about random masks."""
 
+ALMOST_AS_GOOD = 0.8
+"""Setting 2: the 1% teacher's annotations are "almost as good" as the 10% teacher's when, at every
+τ, both their pixel precision and their recall of the tags reach at least this share of the 10%
+teacher's (the paper gives the figure, no numbers)."""
+
 CHANCE_RECALL = 0.25
 """A top quartile placed at random holds a quarter of the tags' pixels: the overlap's chance."""
 
