@@ -62,9 +62,11 @@ for experiment in datasets:
     summary = medical.summarise(frame)
     summaries[experiment] = (summary, label)
     on = medical.data_name(s, experiment)
-    report.write_table(summary, root, f"extra_{experiment}", {"label": label,
-                                                              "settings": s.as_dict(), "data": on,
-                                                              "origin": medical.origin(s).value})
+    meta = {"label": label, "settings": s.as_dict(), "data": on,
+            "origin": medical.origin(s).value}
+    report.write_table(summary, root, f"extra_{experiment}", meta)
+    # per run: the report judges this chapter's claims on the seeds where their preconditions hold
+    report.write_table(medical.runs_table(frame), root, f"extra_{experiment}_runs", meta)
     metric = medical.task_metric(experiment).name
     chapter.medical_figure(ch, summary, experiment, models, methods,
                            f"{medical.DATASETS[experiment]}, extra architectures — {on}",
@@ -92,5 +94,5 @@ chapter.show_committed(ch, [f"extra_{experiment}" for experiment in datasets],
                        chapter.by_split);
 
 # %% tags=["hide-input"]
-ch.opening(openings.extra_found({e: sm for e, (sm, _) in summaries.items()}, frames))
+ch.opening(openings.extra_found({e: sm for e, (sm, _) in summaries.items()}, frames, root))
 ch.finish();

@@ -584,6 +584,42 @@ def test_the_1pct_teacher_close_and_random_masks_failing_are_judged_on_their_gat
     assert c.verdict == claims.NOT_TESTABLE and "random masks) did not learn the task" in c.reason
 
 
+def test_the_appendix_architectures_claims_read_their_chapters_per_run_tables(tmp_path):
+    # EfficientNet-B0 and MobileNet-v2 on KNEE and PNEU, three seeds each: No XS relies on the
+    # tag, TAP keeps off it; the report judges "TAP keeps them off" on the chapter's per-run
+    # tables and leaves "RRR fails on EfficientNet-B0" not run (no RRR cell)
+    rows = {(m, c): v for m in ("efficientnet_b0", "mobilenet_v2")
+            for c, v in (("none", NONE), ("tap", TAP))}
+    for exp in ("pneu", "knee"):
+        runs = medical_runs(rows) if exp == "pneu" else medical_runs(
+            {k: [(1 - a, 1 - b, 1 - cl) for a, b, cl in v] for k, v in rows.items()},
+            constant=1.2)  # KNEE's MAE: lower is better, so the splits are mirrored
+        write_table(runs, tmp_path, f"extra_{exp}_runs",
+                    {"data": f"the digits stand-in for {exp.upper()}", "origin": "stand-in"})
+    table = claim_table.claims_table(tmp_path).set_index("id")
+    assert table.loc["extra_architectures", "verdict"] == claims.REPRODUCED
+    assert "KNEE EfficientNet-B0" in table.loc["extra_architectures", "evidence"]
+    assert table.loc["effnet_knee_tap_succeeds", "verdict"] == claims.REPRODUCED
+    assert "MobileNet-v2" not in table.loc["effnet_knee_tap_succeeds", "evidence"]
+    assert table.loc["effnet_knee_rrr_fails", "verdict"] == claims.NOT_RUN
+    assert table.loc["extra_architectures", "chapter"] == "extra_architectures"
+    # the page quotes the same verdicts, read from the same tables
+    from tapkit.book import openings_medical
+    summaries = {e: pd.read_csv(tmp_path / "tables" / f"extra_{e}_runs.csv").melt(
+        id_vars=["model", "case"], value_vars=["contaminated", "permuted", "clean"],
+        var_name="split", value_name="mean").groupby(["model", "case", "split"], sort=False)[
+        "mean"].mean().reset_index() for e in ("pneu", "knee")}
+    text = openings_medical.extra_found(summaries, None, tmp_path)
+    assert ("The reproduction report's verdict: *reproduced* for “TAP keeps deep CNNs off the "
+            "tag” (on the stand-in)") in text and "*not run* for “RRR let the tag" in text
+    # one seed, as the quick profile trains them: not testable, with why
+    write_table(medical_runs({k: v[:1] for k, v in rows.items()}), tmp_path, "extra_pneu_runs",
+                {"data": "the digits stand-in for PNEU", "origin": "stand-in"})
+    (tmp_path / "tables" / "extra_knee_runs.csv").unlink()
+    row = claim_table.claims_table(tmp_path).set_index("id").loc["extra_architectures"]
+    assert row.verdict == claims.NOT_TESTABLE and "fewer than two seeds" in row.reason
+
+
 def test_the_first_page_has_a_row_and_a_link_for_every_claim(tmp_path):
     runs = runs_table({c: [(0.98, 0.90 + 0.01 * s) for s in range(3)] for c in ("none", "tap")})
     write_table(runs, tmp_path, "mnist_gt_runs", {"data": "MNIST digits (embedded)"})

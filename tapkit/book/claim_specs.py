@@ -62,15 +62,13 @@ class Evidence:
     def has(self, *names: str) -> bool:
         return any(self.table(n)[0] is not None for n in names)
 
-    @cached_property
-    def medical(self) -> dict[str, pd.DataFrame]:
-        """Setting 1's per-run tables by experiment, where the build wrote them."""
-        return {e: t for e in MEDICAL_EXPERIMENTS if (t := self.table(f"{e}_gt_runs")[0]) is not None}
-
-    def medical_data(self, only: tuple[str, ...] = MEDICAL_EXPERIMENTS):
-        """``(runs, data names, origins)`` of Setting 1's per-run tables of ``only``."""
-        found = {e: t for e, t in self.medical.items() if e in only}
-        metas = {e: self.table(f"{e}_gt_runs")[1] for e in found}
+    def medical_data(self, only: tuple[str, ...] = MEDICAL_EXPERIMENTS,
+                     table: str = "{}_gt_runs"):
+        """``(runs, data names, origins)`` of the per-run tables of ``only`` (``table``: their
+        name, by experiment; Setting 1's by default, ``"extra_{}_runs"`` the appendix
+        architectures')."""
+        found = {e: t for e in only if (t := self.table(table.format(e))[0]) is not None}
+        metas = {e: self.table(table.format(e))[1] for e in found}
         return (found, {e: str(m.get("data", "unknown")) for e, m in metas.items()},
                 {e: DataOrigin.read(m) for e, m in metas.items()})
 
@@ -198,6 +196,22 @@ def _medical(judge, only: tuple[str, ...] = MEDICAL_EXPERIMENTS) -> Judge:
         return _not_run_why(judge(runs, data, origins, *methods) if runs else None, ev, only,
                             methods)
     run.reads = tuple(f"{e}_gt_runs" for e in only)
+    return run
+
+
+EXTRA_RUNS = "extra_{}_runs"  # the appendix architectures' per-run tables, by experiment
+
+
+def _extra(judge, only: tuple[str, ...] = MEDICAL_EXPERIMENTS, model: str | None = None) -> Judge:
+    """``judge(runs, data, origins, *methods)`` on the appendix architectures' per-run tables
+    of ``only`` (EfficientNet-B0 and MobileNet-v2; ``model``: one of them)."""
+    def run(ev: Evidence, methods: Methods = ()):
+        runs, data, origins = ev.medical_data(only, EXTRA_RUNS)
+        if model is not None:
+            runs = {e: t[t["model"] == model] for e, t in runs.items()}
+            runs = {e: t for e, t in runs.items() if len(t)}
+        return judge(runs, data, origins, *methods) if runs else None
+    run.reads = tuple(EXTRA_RUNS.format(e) for e in only)
     return run
 
 
@@ -434,6 +448,11 @@ for _spec in (
     ClaimSpec("tap_keeps_off_deep_pneu", "pneu", _medical(keeps_off_claim, ("pneu",))),
     ClaimSpec("tap_protects_knee", "knee", _medical(keeps_off_claim, ("knee",))),
     ClaimSpec("rrr_spurious_densenet_pneu", "pneu", _cell(_reemerge, "pneu", "densenet121")),
+    ClaimSpec("extra_architectures", "extra_architectures", _extra(keeps_off_claim)),
+    ClaimSpec("effnet_knee_tap_succeeds", "extra_architectures",
+              _extra(keeps_off_claim, ("knee",), "efficientnet_b0")),
+    ClaimSpec("effnet_knee_rrr_fails", "extra_architectures",
+              _extra(_reemerge, ("knee",), "efficientnet_b0")),
     ClaimSpec("rbr_spurious_vgg_pneu", "pneu", _cell(_reemerge, "pneu", "vgg16")),
     ClaimSpec("rrr_rbr_spurious_knee", "knee", _medical(_reemerge, ("knee",))),
     ClaimSpec("overlap_tap_input_gradients", "overlap", _overlap(_suppresses(("ig",)))),

@@ -18,7 +18,7 @@ from ..experiments.setting1 import xs_cases
 from ..methods import proposed_method
 from ..metrics import tag_reliance, task_metric
 from . import report
-from .claim_specs import OVERLAP_TABLES, Evidence, page_claims
+from .claim_specs import EXTRA_RUNS, OVERLAP_TABLES, Evidence, page_claims
 from .claims import verdicts
 from .labels import in_prose, label
 from .overlap_tables import against_none_text
@@ -129,11 +129,14 @@ def medical_found(summary: pd.DataFrame, experiment: str, root: str | Path,
 
 
 def extra_found(summaries: Mapping[str, pd.DataFrame],
-                runs: Mapping[str, pd.DataFrame] | None = None) -> str:
+                runs: Mapping[str, pd.DataFrame] | None = None,
+                root: str | Path | None = None) -> str:
     """The extra architectures: No XS's and TAP's loss per data set and architecture; with
     ``runs`` (the per-run frames, ``val_constant`` among their columns) each cell whose runs did
     not learn the task says so (:func:`unlearned`): a model that predicts a constant loses
-    nothing when the tags are permuted, and has not thereby kept off them."""
+    nothing when the tags are permuted, and has not thereby kept off them. With ``root``, the
+    report's verdicts on the page's claims, judged from the per-run tables it wrote there
+    (:func:`.claim_specs.page_claims`)."""
     parts, any_flagged = [], False
     cases = ("none", proposed_method())
     for experiment, summary in summaries.items():
@@ -148,8 +151,12 @@ def extra_found(summaries: Mapping[str, pd.DataFrame],
             continue
         any_flagged |= bool(flagged)
         parts.append(f"{name}: " + ", ".join(_by_case(loss, cases, (), flagged)))
+    judged = [] if root is None else page_claims(
+        Evidence(Path(root)), "extra_architectures",
+        [EXTRA_RUNS.format(e) for e in summaries])
     return ("metric lost when the tags are permuted (more means more use of the tag): "
-            + "; ".join(parts) + "." + (_FLAGGED if any_flagged else ""))
+            + "; ".join(parts) + "." + (_FLAGGED if any_flagged else "")
+            + (" " + verdicts(judged) if judged else ""))
 
 
 def overlap_found(compare: pd.DataFrame, root: str | Path) -> str:
