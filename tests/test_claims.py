@@ -700,6 +700,26 @@ def test_suppresses_claim_pairs_each_seeds_recall_against_no_xs_on_the_judged_se
         claims.NOT_TESTABLE, claims.NOT_RUN)
 
 
+def test_theorem1_overlap_bounds_taps_input_gradient_precision_on_the_tags():
+    runs = {"pneu": medical_runs({("resnet18", "none"): NONE, ("resnet18", "tap"): TAP})}
+    # TAP's top-quartile IG precision 0.002, 0.004, 0.003 (mean 0.003, sd 0.001, half-width
+    # 4.303 · 0.001 / √3 = 0.0025): [0.0005, 0.0055] wholly under the paper's 1%
+    precision = _overlap_runs({"none": [0.10, 0.12, 0.08], "tap": [0.002, 0.004, 0.003]}).assign(
+        metric="precision")
+    c = medical_claims.ig_overlap_claim(precision, runs, *STANDIN)
+    assert c.verdict == claims.REPRODUCED and c.standin and c.seeds == "3 seeds"
+    assert c.claim == "Under TAP, less than 1% of the top-quartile input gradients lie on the tags"
+    assert "PNEU ResNet-18: TAP 0.003 [0.001, 0.005] (3 seeds), No XS 0.100" in c.evidence
+    # 0.05 on every seed but one: wholly above 1%, not reproduced; across it, inconclusive
+    above = precision.assign(value=[0.10, 0.12, 0.08, 0.05, 0.06, 0.04])
+    assert medical_claims.ig_overlap_claim(above, runs, *STANDIN).verdict == claims.NOT_REPRODUCED
+    across = precision.assign(value=[0.10, 0.12, 0.08, 0.0, 0.02, 0.001])
+    assert medical_claims.ig_overlap_claim(across, runs, *STANDIN).verdict == claims.INCONCLUSIVE
+    # recall rows are not precision: no cell to judge
+    assert medical_claims.ig_overlap_claim(precision.assign(metric="recall"), runs,
+                                           *STANDIN).verdict == claims.NOT_RUN
+
+
 def test_reemerges_in_layers_claim_pairs_rrr_against_tap_at_the_last_layer():
     """Fig. 1's re-emergence: RRR's Act 4 recall above TAP's by more than the margin on the
     judged seeds (the paper's PNEU ResNet-18: RRR 0.41, TAP 0.00)."""

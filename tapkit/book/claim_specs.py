@@ -30,7 +30,8 @@ from .claims import (NOT_RUN, NOT_TESTABLE, Claim, _combined, close_claim, cost_
                      cost_share_claim, decoy_claim, matches_claim, oom_claim, removes_claim,
                      slightly_below_claim, speed_claim, teacher_claim)
 from .labels import in_prose
-from .medical_claims import (annotation_claim, keeps_off_claim, matches_at_cost_claim,
+from .medical_claims import (annotation_claim, ig_overlap_claim, keeps_off_claim,
+                             matches_at_cost_claim,
                              medical_teacher_claim, no_xs_relies_claim, reemerge_claim,
                              random_masks_claim, students_beat_teachers_claim,
                              tau_trend_claim, teachers_close_claim,
@@ -456,6 +457,9 @@ for _spec in (
     ClaimSpec("rbr_spurious_vgg_pneu", "pneu", _cell(_reemerge, "pneu", "vgg16")),
     ClaimSpec("rrr_rbr_spurious_knee", "knee", _medical(_reemerge, ("knee",))),
     ClaimSpec("overlap_tap_input_gradients", "overlap", _overlap(_suppresses(("ig",)))),
+    ClaimSpec("theorem1_overlap", "overlap", _overlap(
+        lambda frame, runs, data, origins, *methods: ig_overlap_claim(
+            frame, runs, data, origins, *methods[:1]))),
     ClaimSpec("overlap_tap_activations", "overlap",
               _overlap(_suppresses(("act1", "act2", "act3", "act4")))),
     ClaimSpec("rrr_rbr_reemerge", "overlap", _overlap(_reemerges, ("pneu",), "resnet18")),

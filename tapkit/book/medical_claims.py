@@ -27,7 +27,8 @@ from .labels import in_prose, label
 from .medical_notes import constant_score
 from .origin import DataOrigin
 from .thresholds import (ALMOST_AS_GOOD, ANNOTATION_LIFT, CHANCE_RECALL, LEARNED,
-                         LEARNED_SHARE, MARGIN, RECALL_MARGIN, clearly_less, keeps_off, relies)
+                         LEARNED_SHARE, MARGIN, RECALL_MARGIN, THEOREM1_OVERLAP, clearly_less,
+                         keeps_off, relies)
 
 RELIANCE = "reliance on the tag (metric lost when the tag is swapped, > 0 uses it)"
 
@@ -192,11 +193,12 @@ def reemerge_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str],
 
 
 def _recall_cells(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame],
-                  layers: Sequence[str], lower: str, higher: str):
+                  layers: Sequence[str], lower: str, higher: str, metric: str = "recall"):
     """``(name, seeds, per-seed recall of higher, of lower)`` per data set and architecture with
     both methods' maps: the mean top-quartile recall of the tags over ``layers`` (the overlap
-    chapter's per-run table), on the seeds where No XS took the tag and both learned the task."""
-    recall = overlap[(overlap["metric"] == "recall") & overlap["layer"].isin(list(layers))]
+    chapter's per-run table; ``metric`` "precision": its precision), on the seeds where No XS
+    took the tag and both learned the task."""
+    recall = overlap[(overlap["metric"] == metric) & overlap["layer"].isin(list(layers))]
     by_run = recall.groupby(["dataset", "model", "case", "seed"])["value"].mean()
     seeds_of: dict[tuple, dict[int, float]] = {}  # (dataset, model, case) -> {seed: recall}
     for (dataset, model, case, seed), value in by_run.items():
@@ -258,6 +260,39 @@ def suppresses_claim(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame],
     return _judged_runs(f"{own} suppresses the tags in the {shown}",
                         "App. overlap tables (l.591)", evidence, data, origins, n_min or 0,
                         results, why)
+
+
+def ig_overlap_claim(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame],
+                     data: Mapping[str, str], origins: Mapping[str, DataOrigin | None],
+                     method: str | None = None) -> Claim:
+    """With TAP (``method``; None: the paper's own) less than
+    :data:`.thresholds.THEOREM1_OVERLAP` of the top-quartile input gradients lie on the tags
+    (the paper's sentence after Theorem 1; its overlap tables' IG precision 0.00-0.01): per data
+    set and architecture, on the seeds where No XS took the tag and both learned the task, TAP's
+    mean precision interval wholly below the bound reproduced, wholly above it not reproduced,
+    across it inconclusive; No XS's beside it for contrast. The cells combined."""
+    method = method or proposed_method()
+    own = label(method)
+    parts, results, n_min, why = [], [], None, []
+    for name, seeds, none, tap in _recall_cells(overlap, runs, ("ig",), method, "none",
+                                                "precision"):
+        if len(tap) < 2:
+            parts.append(f"{name}: not testable{seeds.note(name)}")
+            why.append(f"{name}: {_few_reason(seeds)}")
+            continue
+        e = mean_ci(list(tap.values()), bounds=(0.0, 1.0))
+        n_min = e.n if n_min is None else min(n_min, e.n)
+        verdict = keeps_verdict(e.lo, e.hi, THEOREM1_OVERLAP, higher_is_better=False)
+        results.append(verdict)
+        parts.append(f"{name}: {own} {e.text(3)}, No XS "
+                     f"{mean_ci(list(none.values()), bounds=(0.0, 1.0)).text(3)} — {verdict}"
+                     + seeds.note(name))
+    evidence = (f"share of the top-quartile input-gradient pixels on the tags (precision; the "
+                f"paper's bound {THEOREM1_OVERLAP:g}) — "
+                + ("; ".join(parts) or f"no architecture with No XS and {own} maps"))
+    return _judged_runs(f"Under {own}, less than {THEOREM1_OVERLAP:.0%} of the top-quartile "
+                        "input gradients lie on the tags", "after Theorem 1 (l.266)", evidence,
+                        data, origins, n_min or 0, results, why)
 
 
 def reemerges_in_layers_claim(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame],

@@ -57,6 +57,10 @@ ALMOST_AS_GOOD = 0.8
 τ, both their pixel precision and their recall of the tags reach at least this share of the 10%
 teacher's (the paper gives the figure, no numbers)."""
 
+THEOREM1_OVERLAP = 0.01
+"""The paper's bound after Theorem 1: with TAP "less than 1%" of the top-quartile input gradients
+overlap the spurious signal (pixel precision; TAP's driving the tag's gradient to zero gives 0)."""
+
 CHANCE_RECALL = 0.25
 """A top quartile placed at random holds a quarter of the tags' pixels: the overlap's chance."""
 
