@@ -31,11 +31,10 @@ from .claims import (NOT_RUN, NOT_TESTABLE, Claim, _combined, close_claim, cost_
                      slightly_below_claim, speed_claim, teacher_claim)
 from .labels import in_prose
 from .medical_claims import (annotation_claim, ig_overlap_claim, keeps_off_claim,
-                             matches_at_cost_claim,
-                             medical_teacher_claim, no_xs_relies_claim, reemerge_claim,
-                             random_masks_claim, students_beat_teachers_claim,
-                             tau_trend_claim, teachers_close_claim,
-                             reemerges_in_layers_claim, suppresses_claim)
+                             matches_at_cost_claim, medical_teacher_claim, no_xs_relies_claim,
+                             random_masks_claim, reemerge_claim, reemerges_in_layers_claim,
+                             students_beat_teachers_claim, suppresses_claim, tau_trend_claim,
+                             teachers_close_claim)
 from .medical_notes import LEFT_OUT_HEADING, cells_by_reason
 from .origin import DataOrigin
 from .report import paper_values, read_cells
