@@ -620,6 +620,40 @@ def test_the_appendix_architectures_claims_read_their_chapters_per_run_tables(tm
     assert row.verdict == claims.NOT_TESTABLE and "fewer than two seeds" in row.reason
 
 
+def test_the_10_and_1pct_students_alike_and_comparators_with_teacher_masks():
+    quality = pd.DataFrame({"experiment": "pneu", "annotator": ["teacher_10", "teacher_1"],
+                            "tau": 0.01, "precision": [0.10, 0.08], "recall": 0.3,
+                            "tag_coverage": 0.02})
+    # permuted F1 0.93 and 0.925 (std 0.01 each over three seeds): 0.005, its std 0.01414 and
+    # half-width 4.303 · 0.01414 / √3 = 0.035: [-0.030, 0.040], across ±0.02, inconclusive
+    alike = summary_rows({("resnet18", "teacher_10"): (0.95, 0.93, 0.01),
+                          ("resnet18", "teacher_1"): (0.95, 0.925, 0.01)})
+    c = medical_claims.teachers_alike_claim(alike, REAL, quality=quality)
+    assert c.verdict == claims.INCONCLUSIVE and "10% − 1% teacher 0.005 [" in c.evidence
+    tight = summary_rows({("resnet18", "teacher_10"): (0.95, 0.93, 0.001),
+                          ("resnet18", "teacher_1"): (0.95, 0.925, 0.001)})
+    assert medical_claims.teachers_alike_claim(tight, REAL, quality=quality).verdict \
+        == claims.REPRODUCED
+    apart = summary_rows({("resnet18", "teacher_10"): (0.95, 0.93, 0.001),
+                          ("resnet18", "teacher_1"): (0.95, 0.80, 0.001)})
+    assert medical_claims.teachers_alike_claim(apart, REAL, quality=quality).verdict \
+        == claims.NOT_REPRODUCED
+    assert medical_claims.teachers_alike_claim(tight.iloc[:2], REAL).verdict == claims.NOT_RUN
+    # RRR with the 10% teacher's masks loses 0.60 F1 when the tags are swapped: on the tag
+    rrr = summary_rows({("resnet18", "teacher_10"): (0.95, 0.35, 0.01)}).assign(method="rrr")
+    c = medical_claims.comparators_on_tag_claim(rrr, REAL, "pneu", quality=quality)
+    assert c.verdict == claims.REPRODUCED and "ResNet-18 RRR 0.600 [" in c.evidence
+    off = rrr.assign(mean=[0.95, 0.95], std=0.001)  # kept off: [-0.004, 0.004] below 0.02
+    assert medical_claims.comparators_on_tag_claim(off, REAL, "pneu").verdict \
+        == claims.NOT_REPRODUCED
+    assert medical_claims.comparators_on_tag_claim(off.assign(std=0.01), REAL, "pneu").verdict \
+        == claims.INCONCLUSIVE  # [-0.035, 0.035] crosses 0.02
+    # a profile that trains TAP's students only: not run, with why
+    c = medical_claims.comparators_on_tag_claim(tight, REAL, "pneu")
+    assert c.verdict == claims.NOT_RUN and c.reason == (
+        "this build trained no RRR/RBR student with teacher masks")
+
+
 def test_the_first_page_has_a_row_and_a_link_for_every_claim(tmp_path):
     runs = runs_table({c: [(0.98, 0.90 + 0.01 * s) for s in range(3)] for c in ("none", "tap")})
     write_table(runs, tmp_path, "mnist_gt_runs", {"data": "MNIST digits (embedded)"})

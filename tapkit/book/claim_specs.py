@@ -30,7 +30,8 @@ from .claims import (NOT_RUN, NOT_TESTABLE, Claim, _combined, close_claim, cost_
                      cost_share_claim, decoy_claim, matches_claim, oom_claim, removes_claim,
                      slightly_below_claim, speed_claim, teacher_claim)
 from .labels import in_prose
-from .medical_claims import (annotation_claim, ig_overlap_claim, keeps_off_claim,
+from .medical_claims import (annotation_claim, comparators_on_tag_claim, ig_overlap_claim,
+                             keeps_off_claim, teachers_alike_claim,
                              matches_at_cost_claim, medical_teacher_claim, no_xs_relies_claim,
                              random_masks_claim, reemerge_claim, reemerges_in_layers_claim,
                              students_beat_teachers_claim, suppresses_claim, tau_trend_claim,
@@ -390,19 +391,6 @@ def _teacher(ev: Evidence, methods: Methods = ()):
 _teacher.reads = TEACHER_TABLES
 
 
-def _teacher_students(ev: Evidence, methods: Methods = ()):
-    """:func:`.medical_claims.medical_teacher_claim` on the medical Setting-2 table, judged only
-    where the teachers' masks beat random ones (the teachers page's annotation quality)."""
-    frame, meta = ev.table("medical_teacher")
-    if frame is None:
-        return None
-    return medical_teacher_claim(frame, meta, *methods,
-                                 quality=ev.table("medical_annotation_quality")[0])
-
-
-_teacher_students.reads = ("medical_teacher", "medical_annotation_quality")
-
-
 def _students_beat(ev: Evidence, methods: Methods = ()):
     """:func:`.medical_claims.students_beat_teachers_claim` on the medical Setting-2 students and
     their teachers' scores, judged only where the teachers' masks beat random ones."""
@@ -416,6 +404,20 @@ def _students_beat(ev: Evidence, methods: Methods = ()):
 
 _students_beat.reads = ("medical_teacher", "medical_teacher_performance",
                         "medical_annotation_quality")
+
+
+def _teacher_table(judge, *args) -> Judge:
+    """``judge(summary, meta, *args, *methods, quality=...)`` on the medical Setting-2 students'
+    table, judged only where the teachers' masks beat random ones: their annotation quality (the
+    gate, :func:`.medical_claims.weak_teachers`) from the same page."""
+    def run(ev: Evidence, methods: Methods = ()):
+        frame, meta = ev.table("medical_teacher")
+        if frame is None:
+            return None
+        return judge(frame, meta, *args, *methods,
+                     quality=ev.table("medical_annotation_quality")[0])
+    run.reads = ("medical_teacher", "medical_annotation_quality")
+    return run
 
 
 def _matches(runs: pd.DataFrame, data: str, method: str | None = None,
@@ -465,7 +467,7 @@ for _spec in (
     ClaimSpec("rrr_rbr_reemerge_appendix", "overlap", _overlap(_reemerges)),
     ClaimSpec("annotation_better_than_random", "medical_teachers",
               _table(annotation_claim, "medical_annotation_quality")),
-    ClaimSpec("teacher_pneu_works", "medical_teachers", _teacher_students),
+    ClaimSpec("teacher_pneu_works", "medical_teachers", _teacher_table(medical_teacher_claim)),
     ClaimSpec("tau_recall_precision", "medical_teachers",
               _table(tau_trend_claim, "medical_annotation_quality")),
     ClaimSpec("students_beat_teachers", "medical_teachers", _students_beat),
@@ -473,6 +475,11 @@ for _spec in (
               _table(teachers_close_claim, "medical_annotation_quality")),
     ClaimSpec("random_masks_fail", "medical_teachers",
               _table(random_masks_claim, "medical_teacher")),
+    ClaimSpec("teacher_10_vs_1", "medical_teachers", _teacher_table(teachers_alike_claim)),
+    ClaimSpec("rrr_rbr_teacher_spurious_pneu", "medical_teachers",
+              _teacher_table(comparators_on_tag_claim, "pneu")),
+    ClaimSpec("rrr_rbr_teacher_spurious_knee", "medical_teachers",
+              _teacher_table(comparators_on_tag_claim, "knee")),
     ClaimSpec("teacher_1pct_works", "teachers", _teacher),
     ClaimSpec("mnist_annotation_robust", "teachers",
               _summary(annotation_robust_claim, "mnist_teacher", masks=True)),

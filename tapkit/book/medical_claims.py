@@ -21,7 +21,8 @@ from ..methods import comparators, proposed_method
 from ..metrics import tag_reliance, task_metric
 from ..seedstats import Estimate, from_summary, mean_ci, paired_difference
 from .claims import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, REPRODUCED, Claim,
-                     Verdict, _combined, _few_reason, keeps_verdict, on_seeds, per_seed)
+                     Verdict, _combined, _few_reason, keeps_verdict, on_seeds, per_seed,
+                     within_verdict)
 from .preconditions import judged_seeds, learned_share
 from .labels import in_prose, label
 from .medical_notes import constant_score
@@ -591,6 +592,75 @@ def random_masks_claim(summary: pd.DataFrame, meta: Mapping, method: str | None 
                for m, d in none.items() if not d.mean > LEARNED]
     return _medical_verdict(claim, "Setting 2, Fig. ts", evidence, meta, lambda: holds,
                             untaken + unlearned_students(summary[read], "pneu"))
+
+
+def teachers_alike_claim(summary: pd.DataFrame, meta: Mapping, method: str | None = None,
+                         quality: pd.DataFrame | None = None) -> Claim:
+    """On PNEU, TAP's students (``method``; None: the paper's own) score alike with the 10% and
+    the 1% teacher's masks: per architecture at τ = 0.01, the difference of their permuted
+    F-scores (its std √(σ₁² + σ₂²), as :func:`_reliances`) within ±:data:`.thresholds.MARGIN`
+    reproduced, wholly outside it not reproduced, else inconclusive (:func:`.claims.within_verdict`).
+    Judged with several seeds where both teachers' masks beat random ones and every student
+    learned the task; on the digits stand-in too, labelled so."""
+    method = method or proposed_method()
+    claim = f"{label(method)} students score alike with the 10% and the 1% teacher's masks (PNEU)"
+    read = ((summary["experiment"] == "pneu") & (summary["method"] == method)
+            & _at_tau(summary["tau"], CLAIM_TAU)
+            & summary["annotation"].isin([a.value for a in READS[:2]]))
+    wide = summary[read & (summary["split"] == "permuted")].pivot_table(
+        index="model", columns="annotation", values=["mean", "std", "count"], sort=False)
+    parts, verdicts = [], []
+    for model, r in wide.iterrows():
+        ten, one = Annotation.TEACHER_10.value, Annotation.TEACHER_1.value
+        if ("mean", ten) not in r or ("mean", one) not in r or pd.isna(r[("mean", one)]):
+            continue
+        d = from_summary(r[("mean", ten)] - r[("mean", one)],
+                         (r[("std", ten)] ** 2 + r[("std", one)] ** 2) ** 0.5,
+                         int(min(r[("count", ten)], r[("count", one)])), bounds=(-1.0, 1.0))
+        verdict = within_verdict(d.lo, d.hi, MARGIN)
+        verdicts.append(verdict)
+        parts.append(f"{label(model)}: 10% − 1% teacher {d.text()} — {verdict}")
+    if not parts:
+        return Claim(claim, "Setting 2, l.404", "no PNEU architecture with both teachers' "
+                     "students", "—", "PNEU", NOT_RUN,
+                     reason="this build trained no TAP students of both teachers")
+    why = ([w for w in weak_teachers(quality, CLAIM_TAU) if w.startswith("PNEU")]
+           + unlearned_students(summary[read], "pneu"))
+    verdict = _combined(verdicts)
+    return _medical_verdict(claim, "Setting 2, l.404", f"permuted F-score within ±{MARGIN:g} — "
+                            + "; ".join(parts), meta, lambda: verdict == REPRODUCED, why, verdict)
+
+
+def comparators_on_tag_claim(summary: pd.DataFrame, meta: Mapping, experiment: str,
+                             *methods: str, quality: pd.DataFrame | None = None) -> Claim:
+    """RRR and RBR (``methods``; none given: the comparators) with the 10% teacher's masks do not
+    keep the students off the tag on ``experiment`` (App. RRR/RBR with teacher annotations): per
+    architecture and method at τ = 0.01, a reliance interval wholly above
+    :data:`.thresholds.MARGIN` holds, wholly below it fails, across it is inconclusive; the
+    cells combined. Judged with several seeds where the 10% teacher's masks beat random ones
+    and the students learned the task; *not run* where the profile trained no such student."""
+    methods = list(methods or comparators())
+    named = "/".join(label(m) for m in methods)
+    claim = f"{named} with the 10% teacher's masks leave the students on the tag ({experiment.upper()})"
+    read = ((summary["experiment"] == experiment) & summary["method"].isin(methods)
+            & _at_tau(summary["tau"], CLAIM_TAU)
+            & (summary["annotation"] == Annotation.TEACHER_10.value))
+    found = [(m, c, d) for m, c, d in _reliances(summary[read], experiment, "method")]
+    if not found:
+        return Claim(claim, "App. RRR/RBR with teacher annotations", f"no {named} student with "
+                     f"teacher masks on {experiment.upper()}", "—", experiment.upper(), NOT_RUN,
+                     reason=f"this build trained no {named} student with teacher masks")
+    verdicts = [REPRODUCED if relies(d) else NOT_REPRODUCED if d.hi < MARGIN else INCONCLUSIVE
+                for _, _, d in found]
+    parts = [f"{label(m)} {label(c)} {d.text()}" for m, c, d in found]
+    why = ([w for w in weak_teachers(quality[quality["annotator"] == Annotation.TEACHER_10.value]
+                                     if quality is not None else None, CLAIM_TAU)
+            if w.startswith(experiment.upper())]
+           + unlearned_students(summary[read], experiment))
+    verdict = _combined(verdicts)
+    return _medical_verdict(claim, "App. RRR/RBR with teacher annotations",
+                            f"{RELIANCE} — " + "; ".join(parts), meta,
+                            lambda: verdict == REPRODUCED, why, verdict)
 
 
 def students_beat_teachers_claim(summary: pd.DataFrame, performance: pd.DataFrame,
