@@ -639,6 +639,11 @@ def test_the_10_and_1pct_students_alike_and_comparators_with_teacher_masks():
     assert medical_claims.teachers_alike_claim(apart, REAL, quality=quality).verdict \
         == claims.NOT_REPRODUCED
     assert medical_claims.teachers_alike_claim(tight.iloc[:2], REAL).verdict == claims.NOT_RUN
+    # one seed (no std, as the quick profile's one teacher seed writes it): shown, not judged
+    one = tight.assign(std=float("nan"), count=1)
+    c = medical_claims.teachers_alike_claim(one, {**REAL, "settings": {"seeds": [0]}},
+                                            quality=quality)
+    assert c.verdict == claims.NOT_TESTABLE and "0.005 (1 seed, no interval)" in c.evidence
     # RRR with the 10% teacher's masks loses 0.60 F1 when the tags are swapped: on the tag
     rrr = summary_rows({("resnet18", "teacher_10"): (0.95, 0.35, 0.01)}).assign(method="rrr")
     c = medical_claims.comparators_on_tag_claim(rrr, REAL, "pneu", quality=quality)

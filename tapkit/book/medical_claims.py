@@ -544,7 +544,7 @@ def teachers_close_claim(quality: pd.DataFrame, meta: Mapping) -> Claim:
     claim = "The 1% teacher's annotations are almost as good as the 10% teacher's"
     wide = quality.assign(tau=pd.to_numeric(quality["tau"])).pivot_table(
         index=["experiment", "tau"], columns="annotator", values=["precision", "recall"],
-        sort=False)
+        sort=False, dropna=False)
     parts, ok = [], True
     for (e, tau), r in wide.iterrows():
         if ("precision", "teacher_10") not in r or ("precision", "teacher_1") not in r:
@@ -607,8 +607,10 @@ def teachers_alike_claim(summary: pd.DataFrame, meta: Mapping, method: str | Non
     read = ((summary["experiment"] == "pneu") & (summary["method"] == method)
             & _at_tau(summary["tau"], CLAIM_TAU)
             & summary["annotation"].isin([a.value for a in READS[:2]]))
-    wide = summary[read & (summary["split"] == "permuted")].pivot_table(
-        index="model", columns="annotation", values=["mean", "std", "count"], sort=False)
+    # one seed has no std (NaN): unstack keeps it, where a pivot table would drop the column
+    wide = summary[read & (summary["split"] == "permuted")].assign(
+        annotation=lambda f: f["annotation"].astype(str)).set_index(
+        ["model", "annotation"])[["mean", "std", "count"]].unstack("annotation")
     parts, verdicts = [], []
     for model, r in wide.iterrows():
         ten, one = Annotation.TEACHER_10.value, Annotation.TEACHER_1.value
