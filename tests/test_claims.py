@@ -602,6 +602,7 @@ def test_the_appendix_architectures_claims_read_their_chapters_per_run_tables(tm
     assert table.loc["effnet_knee_tap_succeeds", "verdict"] == claims.REPRODUCED
     assert "MobileNet-v2" not in table.loc["effnet_knee_tap_succeeds", "evidence"]
     assert table.loc["effnet_knee_rrr_fails", "verdict"] == claims.NOT_RUN
+    assert "PNEU DenseNet-121 RRR" not in table.loc["effnet_knee_rrr_fails", "evidence"]
     assert table.loc["extra_architectures", "chapter"] == "extra_architectures"
     # the page quotes the same verdicts, read from the same tables
     from tapkit.book import openings_medical
