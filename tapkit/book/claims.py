@@ -93,20 +93,24 @@ def shorten(text: object, most: int) -> str:
     return text if len(text) <= most else text[:most].rsplit(" ", 1)[0].rstrip(";,:") + " …"
 
 
-def verdicts(claims: Iterable[Claim], most: int = 240) -> str:
+def verdicts(claims: Iterable[Claim], most: int = 240, reasons: int = 3) -> str:
     """One sentence: the reproduction report's verdicts on ``claims``, those not judged with why
-    (one seed, the stand-in, a chapter that did not run), each reason cut to ``most``
-    characters (the report has it whole)."""
+    (one seed, the stand-in, a chapter that did not run): each reason once, though several
+    claims fail on it, cut to ``most`` characters, and at most ``reasons`` of them per verdict,
+    the rest counted (the report has them whole): an opening says what decided, not every
+    cell's story."""
     claims = list(claims)
     by = {v: [c for c in claims if c.verdict == v] for v in VERDICTS}
     quiet = (NOT_TESTABLE, NOT_RUN)
     parts = [f"*{v}* for {_names(cs)}" for v, cs in by.items() if cs and v not in quiet]
     for v in quiet:
         if by[v]:
-            # each reason once, though several claims fail on it (a weak teacher, one seed)
-            why = "; ".join(dict.fromkeys(shorten(part, most) for c in by[v]
-                                          for part in (c.brief or c.reason
-                                                       or c.evidence).split("; ")))
+            found = list(dict.fromkeys(shorten(part, most) for c in by[v]
+                                       for part in (c.brief or c.reason
+                                                    or c.evidence).split("; ")))
+            why = "; ".join(found[:reasons]) + (
+                f"; {len(found) - reasons} more in the reproduction report"
+                if len(found) > reasons else "")
             parts.append(f"*{v}* for {_names(by[v])} ({why})" if parts or v != quiet[0]
                          else f"not judged here ({why})")
     return "The reproduction report's verdict: " + "; ".join(parts) + "."
