@@ -62,8 +62,8 @@ ACCURACY = TASK_METRICS["accuracy"]
 class Claim:
     """One row of the claim table (:data:`COLUMNS`): ``reason`` says why a claim is not
     testable or not run, and ``standin`` whether its evidence is on a stand-in for the paper's
-    data (:class:`.origin.DataOrigin`): a Setting-2 claim on it is not testable, and a Setting-1
-    deep-CNN verdict on it is the stand-in's (:mod:`.medical_claims`)."""
+    data (:class:`.origin.DataOrigin`): a verdict on it is the stand-in's, and says so
+    (:mod:`.medical_claims`); ``brief`` is the reason as a page's opening gives it."""
 
     claim: str
     where: str        # the paper's section or table

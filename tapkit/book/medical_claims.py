@@ -3,8 +3,10 @@ MNIST ones. Setting 1's claims (TAP keeps deep CNNs off the tag; RRR/RBR let it 
 architectures; TAP matches RRR at a fraction of its cost) read the per-run tables
 ``<experiment>_gt_runs`` and judge paired differences over seeds; they are judged on the digits
 stand-in too when it trained several seeds, labelled as the stand-in's. Setting 2's (teacher
-annotations and students) read summary tables (each split's mean and std over seeds) and need the
-paper's data. Whether a table is on the paper's data is its provenance's typed ``origin``
+annotations and students) read summary tables (each split's mean and std over seeds) and are
+judged, on either data, only where the teachers' masks mark the tags better than random ones and
+the students learned the task (:func:`weak_teachers`, :func:`unlearned_students`; issue 36).
+Whether a table is on the paper's data is its provenance's typed ``origin``
 (:class:`.origin.DataOrigin`); each method's evidence is its reliance on the tag
 (:func:`tapkit.metrics.tag_reliance`: what the metric worsens by when the tag is swapped, positive
 when the model uses it), judged against :mod:`.thresholds`."""
