@@ -216,7 +216,8 @@ def _student(method: str, annotation: str) -> str:
 
 
 # the tables the medical teachers page writes before its opening, which its claims' judges read
-TEACHER_TABLES = ("medical_teacher", "medical_annotation_quality", "medical_teacher_performance")
+MEDICAL_TEACHER_TABLES = ("medical_teacher", "medical_annotation_quality",
+                          "medical_teacher_performance")
 
 
 def medical_teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, root: str | Path,
@@ -244,7 +245,7 @@ def medical_teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, root: s
         parts.append(f"{e.upper()}: teacher masks' precision {q.precision.min():.1%}–"
                      f"{q.precision.max():.1%} against random's {q.tag_coverage.iloc[0]:.1%}"
                      + students)
-    judged = page_claims(Evidence(Path(root)), "medical_teachers", TEACHER_TABLES)
+    judged = page_claims(Evidence(Path(root)), "medical_teachers", MEDICAL_TEACHER_TABLES)
     return ("; ".join(parts) + "." + (_FLAGGED if any_flag else "")
             + (" " + verdicts(judged) if judged else ""))
 
