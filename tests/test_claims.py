@@ -6,7 +6,7 @@ import dataclasses
 import pandas as pd
 import pytest
 
-from tapkit.book import claim_table, claims, medical_claims
+from tapkit.book import claim_table, claims, medical_claims, teacher_claims
 from tapkit.book.origin import DataOrigin
 from tapkit.book.report import write_table
 from tapkit.experiments.cells import Annotation
@@ -448,21 +448,21 @@ def test_teacher_annotations_beat_random_only_where_every_precision_is_above_the
     quality = pd.DataFrame({"experiment": ["pneu", "pneu", "knee"], "annotator": ["teacher_10"] * 3,
                             "tau": [0.01, 0.1, 0.01], "precision": [0.05, 0.03, 0.04],
                             "recall": [0.2, 0.5, 0.3], "tag_coverage": [0.02, 0.02, 0.025]})
-    c = medical_claims.annotation_claim(quality, REAL)
+    c = teacher_claims.annotation_claim(quality, REAL)
     assert c.verdict == claims.REPRODUCED and "lift 1.50–2.50× random" in c.evidence
     worse = quality.assign(precision=[0.05, 0.01, 0.04])  # 0.01 < 0.02: lift 0.5
-    assert medical_claims.annotation_claim(worse, REAL).verdict == claims.NOT_REPRODUCED
+    assert teacher_claims.annotation_claim(worse, REAL).verdict == claims.NOT_REPRODUCED
     standin = {**REAL, "origin": "stand-in"}
     # on the digits stand-in it is judged as on the real data, and labelled so
-    c = medical_claims.annotation_claim(quality, standin)
+    c = teacher_claims.annotation_claim(quality, standin)
     assert c.verdict == claims.REPRODUCED and c.standin
     assert c.evidence.startswith("On the digits stand-in, not PNEU/KNEE: PNEU: precision")
     unrecorded = {k: v for k, v in REAL.items() if k != "origin"}
-    assert medical_claims.annotation_claim(quality, unrecorded).verdict == claims.NOT_TESTABLE
+    assert teacher_claims.annotation_claim(quality, unrecorded).verdict == claims.NOT_TESTABLE
     with pytest.raises(ValueError, match="unknown data origin 'standin'"):
-        medical_claims.annotation_claim(quality, {**REAL, "origin": "standin"})
+        teacher_claims.annotation_claim(quality, {**REAL, "origin": "standin"})
     one = {**REAL, "settings": {"seeds": [0]}}
-    assert medical_claims.annotation_claim(quality, one).verdict == claims.NOT_TESTABLE
+    assert teacher_claims.annotation_claim(quality, one).verdict == claims.NOT_TESTABLE
 
 
 def summary_rows(cells: dict[tuple[str, str], tuple[float, float, float]]) -> pd.DataFrame:
@@ -483,23 +483,23 @@ def test_medical_teacher_claim_needs_teacher_students_near_zero_and_no_xs_below(
     good = summary_rows({("resnet18", "teacher_10"): (0.95, 0.94, 0.01),
                          ("resnet18", "teacher_1"): (0.95, 0.93, 0.01),  # hi = -0.02 + 0.035 > -0.02
                          ("resnet18", "none"): (1.00, 0.20, 0.01)})
-    c = medical_claims.medical_teacher_claim(good, REAL)
+    c = teacher_claims.medical_teacher_claim(good, REAL)
     # reliance on the tag: F-score lost when it is swapped, 0.95 - 0.93 = +0.020
     assert c.verdict == claims.REPRODUCED and "ResNet-18 1% teacher +0.020" in c.evidence
     bad = summary_rows({("resnet18", "teacher_10"): (0.95, 0.80, 0.01),  # hi = -0.115: on the tag
                         ("resnet18", "none"): (1.00, 0.20, 0.01)})
-    assert medical_claims.medical_teacher_claim(bad, REAL).verdict == claims.NOT_REPRODUCED
+    assert teacher_claims.medical_teacher_claim(bad, REAL).verdict == claims.NOT_REPRODUCED
     one_seed = {**REAL, "settings": {"seeds": [0]}}
-    assert medical_claims.medical_teacher_claim(good, one_seed).verdict == claims.NOT_TESTABLE
+    assert teacher_claims.medical_teacher_claim(good, one_seed).verdict == claims.NOT_TESTABLE
     # Setting 2's precondition: the teachers' masks at τ 0.01 must mark the tags at least 1.5×
     # as precisely as a random mask (the tags' coverage, 0.05). 0.10 is 2.0×: judged; 0.06 is
     # 1.2×: the 1% teacher's students say nothing about teacher annotations, so not testable
     quality = pd.DataFrame({"experiment": "pneu", "annotator": ["teacher_10", "teacher_1"],
                             "tau": 0.01, "precision": [0.10, 0.06], "recall": 0.3,
                             "tag_coverage": 0.05})
-    assert medical_claims.medical_teacher_claim(good, REAL, quality=quality.iloc[:1]).verdict \
+    assert teacher_claims.medical_teacher_claim(good, REAL, quality=quality.iloc[:1]).verdict \
         == claims.REPRODUCED
-    c = medical_claims.medical_teacher_claim(good, REAL, quality=quality)
+    c = teacher_claims.medical_teacher_claim(good, REAL, quality=quality)
     assert c.verdict == claims.NOT_TESTABLE and c.reason == (
         "PNEU: the masks of the 1% teacher mark the tags no better than random ones (precision "
         "1.20× a random mask's at τ 0.01, under 1.5×, measured on the teachers page with "
@@ -507,11 +507,11 @@ def test_medical_teacher_claim_needs_teacher_students_near_zero_and_no_xs_below(
     # on the stand-in it is judged too, and labelled; a student at a constant's F1 (2/3: 0.70 is
     # a tenth of the way to 1) is not judged
     standin = {**REAL, "origin": "stand-in"}
-    c = medical_claims.medical_teacher_claim(good, standin, quality=quality.iloc[:1])
+    c = teacher_claims.medical_teacher_claim(good, standin, quality=quality.iloc[:1])
     assert c.verdict == claims.REPRODUCED and c.standin and c.evidence.startswith("On the digits")
     dead = summary_rows({("resnet18", "teacher_10"): (0.70, 0.70, 0.01),
                          ("resnet18", "none"): (1.00, 0.20, 0.01)})
-    c = medical_claims.medical_teacher_claim(dead, standin, quality=quality.iloc[:1])
+    c = teacher_claims.medical_teacher_claim(dead, standin, quality=quality.iloc[:1])
     assert c.verdict == claims.NOT_TESTABLE and c.reason == (
         "PNEU ResNet-18 TAP (10% teacher) did not learn the task (contaminated F1 0.700, a "
         "constant's 0.667)")
@@ -522,13 +522,13 @@ def test_tau_trend_and_students_beat_teachers_are_judged_where_the_teachers_beat
     quality = pd.DataFrame({"experiment": "pneu", "annotator": "teacher_10", "tau": [0.1, 0.01],
                             "precision": [0.06, 0.10], "recall": [0.5, 0.2],
                             "tag_coverage": 0.02})
-    c = medical_claims.tau_trend_claim(quality, REAL)
+    c = teacher_claims.tau_trend_claim(quality, REAL)
     assert c.verdict == claims.REPRODUCED
     assert "PNEU 10% teacher: recall 0.20 → 0.50, precision 10.0% → 6.0%" in c.evidence
     rising = quality.assign(precision=[0.12, 0.10])  # precision grows with τ
-    assert medical_claims.tau_trend_claim(rising, REAL).verdict == claims.NOT_REPRODUCED
+    assert teacher_claims.tau_trend_claim(rising, REAL).verdict == claims.NOT_REPRODUCED
     weak = quality.assign(precision=[0.02, 0.01])  # 0.5× random at τ 0.01: not judged
-    c = medical_claims.tau_trend_claim(weak, REAL)
+    c = teacher_claims.tau_trend_claim(weak, REAL)
     assert c.verdict == claims.NOT_TESTABLE and "0.50× a random mask's at τ 0.01" in c.reason
     # students against their teachers on the permuted split, three seeds each (std 0.01: a
     # half-width of 4.303 · 0.01 / √3 = 0.025): the student's [0.905, 0.955] lies above the
@@ -537,18 +537,18 @@ def test_tau_trend_and_students_beat_teachers_are_judged_where_the_teachers_beat
                              ("resnet18", "none"): (1.00, 0.20, 0.01)})
     teachers = pd.DataFrame({"experiment": "pneu", "teacher": "teacher_10", "split": "permuted",
                              "mean": [0.85], "std": [0.01], "count": [3]})
-    c = medical_claims.students_beat_teachers_claim(students, teachers, REAL,
+    c = teacher_claims.students_beat_teachers_claim(students, teachers, REAL,
                                                     quality=quality.iloc[1:])
     assert c.verdict == claims.REPRODUCED
     assert "ResNet-18 10% teacher: student 0.930 [0.905, 0.955] (3 seeds), teacher 0.850" in c.evidence
     level = teachers.assign(mean=[0.93])  # the intervals overlap: undecided
-    assert medical_claims.students_beat_teachers_claim(
+    assert teacher_claims.students_beat_teachers_claim(
         students, level, REAL, quality=quality.iloc[1:]).verdict == claims.INCONCLUSIVE
     better = teachers.assign(mean=[0.99])
-    assert medical_claims.students_beat_teachers_claim(
+    assert teacher_claims.students_beat_teachers_claim(
         students, better, REAL, quality=quality.iloc[1:]).verdict == claims.NOT_REPRODUCED
     # weak teachers gate it, as the other Setting-2 claims
-    assert medical_claims.students_beat_teachers_claim(
+    assert teacher_claims.students_beat_teachers_claim(
         students, teachers, REAL, quality=weak.iloc[1:]).verdict == claims.NOT_TESTABLE
 
 
@@ -559,33 +559,33 @@ def test_the_1pct_teacher_close_and_random_masks_failing_are_judged_on_their_gat
                             "annotator": ["teacher_10", "teacher_1"] * 2,
                             "precision": [0.10, 0.09, 0.06, 0.054],
                             "recall": [0.20, 0.18, 0.50, 0.45], "tag_coverage": 0.02})
-    c = medical_claims.teachers_close_claim(quality, REAL)
+    c = teacher_claims.teachers_close_claim(quality, REAL)
     assert c.verdict == claims.REPRODUCED
     assert "PNEU τ 0.01: precision 9.0% against 10.0%, recall 0.18 against 0.20" in c.evidence
     poorer = quality.assign(recall=[0.20, 0.10, 0.50, 0.45])  # half the recall at τ 0.01
-    assert medical_claims.teachers_close_claim(poorer, REAL).verdict == claims.NOT_REPRODUCED
+    assert teacher_claims.teachers_close_claim(poorer, REAL).verdict == claims.NOT_REPRODUCED
     weak = quality.assign(precision=[0.01, 0.01, 0.02, 0.02])  # both below random: not judged
-    c = medical_claims.teachers_close_claim(weak, REAL)
+    c = teacher_claims.teachers_close_claim(weak, REAL)
     assert c.verdict == claims.NOT_TESTABLE and "the masks of the 10% teacher" in c.reason
-    assert medical_claims.teachers_close_claim(quality[quality.annotator == "teacher_10"],
+    assert teacher_claims.teachers_close_claim(quality[quality.annotator == "teacher_10"],
                                                REAL).verdict == claims.NOT_RUN
     # random masks: ResNet-18's student loses 0.60 F1 when the tags are swapped (std 0.01 over
     # three seeds: it relies on the tag), as No XS does; the claim (most architectures) holds
     rows = summary_rows({("resnet18", "none"): (1.00, 0.20, 0.01)})
     rand = summary_rows({("resnet18", "teacher_10"): (0.95, 0.35, 0.01)}).assign(
         annotation=Annotation.RANDOM)
-    c = medical_claims.random_masks_claim(pd.concat([rows, rand]), REAL)
+    c = teacher_claims.random_masks_claim(pd.concat([rows, rand]), REAL)
     assert c.verdict == claims.REPRODUCED
     assert "ResNet-18 random masks +0.600, No XS +0.800 (on the tag: 1 of 1)" in c.evidence
     off = rand.assign(mean=[0.95, 0.94])  # the random-mask student kept off the tag
-    assert medical_claims.random_masks_claim(pd.concat([rows, off]), REAL).verdict \
+    assert teacher_claims.random_masks_claim(pd.concat([rows, off]), REAL).verdict \
         == claims.NOT_REPRODUCED
     # a No XS that did not take the tag, or a random-mask student at a constant's F1: not judged
     untaken = rows.assign(mean=[0.95, 0.94])
-    c = medical_claims.random_masks_claim(pd.concat([untaken, rand]), REAL)
+    c = teacher_claims.random_masks_claim(pd.concat([untaken, rand]), REAL)
     assert c.verdict == claims.NOT_TESTABLE and "No XS did not take the tag" in c.reason
     dead = rand.assign(mean=[0.66, 0.66])
-    c = medical_claims.random_masks_claim(pd.concat([rows, dead]), REAL)
+    c = teacher_claims.random_masks_claim(pd.concat([rows, dead]), REAL)
     assert c.verdict == claims.NOT_TESTABLE and "random masks) did not learn the task" in c.reason
 
 
@@ -634,33 +634,33 @@ def test_the_10_and_1pct_students_alike_and_comparators_with_teacher_masks():
     # half-width 4.303 · 0.01414 / √3 = 0.035: [-0.030, 0.040], across ±0.02, inconclusive
     alike = summary_rows({("resnet18", "teacher_10"): (0.95, 0.93, 0.01),
                           ("resnet18", "teacher_1"): (0.95, 0.925, 0.01)})
-    c = medical_claims.teachers_alike_claim(alike, REAL, quality=quality)
+    c = teacher_claims.teachers_alike_claim(alike, REAL, quality=quality)
     assert c.verdict == claims.INCONCLUSIVE and "10% − 1% teacher 0.005 [" in c.evidence
     tight = summary_rows({("resnet18", "teacher_10"): (0.95, 0.93, 0.001),
                           ("resnet18", "teacher_1"): (0.95, 0.925, 0.001)})
-    assert medical_claims.teachers_alike_claim(tight, REAL, quality=quality).verdict \
+    assert teacher_claims.teachers_alike_claim(tight, REAL, quality=quality).verdict \
         == claims.REPRODUCED
     apart = summary_rows({("resnet18", "teacher_10"): (0.95, 0.93, 0.001),
                           ("resnet18", "teacher_1"): (0.95, 0.80, 0.001)})
-    assert medical_claims.teachers_alike_claim(apart, REAL, quality=quality).verdict \
+    assert teacher_claims.teachers_alike_claim(apart, REAL, quality=quality).verdict \
         == claims.NOT_REPRODUCED
-    assert medical_claims.teachers_alike_claim(tight.iloc[:2], REAL).verdict == claims.NOT_RUN
+    assert teacher_claims.teachers_alike_claim(tight.iloc[:2], REAL).verdict == claims.NOT_RUN
     # one seed (no std, as the quick profile's one teacher seed writes it): shown, not judged
     one = tight.assign(std=float("nan"), count=1)
-    c = medical_claims.teachers_alike_claim(one, {**REAL, "settings": {"seeds": [0]}},
+    c = teacher_claims.teachers_alike_claim(one, {**REAL, "settings": {"seeds": [0]}},
                                             quality=quality)
     assert c.verdict == claims.NOT_TESTABLE and "0.005 (1 seed, no interval)" in c.evidence
     # RRR with the 10% teacher's masks loses 0.60 F1 when the tags are swapped: on the tag
     rrr = summary_rows({("resnet18", "teacher_10"): (0.95, 0.35, 0.01)}).assign(method="rrr")
-    c = medical_claims.comparators_on_tag_claim(rrr, REAL, "pneu", quality=quality)
+    c = teacher_claims.comparators_on_tag_claim(rrr, REAL, "pneu", quality=quality)
     assert c.verdict == claims.REPRODUCED and "ResNet-18 RRR 0.600 [" in c.evidence
     off = rrr.assign(mean=[0.95, 0.95], std=0.001)  # kept off: [-0.004, 0.004] below 0.02
-    assert medical_claims.comparators_on_tag_claim(off, REAL, "pneu").verdict \
+    assert teacher_claims.comparators_on_tag_claim(off, REAL, "pneu").verdict \
         == claims.NOT_REPRODUCED
-    assert medical_claims.comparators_on_tag_claim(off.assign(std=0.01), REAL, "pneu").verdict \
+    assert teacher_claims.comparators_on_tag_claim(off.assign(std=0.01), REAL, "pneu").verdict \
         == claims.INCONCLUSIVE  # [-0.035, 0.035] crosses 0.02
     # a profile that trains TAP's students only: not run, with why
-    c = medical_claims.comparators_on_tag_claim(tight, REAL, "pneu")
+    c = teacher_claims.comparators_on_tag_claim(tight, REAL, "pneu")
     assert c.verdict == claims.NOT_RUN and c.reason == (
         "this build trained no RRR/RBR student with teacher masks")
 

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from tapkit import metrics
-from tapkit.book import medical_claims, openings_medical, thresholds
+from tapkit.book import medical_claims, openings_medical, teacher_claims, thresholds
 from tapkit.book.medical_setting2 import _loss
 from tapkit.book.origin import DataOrigin
 from tapkit.seedstats import Estimate
@@ -84,9 +84,9 @@ def test_the_verdict_helpers_use_the_named_margin():
 
 def test_tau_is_compared_as_a_number():
     tau = pd.Series(["0.01", "1e-2", "0.010", "0.1", "any"])  # as read from a CSV with "any" rows
-    assert medical_claims._at_tau(tau, 0.01).tolist() == [True, True, True, False, True]
+    assert teacher_claims._at_tau(tau, 0.01).tolist() == [True, True, True, False, True]
     numbers = pd.Series([0.01, 0.1, 0.001])
-    assert medical_claims._at_tau(numbers, 0.01).tolist() == [True, False, False]
+    assert teacher_claims._at_tau(numbers, 0.01).tolist() == [True, False, False]
 
 
 def test_data_origin_is_read_from_the_provenance_never_from_prose():

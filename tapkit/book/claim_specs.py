@@ -30,15 +30,15 @@ from .claims import (NOT_RUN, NOT_TESTABLE, Claim, _combined, close_claim, cost_
                      cost_share_claim, decoy_claim, matches_claim, oom_claim, removes_claim,
                      slightly_below_claim, speed_claim, teacher_claim)
 from .labels import in_prose
-from .medical_claims import (annotation_claim, comparators_on_tag_claim, ig_overlap_claim,
-                             keeps_off_claim, teachers_alike_claim,
-                             matches_at_cost_claim, medical_teacher_claim, no_xs_relies_claim,
-                             random_masks_claim, reemerge_claim, reemerges_in_layers_claim,
-                             students_beat_teachers_claim, suppresses_claim, tau_trend_claim,
-                             teachers_close_claim)
+from .medical_claims import (ig_overlap_claim, keeps_off_claim, matches_at_cost_claim,
+                             no_xs_relies_claim, reemerge_claim, reemerges_in_layers_claim,
+                             suppresses_claim)
 from .medical_notes import LEFT_OUT_HEADING, cells_by_reason
 from .origin import DataOrigin
 from .report import paper_values, read_cells
+from .teacher_claims import (annotation_claim, comparators_on_tag_claim, medical_teacher_claim,
+                             random_masks_claim, students_beat_teachers_claim, tau_trend_claim,
+                             teachers_alike_claim, teachers_close_claim)
 from .summary_claims import (annotation_robust_claim, fail_to_protect_claim, kd_drops_claim,
                              kd_matches_claim)
 from .thresholds import ANNOTATION_LIFT
@@ -392,7 +392,7 @@ _teacher.reads = TEACHER_TABLES
 
 
 def _students_beat(ev: Evidence, methods: Methods = ()):
-    """:func:`.medical_claims.students_beat_teachers_claim` on the medical Setting-2 students and
+    """:func:`.teacher_claims.students_beat_teachers_claim` on the medical Setting-2 students and
     their teachers' scores, judged only where the teachers' masks beat random ones."""
     (frame, meta), performance = ev.table("medical_teacher"), ev.table(
         "medical_teacher_performance")[0]
@@ -409,7 +409,7 @@ _students_beat.reads = ("medical_teacher", "medical_teacher_performance",
 def _teacher_table(judge, *args) -> Judge:
     """``judge(summary, meta, *args, *methods, quality=...)`` on the medical Setting-2 students'
     table, judged only where the teachers' masks beat random ones: their annotation quality (the
-    gate, :func:`.medical_claims.weak_teachers`) from the same page."""
+    gate, :func:`.teacher_claims.weak_teachers`) from the same page."""
     def run(ev: Evidence, methods: Methods = ()):
         frame, meta = ev.table("medical_teacher")
         if frame is None:

@@ -12,7 +12,7 @@ with the reason; *not run* is kept for claims no cell of the build measured. The
 Setting-1 claims are judged on the stand-in's seeds and labelled as the stand-in's
 (:mod:`.medical_claims`). Each ``*_claim`` function is pure (tables in, :class:`Claim` out);
 their thresholds are :mod:`.thresholds`. This module holds the MNIST and Table-1 claims,
-:mod:`.medical_claims` those on PNEU and KNEE, and :mod:`.claim_table` reads the tables a build
+:mod:`.medical_claims` and :mod:`.teacher_claims` those on PNEU and KNEE, and :mod:`.claim_table` reads the tables a build
 wrote into the report's table.
 """
 
