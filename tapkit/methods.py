@@ -205,10 +205,19 @@ def proposed_method() -> str:
     return found[0]
 
 
+def no_xs() -> str:
+    """The method without an XS term (the entry of :attr:`Kind.NO_XS`: ``"none"``), every
+    comparison's reference: the tables' No XS rows carry its name."""
+    found = methods_where(kind=Kind.NO_XS)
+    if len(found) != 1:
+        raise ValueError(f"expected one registered method of kind NO_XS, found {found}")
+    return found[0]
+
+
 def table1_methods() -> list[str]:
     """Table 1's columns, in its order: No XS, the comparators, then the paper's own method
     (``["none", "rrr", "rbr", "tap"]``)."""
-    return methods_where(kind=Kind.NO_XS) + comparators() + [proposed_method()]
+    return [no_xs(), *comparators(), proposed_method()]
 
 
 def paper_grids() -> dict[str, tuple[float, ...]]:

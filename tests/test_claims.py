@@ -328,6 +328,15 @@ def test_claims_table_lists_every_claim_of_the_paper_with_its_line(tmp_path):
                               ("resnet18", "none"): (1.00, 0.20, 0.01)}),
                 tmp_path, "medical_teacher", {**REAL, "origin": "stand-in"})
     table = claim_table.claims_table(tmp_path).set_index("id")
+    # its students trained at one τ, where the trend needs two: not run, with what ran
+    assert table.loc["tau_trend_pneu", "verdict"] == claims.NOT_RUN
+    assert table.loc["tau_trend_pneu", "reason"] == (
+        "left out by this profile: this build trained its students at τ 0.01 only; the claim "
+        "compares 2 τ or more")
+    two = summary_rows({("resnet18", "teacher_10"): (0.95, 0.94, 0.01)})
+    write_table(pd.concat([two, two.assign(tau=0.1)]), tmp_path, "medical_teacher",
+                {**REAL, "origin": "stand-in"})
+    table = claim_table.claims_table(tmp_path).set_index("id")
     assert table.loc["tau_trend_pneu", "verdict"] == claims.NOT_TESTABLE
     assert "real PNEU/KNEE data" in table.loc["tau_trend_pneu", "reason"]
     html = claim_table.to_html(table.reset_index())

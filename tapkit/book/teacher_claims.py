@@ -12,13 +12,13 @@ from typing import Callable, Mapping, Sequence
 import pandas as pd
 
 from ..experiments.cells import Annotation
-from ..methods import comparators, proposed_method
+from ..methods import comparators, no_xs, proposed_method
 from ..metrics import task_metric
-from ..seedstats import from_summary
+from ..seedstats import Estimate, from_summary
 from .claims import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, REPRODUCED, Claim,
-                     Verdict, _combined, within_verdict)
+                     Verdict, _combined, keeps_verdict, within_verdict)
 from .labels import in_prose, label
-from .medical_claims import RELIANCE, _reliances
+from .medical_claims import RELIANCE, _in_some_cell, _reliances
 from .medical_notes import constant_score
 from .origin import DataOrigin
 from .preconditions import learned_share
@@ -190,11 +190,9 @@ def random_masks_claim(summary: pd.DataFrame, meta: Mapping, method: str | None 
     holds = 2 * through > len(rand)
     evidence = (f"{RELIANCE} — PNEU: " + "; ".join(parts)
                 + f" (on the tag: {through} of {len(rand)})")
-    # No XS must have taken the tag, as the preconditions of Setting 1 ask (reliance > LEARNED)
-    untaken = [f"PNEU {label(m)}: No XS did not take the tag (reliance {d.mean:+.3f})"
-               for m, d in none.items() if not d.mean > LEARNED]
     return _medical_verdict(claim, "Setting 2, Fig. ts", evidence, meta, lambda: holds,
-                            untaken + unlearned_students(summary[read], "pneu"))
+                            untaken_tag(summary, "pneu", none)
+                            + unlearned_students(summary[read], "pneu"))
 
 
 def teachers_alike_claim(summary: pd.DataFrame, meta: Mapping, method: str | None = None,
@@ -304,6 +302,68 @@ def students_beat_teachers_claim(summary: pd.DataFrame, performance: pd.DataFram
     verdict = _combined(verdicts)
     return _medical_verdict(claim, "Setting 2, l.404", "permuted F-score — " + "; ".join(parts),
                             meta, lambda: verdict == REPRODUCED, why, verdict)
+
+
+def substitutes_claim(summary: pd.DataFrame, meta: Mapping, method: str | None = None,
+                      quality: pd.DataFrame | None = None) -> Claim:
+    """Teacher annotations "can be effective substitutes for ground-truth annotations, depending
+    on the task and model": in some (data set, architecture) cell, TAP (``method``; None: the
+    paper's own) with a teacher's masks at τ = 0.01 scores on the permuted split no worse than
+    with the ground truth's by more than :data:`.thresholds.MARGIN` (the difference's interval
+    above −MARGIN; each teacher's cell judged, :func:`.medical_claims._in_some_cell`). Judged with
+    several seeds where the teachers' masks beat random ones and the students learned the task;
+    on the digits stand-in too, labelled so."""
+    method = method or proposed_method()
+    claim = (f"{label(method)} with teacher masks scores about as well as with the ground truth, "
+             "in some cells")
+    read = (summary["method"] == method) & _at_tau(summary["tau"], CLAIM_TAU) & summary[
+        "annotation"].isin([a.value for a in (*READS[:2], Annotation.GROUND_TRUTH)])
+    parts, verdicts = [], []
+    for (exp, model), g in summary[read & (summary["split"] == "permuted")].groupby(
+            ["experiment", "model"], sort=False):
+        by = g.assign(annotation=g["annotation"].astype(str)).set_index("annotation")
+        truth = Annotation.GROUND_TRUTH.value
+        for teacher in [a.value for a in READS[:2] if a.value in by.index and truth in by.index]:
+            d = score_difference(by.loc[teacher], by.loc[truth], exp)
+            verdicts.append(keeps_verdict(d.lo, d.hi, -MARGIN))
+            parts.append(f"{exp.upper()} {label(model)} {label(teacher)} − ground truth "
+                         f"{d.text()} — {verdicts[-1]}")
+    if not parts:
+        return Claim(claim, "Setting 2, l.404", "no cell with TAP students of a teacher and of "
+                     "the ground truth", "—", "PNEU/KNEE", NOT_RUN,
+                     reason="this build trained no TAP students of both a teacher and the ground "
+                     "truth")
+    why = weak_teachers(quality, CLAIM_TAU) + [
+        w for e in dict.fromkeys(summary.loc[read, "experiment"])
+        for w in unlearned_students(summary[read & (summary["experiment"] == e)], e)]
+    verdict = (_in_some_cell(verdicts) or [INCONCLUSIVE])[0]
+    return _medical_verdict(claim, "Setting 2, l.404", f"permuted score within {MARGIN:g} of the "
+                            "ground truth's or above — " + "; ".join(parts), meta,
+                            lambda: verdict == REPRODUCED, why, verdict)
+
+
+def untaken_tag(summary: pd.DataFrame, experiment: str,
+                none: Mapping[str, Estimate] | None = None) -> list[str]:
+    """Setting 1's shortcut precondition on a Setting-2 summary: each architecture of
+    ``experiment`` whose No XS reliance (``none``, by architecture; None: from ``summary``'s No XS
+    rows) is not above :data:`.thresholds.LEARNED`, with why. A student that keeps off a tag No
+    XS never took shows nothing about the method."""
+    if none is None:
+        rows = summary[(summary["experiment"] == experiment) & (summary["method"] == no_xs())]
+        none = {m: d for m, _, d in _reliances(rows, experiment, "method")}
+    return [f"{experiment.upper()} {label(m)}: No XS did not take the tag (reliance "
+            f"{d.mean:+.3f})" for m, d in none.items() if not d.mean > LEARNED]
+
+
+def score_difference(a: pd.Series, b: pd.Series, experiment: str) -> Estimate:
+    """``a`` better than ``b`` on one split of a summary (each a row with ``mean``, ``std`` and
+    ``count`` over seeds): the difference of means in the metric's good direction (MAE: ``b −
+    a``), its std √(σ_a² + σ_b²) (unpaired: a summary keeps no seeds), within the metric's
+    range; no interval from one seed."""
+    metric = task_metric(experiment)
+    sign = 1.0 if metric.higher_is_better else -1.0
+    return from_summary(sign * (a["mean"] - b["mean"]), (a["std"] ** 2 + b["std"] ** 2) ** 0.5,
+                        int(min(a["count"], b["count"])), bounds=metric.range(1))
 
 
 CLAIM_TAU = 0.01   # the τ of the paper's teacher-student figure the claim reads

@@ -1,0 +1,144 @@
+"""The paper's distillation claims on PNEU and KNEE (App. Tables kd_pneu and kd_knee: KD, AT and
+JT students beside TAP with teacher masks), judged on the medical distillation chapter's summary
+(``medical_kd``: per data set, architecture, teacher and method, each split's mean, std and
+count over seeds) as :mod:`.teacher_claims` judges Setting 2's: only where every student it reads
+learned the task and No XS took the tag, where TAP's teacher masks mark the tags better than
+random ones (TAP is the one student trained on masks; KD, AT and JT learn from the teacher's
+outputs and maps), and with several seeds; on the digits stand-in labelled so. Differences of
+two students are unpaired (:func:`.teacher_claims.score_difference`): the summary keeps no
+seeds."""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+from ..experiments.cells import Annotation
+from .claims import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, REPRODUCED, Claim, _combined,
+                     keeps_verdict, within_verdict)
+from .labels import label
+from .medical_claims import RELIANCE, _reliances
+from .teacher_claims import (CLAIM_TAU, _medical_verdict, score_difference, unlearned_students,
+                             untaken_tag, weak_teachers)
+from .thresholds import MARGIN, relies
+
+TEACHER = Annotation.TEACHER_10  # the teacher of every distillation cell the claims read
+WHERE = "App. Tables kd_pneu/kd_knee"
+
+
+def _students(summary: pd.DataFrame, experiment: str | None, methods: Sequence[str]) -> pd.Series:
+    """The rows of ``methods``' students of the 10% teacher (on ``experiment``; None: every
+    data set)."""
+    at = summary["experiment"] == experiment if experiment else summary["experiment"].notna()
+    return at & summary["method"].isin(methods) & (summary["teacher"].astype(str) == TEACHER.value)
+
+
+def _gates(summary: pd.DataFrame, read: pd.Series, quality: pd.DataFrame | None,
+           masked: bool) -> list[str]:
+    """Why the students ``read`` cannot judge: one that did not learn the task, a No XS that did
+    not take the tag, and, where TAP's students are among them (``masked``), a 10% teacher
+    whose masks mark the tags no better than random ones."""
+    experiments = list(dict.fromkeys(summary.loc[read, "experiment"]))
+    teachers = (quality[quality["annotator"] == TEACHER.value]
+                if masked and quality is not None else None)
+    weak = [w for w in weak_teachers(teachers, CLAIM_TAU)
+            if any(w.startswith(e.upper()) for e in experiments)]
+    return weak + [w for e in experiments for w in unlearned_students(summary[read], e)
+                   + untaken_tag(summary, e)]
+
+
+def _absent(methods: Sequence[str], found: set[str]) -> str:
+    gone = [label(m) for m in methods if m not in found]
+    return f" ({', '.join(gone)}: not run here)" if gone else ""
+
+
+def distillation_on_tag_claim(summary: pd.DataFrame, meta: Mapping, experiment: str,
+                              *methods: str, quality: pd.DataFrame | None = None) -> Claim:
+    """KD and JT (``methods``) "do not mitigate contamination sensitivity well" on
+    ``experiment``: per architecture, each student of the 10% teacher whose reliance interval
+    lies wholly above :data:`.thresholds.MARGIN` holds, wholly below it fails, across it is
+    inconclusive; the cells combined. A method this build did not train is named; none trained:
+    *not run*."""
+    named = " and ".join(label(m) for m in methods)
+    claim = f"{named} leave the students on the tag ({experiment.upper()})"
+    read = _students(summary, experiment, methods)
+    found = _reliances(summary[read], experiment, "method")
+    if not found:
+        return Claim(claim, WHERE, f"no {named} student on {experiment.upper()}", "—",
+                     experiment.upper(), NOT_RUN, reason=f"this build trained no {named} student")
+    verdict = _combined([REPRODUCED if relies(d) else NOT_REPRODUCED if d.hi < MARGIN
+                         else INCONCLUSIVE for _, _, d in found])
+    evidence = (f"{RELIANCE} — " + "; ".join(f"{label(m)} {label(c)} {d.text()}"
+                                            for m, c, d in found)
+                + _absent(methods, {c for _, c, _ in found}))
+    return _medical_verdict(claim, WHERE, evidence, meta, lambda: verdict == REPRODUCED,
+                            _gates(summary, read, quality, masked=False), verdict)
+
+
+def behind_claim(summary: pd.DataFrame, meta: Mapping, experiment: str, behind: Sequence[str],
+                 method: str, other: str, quality: pd.DataFrame | None = None) -> Claim:
+    """AT (``method``) scores like TAP (``other``, with the 10% teacher's masks) on the permuted
+    split of ``experiment``, except on the architectures ``behind``, where it falls behind: per
+    architecture, the difference ``other − method`` (in the metric's good direction) within
+    ±:data:`.thresholds.MARGIN` (:func:`.claims.within_verdict`), or, on ``behind``, above
+    MARGIN (:func:`.claims.keeps_verdict`); the cells combined."""
+    claim = (f"{label(method)} scores like {label(other)} on the permuted {experiment.upper()} "
+             f"split, behind it on {', '.join(label(m) for m in behind)}")
+    read = _students(summary, experiment, (method, other))
+    rows = summary[read & (summary["split"] == "permuted")].set_index(["model", "method"])
+    parts, verdicts = [], []
+    for model in dict.fromkeys(rows.index.get_level_values("model")):
+        if (model, method) not in rows.index or (model, other) not in rows.index:
+            continue
+        d = score_difference(rows.loc[(model, other)], rows.loc[(model, method)], experiment)
+        verdict = (keeps_verdict(d.lo, d.hi, MARGIN) if model in behind
+                   else within_verdict(d.lo, d.hi, MARGIN))
+        verdicts.append(verdict)
+        parts.append(f"{label(model)}: {label(other)} − {label(method)} {d.text()}"
+                     f"{' (expected above ' + format(MARGIN, 'g') + ')' if model in behind else ''}"
+                     f" — {verdict}")
+    if not parts:
+        return Claim(claim, WHERE, f"no architecture with both {label(method)} and "
+                     f"{label(other)} students", "—", experiment.upper(), NOT_RUN,
+                     reason=f"this build trained no {label(method)} and {label(other)} students "
+                     f"of one architecture on {experiment.upper()}")
+    verdict = _combined(verdicts)
+    return _medical_verdict(claim, WHERE, "permuted score — " + "; ".join(parts), meta,
+                            lambda: verdict == REPRODUCED,
+                            _gates(summary, read, quality, masked=True), verdict)
+
+
+def best_or_tied_claim(summary: pd.DataFrame, meta: Mapping, method: str, *others: str,
+                       quality: pd.DataFrame | None = None) -> Claim:
+    """TAP (``method``) transfers insensitivity best: in most (data set, architecture) cells its
+    permuted score is the best of the students or tied with the best (within
+    :data:`.thresholds.MARGIN`; the paper: TAP best in 8 of 12 medical cells). A cell holds where
+    every difference ``method − other`` lies above −MARGIN, fails where one lies wholly below it;
+    the claim holds in a majority of cells, fails in half or more."""
+    claim = (f"{label(method)} scores best or tied among {', '.join(label(o) for o in others)} "
+             "and itself on the permuted split in most cells")
+    read = _students(summary, None, (method, *others))
+    rows = summary[read & (summary["split"] == "permuted")]
+    parts, verdicts = [], []
+    for (exp, model), g in rows.groupby(["experiment", "model"], sort=False):
+        by = g.set_index("method")
+        if method not in by.index or not set(others) & set(by.index):
+            continue
+        ds = {o: score_difference(by.loc[method], by.loc[o], exp) for o in others if o in by.index}
+        cell = _combined([keeps_verdict(d.lo, d.hi, -MARGIN) for d in ds.values()])
+        verdicts.append(cell)
+        parts.append(f"{exp.upper()} {label(model)}: " + ", ".join(
+            f"{label(method)} − {label(o)} {d.text()}" for o, d in ds.items()) + f" — {cell}")
+    if not parts:
+        return Claim(claim, WHERE, f"no cell with {label(method)} and another student", "—",
+                     "PNEU/KNEE", NOT_RUN, reason="this build trained no distillation student "
+                     f"beside {label(method)}")
+    held, failed = verdicts.count(REPRODUCED), verdicts.count(NOT_REPRODUCED)
+    verdict = (REPRODUCED if 2 * held > len(verdicts) else
+               NOT_REPRODUCED if 2 * failed >= len(verdicts) else INCONCLUSIVE)
+    evidence = (f"permuted score, best or within {MARGIN:g} of the best — " + "; ".join(parts)
+                + f" (holds in {held} of {len(verdicts)} cells)"
+                + _absent(others, set(rows["method"])))
+    return _medical_verdict(claim, WHERE, evidence, meta, lambda: verdict == REPRODUCED,
+                            _gates(summary, read, quality, masked=True), verdict)
