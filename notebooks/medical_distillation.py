@@ -124,5 +124,5 @@ display(Markdown(s2.kd_left_out(profile, s, t, datasets)))
 # %% tags=["hide-input"]
 chapter.show_committed(ch, ["medical_kd"], "run `make book PROFILE=paper` on a GPU with the "
                        "PNEU and KNEE folders as `source` and commit `results/paper/`.");
-ch.opening(openings.medical_kd_found(summary, runs))
+ch.opening(openings.medical_kd_found(summary, runs, root))
 ch.finish(seeds=s.seeds);

@@ -354,6 +354,17 @@ def test_setting2_medical_openings_flag_students_that_did_not_learn_the_task(tmp
         "what each student's metric loses when the tags are permuted (more means more use of the "
         "tag): PNEU ResNet-18 (F-score): No XS +0.920, KD (10% teacher) 0.000 (did not learn the "
         "task), AT (10% teacher) +0.140." + openings_medical._FLAGGED)
+    # with its table written, the page quotes the report's verdicts on its claims, with the
+    # same reasons: KD's student collapsed (0.66 against a constant's 0.667), one seed
+    write_table(kd_summary, tmp_path, "medical_kd", meta)
+    text = openings_medical.medical_kd_found(kd_summary, kd, tmp_path)
+    report = claims_table(tmp_path).set_index("id")
+    assert report.loc["kd_pneu_jt_kd_fail", "verdict"] == "not testable here"
+    assert report.loc["kd_pneu_jt_kd_fail", "reason"].startswith(
+        "PNEU ResNet-18 KD (10% teacher) did not learn the task (contaminated F1 0.660")
+    assert text.startswith(openings_medical.medical_kd_found(kd_summary, kd)) and \
+        "PNEU ResNet-18 KD (10% teacher) did not learn the task" in text
+    assert report.loc["kd_knee_jt_kd_poor", "verdict"] == "not run"  # PNEU's students only
 
 
 def test_extra_opening_says_once_when_no_run_learned_the_task():

@@ -218,6 +218,8 @@ def _student(method: str, annotation: str) -> str:
 # the tables the medical teachers page writes before its opening, which its claims' judges read
 MEDICAL_TEACHER_TABLES = ("medical_teacher", "medical_annotation_quality",
                           "medical_teacher_performance")
+# the distillation page's: its summary, and the mask quality TAP's students are gated on
+MEDICAL_KD_TABLES = ("medical_kd", "medical_annotation_quality")
 
 
 def medical_teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, root: str | Path,
@@ -250,11 +252,14 @@ def medical_teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, root: s
             + (" " + verdicts(judged) if judged else ""))
 
 
-def medical_kd_found(summary: pd.DataFrame, runs: pd.DataFrame | None = None) -> str:
+def medical_kd_found(summary: pd.DataFrame, runs: pd.DataFrame | None = None,
+                     root: str | Path | None = None) -> str:
     """TAP against KD/AT/JT on PNEU/KNEE: per data set and student architecture, each student's
     loss when the tags are permuted (``summary``: experiment, model, teacher, method, split,
     mean); with ``runs`` (the per-run frame) a student whose runs did not learn the task says
-    so (:func:`unlearned`)."""
+    so (:func:`unlearned`); with ``root``, the report's verdicts on the claims this page shows
+    (:func:`.claim_specs.page_claims` on its table and the teachers page's mask quality, which
+    TAP's students are gated on)."""
     parts, any_flag = [], False
     for e, part in summary.groupby("experiment", sort=False):
         loss = losses(part, e, ["model", "teacher", "method"])
@@ -266,5 +271,8 @@ def medical_kd_found(summary: pd.DataFrame, runs: pd.DataFrame | None = None) ->
                      for (m, t, c), d in loss.items() if m == model]
             parts.append(f"{e.upper()} {label(model)} "
                          f"({task_metric(e).label}): " + ", ".join(cells))
+    judged = [] if root is None else page_claims(Evidence(Path(root)), "medical_distillation",
+                                                 MEDICAL_KD_TABLES)
     return ("what each student's metric loses when the tags are permuted (more means more use "
-            "of the tag): " + "; ".join(parts) + "." + (_FLAGGED if any_flag else ""))
+            "of the tag): " + "; ".join(parts) + "." + (_FLAGGED if any_flag else "")
+            + (" " + verdicts(judged) if judged else ""))
