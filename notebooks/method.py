@@ -62,7 +62,7 @@ from tapkit.book import chapter, method_figures, openings, report, table_display
 from tapkit.experiments import plans, protocols
 from tapkit.experiments.executors import run_many
 from tapkit.fit import experiment_data
-from tapkit.methods import comparators, get_method, proposed_method
+from tapkit.methods import comparators, get_method, no_xs, proposed_method
 
 ch = chapter.open_chapter(globals(), "method", "mnist", show=True)
 s, root = ch.settings, ch.root
@@ -100,7 +100,7 @@ plt.show()
 
 # %% tags=["hide-input"]
 # No XS, TAP and the first comparator that penalises the input gradient directly (RRR)
-cases = ["none", proposed_method(), [m for m in comparators() if get_method(m).input_grad][0]]
+cases = [no_xs(), proposed_method(), [m for m in comparators() if get_method(m).input_grad][0]]
 configs = plans.mnist_configs(s.with_overrides(seeds=s.seeds[:1]), cases, lams)  # first seed
 runs = run_many(configs, root / "runs", device)
 label = report.provenance_label(runs, profile)

@@ -23,6 +23,7 @@ from tapkit.config import TrainConfig
 from tapkit.experiments import protocols
 from tapkit.experiments.executors import run_many
 from tapkit.experiments.setting1 import case_config
+from tapkit.methods import no_xs
 from tapkit.metrics import TASK_METRICS, tag_reliance
 from tapkit.results import write_atomic
 
@@ -43,13 +44,13 @@ def configs(noise: float, seed: int, profile: str = "quick") -> dict[str, TrainC
     """Base's and No XS's runs at ``noise`` for ``seed``, as the ``profile``'s MNIST protocol
     (the book's: quick) builds them with that label noise."""
     p = protocols.MNIST[profile].with_overrides(label_noise={TASK: noise})
-    return {case: case_config(p, None, None, case, None, seed) for case in ("base", "none")}
+    return {case: case_config(p, None, None, case, None, seed) for case in ("base", no_xs())}
 
 
 def row(noise: float, seed: int, records: dict[str, pd.Series]) -> dict:
     """One calibration row: Base's clean accuracy and No XS's reliance on the decoy (the
     accuracy it loses when the decoys are permuted) from the two runs' ``records``."""
-    base, none = records["base"], records["none"]
+    base, none = records["base"], records[no_xs()]
     return {"task": TASK, "model": "two_layer_cnn", "label_noise": noise, "seed": seed,
             "base_clean": round(base.clean, 4), "base_cpu_s": round(base.seconds, 1),
             "noxs_contaminated": round(none.contaminated, 4),

@@ -20,7 +20,7 @@ import torch
 from tapkit.config import TrainConfig
 from tapkit.experiments.profiles.quick import PRETRAINED_START_CURVE as GRIDS
 from tapkit.experiments.store import ResultStore
-from tapkit.methods import proposed_method
+from tapkit.methods import no_xs, proposed_method
 from tapkit.metrics import tag_reliance, TASK_METRICS
 from tapkit.sources import MEDICAL_EXPERIMENTS
 from tapkit.results import write_atomic
@@ -36,7 +36,7 @@ def cases(model: str, experiment: str, size: int, seed: int, start: TrainConfig 
     base = TrainConfig(experiment=experiment, model=model, epochs=epochs, batch_size=16, lr=lr,
                        image_size=size, per_class=PER_CLASS[experiment],
                        test_per_class=TEST_PER_CLASS[experiment], seed=seed, start=start)
-    out = [("base", base.replace(data="clean")), ("none", base)]
+    out = [("base", base.replace(data="clean")), (no_xs(), base)]
     out += [(m, base.replace(method=m, lam=lam)) for m in methods for lam in GRIDS[m]]
     return out
 

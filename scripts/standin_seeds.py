@@ -23,7 +23,7 @@ import pandas as pd
 
 from tapkit.experiments import medical_plans, protocols
 from tapkit.experiments.executors import run_many
-from tapkit.methods import comparators, proposed_method
+from tapkit.methods import comparators, no_xs, proposed_method
 from tapkit.metrics import TASK_METRICS, tag_reliance
 from tapkit.results import write_atomic
 from tapkit.seedstats import mean_ci, paired_difference
@@ -34,7 +34,7 @@ MODELS = ("resnet18", "densenet121")
 OWN = proposed_method()  # TAP
 # the comparators where the quick profile runs them (its not_run leaves out the rest: RRR on
 # PNEU's ResNet-18 only, no RBR)
-CASES = ("base", "none", OWN, *comparators())
+CASES = ("base", no_xs(), OWN, *comparators())
 
 
 def runs(root: Path, seeds: list[int], executor: str) -> pd.DataFrame:
@@ -61,9 +61,9 @@ def summary(frame: pd.DataFrame) -> str:
                      f"{mean_ci(g.reliance).text()} |")
     lines += ["", "| stand-in | model | No XS − TAP reliance | TAP − Base clean |", "|---|---|---|---|"]
     for (e, m), g in frame.groupby(["experiment", "model"], sort=False):
-        rel = {c: dict(zip(g[g.case == c].seed, g[g.case == c].reliance)) for c in ("none", OWN)}
+        rel = {c: dict(zip(g[g.case == c].seed, g[g.case == c].reliance)) for c in (no_xs(), OWN)}
         clean = {c: dict(zip(g[g.case == c].seed, g[g.case == c].clean)) for c in ("base", OWN)}
-        lines.append(f"| {e} | {m} | {paired_difference(rel['none'], rel[OWN]).text()} | "
+        lines.append(f"| {e} | {m} | {paired_difference(rel[no_xs()], rel[OWN]).text()} | "
                      f"{paired_difference(clean[OWN], clean['base']).text()} |")
     return "\n".join(lines) + "\n"
 

@@ -53,7 +53,7 @@ from tqdm import tqdm
 from . import efficiency as eff
 from .allocator import release_cpu_memory, reusing_cpu_allocator, steady_cpu_allocator
 from .memory import peak_bytes, training_state
-from .methods import get_method, methods_where
+from .methods import get_method, methods_where, no_xs
 from .models import build_model, get_spec
 from .paired import memory_ratio, speed_ratio
 from .results import device_name, resolve_device
@@ -161,12 +161,12 @@ def _peaks(model_name: str, methods: list[str], batch_size: int, image_size: int
     """Each method's peak once; the methods without input gradients (and No XS) ``passes``
     times, No XS first in every pass, so that pass ``p`` of each pairs with No XS's pass ``p``."""
     # discarded: first-use allocations (thread pools, kernel caches) are nobody's peak
-    peak_memory_mb(model_name, "none", batch_size, image_size, device, 0, optimizer, options)
+    peak_memory_mb(model_name, no_xs(), batch_size, image_size, device, 0, optimizer, options)
     methods = list(dict.fromkeys(methods))
     peaks: dict[str, list[float | None]] = {m: [] for m in methods}
     for p in range(max(passes, 1)):
         again = [m for m in methods if p == 0 or _cheap(m)]
-        for m in sorted(again, key=lambda m: m != "none"):
+        for m in sorted(again, key=lambda m: m != no_xs()):
             peaks[m].append(peak_memory_mb(model_name, m, batch_size, image_size, device, warmup,
                                            optimizer, options))
     return peaks
@@ -303,7 +303,7 @@ def add_ratios(rows: list[dict]) -> list[dict]:
     ratios to the first No XS row and their 95% intervals (:mod:`tapkit.paired`): speed over the
     rounds both ran, memory over the passes both have. No No XS row, or an out-of-memory row:
     NaN ratios."""
-    base = next((r for r in rows if r["method"] == "none" and r["status"] == "ok"), None)
+    base = next((r for r in rows if r["method"] == no_xs() and r["status"] == "ok"), None)
     for row in rows:
         ok = base is not None and row["status"] == "ok"
         speed = speed_ratio(base["step_s"] if ok else [], row.get("step_s") or [])
@@ -424,7 +424,7 @@ def _efficiencies(specs: list[tuple[str, int, int, str]], steps: int, warmup: in
     for name, bs, side, optimizer in specs:
         # the reference between models too: on a busy machine its best catches a quiet moment
         reference = max(reference, eff.matmul_flops_per_s(device=device))
-        pair = _Pair(name, "none", bs, side, device, optimizer)
+        pair = _Pair(name, no_xs(), bs, side, device, optimizer)
         for _ in range(warmup):
             pair.step()
         flops = eff.count_flops(pair.step)

@@ -22,7 +22,7 @@ from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 from . import __version__
 from .config import TrainConfig
-from .methods import get_method, list_methods, methods_where, table1_methods
+from .methods import get_method, list_methods, methods_where, no_xs, table1_methods
 from .results import resolve_device
 from .sources import DataNotFoundError
 
@@ -187,7 +187,7 @@ def _train(args: argparse.Namespace) -> int:
                       lam=args.lam, epochs=args.epochs, seed=args.seed, source=args.source,
                       batch_size=args.batch_size, lr=args.lr, optimizer=args.optimizer,
                       data=args.data, options=options)
-    if cfg.method != "none" and cfg.lam == 0:
+    if cfg.method != no_xs() and cfg.lam == 0:
         log.warning("--lam is 0: the %s term has no effect", cfg.method)
     record = train_run(cfg, Path(args.out), device=args.device)
     log.info("%s: %s contaminated=%.4f permuted=%.4f clean=%.4f (%s, %.0f s) -> %s",
@@ -274,7 +274,7 @@ def parser() -> argparse.ArgumentParser:
                         "tasks: their folder as --source, or the embedded digits stand-in)")
     t.add_argument("--model", default="two_layer_cnn",
                    help="a registered model (tapkit.list_models()), e.g. two_layer_cnn, vgg16")
-    t.add_argument("--method", default="none", choices=methods_where(teacher=False),
+    t.add_argument("--method", default=no_xs(), choices=methods_where(teacher=False),
                    help="an XS method that needs no teacher (teachers train through sweeps)")
     t.add_argument("--lam", type=_number(0, True), default=0.0,
                    help="λ of Eq. 3, the weight of the XS term (finite, at least 0)")

@@ -18,7 +18,7 @@ from enum import Enum
 from typing import Any, Mapping
 
 from .method_options import MethodOptions
-from .methods import get_method
+from .methods import get_method, no_xs
 from .models import list_models, target_layers, target_sigma
 from .sources import Embedded, Source, parse_source
 
@@ -42,7 +42,7 @@ class TrainConfig:
 
     experiment: str = "decoy-mnist"
     model: str = "two_layer_cnn"
-    method: str = "none"
+    method: str = no_xs()
     lam: float = 0.0
     data: str = "contaminated"          # train on "contaminated", "clean" (Base) or "holdout" (teacher)
     annotation: str = "ground_truth"    # masks: "ground_truth", "teacher" or "random"

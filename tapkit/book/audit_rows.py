@@ -11,7 +11,7 @@ from enum import Enum
 from typing import Any, Callable, Mapping
 
 from ..experiment_specs import paper_names
-from ..methods import list_methods
+from ..methods import list_methods, no_xs
 
 GROUPS = ("data", "model", "training", "losses", "teachers", "metrics", "Table 1")
 
@@ -67,7 +67,7 @@ def name(key: Any) -> str:
     text = str(key)
     if text in _DATASETS:
         return _DATASETS[text]
-    return text.upper() if text in list_methods() and text != "none" else text
+    return text.upper() if text in list_methods() and text != no_xs() else text
 
 
 def render(value: Any) -> str:

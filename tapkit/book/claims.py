@@ -28,7 +28,7 @@ from ..experiments.cells import Annotation, tau_text
 from ..experiments.table1 import architectures
 from ..metrics import TASK_METRICS
 from ..seedstats import Estimate, from_summary, mean_ci, paired_difference
-from ..methods import comparators, proposed_method
+from ..methods import comparators, no_xs, proposed_method
 from .labels import interval_text, label
 from .labels import label as _label  # where a judge's argument is called ``label``
 from .preconditions import judged_seeds
@@ -161,8 +161,8 @@ def decoy_claim(runs: pd.DataFrame, data: str) -> Claim:
     """No XS learns the decoy: its accuracy falls when the decoy is permuted (Δ < 0 over the
     seeds where No XS learned the task; inconclusive when the interval reaches 0)."""
     claim, where = "No XS learns the decoy on MNIST", "Results, Fig. MNIST; App. Table gt_mnist"
-    seeds = judged_seeds(runs, -_delta(runs), ["none"], ACCURACY, shortcut=False)
-    every = per_seed(runs, "none", _delta(runs))
+    seeds = judged_seeds(runs, -_delta(runs), [no_xs()], ACCURACY, shortcut=False)
+    every = per_seed(runs, no_xs(), _delta(runs))
     if not every:
         return Claim(claim, where, "no converged No XS run", "0 seeds", data, NOT_RUN,
                      reason="no No XS run converged")
@@ -187,12 +187,12 @@ def removes_claim(runs: pd.DataFrame, data: str, method: str | None = None) -> C
     method = method or proposed_method()
     name = label(method)
     claim = f"{name} protects the two-layer CNN from the decoy (beats No XS on permuted digits)"
-    if (gone := _absence(runs, [method, "none"])):
+    if (gone := _absence(runs, [method, no_xs()])):
         kind = NOT_RUN if "not run" in gone else NOT_TESTABLE
         return Claim(claim, "Results, Fig. MNIST", gone, "0 seeds", data, kind, reason=gone)
-    seeds = _mnist_comparison(runs, [method, "none"])
+    seeds = _mnist_comparison(runs, [method, no_xs()])
     permuted = _permuted(runs)
-    a, b = per_seed(runs, method, permuted), per_seed(runs, "none", permuted)
+    a, b = per_seed(runs, method, permuted), per_seed(runs, no_xs(), permuted)
     kept = on_seeds(a, seeds.kept)
     diff = paired_difference(kept or a, b, bounds=ACCURACY.range(1))
     evidence = (f"permuted accuracy, {name} − No XS (paired): {diff.text()}"
@@ -279,10 +279,10 @@ def _paired_claim(runs: pd.DataFrame, data: str, claim: str, where: str, method:
     such seeds, and :func:`_combined` joins them."""
     parts, verdicts, notes, counts, shown = [], [], [], [], []
     for other in others:
-        if (gone := _absence(runs, [method, other, "none"])):
+        if (gone := _absence(runs, [method, other, no_xs()])):
             notes.append(gone)
             continue
-        seeds = _mnist_comparison(runs, [method, other, "none"])
+        seeds = _mnist_comparison(runs, [method, other, no_xs()])
         a = per_seed(runs, method, runs[split])
         b = per_seed(runs, other, runs[split])
         trained = len(b)

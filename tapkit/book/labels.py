@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..experiment_specs import get_experiment, list_experiments
 from ..experiments.cells import Annotation
-from ..methods import list_methods, method_label
+from ..methods import list_methods, method_label, no_xs
 from ..models import list_models, model_label
 
 
@@ -24,14 +24,14 @@ def case_labels() -> dict[str, str]:
     """A comparison's cases: every registered method's label, Base (No XS trained on clean
     data, the paper's Base) and No XS timed a second time (Table 1's check of drift)."""
     return {"base": "Base", **{name: method_label(name) for name in list_methods()},
-            "none_again": f"{method_label('none')}, measured again"}
+            "none_again": f"{method_label(no_xs())}, measured again"}
 
 
 ARCH_LABELS = arch_labels()  # as registered at import, for tables that map a column at once
 CASE_LABELS = case_labels()
 ANNOTATION_LABELS = {Annotation.GROUND_TRUTH: "ground truth", Annotation.TEACHER_10: "10% teacher",
                      Annotation.TEACHER_1: "1% teacher", Annotation.RANDOM: "random",
-                     Annotation.NONE: CASE_LABELS["none"]}
+                     Annotation.NONE: CASE_LABELS[no_xs()]}
 OTHER_LABELS = {"lam": "λ", "val_loss": "validation loss", "no teacher": "no teacher",
                 "speed_ratio": "speed ÷ No XS", "mem_ratio": "memory ÷ No XS",
                 "paper_speed_ratio": "the paper's speed ÷ No XS",

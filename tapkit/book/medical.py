@@ -12,7 +12,7 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from ..data import MIN_TAG_PX
-from ..methods import is_xs
+from ..methods import is_xs, no_xs
 from ..models import get_spec
 from ..experiments.executors import set_threads  # noqa: F401
 from ..experiments.medical_maps import overlap_frame, overlap_layers, trained  # noqa: F401
@@ -172,10 +172,10 @@ def seed_table(runs: pd.DataFrame, experiment: str) -> pd.DataFrame:
     metric = task_metric(experiment)
     rows = []
     for _, model, grp, rel in cells({experiment: runs}):
-        none = per_seed(grp, "none", rel)
+        none = per_seed(grp, no_xs(), rel)
         for case, cell in grp.groupby("case", sort=False):
             xs = is_xs(case)
-            kept = judged_seeds(grp, rel, [case, "none"] if xs else [case], metric, shortcut=xs)
+            kept = judged_seeds(grp, rel, [case, no_xs()] if xs else [case], metric, shortcut=xs)
             own = per_seed(grp, case, rel)
             paired = on_seeds(own, kept.kept)
             done = cell[cell["status"] == "ok"]
@@ -319,16 +319,16 @@ def findings(summary: pd.DataFrame, metric: TaskMetric, models: Sequence[str],
             lines.append(f"- **{name}**: not trained in this profile; its numbers are those of a "
                          "random network.")
             continue
-        if (model, "none") not in wide.index:
+        if (model, no_xs()) not in wide.index:
             why = {(left or {}).get((model, c)) for c in cases} - {None}
             if why and all((model, c) in (left or {}) for c in cases):
                 lines.append(f"- **{name}**: not run in this profile ({'; '.join(sorted(why))}).")
             continue
-        row = wide.loc[(model, "none")]
+        row = wide.loc[(model, no_xs())]
         verdict = tag_use(tag_reliance(row["contaminated"], row["permuted"], metric))
         parts = []
         for case in cases:
-            if case in ("base", "none") or (model, case) not in wide.index:
+            if case in ("base", no_xs()) or (model, case) not in wide.index:
                 continue
             r = wide.loc[(model, case)]
             parts.append(f"{label(case)} {r['permuted'] - r['contaminated']:+.3f} (clean "
@@ -380,7 +380,7 @@ def bench_ratios(rows: Sequence[dict]) -> pd.DataFrame:
         ref = paper[paper.architecture.isin(names)].set_index("method")
         for row in group.itertuples():
             p = ref.loc[row.method] if row.method in ref.index else None
-            p_base = ref.loc["none"] if "none" in ref.index else None
+            p_base = ref.loc[no_xs()] if no_xs() in ref.index else None
             out.append({
                 "model": model, "method": row.method, "status": row.status,
                 "it_per_s": row.it_per_s, "peak_mem_mb": row.peak_mem_mb,

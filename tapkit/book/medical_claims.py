@@ -16,7 +16,7 @@ from typing import Iterator, Mapping, Sequence
 import pandas as pd
 
 from ..experiment_specs import get_experiment
-from ..methods import comparators, proposed_method
+from ..methods import comparators, no_xs, proposed_method
 from ..metrics import tag_reliance, task_metric
 from ..seedstats import Estimate, from_summary, mean_ci, paired_difference
 from .claims import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, REPRODUCED, Claim,
@@ -82,11 +82,11 @@ def keeps_off_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str],
     own = label(method)
     claim, parts, results, n_min, why = f"{own} keeps deep CNNs off the tag", [], [], None, []
     for exp, model, rows, rel in cells(runs):
-        if not {"none", method} <= set(rows["case"]):
+        if not {no_xs(), method} <= set(rows["case"]):
             continue
         metric = task_metric(exp)
-        seeds = _cell_seeds(rows, rel, exp, ["none", method])
-        none = on_seeds(per_seed(rows, "none", rel), seeds.kept)
+        seeds = _cell_seeds(rows, rel, exp, [no_xs(), method])
+        none = on_seeds(per_seed(rows, no_xs(), rel), seeds.kept)
         tap = on_seeds(per_seed(rows, method, rel), seeds.kept)
         name = _name(exp, model)
         if len(seeds.kept) < 2:
@@ -135,15 +135,15 @@ def _no_xs_claim(claim: str, where: str, runs: Mapping[str, pd.DataFrame],
     against :data:`.thresholds.LEARNED` (above it holds where ``relies``, below it otherwise)."""
     parts, results, n_min, why = [], [], None, []
     for exp, model, rows, rel in cells(runs):
-        if "none" not in set(rows["case"]):
+        if no_xs() not in set(rows["case"]):
             continue
         name = _name(exp, model)
-        seeds = judged_seeds(rows, rel, ["none"], task_metric(exp), shortcut=False)
+        seeds = judged_seeds(rows, rel, [no_xs()], task_metric(exp), shortcut=False)
         if len(seeds.kept) < 2:
             parts.append(f"{name}: not testable{seeds.note(name)}")
             why.append(f"{name}: {_few_reason(seeds)}")
             continue
-        e = mean_ci(list(on_seeds(per_seed(rows, "none", rel), seeds.kept).values()),
+        e = mean_ci(list(on_seeds(per_seed(rows, no_xs(), rel), seeds.kept).values()),
                     bounds=task_metric(exp).range(1))
         n_min = e.n if n_min is None else min(n_min, e.n)
         verdict = keeps_verdict(e.lo, e.hi, LEARNED, higher_is_better=relies)
@@ -183,7 +183,7 @@ def reemerge_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str],
             if method not in set(rows["case"]):
                 continue
             found, name = True, f"{_name(exp, model)} {label(method)}"
-            seeds = _cell_seeds(rows, rel, exp, ["none", method])
+            seeds = _cell_seeds(rows, rel, exp, [no_xs(), method])
             if len(seeds.kept) < 2:
                 parts.append(f"{name}: not testable{seeds.note(name)}")
                 why.append(f"{name}: {_few_reason(seeds)}")
@@ -222,7 +222,7 @@ def _recall_cells(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame],
         paper_name = get_experiment(exp).paper_name
         if not any(k[:2] == (paper_name, model) for k in seeds_of):
             continue
-        seeds = _cell_seeds(rows, rel, exp, list(dict.fromkeys(["none", lower, higher])))
+        seeds = _cell_seeds(rows, rel, exp, list(dict.fromkeys([no_xs(), lower, higher])))
         per = [{seed: v for seed, v in seeds_of.get((paper_name, model, case), {}).items()
                 if seed in seeds.kept}
                for case in (higher, lower)]
@@ -269,7 +269,7 @@ def suppresses_claim(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame],
     :data:`.thresholds.RECALL_MARGIN` (:func:`_recall_gap`); the cells combined."""
     method = method or proposed_method()
     own, shown = label(method), _layers_text(layers)
-    parts, results, n_min, why = _recall_gap(overlap, runs, layers, method, "none")
+    parts, results, n_min, why = _recall_gap(overlap, runs, layers, method, no_xs())
     evidence = (f"top-quartile recall of the tags in the {shown} (chance {CHANCE_RECALL:g}) — "
                 + ("; ".join(parts) or f"no architecture with No XS and {own} maps"))
     return _judged_runs(f"{own} suppresses the tags in the {shown}",
@@ -289,7 +289,7 @@ def ig_overlap_claim(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame],
     method = method or proposed_method()
     own = label(method)
     parts, results, n_min, why = [], [], None, []
-    for name, seeds, none, tap in _recall_cells(overlap, runs, ("ig",), method, "none",
+    for name, seeds, none, tap in _recall_cells(overlap, runs, ("ig",), method, no_xs(),
                                                 "precision"):
         if len(tap) < 2:
             parts.append(f"{name}: not testable{seeds.note(name)}")
@@ -359,7 +359,7 @@ def matches_at_cost_claim(runs: Mapping[str, pd.DataFrame], ratios: pd.DataFrame
         metric, name = task_metric(exp), _name(exp, model)
         sign = 1.0 if metric.higher_is_better else -1.0
         score = rows["permuted"] * sign
-        seeds = _cell_seeds(rows, rel, exp, ["none", method, other])
+        seeds = _cell_seeds(rows, rel, exp, [no_xs(), method, other])
         if len(seeds.kept) < 2:
             parts.append(f"{name}: not testable{seeds.note(name)}")
             why.append(f"{name}: {_few_reason(seeds)}")
@@ -395,7 +395,7 @@ def _comparator_note(rows: pd.DataFrame, rel: pd.Series, kept: Sequence[int],
     clearly less than No XS's (:func:`.thresholds.clearly_less`), that at its chosen λ it did not
     keep the network off the tag (a win over a comparator that changed little)."""
     theirs = on_seeds(per_seed(rows, other, rel), kept)
-    none = on_seeds(per_seed(rows, "none", rel), kept)
+    none = on_seeds(per_seed(rows, no_xs(), rel), kept)
     if not theirs or not none:
         return ""
     a, b = sum(theirs.values()) / len(theirs), sum(none.values()) / len(none)

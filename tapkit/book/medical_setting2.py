@@ -10,7 +10,7 @@ import pandas as pd
 from ..experiments.cells import Annotation
 from ..experiments.medical_plans import DATASETS
 from ..experiments.protocols import medical, medical_teachers
-from ..methods import Kind, list_methods, methods_where, proposed_method
+from ..methods import Kind, list_methods, methods_where, no_xs, proposed_method
 from ..metrics import tag_reliance, task_metric
 from . import report
 from .labels import label as _label
@@ -22,7 +22,7 @@ _ANNOTATIONS = ("teacher_10", "teacher_1", "random", "ground_truth")
 CASE_NAMES = {k: _label(k) for k in (*_ANNOTATIONS, *list_methods())}  # :func:`.labels.label`
 
 # the figures' bars: the annotations, then TAP, the distillation baselines and No XS
-ORDER = (*_ANNOTATIONS, proposed_method(), *methods_where(kind=Kind.DISTILLATION), "none")
+ORDER = (*_ANNOTATIONS, proposed_method(), *methods_where(kind=Kind.DISTILLATION), no_xs())
 
 
 def datasets_left_out(profile: str, datasets: Sequence[str]) -> list[str]:
@@ -308,7 +308,7 @@ def ts_findings(summary: pd.DataFrame, experiment: str, method: str | None = Non
     for model in dict.fromkeys(part.model):
         cells, chance = [], []
         for (annotation, tau, m), r in wide.loc[model].iterrows():
-            if m not in (method, "none"):
+            if m not in (method, no_xs()):
                 continue
             name = CASE_NAMES.get(annotation, annotation) + ("" if tau == "any" else f" τ={tau}")
             cells.append(f"{name} {loss[(model, annotation, tau, m)]:+.3f}")
@@ -355,9 +355,9 @@ def kd_findings(summary: pd.DataFrame, experiment: str) -> str:
                                   values="mean", sort=False), experiment)
     lines = []
     for model in dict.fromkeys(part.model):
-        ref = loss.get((model, "no teacher", "none"))
+        ref = loss.get((model, "no teacher", no_xs()))
         rows = [(f"{CASE_NAMES.get(c, c)} ({CASE_NAMES.get(w, w)})", d)
-                for (m, w, c), d in loss.items() if m == model and c != "none"]
+                for (m, w, c), d in loss.items() if m == model and c != no_xs()]
         better = [name for name, d in rows if ref is not None and clearly_less(d, ref)]
         lines.append(f"- **{_label(model)}**: loss of {metric.name.upper()} when "
                      f"the tags are permuted, No XS {ref:+.3f}; "

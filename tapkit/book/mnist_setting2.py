@@ -16,7 +16,7 @@ from ..data import VAL_FRACTION, Split, mnist_pixels
 from ..experiments.cells import Annotation, tau_text
 from ..experiments.setting2_plans import annotator
 from ..experiments.setting2_protocols import LambdaSource, Threshold
-from ..methods import Kind, methods_where, proposed_method
+from ..methods import Kind, methods_where, no_xs, proposed_method
 from . import labels, profile_notes, report
 
 PAPER_TRAIN_DIGITS = 60_000  # MNIST's training split, before the validation split is taken out
@@ -204,8 +204,9 @@ def paper_rows(method: str) -> pd.DataFrame:
     gt = report.paper_values("gt_results").query(
         "dataset == 'MNIST' and artifact == 'tag' and method == @method")
     gt = gt.assign(annotation=Annotation.GROUND_TRUTH.value, tau=float("nan"))
+    reference = no_xs()  # the No-XS rows' method
     none = report.paper_values("gt_results").query(
-        "dataset == 'MNIST' and artifact == 'tag' and method == 'none'").assign(
+        "dataset == 'MNIST' and artifact == 'tag' and method == @reference").assign(
         annotation=Annotation.NONE.value, tau=float("nan"))
     return pd.concat([teacher_paper, gt, none], ignore_index=True)
 
@@ -304,7 +305,7 @@ def kd_order(own: str, methods: Sequence[str]) -> list[tuple[str, str]]:
     ``own`` (TAP with that teacher's masks) and each of ``methods`` in the order given (the
     registry's KD, AT, JT; the paper prints AT, JT, KD), then No XS."""
     rows = [(annotator(f).value, m) for f in (0.1, 0.01) for m in (own, *methods)]
-    return rows + [(report.teacher_name(Annotation.NONE), "none")]
+    return rows + [(report.teacher_name(Annotation.NONE), no_xs())]
 
 
 def _kd_wide(values: pd.DataFrame, order: Sequence[tuple[str, str]],
@@ -323,9 +324,10 @@ def kd_paper() -> pd.DataFrame:
     """The paper's MNIST distillation table (TAP, KD, AT, JT per teacher) and its Setting-1 No XS
     row (teacher ``"no teacher"``): teacher, method, split, mean, std."""
     paper = report.paper_values("kd_results").query("dataset == 'MNIST'")
-    no_xs = report.paper_values("gt_results").query(
-        "dataset == 'MNIST' and artifact == 'tag' and method == 'none'")
-    both = pd.concat([paper, no_xs.assign(teacher=report.teacher_name(Annotation.NONE))])
+    reference = no_xs()  # the No-XS rows' method
+    plain = report.paper_values("gt_results").query(
+        "dataset == 'MNIST' and artifact == 'tag' and method == @reference")
+    both = pd.concat([paper, plain.assign(teacher=report.teacher_name(Annotation.NONE))])
     return both.drop_duplicates(["teacher", "method", "split"])
 
 

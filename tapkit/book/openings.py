@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..experiments.cells import Annotation
 from ..experiments.table1 import architectures
-from ..methods import comparators, get_method, proposed_method, xs_methods
+from ..methods import comparators, get_method, no_xs, proposed_method, xs_methods
 from ..metrics import tag_reliance, task_metric
 from .claim_specs import TEACHER_TABLES, Evidence, page_claims
 from .claims import NOT_RUN, NOT_TESTABLE, VERDICTS, cost_claim, decoy_claim, matches_claim, \
@@ -117,9 +117,9 @@ def method_found(theorem: pd.DataFrame, coverage: float) -> str:
     (``theorem`` indexed by case, column ``input gradient in mask``)."""
     share, own = theorem["input gradient in mask"], proposed_method()
     parts = ", ".join(f"{in_prose(c)} {v:.1%}" for c, v in share.items())
-    if own not in share or "none" not in share:
+    if own not in share or no_xs() not in share:
         return f"the share of the input gradient inside the mask is {parts}."
-    lower = clearly_less(share[own], share["none"], MNIST_GAP)
+    lower = clearly_less(share[own], share[no_xs()], MNIST_GAP)
     return (f"the mask covers {coverage:.1%} of the pixels, and the share of the input gradient "
             f"inside it is {parts}: {in_prose(own)}, which never computes an input gradient, "
             + ("lowers it below No XS's, as Theorem 1 predicts." if lower else
@@ -132,9 +132,9 @@ def theorem_findings(theorem: pd.DataFrame, coverage: float) -> str:
     of the pixels, ``coverage``); TAP "reduces" it only where it is clearly lower than No XS's
     (:data:`MNIST_GAP`), and never "removes" it unless it reaches chance."""
     share, own = theorem["input gradient in mask"], proposed_method()
-    if "none" not in share or own not in share:
+    if no_xs() not in share or own not in share:
         return f"The mask covers {coverage:.1%} of the pixels (chance, the dashed line)."
-    none, tap = share["none"], share[own]
+    none, tap = share[no_xs()], share[own]
     times = lambda v: f"{v / coverage:.1f}× chance" if coverage else "chance unknown"  # noqa: E731
     text = (f"The patch covers {coverage:.1%} of the pixels (chance, the dashed line). With No "
             f"XS, {none:.1%} of the input gradient sits on it ({times(none)}). {in_prose(own)}, "
@@ -204,15 +204,15 @@ def mnist_found(runs: pd.DataFrame, data: str) -> str:
     m, own = _means(runs), proposed_method()
     cases = [c for c in xs_methods() if c in m.index]
     first = ""
-    if "none" in m.index:
-        n = m.loc["none"]
+    if no_xs() in m.index:
+        n = m.loc[no_xs()]
         first = (f"No XS's accuracy goes from {n.contaminated:.3f} to {n.permuted:.3f} when the "
                  f"decoys are permuted; ")
     reached = [f"{in_prose(c)} {m.loc[c, 'permuted']:.3f}" for c in cases]
     first += "on the permuted digits " + _and([reached[0].replace(" ", " reaches ", 1),
                                                *reached[1:]]) + "."
-    claims = [decoy_claim(runs, data)] if "none" in m.index else []
-    claims += [removes_claim(runs, data, own)] if {own, "none"} <= set(m.index) else []
+    claims = [decoy_claim(runs, data)] if no_xs() in m.index else []
+    claims += [removes_claim(runs, data, own)] if {own, no_xs()} <= set(m.index) else []
     claims += [matches_claim(runs, data, c, own) for c in comparators()
                if c in m.index and own in m.index]
     return first[0].upper() + first[1:] + (" " + verdicts(claims) if claims else "")
@@ -247,9 +247,9 @@ def distillation_found(summary: pd.DataFrame) -> str:
     wide = summary.pivot_table(index=["teacher", "method"], columns="split", values="mean",
                                sort=False)
     loss = tag_reliance(wide["contaminated"], wide["permuted"], task_metric("mnist"))
-    ref = loss.get(("no teacher", "none"))
+    ref = loss.get(("no teacher", no_xs()))
     rows = [(f"{in_prose(c)} ({in_prose(t).removeprefix('the ')})", d)
-            for (t, c), d in loss.items() if c != "none"]
+            for (t, c), d in loss.items() if c != no_xs()]
     better = [name for name, d in rows if ref is not None and clearly_less(d, ref, MNIST_GAP)]
     head = f"No XS loses {ref:.3f} accuracy when the decoys are permuted; " if ref is not None else ""
     text = (head + ", ".join(f"{n} {d:.3f}" for n, d in rows) + ". Clearly less than No XS "

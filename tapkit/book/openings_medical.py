@@ -15,7 +15,7 @@ from typing import Iterable, Mapping, Sequence
 import pandas as pd
 
 from ..experiments.setting1 import xs_cases
-from ..methods import proposed_method
+from ..methods import no_xs, proposed_method
 from ..metrics import tag_reliance, task_metric
 from . import report
 from .claim_specs import EXTRA_RUNS, OVERLAP_TABLES, Evidence, page_claims
@@ -117,7 +117,7 @@ def medical_found(summary: pd.DataFrame, experiment: str, root: str | Path,
     loss = losses(summary, experiment, ["model", "case"])
     ev, table = Evidence(Path(root)), f"{experiment}_gt_runs"  # the page's table, read once
     flagged = unlearned(ev.table(table)[0], experiment)
-    parts = _by_case(loss, ("none", *xs_cases()), skip, flagged)
+    parts = _by_case(loss, (no_xs(), *xs_cases()), skip, flagged)
     text = (f"{worse(experiment)} when the tags are permuted (more means more use of the tag): "
             + "; ".join(parts) + "." + (_FLAGGED if flagged else "")
             if parts else "no architecture trained here has a No XS or XS run.")
@@ -138,7 +138,7 @@ def extra_found(summaries: Mapping[str, pd.DataFrame],
     report's verdicts on the page's claims, judged from the per-run tables it wrote there
     (:func:`.claim_specs.page_claims`)."""
     parts, any_flagged = [], False
-    cases = ("none", proposed_method())
+    cases = (no_xs(), proposed_method())
     for experiment, summary in summaries.items():
         loss = losses(summary, experiment, ["model", "case"])
         flagged = unlearned((runs or {}).get(experiment), experiment)
@@ -196,7 +196,7 @@ def visual_found(figure1, panels: Mapping[tuple[str, str], tuple], skip: Sequenc
             "pixels and holds " + ", ".join(
                 f"{v['input gradient']:.0%} of {name}'s input gradient and "
                 f"{v['activations']:.0%} of its activations" for name, v in shares.items()) + ".")
-    pairs, own, none = [], label(proposed_method()), label("none")
+    pairs, own, none = [], label(proposed_method()), label(no_xs())
     for (_, model), (mask, found) in panels.items():
         if model not in skip and {none, own} <= set(found):
             pairs.append(mask_share(found[own], mask)["activations"]
@@ -211,7 +211,7 @@ def visual_found(figure1, panels: Mapping[tuple[str, str], tuple], skip: Sequenc
 def _student(method: str, annotation: str) -> str:
     """A Setting-2 student as an opening names it: ``"No XS"``, ``"TAP (10% teacher)"``,
     ``"KD (1% teacher)"``, ``"TAP (random masks)"``."""
-    plain = annotation in ("none", "no teacher") or method == "none"
+    plain = annotation in ("none", "no teacher") or method == no_xs()
     return _named(method) + ("" if plain else f" ({_named(annotation)})")
 
 
@@ -239,7 +239,7 @@ def medical_teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, root: s
         flagged = unlearned(None if runs is None else runs[runs["experiment"] == e], e,
                             ("method", "annotation"))
         any_flag = any_flag or bool(flagged)
-        order = sorted(loss.items(), key=lambda kv: kv[0][0] != "none")  # No XS first
+        order = sorted(loss.items(), key=lambda kv: kv[0][0] != no_xs())  # No XS first
         cells = [f"{_student(m, c)} {signed(d)}" + _flag(flagged.get((m, c)))
                  for (m, c), d in order]
         students = (f"; {worse(e)} when the tags are permuted: " + ", ".join(cells)

@@ -12,6 +12,7 @@ from typing import Iterable, Sequence
 
 import pandas as pd
 
+from ..methods import no_xs
 from . import medical
 from .labels import label
 from .thresholds import CHANCE_RECALL
@@ -103,10 +104,10 @@ def against_none(recall: pd.DataFrame, method: str,
     in ``skip``, untrained in the profile, left out): at the input (IG) and over the first two
     penalised layers (Act 1-2); the pairs where either has no run are dropped."""
     recall = recall[~recall.model.isin(set(skip))]
-    first_two, none, own = ["act1", "act2"], label("none"), label(method)
-    return pd.DataFrame({f"{none}: IG": mean_recall(recall, "none", ["ig"]),
+    first_two, none, own = ["act1", "act2"], label(no_xs()), label(method)
+    return pd.DataFrame({f"{none}: IG": mean_recall(recall, no_xs(), ["ig"]),
                          f"{own}: IG": mean_recall(recall, method, ["ig"]),
-                         f"{none}: Act 1-2": mean_recall(recall, "none", first_two),
+                         f"{none}: Act 1-2": mean_recall(recall, no_xs(), first_two),
                          f"{own}: Act 1-2": mean_recall(recall, method, first_two)}).dropna()
 
 
@@ -114,7 +115,7 @@ def against_none_text(compare: pd.DataFrame, method: str, skip: Iterable[str] = 
     """:func:`against_none` in a sentence: in how many dataset/architecture pairs ``method``'s
     first two penalised layers overlap the tags less than No XS's, their mean recalls, and
     chance (the page's opening and its TAP-against-No-XS section)."""
-    none, own, skip = label("none"), label(method), list(skip)
+    none, own, skip = label(no_xs()), label(method), list(skip)
     if compare.empty:
         return f"no trained architecture has both a {none} and a {own} run here."
     theirs, ours = compare[f"{none}: Act 1-2"], compare[f"{own}: Act 1-2"]

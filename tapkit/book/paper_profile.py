@@ -26,7 +26,7 @@ import pandas as pd
 
 from ..experiments.setting1 import cases
 from ..experiments.paper_tables import paper_table1
-from ..methods import comparators, get_method, is_xs, proposed_method
+from ..methods import comparators, get_method, is_xs, no_xs, proposed_method
 from ..models import list_models, paper_architecture
 from .labels import interval_text, label
 from .report import SPLITS, paper_values
@@ -34,7 +34,7 @@ from .report import SPLITS, paper_values
 PROVENANCE = "gpu_provenance.json"
 # our architecture -> the column of the paper's Table 1 it is compared with
 PAPER_ARCH = {n: paper_architecture(n) for n in list_models() if paper_architecture(n)}
-SPEED_METHODS = ("none", proposed_method(), *comparators(), "none_again")
+SPEED_METHODS = (no_xs(), proposed_method(), *comparators(), "none_again")
 TABLE1_BATCH, TABLE1_PX = 16, 224  # the paper's Table 1: batches of 16 images of 224 px
 PAPER_GPU = "RTX 3080 (10 GB)"      # the paper's GPU (its experimental-setup paragraph)
 STAGE_NAMES = {"setting1": "Setting 1 (Decoy-MNIST)", "table1": "Table 1 (speed and memory)"}
@@ -217,7 +217,7 @@ def _paper_cell(theirs: pd.DataFrame) -> str:
             else str(theirs["status"].iloc[0]).upper())
 
 
-def mnist_delta(root: str | Path, case: str = "none") -> dict[str, float | None]:
+def mnist_delta(root: str | Path, case: str = no_xs()) -> dict[str, float | None]:
     """Δ-accuracy (permuted − contaminated) of ``case``, ours from the committed summary and the
     paper's from its appendix table: the drop when the decoy no longer matches the label, the
     paper's measure of how much a model relies on it (No XS: 0.819 − 0.995 = −0.176)."""
@@ -234,7 +234,7 @@ def mnist_delta(root: str | Path, case: str = "none") -> dict[str, float | None]
     return {"ours": ours, "paper": paper}
 
 
-def mnist_delta_line(root: str | Path, case: str = "none") -> str:
+def mnist_delta_line(root: str | Path, case: str = no_xs()) -> str:
     """:func:`mnist_delta` as a sentence for the page, with the per-seed spread of our paired
     Δ when the committed per-run table is there."""
     d = mnist_delta(root, case)
@@ -329,7 +329,7 @@ def speed_beside_paper(root: str | Path) -> pd.DataFrame:
             for metric, col, unit in (("it_per_s", "it/s ÷ No XS (paper)", "it/s"),
                                       ("mem_gb", "memory ÷ No XS (paper)", "GB")):
                 value, status = theirs(method, metric)
-                base, _ = theirs("none", metric)
+                base, _ = theirs(no_xs(), metric)
                 if arch is None:
                     row[col] = "not in the paper's Table 1"
                 elif method == "none_again":
@@ -338,7 +338,7 @@ def speed_beside_paper(root: str | Path) -> pd.DataFrame:
                     row[col] = f"OOM on the paper's {PAPER_GPU}"
                 elif value is None or base is None:
                     row[col] = "–"
-                elif method == "none":
+                elif method == no_xs():
                     row[col] = f"1 (reference: {value:.1f} {unit})"
                 else:
                     row[col] = f"{value / base:.3f} ({value:.1f} {unit})"
@@ -356,7 +356,7 @@ def _our_ratios(r: pd.Series) -> dict[str, str]:
     speed, mem, peak = OUR_SPEED_COLUMNS
     if r["status"] != "ok" or _num(r["speed_ratio"]) is None:
         return {speed: f"{r['status']} on the GPU", mem: f"{r['status']} on the GPU", peak: "–"}
-    if r["method"] == "none":
+    if r["method"] == no_xs():
         return {speed: f"1 (reference: {float(r['it_per_s']):.1f} it/s)",
                 mem: f"1 (reference: {float(r['peak_mem_mb']):.0f} MB)",
                 peak: f"{float(r['peak_mem_mb']):.0f}"}
@@ -402,9 +402,10 @@ def densenet_rbr_line(root: str | Path) -> str:
     text = (f"{paper}. Ours ran on the {device}: it **fits**, with a peak of {mem:.0f} MB "
             f"allocated by PyTorch ({mem / 1024:.1f} GiB, {float(r['mem_ratio']):.2f}× No XS), at "
             f"{float(r['it_per_s']):.2f} it/s ({float(r['speed_ratio']):.3f} of No XS's speed).")
-    base = dense[dense["method"] == "none"]
+    reference = no_xs()  # the No-XS row's method
+    base = dense[dense["method"] == reference]
     paper_base = paper_table1().query(
-        "architecture == @arch and method == 'none' and metric == 'mem_gb'")
+        "architecture == @arch and method == @reference and metric == 'mem_gb'")
     if not base.empty and not paper_base.empty:
         theirs, mine = float(paper_base["mean"].iloc[0]), float(base["peak_mem_mb"].iloc[0])
         text += (f" PyTorch's peak allocation is not the paper's measure (No XS: the paper's "

@@ -13,7 +13,7 @@ import ast
 from typing import Any, Callable, MutableMapping
 
 from ..experiments.protocols import PROFILES
-from ..methods import xs_methods
+from ..methods import no_xs, xs_methods
 
 
 class ParameterError(ValueError):
@@ -123,8 +123,8 @@ PARAMETERS: dict[str, tuple[Callable[[Any], Any], str]] = {
     "kd_fractions": (_optional(FLOAT_LIST), "a list of numbers, e.g. [0.1], or None"),
     "taus": (FLOAT_LIST, "a list of numbers, e.g. [0.01, 0.05]"),
     "train_taus": (_optional(FLOAT_LIST), "a list of numbers, e.g. [0.01], or None"),
-    "methods": (_optional(STR_LIST), f"a list of method names, e.g. ['none', '{_ONE}'], or None "
-                "(the chapter's, from the method registry)"),
+    "methods": (_optional(STR_LIST), f"a list of method names, e.g. ['{no_xs()}', '{_ONE}'], "
+                "or None (the chapter's, from the method registry)"),
     "models": (_optional(STR_LIST), "a list of architectures, e.g. ['resnet18'], or None (where "
                "a notebook offers it: the profile's, e.g. the speed page's Table 1 models)"),
     "datasets": (_optional(STR_LIST), "a list of datasets, e.g. ['pneu', 'knee'], or None (where "

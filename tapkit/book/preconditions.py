@@ -25,6 +25,7 @@ from typing import Sequence
 import pandas as pd
 
 from ..experiments.setting1 import own_split
+from ..methods import no_xs
 from ..metrics import TASK_METRICS, TaskMetric
 from .labels import label
 from .thresholds import LEARNED, LEARNED_SHARE
@@ -94,7 +95,7 @@ def judged_seeds(rows: pd.DataFrame, reliance: pd.Series, methods: Sequence[str]
                 why.append(f"{label(method)} did not learn the task ({own_split(method)} "
                            f"{metric.label} {score:.3f})")
         if shortcut:
-            none = at & (rows["case"] == "none")
+            none = at & (rows["case"] == no_xs())
             if not none.any():
                 why.append("no No XS run")
             elif not float(reliance[none].iloc[0]) > took:

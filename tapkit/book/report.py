@@ -12,6 +12,7 @@ import pandas as pd
 
 from .. import results
 from ..experiments.cells import Annotation, from_record, tau_text, to_record
+from ..methods import no_xs
 from ..metrics import EXPERIMENT_METRICS, TaskMetric, tag_reliance
 from ..results import write_atomic
 from .labels import label, lam_text
@@ -404,7 +405,7 @@ def tick_label(key: object) -> str:
     :func:`.labels.label` (``"TAP\\nteacher_10"`` -> ``"TAP\\n10% teacher"``); No XS
     needs no "no teacher" beneath it."""
     lines = [label(line) for line in str(key).split("\n")]
-    if label("none") in lines:
+    if label(no_xs()) in lines:
         lines = [line for line in lines if line != label("no teacher")]
     return "\n".join(lines)
 

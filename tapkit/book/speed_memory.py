@@ -15,7 +15,7 @@ import pandas as pd
 from ..benchmark import model_spec
 from ..experiments.protocols import BenchProtocol
 from ..experiments.table1 import Table1, architectures, specs
-from ..methods import get_method
+from ..methods import get_method, no_xs
 from . import medical, report
 from .labels import interval_text, label
 from .profile_notes import _and, loss_form
@@ -64,7 +64,7 @@ def timed_text(protocol: BenchProtocol, profile: str) -> str:
     judged = architectures(protocol)
     context = [label(n) for n in names if n not in judged]
     forms = [loss_form(get_method(m).make_options(protocol.options.get(m)))
-             for m in dict.fromkeys(protocol.methods) if m != "none"]
+             for m in dict.fromkeys(protocol.methods) if m != no_xs()]
     table = [label(n) for n in names if n in judged]
     return (f"The `{profile}` profile times "
             + (f"{_and(table)} (Table 1's architectures)" if table else
@@ -118,7 +118,7 @@ def ratios_figure(ratios: pd.DataFrame, names: Sequence[str], methods: Sequence[
     import numpy as np
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
-    xs = [m for m in methods if m != "none"]
+    xs = [m for m in methods if m != no_xs()]
     x = np.arange(len(names))
     for ax, col, name in ((axes[0], "speed_ratio", "it/s"), (axes[1], "mem_ratio", "memory")):
         for i, method in enumerate(xs):

@@ -19,7 +19,7 @@ from typing import Callable, Mapping
 import pandas as pd
 
 from ..experiments.cells import Annotation
-from ..methods import is_xs, proposed_method
+from ..methods import is_xs, no_xs, proposed_method
 from .claims import (NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, Claim, _combined, keeps_verdict,
                      summary_difference, within_verdict)
 from .labels import label
@@ -39,8 +39,8 @@ def _row(summary: pd.DataFrame, case: Case, split: str = "permuted") -> pd.Serie
 
 def _name(case: Case) -> str:
     source, method = case
-    if method == "none":
-        return label("none")
+    if method == no_xs():
+        return label(no_xs())
     return f"{label(method)} ({label(source)})"
 
 
@@ -122,7 +122,7 @@ def fail_to_protect_claim(summary: pd.DataFrame, data: str, *methods: str) -> Cl
     the difference lies below it; table ``mnist_kd``)."""
     claim = (f"{' and '.join(map(label, methods))} do not protect the two-layer CNN from the decoy "
              f"(permuted accuracy within {MARGIN:g} of No XS or below)")
-    none = ("no teacher", "none")
+    none = ("no teacher", no_xs())
     pairs = [((Annotation.TEACHER_10, m), none, _below) for m in methods]
     return _judge(claim, "App. Table kd_mnist", data, summary, pairs)
 

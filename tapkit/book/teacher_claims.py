@@ -96,14 +96,14 @@ def medical_teacher_claim(summary: pd.DataFrame, meta: Mapping,
     digits stand-in too, labelled so. ``summary``'s τ column holds numbers, NaN for the runs
     that take no τ (No XS)."""
     method = method or proposed_method()
-    read = (summary["method"].isin([method, "none"]) & _at_tau(summary["tau"], CLAIM_TAU)
+    read = (summary["method"].isin([method, no_xs()]) & _at_tau(summary["tau"], CLAIM_TAU)
             & summary["annotation"].isin([a.value for a in READS]))  # the cells it judges
     why = ([w for w in weak_teachers(quality, CLAIM_TAU) if w.startswith("PNEU")]
            + unlearned_students(summary[read], "pneu"))
     claim = f"{label(method)} with 10%- or 1%-teacher masks keeps deep CNNs off the tag on PNEU"
     parts, ok = [], True
     for exp in dict.fromkeys(summary["experiment"]):
-        frame = summary[(summary["experiment"] == exp) & (summary["method"].isin([method, "none"]))
+        frame = summary[(summary["experiment"] == exp) & (summary["method"].isin([method, no_xs()]))
                         & _at_tau(summary["tau"], CLAIM_TAU)]
         cells = []
         for model, case, d in _reliances(frame, exp, "annotation"):  # one per (model, annotation)
@@ -174,7 +174,7 @@ def random_masks_claim(summary: pd.DataFrame, meta: Mapping, method: str | None 
     stand-in too, labelled so."""
     method = method or proposed_method()
     claim = f"{label(method)} with random masks lets the tag through on most architectures (PNEU)"
-    read = ((summary["experiment"] == "pneu") & summary["method"].isin([method, "none"])
+    read = ((summary["experiment"] == "pneu") & summary["method"].isin([method, no_xs()])
             & _at_tau(summary["tau"], CLAIM_TAU)
             & summary["annotation"].isin([Annotation.RANDOM.value, Annotation.NONE.value]))
     found = _reliances(summary[read], "pneu", "annotation")

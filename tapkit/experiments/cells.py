@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from ..config import TrainConfig
+from ..methods import no_xs
 
 TEACHER_FRACTIONS = {0.1: "teacher_10", 0.01: "teacher_1"}  # the paper's two teachers
 
@@ -63,7 +64,7 @@ class Annotation(str, Enum):
 def masks_of(method: str) -> Annotation:
     """The annotation of a Setting-1 row: ground-truth masks for an XS method, none for No XS
     (``none``) and its clean-data reference (``base``)."""
-    return Annotation.NONE if method in ("base", "none") else Annotation.GROUND_TRUTH
+    return Annotation.NONE if method in ("base", no_xs()) else Annotation.GROUND_TRUTH
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ class Cell:
     table: str = ""
     experiment: str = "mnist"
     model: str = ""
-    method: str = "none"
+    method: str = no_xs()
     annotation: Annotation = Annotation.NONE
     tau: float | None = None
     seed: int = 0

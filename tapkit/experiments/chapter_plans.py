@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..config import TrainConfig
 from ..method_options import KdOptions
-from ..methods import Kind, is_xs, methods_where, proposed_method
+from ..methods import Kind, is_xs, methods_where, no_xs, proposed_method
 from ..models import Role, models_where
 from ..results import resolve_device
 from . import medical_plans, plans, protocols, setting1
@@ -43,7 +43,7 @@ from .store import ResultStore
 
 Runner = Callable[[list], Any]  # trains / reads a list of configs; returns their record frame
 KD_METHODS = tuple(methods_where(kind=Kind.DISTILLATION))  # KD, AT, JT
-EXTRA_CASES = ("base", "none", proposed_method())  # the appendix architectures: Base, No XS, TAP
+EXTRA_CASES = ("base", no_xs(), proposed_method())  # the appendix architectures: Base, No XS, TAP
 MEDICAL_DATASETS = tuple(medical_plans.DATASETS)
 
 
@@ -75,7 +75,7 @@ def prepare(stages: Iterable[Stage], run: Runner) -> None:
 
 def maps_cases() -> tuple[str, ...]:
     """The trained models the activation-map chapters draw: No XS and the XS losses."""
-    return ("none", *setting1.xs_cases())
+    return (no_xs(), *setting1.xs_cases())
 
 
 # the method rows a chapter shows unless its notebook's ``methods`` names its own (a chapter not
@@ -176,12 +176,12 @@ def teachers(p: Protocol, root: str | Path,
     cases, seeds, own = s2p.teacher_cases(t), list(p.seeds), proposed_method()
     methods = [own, *[m for m in t.xs_methods if m != own]]
     students = sorted(s2p.setting2_students(p, t, None, root, None, threshold, lambdas),
-                      key=lambda c: (methods.index(own if c.method == "none" else c.method),
+                      key=lambda c: (methods.index(own if c.method == no_xs() else c.method),
                                      cases.index(c.annotation), -1.0 if c.tau is None else c.tau,
                                      seeds.index(c.seed)))
     return (_named(s2p.teacher_cells(p, t), "teacher_performance")
-            + _named([c for c in students if c.method in (own, "none")], "mnist_teacher")
-            + _named([c for c in students if c.method not in (own, "none")],
+            + _named([c for c in students if c.method in (own, no_xs())], "mnist_teacher")
+            + _named([c for c in students if c.method not in (own, no_xs())],
                      "mnist_teacher_xs"))
 
 
@@ -197,7 +197,7 @@ def distillation(p: Protocol, root: str | Path,
     t = (t or protocols.mnist_teachers(p.name)).with_overrides(kd_methods=tuple(methods))
     p = p if kd_temperature is None else p.with_options(kd=KdOptions(temperature=kd_temperature))
     cases, seeds = s2p.teacher_cases(t), list(p.seeds)
-    order = [proposed_method(), *t.kd_methods, "none"]
+    order = [proposed_method(), *t.kd_methods, no_xs()]
     return _named(sorted(s2p.distillation_students(p, t, None, root, lambdas),
                          key=lambda c: (cases.index(c.annotation), order.index(c.method),
                                         seeds.index(c.seed))), "mnist_kd")

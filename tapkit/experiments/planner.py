@@ -13,7 +13,7 @@ from typing import Iterable
 
 from ..config import TrainConfig
 from ..experiment_specs import ExperimentKind, get_experiment
-from ..methods import Kind, get_method, methods_where
+from ..methods import Kind, get_method, methods_where, no_xs
 from ..sources import Embedded
 from .paper_tables import paper_table1
 
@@ -90,7 +90,7 @@ def resembles(method: str) -> str:
     XS's, or for one that takes input gradients (JT) the first XS loss that does (RRR)."""
     if get_method(method).input_grad:
         return methods_where(kind=Kind.XS, input_grad=True)[0]
-    return "none"
+    return no_xs()
 CPU_SLOWDOWN = 200.0   # a 2-core CPU against the GPU: ~36x (two-layer CNN) to ~430x (VGG-16, 32 px)
 OVERHEAD_MIN = 2.0     # start-up, loading the data, evaluating the test splits
 TIMEOUT_MARGIN = 2.0   # the limit is twice the expected time ...

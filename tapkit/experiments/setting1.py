@@ -12,7 +12,7 @@ loss of Eq. 4, RBR, or Definition 2) with ground-truth masks.
 from __future__ import annotations
 
 from ..config import TrainConfig
-from ..methods import comparators, proposed_method
+from ..methods import comparators, no_xs, proposed_method
 from .protocols import Protocol
 
 
@@ -25,7 +25,7 @@ def xs_cases() -> tuple[str, ...]:
 
 def cases() -> tuple[str, ...]:
     """The paper's tables' rows: Base, No XS, then :func:`xs_cases`."""
-    return ("base", "none", *xs_cases())
+    return ("base", no_xs(), *xs_cases())
 
 
 def own_split(case: str) -> str:
@@ -58,9 +58,9 @@ def case_config(p: Protocol, experiment: str | None, model: str | None, case: st
     run = p.settings(experiment, model)
     extra = dict(seed=seed, artifact=artifact, **run.batch_for(case))
     if case == "base":
-        return p.config_for(run, method="none", data="clean", **extra)
-    if case == "none":
-        return p.config_for(run, method="none", **extra)
+        return p.config_for(run, method=no_xs(), data="clean", **extra)
+    if case == no_xs():
+        return p.config_for(run, method=no_xs(), **extra)
     if lam is None:
         raise ValueError(f"case {case!r} on {run.model} needs a λ")
     return p.config_for(run, method=case, lam=lam, **extra)

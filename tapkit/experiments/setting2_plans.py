@@ -30,7 +30,7 @@ from ..baselines import pair_by_resolution
 from ..config import TrainConfig
 from ..data import Split
 from ..fit import experiment_data, training_split
-from ..methods import proposed_method
+from ..methods import no_xs, proposed_method
 from ..models import build_model, capture, target_layers
 from .cells import Annotation, Cell
 from .medical_plans import DATASETS, paper_lambdas, paper_table, searched_lambdas
@@ -58,7 +58,7 @@ def teacher_config(p: Protocol, t: TeachersProtocol, experiment: str | None,
     """The teacher of ``seed``: ``t``'s teacher architecture with its Setting-1 settings, no XS,
     on the clean ``fraction`` of the training split (``data="holdout"``), for
     ``t.teacher_epochs`` (None: the students' epochs)."""
-    base = case_config(p, experiment, t.teacher(p), "none", 0.0, seed)
+    base = case_config(p, experiment, t.teacher(p), no_xs(), 0.0, seed)
     cfg = teachers.teacher_config(base, fraction)
     return cfg if t.teacher_epochs is None else cfg.replace(epochs=t.teacher_epochs)
 
@@ -67,7 +67,7 @@ def teacher_cells(p: Protocol, t: TeachersProtocol, experiment: str | None = Non
     """Every teacher of ``experiment``, fraction-major then seed; method none, annotation the
     teacher's own (its table is named by the chapter)."""
     e = p.settings(experiment, t.teacher(p)).experiment
-    return [Cell(cfg, "", e, cfg.model, "none", annotator(f), None, seed)
+    return [Cell(cfg, "", e, cfg.model, no_xs(), annotator(f), None, seed)
             for f in t.fractions for seed in p.seeds
             for cfg in [teacher_config(p, t, e, f, seed)]]
 
@@ -204,8 +204,8 @@ def reference_students(p: Protocol, t: TeachersProtocol, experiment: str,
     Setting 1's λ ``gt_lams``), read from the cache when the Setting-1 chapter ran."""
     out = []
     for seed in p.seeds:
-        out.append(Cell(case_config(p, experiment, model, "none", 0.0, seed), "", experiment,
-                        model, "none", Annotation.NONE, None, seed, 0.0))
+        out.append(Cell(case_config(p, experiment, model, no_xs(), 0.0, seed), "", experiment,
+                        model, no_xs(), Annotation.NONE, None, seed, 0.0))
         for method in [m for m in t.xs_methods if not why_not_run(p, experiment, model, m)]:
             out.append(Cell(case_config(p, experiment, model, method, gt_lams[method], seed), "",
                             experiment, model, method, Annotation.GROUND_TRUTH, None, seed,
@@ -222,7 +222,7 @@ def kd_students(p: Protocol, t: TeachersProtocol, experiment: str, model: str,
     for fraction in t.kd_fractions:
         for method in t.kd_methods:
             for seed in p.seeds:
-                cfg = teachers.with_teacher(case_config(p, experiment, model, "none", 0.0, seed),
+                cfg = teachers.with_teacher(case_config(p, experiment, model, no_xs(), 0.0, seed),
                                             teacher_config(p, t, experiment, fraction, seed),
                                             method=method, lam=lams[method],
                                             options=p.options_for(method))
@@ -272,7 +272,7 @@ def at_pairs(p: Protocol, t: TeachersProtocol, experiment: str,
     protocol's image size (:func:`tapkit.baselines.pair_by_resolution`): one row per student
     target layer with its size and its teacher partner. The networks run on the meta device (no
     weights, no memory)."""
-    student = case_config(p, experiment, model, "none", 0.0, p.seeds[0])
+    student = case_config(p, experiment, model, no_xs(), 0.0, p.seeds[0])
     teacher = teacher_config(p, t, experiment, t.fractions[0], p.seeds[0])
     size = student.image_size or 224
     heights = {}

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..benchmark import bench, model_spec
-from ..methods import get_method
+from ..methods import get_method, no_xs
 from ..models import get_spec, list_models, paper_architecture
 from ..results import device_name, provenance, resolve_device
 from .executors import set_threads
@@ -61,7 +61,7 @@ class Table1:
         """Each timed XS method's loss options as they ran (defaults filled in): what
         :func:`tapkit.book.paper_profile.released_losses` reads back."""
         return {m: get_method(m).make_options(self.protocol.options.get(m)).to_dict()
-                for m in dict.fromkeys(self.methods) if m != "none"}
+                for m in dict.fromkeys(self.methods) if m != no_xs()}
 
     def meta(self) -> dict[str, Any]:
         """The provenance a table of these rows is written with (``speed_memory.json``): the
@@ -96,9 +96,9 @@ def architectures(protocol: BenchProtocol | None = None) -> frozenset[str]:
 def timed_order(methods: tuple[str, ...]) -> list[str]:
     """The methods as each model times them: No XS and TAP first (the cheap ones, without input
     gradients: many paired rounds), then the others, then No XS again (:data:`AGAIN`)."""
-    cheap = [m for m in dict.fromkeys(("none", *methods))
+    cheap = [m for m in dict.fromkeys((no_xs(), *methods))
              if m in methods and not get_method(m).input_grad]
-    return cheap + [m for m in dict.fromkeys(methods) if m not in cheap] + ["none"]
+    return cheap + [m for m in dict.fromkeys(methods) if m not in cheap] + [no_xs()]
 
 
 def losses_text(protocol: BenchProtocol, methods: tuple[str, ...]) -> str:
@@ -106,7 +106,7 @@ def losses_text(protocol: BenchProtocol, methods: tuple[str, ...]) -> str:
     variant=released, batchnorm=running``)."""
     return "; ".join(f"{get_method(m).label} "
                      f"{get_method(m).make_options(protocol.options.get(m)).label()}"
-                     for m in dict.fromkeys(methods) if m != "none")
+                     for m in dict.fromkeys(methods) if m != no_xs())
 
 
 def measure(protocol: BenchProtocol, device: str = "auto", profile: str = "",
