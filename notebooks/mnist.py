@@ -112,7 +112,7 @@ display(report.side_by_side(both, "case", methods).rename(index=labels.label))
 # %% tags=["hide-input"]
 display(Markdown(paper_profile.provenance_line(root, "setting1")))
 display(paper_profile.mnist_beside_paper(root))
-display(Markdown(paper_profile.mnist_delta_line(root, "none")))
+display(Markdown(paper_profile.mnist_delta_line(root)))  # No XS's
 display(Markdown(paper_profile.mnist_lease_note(root)))
 
 # %% tags=["hide-input"]

@@ -42,6 +42,7 @@ from tapkit.book import (chapter, claim_table, lambda_figures, openings, report,
                          thresholds)
 from tapkit.experiments import plans, protocols
 from tapkit.experiments.executors import run_many
+from tapkit.methods import no_xs
 from tapkit.metrics import tag_reliance, task_metric
 from tapkit.results import provenance, resolve_device
 
@@ -136,8 +137,8 @@ else:
 lams = plans.mnist_lambdas(root)
 seed = s.seeds[0]
 ablation = {
-    "No XS, Adam (quick profile)": plans.mnist_case_config(s, "none", lams, seed),
-    "No XS, SGD momentum 0.9 (paper)": plans.mnist_case_config(s, "none", lams, seed).replace(
+    "No XS, Adam (quick profile)": plans.mnist_case_config(s, no_xs(), lams, seed),
+    "No XS, SGD momentum 0.9 (paper)": plans.mnist_case_config(s, no_xs(), lams, seed).replace(
         optimizer="sgd"),
 }
 runs = run_many(ablation.values(), root / "runs", device)
