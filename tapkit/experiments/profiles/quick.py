@@ -64,7 +64,9 @@ _COST = {"rbr": "RBR costs ~70-225 CPU-s a run (8.6-10.5x No XS), x3 with a λ s
 # DenseNet-121 RRR (the paper's re-emergence case on PNEU, F1 0.994 -> 0.429) stays out: in the
 # fresh-clone build of 2026-11-26 one PNEU run took 336-344 s beside the other lane, so its
 # λ search and three seeds would add ~23 minutes to `.ci/run` (budget 50); the paper profile
-# runs it
+# runs it. Measured outside the book on 2026-11-28 (docs/standin-research.md), three seeds at
+# λ 0.1 and at 1: 396-520 s a run, and DenseNet-121 stayed on the tag in every seed that learned
+# the task (reliance 0.27 / 0.99 / 0.98 at 0.1), where TAP kept it off: the paper's direction
 # VGG-16 stays out of the quick profile's medical chapters (2026-11-26, for the 50-minute CI
 # budget): one seed cost ~1,100 CPU-s with its pretrained start (runs 790, pretraining 315) and
 # judged no claim (one seed gives no interval); three would cost ~2,700. In the last quick build
@@ -76,6 +78,11 @@ _VGG_OUT = ("one VGG-16 seed costs ~1,100 CPU-s with its pretrained start and ju
 _NOT_RUN = {"vgg16": _VGG_OUT,  # every case
             "densenet121": {"rbr": _COST["rbr"], "rrr": _COST["rrr"]},
             "resnet18": {"rbr": _COST["rbr"]}}
+_D121_RRR_PNEU = ("RRR costs ~3.3x TAP (396-420 s a 64-px DenseNet-121 run): three seeds, ~1,200 "
+                  "CPU-s, are over CI's budget. Measured once outside the book "
+                  "(docs/standin-research.md, 2026-11-28): at RRR λ 0.1 and 1 DenseNet-121 kept "
+                  "reading the tag in every seed that learned the task (reliance 0.27, 0.99, "
+                  "0.98 at λ 0.1), where TAP kept it off, as in the paper")
 # KNEE's ResNet-18 RRR stays out since its tags are 14 px tall (2026-11-27, for the 50-minute CI
 # budget): at λ 0.1 none of its three seeds learned the task (contaminated MAE 0.850 / 0.847 /
 # 1.140, fresh-clone store of 24a0dca retrained at 14 px), so the ~300 CPU-s they cost judged
@@ -109,7 +116,7 @@ MEDICAL = Protocol(
     # (MAE rise 0.52 / 0.48 / 0.36 when permuted; 0.76 / 0.66 / 0.82 at 14 px, 2026-11-27)
     tag_px={"knee": 14},
     variants={"vgg16": "vgg16_authors"},
-    not_run={"pneu": _NOT_RUN,
+    not_run={"pneu": {**_NOT_RUN, "densenet121": {"rbr": _COST["rbr"], "rrr": _D121_RRR_PNEU}},
              "knee": {**_NOT_RUN, "resnet18": {"rbr": _COST["rbr"], "rrr": _KNEE_RRR}}},
     # TAP's grid: 1e-3 and 1e-2 for ResNet-18, the values the guarded search chose (PNEU
     # 1e-2, KNEE 1e-3, in every quick build since the stand-ins' calibration); DenseNet-121
