@@ -85,6 +85,9 @@ label = report.provenance_label(runs, profile)
 summary = report.summarise(runs, ["teacher", "method"])
 report.write_table(summary, root, "mnist_kd", {"label": label, "settings": s.as_dict(),
                                                "lambdas": lams, "teachers": t.as_dict(), **extra})
+# one row per run: the report's per-seed comparisons (JT's training time against KD's and AT's)
+report.write_table(runs[["teacher", "method", "seed", "status", "seconds", *report.SPLITS]], root,
+                   "mnist_kd_runs", {"label": label, "data": ch.data()[0]})
 display(Markdown(f"*Results: {label}*"))
 
 # %% [markdown]

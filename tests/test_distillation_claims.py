@@ -171,3 +171,26 @@ def test_a_claim_whose_students_the_build_did_not_train_is_not_run_with_what_it_
         "left out by this profile: this build trained no KNEE students for it (its data sets: "
         "PNEU)")
     assert table.loc["kd_pneu_jt_kd_fail", "verdict"] != claims.NOT_RUN
+
+
+def test_jt_cost_is_the_per_seed_ratio_of_its_runs_seconds_to_kd_and_at():
+    def runs(jt: list[float], kd: list[float]) -> pd.DataFrame:
+        rows = [("no teacher", "none", s, 40.0) for s in range(len(jt))]
+        rows += [("teacher_10", "jt", s, v) for s, v in enumerate(jt)]
+        rows += [("teacher_10", "kd", s, v) for s, v in enumerate(kd)]
+        return pd.DataFrame(rows, columns=["teacher", "method", "seed", "seconds"]).assign(
+            status="ok")
+
+    meta = {"data": "Decoy-MNIST", "label": "profile quick · cpu"}
+    # ratios 2.5, 2.5, 2.5 (no spread): ×2.50 [2.50, 2.50]
+    c = dc.second_order_cost_claim(runs([100, 110, 105], [40, 44, 42]), meta, "jt", "kd", "at")
+    assert c.verdict == claims.REPRODUCED and "JT ÷ KD ×2.50 [2.50, 2.50]" in c.evidence
+    assert c.seeds == "3 seeds" and "memory not measured" in c.claim
+    # ratios 0.5, 1.5 and 1.0: the interval of their logs spans 0, so the ratio's spans 1
+    c = dc.second_order_cost_claim(runs([20, 60, 40], [40, 40, 40]), meta, "jt", "kd")
+    assert c.verdict == claims.INCONCLUSIVE
+    c = dc.second_order_cost_claim(runs([20, 21, 19], [40, 40, 40]), meta, "jt", "kd")
+    assert c.verdict == claims.NOT_REPRODUCED  # JT about twice as fast
+    one = dc.second_order_cost_claim(runs([100], [40]), meta, "jt", "kd")
+    assert one.verdict == claims.NOT_TESTABLE and "×2.50 (one seed)" in one.evidence
+    assert dc.second_order_cost_claim(runs([], []), meta, "jt", "kd").verdict == claims.NOT_RUN

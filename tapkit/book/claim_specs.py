@@ -31,7 +31,8 @@ from .claims import (NOT_RUN, NOT_TESTABLE, Claim, _combined, close_claim, cost_
                      cost_share_claim, decoy_claim, matches_claim, oom_claim, removes_claim,
                      slightly_below_claim, speed_claim, teacher_claim)
 from .labels import in_prose
-from .distillation_claims import behind_claim, best_or_tied_claim, distillation_on_tag_claim
+from .distillation_claims import (behind_claim, best_or_tied_claim, distillation_on_tag_claim,
+                                  second_order_cost_claim)
 from .medical_claims import (ig_overlap_claim, keeps_off_claim, little_reliance_claim,
                              matches_at_cost_claim,
                              no_xs_relies_claim, reemerge_claim, reemerges_in_layers_claim,
@@ -517,6 +518,8 @@ for _spec in (
               needs=Needs(KD_TABLE, "pneu")),
     ClaimSpec("tap_beats_kd_at_jt", "medical_distillation",
               _teacher_table(best_or_tied_claim, table=KD_TABLE)),
+    ClaimSpec("jt_second_order_cost", "distillation",
+              _table(second_order_cost_claim, "mnist_kd_runs")),
     # the claims whose students a profile may leave out (quick: Setting 2 on PNEU's ResNet-18
     # at τ 0.01, TAP, KD and AT only): *not run* there, with what it trained instead
     ClaimSpec("kappa3_choice", "method", not_run="no chapter varies κ: every TAP run here, as "

@@ -6,7 +6,8 @@ learned the task and No XS took the tag, where TAP's teacher masks mark the tags
 random ones (TAP is the one student trained on masks; KD, AT and JT learn from the teacher's
 outputs and maps), and with several seeds; on the digits stand-in labelled so. Differences of
 two students are unpaired (:func:`.teacher_claims.score_difference`): the summary keeps no
-seeds."""
+seeds. JT's cost is judged on the MNIST distillation chapter's per-run table
+(``mnist_kd_runs``), the one place the quick profile trains JT."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from ..experiments.cells import Annotation
-from .claims import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, REPRODUCED, Claim, _combined,
-                     keeps_verdict, within_verdict)
+from ..paired import ratio_interval
+from .claims import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, REPRODUCED, Claim,
+                     _combined, keeps_verdict, within_verdict)
 from .labels import label
 from .medical_claims import RELIANCE, _reliances
 from .teacher_claims import (CLAIM_TAU, _medical_verdict, score_difference, unlearned_students,
@@ -145,3 +147,38 @@ def best_or_tied_claim(summary: pd.DataFrame, meta: Mapping, method: str, *other
                 + _absent(others, set(rows["method"])))
     return _medical_verdict(claim, WHERE, evidence, meta, lambda: verdict == REPRODUCED,
                             _gates(summary, read, quality, masked=True), verdict)
+
+
+def second_order_cost_claim(runs: pd.DataFrame, meta: Mapping, method: str,
+                            *others: str) -> Claim:
+    """JT (``method``) needs second-order derivatives, so its training time "suffers": per seed,
+    the seconds its 10%-teacher run took over each of ``others``' (KD, AT) on the same seed; the
+    geometric mean of those ratios with its interval over seeds
+    (:func:`tapkit.paired.ratio_interval`) wholly above 1 holds, wholly below fails, else
+    inconclusive; the comparisons combined. The runs of one seed trained one after another in
+    one chapter on one machine. Memory is not measured by these runs: the claim's memory half
+    is named, not judged. ``runs``: teacher, method, seed, status, seconds."""
+    claim = (f"{label(method)}'s runs train slower than {' and '.join(map(label, others))}'s "
+             "(training time; memory not measured here)")
+    where, data = "App. distillation", str(meta.get("data", "MNIST"))
+    ok = runs[(runs["status"] == "ok") & (runs["teacher"].astype(str) == TEACHER.value)]
+    took = {m: dict(zip(g["seed"], g["seconds"])) for m, g in ok.groupby("method")}
+    if method not in took or not set(others) & set(took):
+        return Claim(claim, where, f"no {label(method)} run beside another student's", "—",
+                     data, NOT_RUN, reason=f"this build trained no {label(method)} student "
+                     "beside KD or AT")
+    parts, verdicts, n = [], [], []
+    for other in [o for o in others if o in took]:
+        seeds = sorted(set(took[method]) & set(took[other]))
+        r = ratio_interval([took[method][s] for s in seeds], [took[other][s] for s in seeds])
+        n.append(r.n)
+        verdicts.append(keeps_verdict(r.lo, r.hi, 1.0))
+        parts.append(f"{label(method)} ÷ {label(other)} ×{r.mean:.2f}"
+                     + (f" [{r.lo:.2f}, {r.hi:.2f}]" if r.n >= 2 else " (one seed)"))
+    evidence = ("seconds a run took, per seed (geometric mean) — " + "; ".join(parts)
+                + f"; {meta.get('label', 'this build')}")
+    seeds_text = f"{min(n)} seed{'s' if min(n) != 1 else ''}"
+    if min(n) < 2:
+        return Claim(claim, where, evidence, seeds_text, data, NOT_TESTABLE,
+                     reason="one seed: no interval")
+    return Claim(claim, where, evidence, seeds_text, data, _combined(verdicts))
