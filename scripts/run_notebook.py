@@ -52,6 +52,7 @@ def promote_title(nb) -> bool:
 PARAMETER_TAGS = ("parameters", "injected-parameters")
 REMOVE = "remove-cell"
 OPENING = "tapkit_opening"   # tapkit.book.chapter.OPENING: the output that opens the page
+TITLE_MARK = "tapkit_title_mark"  # tapkit.book.chapter.TITLE_MARK: what the title adds
 
 
 def _tags(cell) -> list[str]:
@@ -75,11 +76,14 @@ def place_opening(nb) -> bool:
     """Move the chapter's opening (a Markdown output whose metadata carries ``OPENING``) into a
     Markdown cell right under the page's title: the title's cell is split after its ``# `` line,
     and the cell that displayed the opening is tagged ``remove-cell``. Returns whether an opening
-    was found; the opening cell carries the tag ``opening`` (where the book adds its downloads)."""
+    was found; the opening cell carries the tag ``opening`` (where the book adds its downloads).
+    The opening's ``TITLE_MARK`` (the digits stand-in's) is added to the title in brackets,
+    unless the title has it already."""
     for cell in nb.cells:
         for i, out in enumerate(cell.get("outputs", [])):
             if out.get("output_type") == "display_data" and out.get("metadata", {}).get(OPENING):
                 text = out["data"]["text/markdown"]
+                mark = out["metadata"].get(TITLE_MARK, "")
                 del cell.outputs[i]
                 if not cell.outputs and REMOVE not in _tags(cell):
                     _tags(cell).append(REMOVE)
@@ -96,7 +100,7 @@ def place_opening(nb) -> bool:
         nb.cells.insert(0, opening)
         return True
     title, _, rest = nb.cells[at].source.lstrip().partition("\n")
-    nb.cells[at].source = title
+    nb.cells[at].source = title + (f" ({mark})" if mark and mark not in title else "")
     nb.cells.insert(at + 1, opening)
     if rest.strip():
         nb.cells.insert(at + 2, nbformat.v4.new_markdown_cell(rest.strip("\n")))

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import torch
 
-from tapkit.book import chapter, openings, openings_medical, report
+from tapkit.book import chapter, medical, openings, openings_medical, report
 from tapkit.book.origin import DataOrigin
 from tapkit.maps import Maps
 
@@ -225,12 +225,12 @@ def test_finish_records_the_tables_the_chapter_wrote(tmp_path, monkeypatch):
 
 # --------------------------------------------------------------------------- the executed notebook
 
-def _executed():
+def _executed(mark: str = "", title: str = "# Title"):
     opening = v4.new_output("display_data", {"text/markdown": "**The paper:** x. **This build**: y.",
                                               "text/plain": "<Markdown>"},
-                            metadata={chapter.OPENING: True})
+                            metadata={chapter.OPENING: True, chapter.TITLE_MARK: mark})
     return v4.new_notebook(cells=[
-        v4.new_markdown_cell("# Title\n\nThe chapter's prose."),
+        v4.new_markdown_cell(f"{title}\n\nThe chapter's prose."),
         v4.new_code_cell("profile = 'quick'", metadata={"tags": ["parameters"]}),
         v4.new_code_cell("profile = 'smoke'", metadata={"tags": ["injected-parameters"]}),
         v4.new_code_cell("ch = open_chapter(...)", metadata={"tags": ["hide-input"]}),
@@ -250,6 +250,13 @@ def test_run_notebook_removes_parameters_and_puts_the_opening_under_the_title():
     assert removed == ["profile = 'quick'", "profile = 'smoke'", "ch.opening(...)\nch.finish();"]
     assert rn.place_opening(nb) is False                      # moved once
     nbformat.validate(nb)
+    # a chapter on the digits stand-in says so in its title, once
+    nb = _executed(medical.STANDIN_TITLE, "# Knowledge distillation on PNEU")
+    rn.place_opening(nb)
+    assert nb.cells[0].source == "# Knowledge distillation on PNEU (digit stand-in)"
+    nb = _executed(medical.STANDIN_TITLE, "# Setting 1 on PNEU (digit stand-in)")
+    rn.place_opening(nb)
+    assert nb.cells[0].source == "# Setting 1 on PNEU (digit stand-in)"
 
 
 def test_build_book_links_a_chapters_tables_under_its_opening(tmp_path):

@@ -37,6 +37,7 @@ from .params import PARAMETERS, parse_params
 PROTOCOLS = ("mnist", "medical", None)
 MEDICAL_KEYS = ("seeds", "epochs", "batch_size", "image_size", "source", "stripe_models")
 OPENING = "tapkit_opening"  # the metadata key that marks a page's opening among its outputs
+TITLE_MARK = "tapkit_title_mark"  # the opening's: what the page's title adds (the stand-in's)
 
 
 @dataclass
@@ -64,12 +65,16 @@ class Chapter:
         """The page's opening: what the paper claims in this chapter and what this build found
         (``found``, computed by the chapter's function in :mod:`.openings`). Displayed as Markdown
         marked ``OPENING`` in its metadata, which ``scripts/run_notebook.py`` moves under the
-        title."""
+        title; on the digits stand-in its ``TITLE_MARK`` makes the title say so too (issue 39:
+        "Knowledge distillation on PNEU and KNEE (digit stand-in)")."""
         from IPython.display import Markdown, display
 
-        display(Markdown(openings.paragraph(self.name, self.profile, found, self.data()[1],
+        from .medical import STANDIN_TITLE
+
+        standin = self.data()[1]
+        display(Markdown(openings.paragraph(self.name, self.profile, found, standin,
                                             self.calibration())),
-                metadata={OPENING: True})
+                metadata={OPENING: True, TITLE_MARK: STANDIN_TITLE if standin else ""})
 
     def calibration(self) -> str:
         """How this chapter's Decoy-MNIST labels were calibrated, for its first sentence (the
