@@ -209,7 +209,8 @@ def test_settings_list_the_parameters_and_the_opening_is_marked(tmp_path, monkey
     assert "<td>seeds</td><td><code>[3]</code></td>" in html   # parsed from papermill's string
     ch.opening("TAP did well.")
     md, kw = shown[1]
-    assert kw == {"metadata": {chapter.OPENING: True}} and md.data.endswith("TAP did well.")
+    assert kw == {"metadata": {chapter.OPENING: True, chapter.TITLE_MARK: ""}}  # MNIST: no mark
+    assert md.data.endswith("TAP did well.")
 
 
 def test_finish_records_the_tables_the_chapter_wrote(tmp_path, monkeypatch):
