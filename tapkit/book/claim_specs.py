@@ -6,11 +6,13 @@ transcribed once in ``paper_values/claims.csv``; this module adds how this build
 *judge* (evidence and the claim's methods in, :class:`.claims.Claim` out) and the chapter that
 shows it. Which methods a claim is about is the paper's side too: the csv's ``methods`` column
 (registry names, the claimed method first, e.g. TAP then the comparator it matches), which the
-judge receives, so that no judge names a method itself. A claim without
-a judge still gets a verdict, from what the build ran (:func:`unjudged`): *not run* when no
-chapter that measures it ran, *not testable here* with the reason otherwise (a claim about the
-real PNEU/KNEE data on the digits stand-in, a proof, or a number shown on its page that no judge
-reads yet). Registering a claim twice raises.
+judge receives, so that no judge names a method itself. An entry may declare the students it
+reads (``needs``, :class:`.claim_needs.Needs`): where the build's table holds none of them the
+claim is *not run*, with what the build trained instead, and is not judged (issue 36: *not run*
+only for cells that never ran). A claim without a judge still gets a verdict, from what the build
+ran (:func:`unjudged`): *not run* when no chapter that measures it ran, *not testable here* with
+the reason otherwise (a claim about the real PNEU/KNEE data on the digits stand-in, a proof, or a
+number shown on its page that no judge reads yet). Registering a claim twice raises.
 """
 
 from __future__ import annotations
@@ -34,16 +36,14 @@ from .labels import in_prose
 from .distillation_claims import (behind_claim, best_or_tied_claim, distillation_on_tag_claim,
                                   second_order_cost_claim)
 from .medical_claims import (ig_overlap_claim, keeps_off_claim, little_reliance_claim,
-                             matches_at_cost_claim,
-                             no_xs_relies_claim, reemerge_claim, reemerges_in_layers_claim,
-                             suppresses_claim)
+                             matches_at_cost_claim, no_xs_relies_claim, reemerge_claim,
+                             reemerges_in_layers_claim, suppresses_claim)
 from .medical_notes import LEFT_OUT_HEADING, cells_by_reason
 from .origin import DataOrigin
 from .report import paper_values, read_cells
 from .teacher_claims import (annotation_claim, comparators_on_tag_claim, medical_teacher_claim,
                              random_masks_claim, students_beat_teachers_claim, substitutes_claim,
-                             tau_trend_claim,
-                             teachers_alike_claim, teachers_close_claim)
+                             tau_trend_claim, teachers_alike_claim, teachers_close_claim)
 from .summary_claims import (annotation_robust_claim, fail_to_protect_claim, kd_drops_claim,
                              kd_matches_claim)
 from .thresholds import ANNOTATION_LIFT
