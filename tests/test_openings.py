@@ -142,7 +142,11 @@ def test_report_opening_counts_every_verdict():
     text = openings.report_found(table)
     assert text.startswith("the table below holds 4 claims: 1 *reproduced*, "
                            "1 *inconclusive*, 1 *not testable here*, 1 *not run*.")
-    assert "“b” (inconclusive)" in text and "“d”" not in text
+    assert "“b”" not in text and text.endswith("and, for a claim not judged, why.")
+    # the claims not reproduced are named, three at most
+    failed = pd.DataFrame({"claim": list("abcde"), "verdict": ["not reproduced"] * 5})
+    assert openings.report_found(failed).endswith(
+        "Not reproduced: “a”; “b”; “c”; and 2 more.")
 
 
 def test_distillation_and_normalisation_openings():

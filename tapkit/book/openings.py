@@ -21,8 +21,8 @@ from ..experiments.table1 import architectures
 from ..methods import comparators, get_method, no_xs, proposed_method, xs_methods
 from ..metrics import tag_reliance, task_metric
 from .claim_specs import TEACHER_TABLES, Evidence, page_claims
-from .claims import NOT_RUN, NOT_TESTABLE, VERDICTS, cost_claim, decoy_claim, matches_claim, \
-    removes_claim, speed_claim, verdicts
+from .claims import NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, VERDICTS, cost_claim, decoy_claim, \
+    matches_claim, removes_claim, speed_claim, verdicts
 from .openings_medical import extra_found, medical_found, medical_kd_found, \
     medical_teachers_found, overlap_found, visual_found  # noqa: F401  (the chapters' functions)
 from .labels import count, in_prose, lam_text
@@ -313,15 +313,23 @@ def speed_found(ratios: pd.DataFrame, label: str) -> str:
     return text + verdicts([speed_claim(ratios, label), cost_claim(ratios, label)])
 
 
-def report_found(table: pd.DataFrame) -> str:
-    """The claim table's verdicts counted (``table``: one row per claim, column ``verdict``)."""
+def report_found(table: pd.DataFrame, most: int = 3) -> str:
+    """The claim table's verdicts counted (``table``: one row per claim, columns ``claim`` and
+    ``verdict``), and the claims *not reproduced* named (at most ``most``): two sentences, the
+    table below gives every claim its row (issue 39: an opening, not a dump)."""
     counts = table["verdict"].value_counts()
     parts = [f"{counts[v]} *{v}*" for v in VERDICTS if v in counts]
-    named = [f"“{r.claim}” ({r.verdict})" for r in table.itertuples()
-             if r.verdict not in (NOT_RUN, NOT_TESTABLE)]
-    return (f"the table below holds {len(table)} claims: " + ", ".join(parts) + "."
-            + (" Judged: " + "; ".join(named) + "." if named else
-               " None is judged: a verdict needs cells where its preconditions hold."))
+    failed = [f"“{c}”" for c in table.loc[table["verdict"] == NOT_REPRODUCED, "claim"]]
+    judged = ~table["verdict"].isin([NOT_RUN, NOT_TESTABLE])
+    text = f"the table below holds {len(table)} claims: " + ", ".join(parts) + "."
+    if failed:
+        more = len(failed) - most
+        return (text + " Not reproduced: " + "; ".join(failed[:most])
+                + (f"; and {more} more" if more > 0 else "") + ".")
+    if not judged.any():
+        return text + " None is judged: a verdict needs cells where its preconditions hold."
+    return (text + " Each row gives the claim's LaTeX line, the paper's number and this build's, "
+            "and, for a claim not judged, why.")
 
 
 def comparisons_found(kept: Mapping[str, pd.DataFrame], skipped: list[str]) -> str:
