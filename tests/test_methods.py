@@ -60,6 +60,17 @@ def test_adding_a_method_is_one_entry(monkeypatch):
     assert xs.item() == pytest.approx(model(x).abs().mean().item(), rel=1e-6)
 
 
+def test_no_xs_is_the_one_entry_without_an_xs_term(monkeypatch):
+    """The tables' No XS rows are named by the registry (:func:`methods.no_xs`), so a second
+    entry of that kind is an error where the name is asked for, not a silent pick."""
+    assert methods.no_xs() == "none" and get_method(methods.no_xs()).kind is methods.Kind.NO_XS
+    monkeypatch.setattr(methods, "_METHODS", dict(methods._METHODS))
+    register_method(XSMethod("plain", None, kind=methods.Kind.NO_XS))
+    with pytest.raises(ValueError, match=r"one registered method of kind NO_XS, found "
+                                         r"\['none', 'plain'\]"):
+        methods.no_xs()
+
+
 def _tiny_teacher(in_channels: int, layers: int, num_classes: int = 3) -> Teacher:
     """A small CNN with as many target layers as the student (AT pairs them up)."""
     mods, targets = [], []
