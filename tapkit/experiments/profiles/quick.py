@@ -59,8 +59,8 @@ MNIST_TEACHERS = TeachersProtocol((0, 1, 2), (0.1, 0.01), (0.01,), ("tap",), (0.
 # and MobileNet-v2 at 32 px from random weights.
 _EXTRA = {"per_class": {"pneu": 28, "knee": 12}, "batch_size": 8, "image_size": 32}
 _COST = {"rbr": "RBR costs ~70-225 CPU-s a run (8.6-10.5x No XS), x3 with a λ search: over budget",
-         "rrr": "RRR costs ~4.6x No XS (336-344 s a 64-px DenseNet-121 run beside the other "
-                "lane), x3 with a λ search: over budget; run on PNEU's ResNet-18"}
+         "rrr": "RRR costs ~3.3x TAP on DenseNet-121 (396-420 s a 64-px PNEU run, measured "
+                "2026-11-28), x3 with a λ search: over budget; run on PNEU's ResNet-18"}
 # DenseNet-121 RRR (the paper's re-emergence case on PNEU, F1 0.994 -> 0.429) stays out: in the
 # fresh-clone build of 2026-11-26 one PNEU run took 336-344 s beside the other lane, so its
 # λ search and three seeds would add ~23 minutes to `.ci/run` (budget 50); the paper profile
