@@ -50,8 +50,9 @@ class Needs:
         if self.taus > 1 and "tau" in rows:
             taus = sorted(pd.to_numeric(rows["tau"], errors="coerce").dropna().unique())
             if len(taus) < self.taus:
-                return (f"this build trained its students at τ {', '.join(f'{t:g}' for t in taus)}"
-                        f" only; the claim compares {self.taus} τ or more")
+                at = f"τ {', '.join(f'{t:g}' for t in taus)} only" if taus else "no τ"
+                return (f"this build trained its students at {at}; the claim compares "
+                        f"{self.taus} τ or more")
         return ""
 
 
