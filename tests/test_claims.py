@@ -382,12 +382,12 @@ def test_teacher_claim(count, verdict):
 
 
 def test_a_teacher_is_weak_when_its_masks_at_the_students_tau_are_under_the_lift():
-    """Setting 2's precondition (claim_specs._weak_teachers): the lift at the τ the students
+    """Setting 2's precondition (claim_judges.weak_mnist_teachers): the lift at the τ the students
     trained with, under their threshold rule, decides; a better lift at another τ or under the
     other rule does not count."""
     from pathlib import Path
 
-    from tapkit.book import claim_specs
+    from tapkit.book import claim_judges, evidence
 
     students = pd.DataFrame({"annotation": ["teacher_1", "teacher_10", "none"],
                              "tau": [0.01, 0.01, float("nan")]})
@@ -397,9 +397,9 @@ def test_a_teacher_is_weak_when_its_masks_at_the_students_tau_are_under_the_lift
                                  ("teacher_1", "quantile", 0.1, 3.0),
                                  ("teacher_1", "absolute", 0.01, 4.0),
                                  ("teacher_10", "quantile", 0.01, 1.6))])
-    ev = claim_specs.Evidence(Path("."), {"mnist_teacher": (students, {"threshold": "quantile"}),
+    ev = evidence.Evidence(Path("."), {"mnist_teacher": (students, {"threshold": "quantile"}),
                                           "annotation_quality": (quality, {})})
-    weak = claim_specs._weak_teachers(ev)
+    weak = claim_judges.weak_mnist_teachers(ev)
     assert list(weak) == ["teacher_1"] and "1.01× a random mask's" in weak["teacher_1"]
 
 

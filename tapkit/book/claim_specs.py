@@ -17,100 +17,31 @@ number shown on its page that no judge reads yet). Registering a claim twice rai
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field, replace
-from functools import cached_property
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Collection, Mapping
+from typing import Collection, Mapping
 
 import pandas as pd
 
 from ..experiments.cells import Annotation
-from ..methods import proposed_method
-from ..sources import MEDICAL_EXPERIMENTS
+from .claim_judges import (EXTRA_RUNS, KD_TABLE, cost, cost_share, matches, matches_at_cost,
+                           mnist_teacher, on_cell, on_extra, on_medical, on_mnist, on_overlap,
+                           on_speed, on_summary, on_table, on_teacher_table, oom, reemerge,
+                           reemerges_in_layers, students_beat, suppresses_in, xs_protect)
 from .claim_needs import Needs
-from .claims import (NOT_RUN, NOT_TESTABLE, Claim, _combined, close_claim, cost_claim,
-                     cost_share_claim, decoy_claim, matches_claim, oom_claim, removes_claim,
-                     slightly_below_claim, speed_claim, teacher_claim)
-from .labels import in_prose
+from .claims import (NOT_RUN, NOT_TESTABLE, Claim, close_claim, decoy_claim,
+                     slightly_below_claim, speed_claim)
 from .distillation_claims import (behind_claim, best_or_tied_claim, distillation_on_tag_claim,
                                   second_order_cost_claim)
+from .evidence import Evidence, Judge, Methods
 from .medical_claims import (ig_overlap_claim, keeps_off_claim, little_reliance_claim,
-                             matches_at_cost_claim, no_xs_relies_claim, reemerge_claim,
-                             reemerges_in_layers_claim, suppresses_claim)
-from .medical_notes import LEFT_OUT_HEADING, cells_by_reason
-from .origin import DataOrigin
-from .report import paper_values, read_cells
-from .teacher_claims import (annotation_claim, comparators_on_tag_claim, medical_teacher_claim,
-                             random_masks_claim, students_beat_teachers_claim, substitutes_claim,
-                             tau_trend_claim, teachers_alike_claim, teachers_close_claim)
+                             no_xs_relies_claim)
+from .report import paper_values
 from .summary_claims import (annotation_robust_claim, fail_to_protect_claim, kd_drops_claim,
                              kd_matches_claim)
-from .thresholds import ANNOTATION_LIFT
-
-
-@dataclass
-class Evidence:
-    """The tables one profile's build wrote under ``root/tables``, read once (lazily) for every
-    judge: ``table(name)`` is ``(frame, provenance)`` or ``(None, {})``."""
-
-    root: Path
-    _cache: dict = field(default_factory=dict)
-
-    def table(self, name: str) -> tuple[pd.DataFrame | None, dict]:
-        if name not in self._cache:
-            path = self.root / "tables" / f"{name}.csv"
-            meta = path.with_suffix(".json")
-            self._cache[name] = ((read_cells(path), json.loads(meta.read_text()) if meta.exists()
-                                  else {}) if path.exists() else (None, {}))
-        return self._cache[name]
-
-    def has(self, *names: str) -> bool:
-        return any(self.table(n)[0] is not None for n in names)
-
-    def medical_data(self, only: tuple[str, ...] = MEDICAL_EXPERIMENTS,
-                     table: str = "{}_gt_runs"):
-        """``(runs, data names, origins)`` of the per-run tables of ``only`` (``table``: their
-        name, by experiment; Setting 1's by default, ``"extra_{}_runs"`` the appendix
-        architectures')."""
-        found = {e: t for e in only if (t := self.table(table.format(e))[0]) is not None}
-        metas = {e: self.table(table.format(e))[1] for e in found}
-        return (found, {e: str(m.get("data", "unknown")) for e, m in metas.items()},
-                {e: DataOrigin.read(m) for e, m in metas.items()})
-
-    def left_out(self, only: tuple[str, ...], methods: Methods,
-                 model: str | None = None) -> dict[str, list[str]]:
-        """Why the profile left out the cells of ``methods`` (of ``model``; None: every
-        architecture) on the data sets ``only``: the ``left_out`` of their per-run tables
-        (``{"<model>/<case>": why}``, written by the chapter from the protocol's ``not_run``),
-        the cells each reason leaves out: ``{why: ["KNEE ResNet-18 RRR", ...]}``."""
-        cells: dict[str, list[str]] = {}
-        for exp in only:
-            recorded = self.table(f"{exp}_gt_runs")[1].get("left_out", {})
-            left = {(arch, case): why for cell, why in recorded.items()
-                    for arch, case in [cell.split("/")]
-                    if case in methods and model in (None, arch)}
-            for why, names in cells_by_reason(left, f"{exp.upper()} ").items():
-                cells.setdefault(why, []).extend(names)
-        return cells
-
-    @cached_property
-    def standin(self) -> bool:
-        """Whether this build's medical tables are on the digits stand-in."""
-        return any(DataOrigin.read(self.table(n)[1]) == DataOrigin.STANDIN
-                   for n in ("pneu_gt_runs", "knee_gt_runs", "medical_teacher"))
-
-    @property
-    def ratios(self) -> pd.DataFrame | None:
-        return self.table("speed_memory")[0]
-
-    def speed_label(self) -> str:
-        return ("timed training steps on random tensors · "
-                + str(self.table("speed_memory")[1].get("device", "unknown device")))
-
-
-Methods = tuple[str, ...]
-Judge = Callable[[Evidence, Methods], "Claim | None"]
+from .teacher_claims import (annotation_claim, comparators_on_tag_claim, medical_teacher_claim,
+                             random_masks_claim, substitutes_claim, tau_trend_claim,
+                             teachers_alike_claim, teachers_close_claim)
 
 
 @dataclass(frozen=True)
@@ -186,340 +117,79 @@ def claim_methods(claim_id: str) -> Methods:
     return tuple(value.split()) if isinstance(value, str) else ()
 
 
-# where a page's opening sends the reader for why its cells were left out (the medical
-# chapters list them under the table, :func:`.medical_notes.left_out_note`)
-LEFT_OUT_BELOW = f"why: “{LEFT_OUT_HEADING}”, below"
-
-
-def _not_run_why(claim: Claim | None, ev: Evidence, only: tuple[str, ...], methods: Methods,
-                 model: str | None = None) -> Claim | None:
-    """A claim *not run* says why: the profile's reasons for leaving its cells out
-    (:meth:`Evidence.left_out`), where the chapter recorded them; a page's opening points to
-    the page's own list of them instead (``brief``: one pointer for all its cells)."""
-    if claim is None or claim.verdict != NOT_RUN:
-        return claim
-    why = ev.left_out(only, methods, model)
-    if not why:
-        return claim
-    return replace(claim, reason="left out by this profile: " + "; ".join(
-        f"{', '.join(names)}: {reason}" for reason, names in why.items()),
-        brief=f"left out by this profile; {LEFT_OUT_BELOW}")
-
-
-def _medical(judge, only: tuple[str, ...] = MEDICAL_EXPERIMENTS) -> Judge:
-    """``judge(runs, data, origins, *methods)`` on Setting 1's per-run tables of ``only``."""
-    def run(ev: Evidence, methods: Methods = ()):
-        runs, data, origins = ev.medical_data(only)
-        return _not_run_why(judge(runs, data, origins, *methods) if runs else None, ev, only,
-                            methods)
-    run.reads = tuple(f"{e}_gt_runs" for e in only)
-    return run
-
-
-EXTRA_RUNS = "extra_{}_runs"  # the appendix architectures' per-run tables, by experiment
-KD_TABLE = "medical_kd"  # the medical distillation chapter's summary (KD/AT/JT beside TAP)
-
-
-def _extra(judge, only: tuple[str, ...] = MEDICAL_EXPERIMENTS, model: str | None = None) -> Judge:
-    """``judge(runs, data, origins, *methods)`` on the appendix architectures' per-run tables
-    of ``only`` (EfficientNet-B0 and MobileNet-v2; ``model``: one of them)."""
-    def run(ev: Evidence, methods: Methods = ()):
-        runs, data, origins = ev.medical_data(only, EXTRA_RUNS)
-        if model is not None:
-            runs = {e: t[t["model"] == model] for e, t in runs.items()}
-            runs = {e: t for e, t in runs.items() if len(t)}
-        return judge(runs, data, origins, *methods) if runs else None
-    run.reads = tuple(EXTRA_RUNS.format(e) for e in only)
-    return run
-
-
-def _cell(judge, exp: str, model: str) -> Judge:
-    """``judge`` on one data set's one architecture (the paper's named cases)."""
-    def run(ev: Evidence, methods: Methods = ()):
-        runs, data, origins = ev.medical_data((exp,))
-        if not runs:
-            return None
-        rows = runs[exp][runs[exp]["model"] == model]
-        return _not_run_why(judge({exp: rows} if len(rows) else {}, data, origins, *methods),
-                            ev, (exp,), methods, model)
-    run.reads = (f"{exp}_gt_runs",)
-    return run
-
-
-OVERLAP_TABLES = ("overlap_runs", *(f"{e}_gt_runs" for e in MEDICAL_EXPERIMENTS))
-
-
-def _overlap(judge, only: tuple[str, ...] = MEDICAL_EXPERIMENTS,
-             model: str | None = None) -> Judge:
-    """``judge(overlap, runs, data, origins, *methods)`` on the overlap chapter's per-run table
-    (``overlap_runs``) of the data sets ``only`` (and architecture ``model``; None: all), its
-    preconditions read from Setting 1's per-run tables."""
-    def run(ev: Evidence, methods: Methods = ()):
-        frame, meta = ev.table("overlap_runs")
-        runs, data, _ = ev.medical_data(only)
-        if frame is None or not runs:
-            return None
-        if model is not None:
-            runs = {e: r[r["model"] == model] for e, r in runs.items()}
-        origins = dict.fromkeys(runs, DataOrigin.read(meta))  # the maps' data, as recorded
-        return judge(frame, runs, data, origins, *methods)
-    run.reads = OVERLAP_TABLES
-    return run
-
-
-def _suppresses(layers: tuple[str, ...]):
-    return lambda frame, runs, data, origins, *methods: suppresses_claim(
-        frame, runs, data, origins, layers, *methods[:1])
-
-
-def _reemerges(frame, runs, data, origins, *methods: str) -> Claim:
-    """The claim's comparators (its methods but the paper's own) against TAP."""
-    return reemerges_in_layers_claim(frame, runs, data, origins,
-                                     [m for m in methods if m != proposed_method()] or None)
-
-
-def _mnist(judge: Callable[..., Claim | None]) -> Judge:
-    """``judge(runs, data, *methods)`` on the MNIST per-run table."""
-    def run(ev: Evidence, methods: Methods = ()):
-        runs, meta = ev.table("mnist_gt_runs")
-        return None if runs is None else judge(runs, meta.get("data", "MNIST"), *methods)
-    return run
-
-
-def _xs_protect(runs: pd.DataFrame, data: str, *methods: str) -> Claim | None:
-    """Every XS method of ``methods`` (the claim's) this build trained on MNIST beats No XS on
-    the permuted digits."""
-    parts = [removes_claim(runs, data, m) for m in methods if m in set(runs["case"])]
-    if not parts:
-        return None
-    judged = [c for c in parts if c.verdict not in (NOT_TESTABLE, NOT_RUN)]
-    head = parts[0]
-    evidence = "; ".join(f"{c.evidence}" for c in parts)
-    reasons = "; ".join(sorted({c.reason for c in parts if c.reason}))
-    if not judged:
-        return Claim(head.claim, head.where, evidence, head.seeds, data, NOT_TESTABLE,
-                     reason=reasons)
-    return Claim(head.claim, head.where, evidence + (f" (not testable: {reasons})" if reasons
-                                                     else ""),
-                 head.seeds, data, _combined([c.verdict for c in judged]))
-
-
-def _speed(judge) -> Judge:
-    """``judge(ratios, label, ...)`` on the speed table (the claim's methods not passed: the
-    speed judge names its own)."""
-    return lambda ev, methods=(): (None if ev.ratios is None
-                                   else judge(ev.ratios, ev.speed_label()))
-
-
-def _cost(ev: Evidence, methods: Methods = ()):
-    """:func:`.claims.cost_claim` of the claim's method (first) against the others."""
-    if ev.ratios is None:
-        return None
-    return cost_claim(ev.ratios, ev.speed_label(), *methods[:1], methods[1:] or None)
-
-
-def _table(judge, name: str) -> Judge:
-    """``judge(frame, meta, *methods)`` on the table ``name``."""
-    def run(ev: Evidence, methods: Methods = ()):
-        frame, meta = ev.table(name)
-        return None if frame is None else judge(frame, meta, *methods)
-    run.reads = (name,)
-    return run
-
-
-def _cost_share(ev: Evidence, methods: Methods = ()):
-    """:func:`.claims.cost_share_claim` of the claim's method (first) against the others."""
-    if ev.ratios is None:
-        return None
-    return cost_share_claim(ev.ratios, ev.speed_label(), *methods)
-
-
-def _oom(ev: Evidence, methods: Methods = ()):
-    """:func:`.claims.oom_claim` from the speed table's rows (its metadata)."""
-    frame, meta = ev.table("speed_memory")
-    return None if frame is None else oom_claim(meta, ev.speed_label(), *methods[:1])
-
-
-def _summary(judge, name: str, masks: bool = False) -> Judge:
-    """``judge(summary, data, *methods)`` on the MNIST summary table ``name``; with ``masks``
-    (a claim comparing TAP trained on teacher masks), the teachers whose masks mark the decoy no
-    better than random (:func:`_weak_teachers`) passed as ``weak``."""
-    def run(ev: Evidence, methods: Methods = ()):
-        frame, meta = ev.table(name)
-        if frame is None:
-            return None
-        extra = {"weak": _weak_teachers(ev)} if masks else {}
-        return judge(frame, meta.get("data", "MNIST"), *methods, **extra)
-    run.reads = (name, *(TEACHER_TABLES if masks else ()))
-    return run
-
-
-# the MNIST teachers page's tables that _weak_teachers and _teacher read
-TEACHER_TABLES = ("mnist_teacher", "annotation_quality")
-
-
-def _lifts(ev: Evidence, annotation: Annotation) -> dict[float, float] | None:
-    """A teacher's annotation lift per τ under the students' threshold rule (the teachers page's
-    ``annotation_quality``: precision on the decoy in units of a random mask's), or None where
-    the build did not measure it."""
-    _, meta = ev.table("mnist_teacher")
-    quality, _ = ev.table("annotation_quality")
-    if quality is None or "threshold" not in (meta or {}):
-        return None
-    rows = quality[(quality["annotator"] == annotation.value)
-                   & (quality["rule"] == meta["threshold"])]
-    return {float(r.tau): float(r.lift) for r in rows.itertuples()}
-
-
-def _weak_teachers(ev: Evidence) -> dict[str, str]:
-    """The teachers whose masks, at the students' τ, mark the decoy less than
-    :data:`.thresholds.ANNOTATION_LIFT` times as precisely as random masks, with the reason a
-    claim gives for not judging TAP trained on them (Setting 2's precondition, issue 36)."""
-    frame, _ = ev.table("mnist_teacher")
-    out = {}
-    for annotation in (Annotation.TEACHER_10, Annotation.TEACHER_1):
-        lifts = _lifts(ev, annotation) or {}
-        taus = set() if frame is None else {
-            float(t) for t in frame.loc[frame["annotation"] == annotation.value, "tau"].dropna()}
-        measured = [lifts[t] for t in taus if t in lifts]
-        if measured and max(measured) < ANNOTATION_LIFT:
-            out[annotation.value] = (
-                f"{in_prose(annotation)}'s masks mark the decoy no better than random ones "
-                f"(precision {max(measured):.2f}× a random mask's, under "
-                f"{ANNOTATION_LIFT:g}×; the teachers page measures why)")
-    return out
-
-
-def _matches_at_cost(ev: Evidence, methods: Methods = ()):
-    runs, data, origins = ev.medical_data()
-    return matches_at_cost_claim(runs, ev.ratios, data, origins, *methods) if runs else None
-
-
-def _teacher(ev: Evidence, methods: Methods = ()):
-    """:func:`.claims.teacher_claim` on the MNIST Setting-2 table, not judged where the 1%
-    teacher's masks mark the decoy no better than random ones (:func:`_weak_teachers`)."""
-    frame, _ = ev.table("mnist_teacher")
-    if frame is None:
-        return None
-    return teacher_claim(frame, "MNIST (Setting 2)", *methods,
-                         weak=_weak_teachers(ev).get(Annotation.TEACHER_1.value))
-
-
-_teacher.reads = TEACHER_TABLES
-
-
-def _students_beat(ev: Evidence, methods: Methods = ()):
-    """:func:`.teacher_claims.students_beat_teachers_claim` on the medical Setting-2 students and
-    their teachers' scores, judged only where the teachers' masks beat random ones."""
-    (frame, meta), performance = ev.table("medical_teacher"), ev.table(
-        "medical_teacher_performance")[0]
-    if frame is None or performance is None:
-        return None
-    return students_beat_teachers_claim(frame, performance, meta, *methods,
-                                        quality=ev.table("medical_annotation_quality")[0])
-
-
-_students_beat.reads = ("medical_teacher", "medical_teacher_performance",
-                        "medical_annotation_quality")
-
-
-def _teacher_table(judge, *args, table: str = "medical_teacher") -> Judge:
-    """``judge(summary, meta, *args, *methods, quality=...)`` on the medical Setting-2 students'
-    table (``table``; :data:`KD_TABLE`: the distillation chapter's), judged only where the
-    teachers' masks beat random ones: their annotation quality (the gate,
-    :func:`.teacher_claims.weak_teachers`) from the teachers page."""
-    def run(ev: Evidence, methods: Methods = ()):
-        frame, meta = ev.table(table)
-        if frame is None:
-            return None
-        return judge(frame, meta, *args, *methods,
-                     quality=ev.table("medical_annotation_quality")[0])
-    run.reads = (table, "medical_annotation_quality")
-    return run
-
-
-def _matches(runs: pd.DataFrame, data: str, method: str | None = None,
-             other: str | None = None) -> Claim:
-    """:func:`.claims.matches_claim` with the claim's methods in its order (claimed first)."""
-    return matches_claim(runs, data, other, method)
-
-
-def _reemerge(runs, data, origins, *methods: str) -> Claim:
-    return reemerge_claim(runs, data, origins, methods or None)
-
-
 for _spec in (
-    ClaimSpec("decoy_learned_mnist", "mnist", _mnist(decoy_claim)),
-    ClaimSpec("tap_protects_mnist", "mnist", _mnist(_xs_protect)),
-    ClaimSpec("tap_matches_rrr_mnist", "mnist", _mnist(_matches)),
-    ClaimSpec("tap_matches_rbr_mnist", "mnist", _mnist(_matches)),
-    ClaimSpec("mnist_contaminated_similar", "mnist", _mnist(close_claim)),
-    ClaimSpec("tap_slightly_below_mnist", "mnist", _mnist(slightly_below_claim)),
-    ClaimSpec("speed_memory_tap", "speed_memory", _speed(speed_claim)),
-    ClaimSpec("tap_cost_fraction", "speed_memory", _cost_share),
-    ClaimSpec("rbr_densenet_oom", "speed_memory", _oom),
+    ClaimSpec("decoy_learned_mnist", "mnist", on_mnist(decoy_claim)),
+    ClaimSpec("tap_protects_mnist", "mnist", on_mnist(xs_protect)),
+    ClaimSpec("tap_matches_rrr_mnist", "mnist", on_mnist(matches)),
+    ClaimSpec("tap_matches_rbr_mnist", "mnist", on_mnist(matches)),
+    ClaimSpec("mnist_contaminated_similar", "mnist", on_mnist(close_claim)),
+    ClaimSpec("tap_slightly_below_mnist", "mnist", on_mnist(slightly_below_claim)),
+    ClaimSpec("speed_memory_tap", "speed_memory", on_speed(speed_claim)),
+    ClaimSpec("tap_cost_fraction", "speed_memory", cost_share),
+    ClaimSpec("rbr_densenet_oom", "speed_memory", oom),
     ClaimSpec("tuning_cost_effnet", "speed_memory", untestable="GPU hours of the paper's λ "
               "sweeps on the real KNEE data; this build times Table 1's three architectures, "
               "not EfficientNet-B0's RRR/RBR steps"),
-    ClaimSpec("rrr_rbr_slower", "speed_memory", _cost),
-    ClaimSpec("tap_beats_rrr_rbr", "pneu", _matches_at_cost),
-    ClaimSpec("decoy_learned_pneu", "pneu", _medical(no_xs_relies_claim, ("pneu",))),
-    ClaimSpec("decoy_learned_knee", "knee", _medical(no_xs_relies_claim, ("knee",))),
-    ClaimSpec("tap_keeps_off_deep_pneu", "pneu", _medical(keeps_off_claim, ("pneu",))),
-    ClaimSpec("tap_protects_knee", "knee", _medical(keeps_off_claim, ("knee",))),
-    ClaimSpec("rrr_spurious_densenet_pneu", "pneu", _cell(_reemerge, "pneu", "densenet121")),
-    ClaimSpec("extra_architectures", "extra_architectures", _extra(keeps_off_claim)),
+    ClaimSpec("rrr_rbr_slower", "speed_memory", cost),
+    ClaimSpec("tap_beats_rrr_rbr", "pneu", matches_at_cost),
+    ClaimSpec("decoy_learned_pneu", "pneu", on_medical(no_xs_relies_claim, ("pneu",))),
+    ClaimSpec("decoy_learned_knee", "knee", on_medical(no_xs_relies_claim, ("knee",))),
+    ClaimSpec("tap_keeps_off_deep_pneu", "pneu", on_medical(keeps_off_claim, ("pneu",))),
+    ClaimSpec("tap_protects_knee", "knee", on_medical(keeps_off_claim, ("knee",))),
+    ClaimSpec("rrr_spurious_densenet_pneu", "pneu", on_cell(reemerge, "pneu", "densenet121")),
+    ClaimSpec("extra_architectures", "extra_architectures", on_extra(keeps_off_claim)),
     ClaimSpec("extra_arch_pneu_less_vulnerable", "extra_architectures",
-              _extra(little_reliance_claim, ("pneu",))),
+              on_extra(little_reliance_claim, ("pneu",))),
     ClaimSpec("effnet_knee_tap_succeeds", "extra_architectures",
-              _extra(keeps_off_claim, ("knee",), "efficientnet_b0")),
+              on_extra(keeps_off_claim, ("knee",), "efficientnet_b0")),
     ClaimSpec("effnet_knee_rrr_fails", "extra_architectures",
-              _extra(_reemerge, ("knee",), "efficientnet_b0")),
-    ClaimSpec("rbr_spurious_vgg_pneu", "pneu", _cell(_reemerge, "pneu", "vgg16")),
-    ClaimSpec("rrr_rbr_spurious_knee", "knee", _medical(_reemerge, ("knee",))),
-    ClaimSpec("overlap_tap_input_gradients", "overlap", _overlap(_suppresses(("ig",)))),
-    ClaimSpec("theorem1_overlap", "overlap", _overlap(
+              on_extra(reemerge, ("knee",), "efficientnet_b0")),
+    ClaimSpec("rbr_spurious_vgg_pneu", "pneu", on_cell(reemerge, "pneu", "vgg16")),
+    ClaimSpec("rrr_rbr_spurious_knee", "knee", on_medical(reemerge, ("knee",))),
+    ClaimSpec("overlap_tap_input_gradients", "overlap", on_overlap(suppresses_in(("ig",)))),
+    ClaimSpec("theorem1_overlap", "overlap", on_overlap(
         lambda frame, runs, data, origins, *methods: ig_overlap_claim(
             frame, runs, data, origins, *methods[:1]))),
     ClaimSpec("overlap_tap_activations", "overlap",
-              _overlap(_suppresses(("act1", "act2", "act3", "act4")))),
-    ClaimSpec("rrr_rbr_reemerge", "overlap", _overlap(_reemerges, ("pneu",), "resnet18")),
-    ClaimSpec("rrr_rbr_reemerge_appendix", "overlap", _overlap(_reemerges)),
+              on_overlap(suppresses_in(("act1", "act2", "act3", "act4")))),
+    ClaimSpec("rrr_rbr_reemerge", "overlap",
+              on_overlap(reemerges_in_layers, ("pneu",), "resnet18")),
+    ClaimSpec("rrr_rbr_reemerge_appendix", "overlap", on_overlap(reemerges_in_layers)),
     ClaimSpec("annotation_better_than_random", "medical_teachers",
-              _table(annotation_claim, "medical_annotation_quality")),
-    ClaimSpec("teacher_pneu_works", "medical_teachers", _teacher_table(medical_teacher_claim)),
+              on_table(annotation_claim, "medical_annotation_quality")),
+    ClaimSpec("teacher_pneu_works", "medical_teachers", on_teacher_table(medical_teacher_claim)),
     ClaimSpec("tau_recall_precision", "medical_teachers",
-              _table(tau_trend_claim, "medical_annotation_quality")),
-    ClaimSpec("students_beat_teachers", "medical_teachers", _students_beat),
+              on_table(tau_trend_claim, "medical_annotation_quality")),
+    ClaimSpec("students_beat_teachers", "medical_teachers", students_beat),
     ClaimSpec("teacher_1pct_annotations_close", "medical_teachers",
-              _table(teachers_close_claim, "medical_annotation_quality")),
+              on_table(teachers_close_claim, "medical_annotation_quality")),
     ClaimSpec("random_masks_fail", "medical_teachers",
-              _table(random_masks_claim, "medical_teacher")),
-    ClaimSpec("teacher_10_vs_1", "medical_teachers", _teacher_table(teachers_alike_claim)),
+              on_table(random_masks_claim, "medical_teacher")),
+    ClaimSpec("teacher_10_vs_1", "medical_teachers", on_teacher_table(teachers_alike_claim)),
     ClaimSpec("teacher_effective_substitutes", "medical_teachers",
-              _teacher_table(substitutes_claim)),
+              on_teacher_table(substitutes_claim)),
     ClaimSpec("rrr_rbr_teacher_spurious_pneu", "medical_teachers",
-              _teacher_table(comparators_on_tag_claim, "pneu")),
+              on_teacher_table(comparators_on_tag_claim, "pneu")),
     ClaimSpec("rrr_rbr_teacher_spurious_knee", "medical_teachers",
-              _teacher_table(comparators_on_tag_claim, "knee")),
-    ClaimSpec("teacher_1pct_works", "teachers", _teacher),
+              on_teacher_table(comparators_on_tag_claim, "knee")),
+    ClaimSpec("teacher_1pct_works", "teachers", mnist_teacher),
     ClaimSpec("mnist_annotation_robust", "teachers",
-              _summary(annotation_robust_claim, "mnist_teacher", masks=True)),
-    ClaimSpec("kd_mnist_at_jt_fail", "distillation", _summary(fail_to_protect_claim, "mnist_kd")),
+              on_summary(annotation_robust_claim, "mnist_teacher", masks=True)),
+    ClaimSpec("kd_mnist_at_jt_fail", "distillation", on_summary(fail_to_protect_claim, "mnist_kd")),
     ClaimSpec("kd_mnist_matches_tap_10", "distillation",
-              _summary(kd_matches_claim, "mnist_kd", masks=True)),
+              on_summary(kd_matches_claim, "mnist_kd", masks=True)),
     ClaimSpec("kd_mnist_1pct_drops", "distillation",
-              _summary(kd_drops_claim, "mnist_kd", masks=True)),
+              on_summary(kd_drops_claim, "mnist_kd", masks=True)),
     ClaimSpec("kd_pneu_jt_kd_fail", "medical_distillation",
-              _teacher_table(distillation_on_tag_claim, "pneu", table=KD_TABLE),
+              on_teacher_table(distillation_on_tag_claim, "pneu", table=KD_TABLE),
               needs=Needs(KD_TABLE, "pneu")),
     ClaimSpec("at_pneu_vs_tap", "medical_distillation",
-              _teacher_table(behind_claim, "pneu", ("densenet121",), table=KD_TABLE),
+              on_teacher_table(behind_claim, "pneu", ("densenet121",), table=KD_TABLE),
               needs=Needs(KD_TABLE, "pneu")),
     ClaimSpec("tap_beats_kd_at_jt", "medical_distillation",
-              _teacher_table(best_or_tied_claim, table=KD_TABLE)),
+              on_teacher_table(best_or_tied_claim, table=KD_TABLE)),
     ClaimSpec("jt_second_order_cost", "distillation",
-              _table(second_order_cost_claim, "mnist_kd_runs")),
+              on_table(second_order_cost_claim, "mnist_kd_runs")),
     # the claims whose students a profile may leave out (quick: Setting 2 on PNEU's ResNet-18
     # at τ 0.01, TAP, KD and AT only): *not run* there, with what it trained instead
     ClaimSpec("kappa3_choice", "method", not_run="no chapter varies κ: every TAP run here, as "

@@ -522,7 +522,7 @@ def teacher_claim(summary: pd.DataFrame, data: str, method: str | None = None,
     """TAP (``method``; None: the paper's own) with masks from a teacher trained on 1% of clean
     data beats No XS on permuted digits. Judged only where those masks mark the decoy better than
     random ones (``weak``: why they do not, Setting 2's precondition, from
-    :func:`.claim_specs._weak_teachers`): else the claim, that the small teacher's annotations
+    :func:`.claim_judges.weak_mnist_teachers`): else the claim, that the small teacher's annotations
     are useful, cannot be told from one about random masks."""
     method = method or proposed_method()
     name = _label(method)

@@ -58,7 +58,7 @@ def table_meta(s: Protocol, experiment: str, models: Sequence[str], cases: Seque
     """The provenance a Setting-1 table of ``experiment`` is written with: its label, the
     settings, what data it is on (``origin``: the paper's or the stand-in) and the cells the
     profile leaves out with why (``left_out``, ``{"<model>/<case>": why}``: the report's
-    *not run* reasons, :meth:`tapkit.book.claim_specs.Evidence.left_out`)."""
+    *not run* reasons, :meth:`tapkit.book.evidence.Evidence.left_out`)."""
     return {"label": label, "settings": s.as_dict(), "data": data_name(s, experiment),
             "origin": origin(s).value,
             "left_out": {f"{m}/{c}": why for (m, c), why in

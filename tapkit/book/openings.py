@@ -20,7 +20,9 @@ from ..experiments.cells import Annotation
 from ..experiments.table1 import architectures
 from ..methods import comparators, get_method, no_xs, proposed_method, xs_methods
 from ..metrics import tag_reliance, task_metric
-from .claim_specs import TEACHER_TABLES, Evidence, page_claims
+from .claim_judges import TEACHER_TABLES
+from .claim_specs import page_claims
+from .evidence import Evidence
 from .claims import NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, VERDICTS, cost_claim, decoy_claim, \
     matches_claim, removes_claim, speed_claim, verdicts
 from .openings_medical import extra_found, medical_found, medical_kd_found, \

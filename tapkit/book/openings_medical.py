@@ -18,7 +18,9 @@ from ..experiments.setting1 import xs_cases
 from ..methods import no_xs, proposed_method
 from ..metrics import tag_reliance, task_metric
 from . import report
-from .claim_specs import EXTRA_RUNS, OVERLAP_TABLES, Evidence, page_claims
+from .claim_judges import EXTRA_RUNS, OVERLAP_TABLES
+from .claim_specs import page_claims
+from .evidence import Evidence
 from .claims import verdicts
 from .labels import in_prose, label
 from .overlap_tables import against_none_text

@@ -1,0 +1,295 @@
+"""How a registered claim reads the build's tables: the adapters between the claim registry
+(:mod:`.claim_specs`) and the judges (:mod:`.claims`, :mod:`.medical_claims`,
+:mod:`.teacher_claims`, ...).
+
+An ``on_*`` function wraps a judge for one kind of table (Setting 1's per-run tables, the
+appendix architectures', the overlap maps', the MNIST summaries, the medical Setting-2 students')
+and declares the tables it reads (``reads``), so that a page quotes the verdicts of the claims
+its own tables decide (:func:`.claim_specs.page_claims`). The other functions are judges of
+their own, called with the :class:`.evidence.Evidence` and the claim's methods.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable
+
+import pandas as pd
+
+from ..experiments.cells import Annotation
+from ..methods import proposed_method
+from ..sources import MEDICAL_EXPERIMENTS
+from .claims import (NOT_RUN, NOT_TESTABLE, Claim, _combined, cost_claim, cost_share_claim,
+                     matches_claim, oom_claim, removes_claim, teacher_claim)
+from .evidence import Evidence, Judge, Methods
+from .labels import in_prose
+from .medical_claims import (matches_at_cost_claim, reemerge_claim,
+                             reemerges_in_layers_claim, suppresses_claim)
+from .medical_notes import LEFT_OUT_HEADING
+from .origin import DataOrigin
+from .teacher_claims import students_beat_teachers_claim
+from .thresholds import ANNOTATION_LIFT
+
+# where a page's opening sends the reader for why its cells were left out (the medical
+# chapters list them under the table, :func:`.medical_notes.left_out_note`)
+LEFT_OUT_BELOW = f"why: “{LEFT_OUT_HEADING}”, below"
+
+
+def with_left_out_reason(claim: Claim | None, ev: Evidence, only: tuple[str, ...],
+                         methods: Methods, model: str | None = None) -> Claim | None:
+    """A claim *not run* says why: the profile's reasons for leaving its cells out
+    (:meth:`Evidence.left_out`), where the chapter recorded them; a page's opening points to
+    the page's own list of them instead (``brief``: one pointer for all its cells)."""
+    if claim is None or claim.verdict != NOT_RUN:
+        return claim
+    why = ev.left_out(only, methods, model)
+    if not why:
+        return claim
+    return replace(claim, reason="left out by this profile: " + "; ".join(
+        f"{', '.join(names)}: {reason}" for reason, names in why.items()),
+        brief=f"left out by this profile; {LEFT_OUT_BELOW}")
+
+
+def on_medical(judge, only: tuple[str, ...] = MEDICAL_EXPERIMENTS) -> Judge:
+    """``judge(runs, data, origins, *methods)`` on Setting 1's per-run tables of ``only``."""
+    def run(ev: Evidence, methods: Methods = ()):
+        runs, data, origins = ev.medical_data(only)
+        return with_left_out_reason(judge(runs, data, origins, *methods) if runs else None,
+                                    ev, only, methods)
+    run.reads = tuple(f"{e}_gt_runs" for e in only)
+    return run
+
+
+EXTRA_RUNS = "extra_{}_runs"  # the appendix architectures' per-run tables, by experiment
+KD_TABLE = "medical_kd"  # the medical distillation chapter's summary (KD/AT/JT beside TAP)
+
+
+def on_extra(judge, only: tuple[str, ...] = MEDICAL_EXPERIMENTS, model: str | None = None) -> Judge:
+    """``judge(runs, data, origins, *methods)`` on the appendix architectures' per-run tables
+    of ``only`` (EfficientNet-B0 and MobileNet-v2; ``model``: one of them)."""
+    def run(ev: Evidence, methods: Methods = ()):
+        runs, data, origins = ev.medical_data(only, EXTRA_RUNS)
+        if model is not None:
+            runs = {e: t[t["model"] == model] for e, t in runs.items()}
+            runs = {e: t for e, t in runs.items() if len(t)}
+        return judge(runs, data, origins, *methods) if runs else None
+    run.reads = tuple(EXTRA_RUNS.format(e) for e in only)
+    return run
+
+
+def on_cell(judge, exp: str, model: str) -> Judge:
+    """``judge`` on one data set's one architecture (the paper's named cases)."""
+    def run(ev: Evidence, methods: Methods = ()):
+        runs, data, origins = ev.medical_data((exp,))
+        if not runs:
+            return None
+        rows = runs[exp][runs[exp]["model"] == model]
+        return with_left_out_reason(
+            judge({exp: rows} if len(rows) else {}, data, origins, *methods), ev, (exp,),
+            methods, model)
+    run.reads = (f"{exp}_gt_runs",)
+    return run
+
+
+OVERLAP_TABLES = ("overlap_runs", *(f"{e}_gt_runs" for e in MEDICAL_EXPERIMENTS))
+
+
+def on_overlap(judge, only: tuple[str, ...] = MEDICAL_EXPERIMENTS,
+             model: str | None = None) -> Judge:
+    """``judge(overlap, runs, data, origins, *methods)`` on the overlap chapter's per-run table
+    (``overlap_runs``) of the data sets ``only`` (and architecture ``model``; None: all), its
+    preconditions read from Setting 1's per-run tables."""
+    def run(ev: Evidence, methods: Methods = ()):
+        frame, meta = ev.table("overlap_runs")
+        runs, data, _ = ev.medical_data(only)
+        if frame is None or not runs:
+            return None
+        if model is not None:
+            runs = {e: r[r["model"] == model] for e, r in runs.items()}
+        origins = dict.fromkeys(runs, DataOrigin.read(meta))  # the maps' data, as recorded
+        return judge(frame, runs, data, origins, *methods)
+    run.reads = OVERLAP_TABLES
+    return run
+
+
+def suppresses_in(layers: tuple[str, ...]):
+    return lambda frame, runs, data, origins, *methods: suppresses_claim(
+        frame, runs, data, origins, layers, *methods[:1])
+
+
+def reemerges_in_layers(frame, runs, data, origins, *methods: str) -> Claim:
+    """The claim's comparators (its methods but the paper's own) against TAP."""
+    return reemerges_in_layers_claim(frame, runs, data, origins,
+                                     [m for m in methods if m != proposed_method()] or None)
+
+
+def on_mnist(judge: Callable[..., Claim | None]) -> Judge:
+    """``judge(runs, data, *methods)`` on the MNIST per-run table."""
+    def run(ev: Evidence, methods: Methods = ()):
+        runs, meta = ev.table("mnist_gt_runs")
+        return None if runs is None else judge(runs, meta.get("data", "MNIST"), *methods)
+    return run
+
+
+def xs_protect(runs: pd.DataFrame, data: str, *methods: str) -> Claim | None:
+    """Every XS method of ``methods`` (the claim's) this build trained on MNIST beats No XS on
+    the permuted digits."""
+    parts = [removes_claim(runs, data, m) for m in methods if m in set(runs["case"])]
+    if not parts:
+        return None
+    judged = [c for c in parts if c.verdict not in (NOT_TESTABLE, NOT_RUN)]
+    head = parts[0]
+    evidence = "; ".join(f"{c.evidence}" for c in parts)
+    reasons = "; ".join(sorted({c.reason for c in parts if c.reason}))
+    if not judged:
+        return Claim(head.claim, head.where, evidence, head.seeds, data, NOT_TESTABLE,
+                     reason=reasons)
+    return Claim(head.claim, head.where, evidence + (f" (not testable: {reasons})" if reasons
+                                                     else ""),
+                 head.seeds, data, _combined([c.verdict for c in judged]))
+
+
+def on_speed(judge) -> Judge:
+    """``judge(ratios, label, ...)`` on the speed table (the claim's methods not passed: the
+    speed judge names its own)."""
+    return lambda ev, methods=(): (None if ev.ratios is None
+                                   else judge(ev.ratios, ev.speed_label()))
+
+
+def cost(ev: Evidence, methods: Methods = ()):
+    """:func:`.claims.cost_claim` of the claim's method (first) against the others."""
+    if ev.ratios is None:
+        return None
+    return cost_claim(ev.ratios, ev.speed_label(), *methods[:1], methods[1:] or None)
+
+
+def on_table(judge, name: str) -> Judge:
+    """``judge(frame, meta, *methods)`` on the table ``name``."""
+    def run(ev: Evidence, methods: Methods = ()):
+        frame, meta = ev.table(name)
+        return None if frame is None else judge(frame, meta, *methods)
+    run.reads = (name,)
+    return run
+
+
+def cost_share(ev: Evidence, methods: Methods = ()):
+    """:func:`.claims.cost_share_claim` of the claim's method (first) against the others."""
+    if ev.ratios is None:
+        return None
+    return cost_share_claim(ev.ratios, ev.speed_label(), *methods)
+
+
+def oom(ev: Evidence, methods: Methods = ()):
+    """:func:`.claims.oom_claim` from the speed table's rows (its metadata)."""
+    frame, meta = ev.table("speed_memory")
+    return None if frame is None else oom_claim(meta, ev.speed_label(), *methods[:1])
+
+
+def on_summary(judge, name: str, masks: bool = False) -> Judge:
+    """``judge(summary, data, *methods)`` on the MNIST summary table ``name``; with ``masks``
+    (a claim comparing TAP trained on teacher masks), the teachers whose masks mark the decoy no
+    better than random (:func:`weak_mnist_teachers`) passed as ``weak``."""
+    def run(ev: Evidence, methods: Methods = ()):
+        frame, meta = ev.table(name)
+        if frame is None:
+            return None
+        extra = {"weak": weak_mnist_teachers(ev)} if masks else {}
+        return judge(frame, meta.get("data", "MNIST"), *methods, **extra)
+    run.reads = (name, *(TEACHER_TABLES if masks else ()))
+    return run
+
+
+# the MNIST teachers page's tables that weak_mnist_teachers and mnist_teacher read
+TEACHER_TABLES = ("mnist_teacher", "annotation_quality")
+
+
+def _lifts(ev: Evidence, annotation: Annotation) -> dict[float, float] | None:
+    """A teacher's annotation lift per τ under the students' threshold rule (the teachers page's
+    ``annotation_quality``: precision on the decoy in units of a random mask's), or None where
+    the build did not measure it."""
+    _, meta = ev.table("mnist_teacher")
+    quality, _ = ev.table("annotation_quality")
+    if quality is None or "threshold" not in (meta or {}):
+        return None
+    rows = quality[(quality["annotator"] == annotation.value)
+                   & (quality["rule"] == meta["threshold"])]
+    return {float(r.tau): float(r.lift) for r in rows.itertuples()}
+
+
+def weak_mnist_teachers(ev: Evidence) -> dict[str, str]:
+    """The teachers whose masks, at the students' τ, mark the decoy less than
+    :data:`.thresholds.ANNOTATION_LIFT` times as precisely as random masks, with the reason a
+    claim gives for not judging TAP trained on them (Setting 2's precondition, issue 36)."""
+    frame, _ = ev.table("mnist_teacher")
+    out = {}
+    for annotation in (Annotation.TEACHER_10, Annotation.TEACHER_1):
+        lifts = _lifts(ev, annotation) or {}
+        taus = set() if frame is None else {
+            float(t) for t in frame.loc[frame["annotation"] == annotation.value, "tau"].dropna()}
+        measured = [lifts[t] for t in taus if t in lifts]
+        if measured and max(measured) < ANNOTATION_LIFT:
+            out[annotation.value] = (
+                f"{in_prose(annotation)}'s masks mark the decoy no better than random ones "
+                f"(precision {max(measured):.2f}× a random mask's, under "
+                f"{ANNOTATION_LIFT:g}×; the teachers page measures why)")
+    return out
+
+
+def matches_at_cost(ev: Evidence, methods: Methods = ()):
+    runs, data, origins = ev.medical_data()
+    return matches_at_cost_claim(runs, ev.ratios, data, origins, *methods) if runs else None
+
+
+def mnist_teacher(ev: Evidence, methods: Methods = ()):
+    """:func:`.claims.teacher_claim` on the MNIST Setting-2 table, not judged where the 1%
+    teacher's masks mark the decoy no better than random ones (:func:`weak_mnist_teachers`)."""
+    frame, _ = ev.table("mnist_teacher")
+    if frame is None:
+        return None
+    return teacher_claim(frame, "MNIST (Setting 2)", *methods,
+                         weak=weak_mnist_teachers(ev).get(Annotation.TEACHER_1.value))
+
+
+mnist_teacher.reads = TEACHER_TABLES
+
+
+def students_beat(ev: Evidence, methods: Methods = ()):
+    """:func:`.teacher_claims.students_beat_teachers_claim` on the medical Setting-2 students and
+    their teachers' scores, judged only where the teachers' masks beat random ones."""
+    (frame, meta), performance = ev.table("medical_teacher"), ev.table(
+        "medical_teacher_performance")[0]
+    if frame is None or performance is None:
+        return None
+    return students_beat_teachers_claim(frame, performance, meta, *methods,
+                                        quality=ev.table("medical_annotation_quality")[0])
+
+
+students_beat.reads = ("medical_teacher", "medical_teacher_performance",
+                        "medical_annotation_quality")
+
+
+def on_teacher_table(judge, *args, table: str = "medical_teacher") -> Judge:
+    """``judge(summary, meta, *args, *methods, quality=...)`` on the medical Setting-2 students'
+    table (``table``; :data:`KD_TABLE`: the distillation chapter's), judged only where the
+    teachers' masks beat random ones: their annotation quality (the gate,
+    :func:`.teacher_claims.weak_teachers`) from the teachers page."""
+    def run(ev: Evidence, methods: Methods = ()):
+        frame, meta = ev.table(table)
+        if frame is None:
+            return None
+        return judge(frame, meta, *args, *methods,
+                     quality=ev.table("medical_annotation_quality")[0])
+    run.reads = (table, "medical_annotation_quality")
+    return run
+
+
+def matches(runs: pd.DataFrame, data: str, method: str | None = None,
+             other: str | None = None) -> Claim:
+    """:func:`.claims.matches_claim` with the claim's methods in its order (claimed first)."""
+    return matches_claim(runs, data, other, method)
+
+
+def reemerge(runs, data, origins, *methods: str) -> Claim:
+    return reemerge_claim(runs, data, origins, methods or None)
+
+
