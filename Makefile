@@ -85,9 +85,11 @@ $(STAMP): pyproject.toml constraints.txt
 
 # two pytest-xdist workers of one thread each, tests scheduled one by one except the files that
 # share a module or session fixture (the browser tests' smoke book), which stay whole on one
-# worker (tests/conftest.py: SHARED_FIXTURE_FILES and its scheduler)
+# worker (tests/conftest.py: SHARED_FIXTURE_FILES and its scheduler). TESTS: pytest's selection
+# (default: every test; .ci/run runs the tests that read no built book beside `make book`)
+TESTS ?=
 test: $(STAMP)
-	OMP_NUM_THREADS=1 $(PY) -m pytest -q -n 2 --dist load --durations=12
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -n 2 --dist load --durations=12 $(TESTS)
 
 # PNEU and KNEE are one notebook (notebooks/medical_gt.py) run with -p experiment pneu|knee
 $(X)/pneu.ipynb $(X)/knee.ipynb: $(X)/%.ipynb: notebooks/medical_gt.py $(LIBRARY) | $(STAMP)
