@@ -36,7 +36,7 @@
 profile = "quick"      # "quick" (CPU, embedded digits) or "paper" (GPU, full MNIST)
 seeds = None           # the explorer shows the models of the first seed; None: profile default
 epochs = None          # None: profile default
-methods = None         # None: No XS and the registry's XS losses (RRR, RBR, TAP)
+methods = None         # None: No XS and the registry's XS losses the profile trains
 lambdas = None         # None: lambda search choice, else the paper values (as the MNIST chapter)
 source = None          # "embedded", "mnist", "torchvision:/root" or a folder of MNIST IDX files
 device = "auto"        # where missing models are trained; the explorer itself runs on the CPU
@@ -66,7 +66,8 @@ lams = plans.mnist_lambdas(root, lambdas)
 seed = s.seeds[0]
 
 # The same configs as the MNIST chapter, so its trained models are read from the results cache.
-configs = {labels.label(m): plans.mnist_case_config(s, m, lams, seed) for m in methods}
+configs = {labels.label(m): cfg
+           for m, cfg in plans.mnist_seed_configs(s, methods, lams, seed).items()}
 store = ResultStore(root / "runs")
 missing = [label for label, cfg in configs.items() if store.load(cfg) is None]
 runs = run_many(configs.values(), root / "runs", device, executor=LocalExecutor(progress=False))

@@ -41,7 +41,8 @@ results = None         # None: <repository>/results
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, labels, openings, paper_profile, profile_notes, report
+from tapkit.book import (chapter, labels, medical_notes, openings, paper_profile, profile_notes,
+                         report)
 from tapkit.experiments import chapter_plans, plans, protocols
 from tapkit.experiments.executors import run_many
 
@@ -59,8 +60,10 @@ label = report.provenance_label(runs, profile)
 summary = report.summarise(runs, ["case"])
 report.write_table(summary, root, "mnist_gt", {"label": label, "settings": s.as_dict(), "lambdas": lams})
 # one row per run: the reproduction report's intervals and paired differences over seeds
+left = plans.mnist_left_out(s, methods)  # the cases this profile does not train, with why
 report.write_table(runs[["case", "seed", "status", *report.SPLITS]], root, "mnist_gt_runs",
-                   {"label": label, "data": ch.data()[0], "lambdas": lams})
+                   {"label": label, "data": ch.data()[0], "lambdas": lams,
+                    "left_out": medical_notes.left_out_record(left)})
 display(Markdown(f"*Results: {label}*"))
 
 # %% [markdown]
@@ -76,6 +79,7 @@ if fewer:
                      "budget (so no interval and no verdict rests on them): " + "; ".join(
                          f"{labels.label(m)} on seed(s) {list(v)}" for m, v in fewer.items()) + "."))
 display(report.interval_table(runs, methods))
+display(Markdown(medical_notes.left_out_note(left)))
 
 # %% [markdown]
 # ## Test accuracy and Δ-accuracy (the paper's MNIST figure)
@@ -100,7 +104,8 @@ display(Markdown(f"*{label}*"))
 # %% tags=["hide-input"]
 both = report.beside(summary, paper, ["case", "split"])
 report.write_comparison(both, root, "mnist_gt", label, ["case"])
-display(report.side_by_side(both, "case", methods).rename(index=labels.label))
+display(report.mark_not_run(report.side_by_side(both, "case", methods), left, paper).rename(
+    index=labels.label))
 
 # %% [markdown]
 # ## Paper-profile results (committed, from a GPU)

@@ -4,6 +4,7 @@ here in seconds), and the notebooks' parameter parsing."""
 import json
 import math
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -66,7 +67,9 @@ def test_every_config_of_every_chapter_builds(profile, tmp_path):
             d = json.loads(json.dumps(cfg.to_dict()))  # JSON round trip, same hash
             assert TrainConfig.from_dict(d) == cfg and TrainConfig.from_dict(d).key() == cfg.key()
     s = protocols.mnist(profile)
-    assert len(configs["mnist"]) == sum(len(s.seeds_for(c)) for c in setting1.cases())
+    left = {c for _, c in plans.mnist_left_out(s, setting1.cases())}
+    assert len(configs["mnist"]) == sum(len(s.seeds_for(c)) for c in setting1.cases()
+                                        if c not in left)
     assert len({c.key() for c in configs["mnist"]}) == len(configs["mnist"])
 
 
@@ -97,7 +100,8 @@ def test_quick_profile_keeps_the_equations_where_it_searches_and_its_trimmed_sea
     # other run (TAP's searched λ, the stand-ins' searched RRR) the equations as written
     paper_lambda = {(c.method, c.options) for cfgs in configs.values() for c in cfgs
                     if c.experiment == "decoy-mnist" and c.method in ("rrr", "rbr")}
-    assert paper_lambda == {("rrr", protocols.RELEASED["rrr"]), ("rbr", protocols.RELEASED["rbr"])}
+    assert paper_lambda == {("rrr", protocols.RELEASED["rrr"])}  # RBR is left out (its own test)
+    assert protocols.mnist("quick").options_for("rbr") == protocols.RELEASED["rbr"]
     assert all(c.options == default_options(c.method) for cfgs in configs.values() for c in cfgs
                if not (c.experiment == "decoy-mnist" and c.method in ("rrr", "rbr")))
     assert any(c.method == "tap" for c in configs["mnist"])
@@ -237,13 +241,31 @@ def test_papermill_string_parameter_runs_the_data_chapter(tmp_path):
 
 
 def test_a_case_may_train_on_the_first_seeds_only():
-    s = protocols.mnist("quick")
+    s = replace(protocols.mnist("quick"), case_seeds={"rbr": 1}, not_run={})
     assert s.seeds == (0, 1, 2) and s.seeds_for("rbr") == (0,) and s.seeds_for("tap") == (0, 1, 2)
     configs = plans.mnist_configs(s, ["tap", "rbr"], {"tap": 1e-3, "rbr": 1e4})
     assert [(c.method, c.seed) for c in configs] == [("tap", 0), ("tap", 1), ("tap", 2), ("rbr", 0)]
     # a notebook's seeds override: RBR keeps the first of them
-    assert protocols.mnist("quick", seeds=[5, 6]).seeds_for("rbr") == (5,)
+    assert s.with_overrides(seeds=[5, 6]).seeds_for("rbr") == (5,)
     assert protocols.mnist("paper").seeds_for("rbr") == (0, 1, 2, 3, 4)
+
+
+def test_a_case_the_profile_leaves_out_is_planned_nowhere_and_says_why():
+    """Quick leaves RBR out on Decoy-MNIST (the CI budget): no chapter plans it, the explorer
+    does not ask for it, and the reason is the one the pages and the report quote; the paper
+    and smoke profiles train it."""
+    s = protocols.mnist("quick")
+    cases = setting1.cases()
+    left = plans.mnist_left_out(s, cases)
+    assert list(left) == [("two_layer_cnn", "rbr")] and "CI's budget" in left[("two_layer_cnn", "rbr")]
+    lams = {"tap": 1e-3, "rrr": 1e-3, "rbr": 1e4}
+    assert "rbr" not in {c.method for c in plans.mnist_configs(s, cases, lams)}
+    assert "rbr" not in {c.method for c in plans.mnist_cells(s, cases, lams)}
+    assert list(plans.mnist_seed_configs(s, cases, lams, 0)) == [c for c in cases if c != "rbr"]
+    for profile in ("paper", "smoke"):
+        p = protocols.mnist(profile)
+        assert plans.mnist_left_out(p, cases) == {}
+        assert "rbr" in {c.method for c in plans.mnist_configs(p, cases, lams)}
 
 
 @pytest.mark.parametrize("profile", protocols.PROFILES)

@@ -124,10 +124,14 @@ def reemerges_in_layers(frame, runs, data, origins, *methods: str) -> Claim:
 
 
 def on_mnist(judge: Callable[..., Claim | None]) -> Judge:
-    """``judge(runs, data, *methods)`` on the MNIST per-run table."""
+    """``judge(runs, data, *methods)`` on the MNIST per-run table; *not run* says why the
+    profile left the cells out, where the chapter recorded it (:func:`with_left_out_reason`)."""
     def run(ev: Evidence, methods: Methods = ()):
         runs, meta = ev.table("mnist_gt_runs")
-        return None if runs is None else judge(runs, meta.get("data", "MNIST"), *methods)
+        if runs is None:
+            return None
+        return with_left_out_reason(judge(runs, meta.get("data", "MNIST"), *methods), ev,
+                                    ("mnist",), methods)
     return run
 
 

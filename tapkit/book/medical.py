@@ -30,8 +30,8 @@ from ..metrics import TaskMetric, tag_reliance, task_metric  # noqa: F401  (the 
 from . import report
 from .labels import label
 from .medical_notes import (ARCH_LABELS, CASE_LABELS, budget_note, constant_score,  # noqa: F401
-                            left_out_note, mark_left_out, override_note, pretraining_note,
-                            search_findings, search_table, standin_caveat)
+                            left_out_note, left_out_record, mark_left_out, override_note,
+                            pretraining_note, search_findings, search_table, standin_caveat)
 from ..seedstats import mean_ci, paired_difference
 from .claims import on_seeds, per_seed
 from .preconditions import judged_seeds
@@ -61,8 +61,7 @@ def table_meta(s: Protocol, experiment: str, models: Sequence[str], cases: Seque
     *not run* reasons, :meth:`tapkit.book.evidence.Evidence.left_out`)."""
     return {"label": label, "settings": s.as_dict(), "data": data_name(s, experiment),
             "origin": origin(s).value,
-            "left_out": {f"{m}/{c}": why for (m, c), why in
-                         left_out(s, experiment, models, cases).items()}}
+            "left_out": left_out_record(left_out(s, experiment, models, cases))}
 
 
 def data_name(s: Protocol, experiment: str) -> str:

@@ -70,6 +70,13 @@ def cells_by_reason(left: Mapping[tuple[str, str], str],
 LEFT_OUT_HEADING = "Cells left out of this profile"  # what an opening's "not run" points to
 
 
+def left_out_record(left: Mapping[tuple[str, str], str]) -> dict[str, str]:
+    """``{"<model>/<case>": why}``: the cells a profile leaves out as a table's provenance
+    records them (``left_out``; the report's *not run* reasons,
+    :meth:`tapkit.book.evidence.Evidence.left_out`)."""
+    return {f"{model}/{case}": why for (model, case), why in left.items()}
+
+
 def left_out_note(left: Mapping[tuple[str, str], str]) -> str:
     """Markdown: the cells this profile does not run, each with why (empty when none)."""
     if not left:

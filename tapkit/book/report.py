@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import pandas as pd
 
@@ -20,6 +20,7 @@ from .origin import DataOrigin
 from .thresholds import MARGIN
 
 SPLITS = ("contaminated", "permuted", "clean")
+NOT_RUN_CELL = "not run"  # our cell of a case the profile leaves out (its reason beside it)
 _WRITTEN: list[Path] = []  # the tables this process wrote, in order (a chapter's kernel: its own)
 
 
@@ -142,7 +143,8 @@ def interval_table(runs: pd.DataFrame, cases: Sequence[str]) -> pd.DataFrame:
     for case in cases:
         n, converged = int((runs["case"] == case).sum()), int((ok["case"] == case).sum())
         dnc = did_not_converge(n - converged, n) or converged == 0
-        cells[case] = {split: "DNC" if dnc else mean_ci(ok.loc[ok["case"] == case, split]).text()
+        cells[case] = {split: NOT_RUN_CELL if n == 0 else "DNC" if dnc
+                       else mean_ci(ok.loc[ok["case"] == case, split]).text()
                        for split in SPLITS}
     return pd.DataFrame.from_dict(cells, orient="index")
 
@@ -185,6 +187,30 @@ def side_by_side(both: pd.DataFrame, index: str | Sequence[str],
     table.columns = [f"{split} ({who})" for who, split in table.columns]
     table = table[[f"{sp} ({who})" for sp in SPLITS for who in ("ours", "paper")]]
     return table.reindex(order) if order is not None else table
+
+
+def mark_not_run(table: pd.DataFrame, left: Mapping[tuple[str, str], str],
+                 paper: pd.DataFrame | None = None) -> pd.DataFrame:
+    """A :func:`side_by_side` table indexed by case with *not run* in our columns of the cases
+    this profile leaves out (``left``: ``{(model, case): why}``, e.g.
+    :func:`.plans.mnist_left_out`), their
+    reasons in a ``why not run`` column, and the paper's cells from ``paper`` (``case``,
+    ``split``, ``mean``, ``std``), so that its number stays visible where ours did not run."""
+    if not left:
+        return table
+    out = table.copy()
+    out["why not run"] = ""
+    for (_, case), why in left.items():
+        if case not in out.index:
+            continue
+        out.loc[case, [c for c in out.columns if c.endswith(" (ours)")]] = NOT_RUN_CELL
+        out.loc[case, "why not run"] = why
+        for col in [c for c in out.columns if c.endswith(" (paper)")]:
+            rows = (paper[(paper["case"] == case) & (paper["split"] == col.removesuffix(" (paper)"))]
+                    if paper is not None else paper)
+            out.loc[case, col] = (fmt(rows["mean"].iloc[0], rows["std"].iloc[0])
+                                  if rows is not None and len(rows) else "–")
+    return out
 
 
 def provenance_label(runs: pd.DataFrame, profile: str) -> str:

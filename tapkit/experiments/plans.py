@@ -20,7 +20,7 @@ from ..config import TrainConfig
 from ..metrics import TASK_METRICS
 from .cells import Cell, masks_of
 from .protocols import EQUATIONS, MNIST_LAMBDAS, RELEASED, Protocol
-from .setting1 import case_config
+from .setting1 import case_config, why_not_run
 
 # ----------------------------------------------------------------------------- λ search
 
@@ -114,16 +114,37 @@ def mnist_case_config(p: Protocol, case: str, lams: Mapping[str, float], seed: i
     return case_config(p, None, None, case, lams.get(case, 0.0), seed)
 
 
+def mnist_left_out(p: Protocol, cases: Sequence[str]) -> dict[tuple[str, str], str]:
+    """``{(model, case): why}`` of the cases of ``cases`` the protocol leaves out on
+    Decoy-MNIST (its ``not_run``, :func:`.setting1.why_not_run`; quick: RBR, for the CI
+    budget), keyed as the medical chapters' cells are."""
+    model = p.models[0]
+    why = {(model, c): why_not_run(p, p.experiments[0], model, c) for c in cases}
+    return {k: w for k, w in why.items() if w}
+
+
 def mnist_configs(p: Protocol, cases: Sequence[str], lams: Mapping[str, float]) -> list[TrainConfig]:
-    """Setting 1: every case for each of its seeds (:meth:`Protocol.seeds_for`), case-major."""
-    return [mnist_case_config(p, c, lams, seed) for c in cases for seed in p.seeds_for(c)]
+    """Setting 1: every case but those left out (:func:`mnist_left_out`) for each of its seeds
+    (:meth:`Protocol.seeds_for`), case-major."""
+    left = {c for _, c in mnist_left_out(p, cases)}
+    return [mnist_case_config(p, c, lams, seed) for c in cases if c not in left
+            for seed in p.seeds_for(c)]
+
+
+def mnist_seed_configs(p: Protocol, cases: Sequence[str], lams: Mapping[str, float],
+                       seed: int) -> dict[str, TrainConfig]:
+    """The Setting-1 run of each case but those left out on one ``seed``, by case: the MNIST
+    chapter's models, as the explorer reads them from the cache."""
+    left = {c for _, c in mnist_left_out(p, cases)}
+    return {c: mnist_case_config(p, c, lams, seed) for c in cases if c not in left}
 
 
 def mnist_cells(p: Protocol, cases: Sequence[str], lams: Mapping[str, float],
                 table: str = "") -> list[Cell]:
-    """Setting 1 as cells: every case (the method row, ``base`` included) for each of its seeds,
-    case-major (:func:`mnist_configs`)."""
+    """Setting 1 as cells: every case (the method row, ``base`` included) but those left out,
+    for each of its seeds, case-major (:func:`mnist_configs`)."""
+    left = {c for _, c in mnist_left_out(p, cases)}
     return [Cell(cfg, table, model=cfg.model, method=c, annotation=masks_of(c), seed=seed,
                  lam=cfg.lam)
-            for c in cases for seed in p.seeds_for(c)
+            for c in cases if c not in left for seed in p.seeds_for(c)
             for cfg in [mnist_case_config(p, c, lams, seed)]]

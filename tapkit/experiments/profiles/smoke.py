@@ -18,8 +18,9 @@ def smoke(quick: Profile) -> Profile:
     medical = quick.medical
     return Profile(
         "smoke",
+        # every MNIST case, RBR too (one epoch: seconds), so that the pages' every row is tested
         mnist=replace(quick.mnist, name="smoke", seeds=(0,), epochs=1, search={"tap": (1e-3,)},
-                      ablation={"tap": (1e-3,)}),
+                      ablation={"tap": (1e-3,)}, not_run={}),
         mnist_teachers=replace(quick.mnist_teachers, seeds=(0,)),
         medical=replace(medical, name="smoke", seeds=(0,), epochs=1,
                         per_class=tiny["per_class"], image_size=32, test_per_class=None,
