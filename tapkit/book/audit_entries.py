@@ -68,8 +68,9 @@ ENTRIES: tuple[Entry, ...] = (
           "the spread over seeds includes which images validate and where each signal lands."),
     Entry("Seeds", "data", 339, "We report averaged results from 5 different seeds.",
           "configs/config.yaml:11 (one seed per run)", reads.seeds, S,
-          "quick: three seeds for the intervals over seeds; one for RBR on MNIST, VGG-16, the "
-          "appendix architectures and the stand-ins' Base, which judges no claim (CPU cost)."),
+          "quick: three seeds for the intervals over seeds; one for VGG-16, the appendix "
+          "architectures and the stand-ins' Base, which judges no claim; RBR on MNIST not run "
+          "(CPU cost)."),
     Entry("MNIST normalisation", "data", 319,
           r"MNIST contains 60,000 $28\!\times\!28$ pixel images of handwritten digits",
           "src/data.py:81-86", lambda p: {"mean": data.MNIST_MEAN, "std": data.MNIST_STD},
@@ -260,7 +261,8 @@ ENTRIES: tuple[Entry, ...] = (
           "src/explainer.py:36-63; src/loss.py:53-61", lambda p: reads.options(p, RbrOptions, "variant"), R,
           "Released: the influence term of the plain parameter-gradient sum, without the task "
           "loss's path through x, summed over the batch. quick: released on MNIST, where RBR "
-          "trains at the paper's λ; the stand-ins train no RBR."),
+          "would train at the paper's λ (the quick profile leaves it out: its cost); the "
+          "stand-ins train no RBR."),
     Entry("KD temperature", "losses", 968, "vanilla knowledge distillation (KD)",
           "configs/config.yaml:26; src/wrapper.py:286", lambda p: reads.options(p, KdOptions, "temperature"),
           R, "The paper gives none; quick: T = 4 (a common choice)."),
