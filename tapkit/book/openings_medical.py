@@ -14,6 +14,7 @@ from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
+from ..experiments.cells import Annotation
 from ..experiments.setting1 import xs_cases
 from ..methods import no_xs, proposed_method
 from ..metrics import tag_reliance, task_metric
@@ -213,7 +214,7 @@ def visual_found(figure1, panels: Mapping[tuple[str, str], tuple], skip: Sequenc
 def _student(method: str, annotation: str) -> str:
     """A Setting-2 student as an opening names it: ``"No XS"``, ``"TAP (10% teacher)"``,
     ``"KD (1% teacher)"``, ``"TAP (random masks)"``."""
-    plain = annotation in ("none", "no teacher") or method == no_xs()
+    plain = annotation in (Annotation.NONE.value, report.NO_TEACHER) or method == no_xs()
     return _named(method) + ("" if plain else f" ({_named(annotation)})")
 
 

@@ -60,11 +60,14 @@ def printable(summary: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+NO_TEACHER = "no teacher"  # the teacher of No XS's row in a distillation table
+
+
 def teacher_name(annotation: Annotation | str) -> str:
-    """A distillation table's ``teacher`` column: the teacher's annotation name, ``"no teacher"``
-    for No XS (as the paper's distillation table names its rows)."""
+    """A distillation table's ``teacher`` column: the teacher's annotation name,
+    :data:`NO_TEACHER` for No XS (as the paper's distillation table names its rows)."""
     annotation = Annotation(annotation)
-    return "no teacher" if annotation is Annotation.NONE else annotation.value
+    return NO_TEACHER if annotation is Annotation.NONE else annotation.value
 
 
 def written_tables() -> list[Path]:
@@ -432,7 +435,7 @@ def tick_label(key: object) -> str:
     needs no "no teacher" beneath it."""
     lines = [label(line) for line in str(key).split("\n")]
     if label(no_xs()) in lines:
-        lines = [line for line in lines if line != label("no teacher")]
+        lines = [line for line in lines if line != label(NO_TEACHER)]
     return "\n".join(lines)
 
 
