@@ -34,6 +34,26 @@ def test_side_by_side_pairs_ours_and_the_papers_per_split_in_order():
     assert table.loc["rrr"].isna().all()   # asked for, not run: left for the caller to fill
 
 
+def test_a_case_left_out_says_not_run_and_why_beside_the_papers_number():
+    """The MNIST page's tables for a case the profile does not train (quick: RBR): *not run*
+    in our columns and the interval table, the paper's mean (std) kept, the reason beside."""
+    both = _both([("tap", s, 0.97, 0.01, 0.979, 0.002) for s in report.SPLITS])
+    table = report.side_by_side(both, "case", ["tap", "rbr"])
+    paper = pd.DataFrame({"case": ["rbr"] * 3, "split": list(report.SPLITS),
+                          "mean": [0.992, 0.982, 0.982], "std": [0.001, 0.001, 0.004]})
+    marked = report.mark_not_run(table, {("two_layer_cnn", "rbr"): "too dear"}, paper)
+    assert marked.loc["rbr"].tolist() == ["not run", "0.992 (0.001)", "not run", "0.982 (0.001)",
+                                          "not run", "0.982 (0.004)", "too dear"]
+    assert marked.loc["tap", "why not run"] == "" and marked.loc["tap", "permuted (ours)"] == \
+        "0.970 (0.010)"
+    assert report.mark_not_run(table, {}, paper) is table  # nothing left out: unchanged
+    runs = pd.DataFrame({"case": ["tap", "tap"], "status": ["ok", "ok"],
+                         **{s: [0.96, 0.98] for s in report.SPLITS}})
+    intervals = report.interval_table(runs, ["tap", "rbr"])
+    assert intervals.loc["rbr"].tolist() == ["not run"] * 3  # no run at all: not "DNC"
+    assert intervals.loc["tap", "clean"].startswith("0.970 [")
+
+
 def test_side_by_side_takes_a_row_label_of_several_columns():
     both = _both([(c, sp, v, 0.01, v + 0.1, 0.02) for c, v in (("tap", 0.5), ("rrr", 0.25))
                   for sp in report.SPLITS]).assign(tau=["0.01"] * 3 + ["any"] * 3)

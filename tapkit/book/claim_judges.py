@@ -64,7 +64,8 @@ EXTRA_RUNS = "extra_{}_runs"  # the appendix architectures' per-run tables, by e
 KD_TABLE = "medical_kd"  # the medical distillation chapter's summary (KD/AT/JT beside TAP)
 
 
-def on_extra(judge, only: tuple[str, ...] = MEDICAL_EXPERIMENTS, model: str | None = None) -> Judge:
+def on_extra(judge, only: tuple[str, ...] = MEDICAL_EXPERIMENTS,
+             model: str | None = None) -> Judge:
     """``judge(runs, data, origins, *methods)`` on the appendix architectures' per-run tables
     of ``only`` (EfficientNet-B0 and MobileNet-v2; ``model``: one of them)."""
     def run(ev: Evidence, methods: Methods = ()):
@@ -95,7 +96,7 @@ OVERLAP_TABLES = ("overlap_runs", *(f"{e}_gt_runs" for e in MEDICAL_EXPERIMENTS)
 
 
 def on_overlap(judge, only: tuple[str, ...] = MEDICAL_EXPERIMENTS,
-             model: str | None = None) -> Judge:
+               model: str | None = None) -> Judge:
     """``judge(overlap, runs, data, origins, *methods)`` on the overlap chapter's per-run table
     (``overlap_runs``) of the data sets ``only`` (and architecture ``model``; None: all), its
     preconditions read from Setting 1's per-run tables."""

@@ -196,23 +196,22 @@ def mark_not_run(table: pd.DataFrame, left: Mapping[tuple[str, str], str],
                  paper: pd.DataFrame | None = None) -> pd.DataFrame:
     """A :func:`side_by_side` table indexed by case with *not run* in our columns of the cases
     this profile leaves out (``left``: ``{(model, case): why}``, e.g.
-    :func:`.plans.mnist_left_out`), their
-    reasons in a ``why not run`` column, and the paper's cells from ``paper`` (``case``,
-    ``split``, ``mean``, ``std``), so that its number stays visible where ours did not run."""
+    :func:`.plans.mnist_left_out`), their reasons in a ``why not run`` column, and the paper's
+    cells from ``paper`` (``case``, ``split``, ``mean``, ``std``), so that its number stays
+    visible where ours did not run."""
     if not left:
         return table
     out = table.copy()
     out["why not run"] = ""
+    theirs = ({} if paper is None else
+              {(r.case, r.split): fmt(r.mean, r.std) for r in paper.itertuples()})
     for (_, case), why in left.items():
         if case not in out.index:
             continue
         out.loc[case, [c for c in out.columns if c.endswith(" (ours)")]] = NOT_RUN_CELL
         out.loc[case, "why not run"] = why
         for col in [c for c in out.columns if c.endswith(" (paper)")]:
-            rows = (paper[(paper["case"] == case) & (paper["split"] == col.removesuffix(" (paper)"))]
-                    if paper is not None else paper)
-            out.loc[case, col] = (fmt(rows["mean"].iloc[0], rows["std"].iloc[0])
-                                  if rows is not None and len(rows) else "–")
+            out.loc[case, col] = theirs.get((case, col.removesuffix(" (paper)")), "–")
     return out
 
 
