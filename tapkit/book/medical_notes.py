@@ -22,6 +22,7 @@ from ..metrics import constant_score as metrics_constant_score
 from ..metrics import task_metric
 from .labels import (ANNOTATION_LABELS, ARCH_LABELS, CASE_LABELS, OTHER_LABELS,  # noqa: F401
                      label, lam_text)
+from .report import mark_row_not_run
 from .thresholds import NEAR_CHANCE
 
 CLASSES = {"pneu": 2, "knee": 5}
@@ -268,11 +269,7 @@ def mark_left_out(table: pd.DataFrame, left: Mapping[tuple[str, str], str],
     out["why not run"] = ""
     for (model, case), why in left.items():
         if model in models and case in cases:
-            key = (label(model), label(case))
-            out.loc[key, [c for c in out.columns if "(ours)" in c]] = "not run"
-            out.loc[key, "why not run"] = why
-            for col in [c for c in out.columns if c.endswith(" (paper)")]:
-                if pd.isna(out.loc[key, col]):  # no row of ours brought it: the paper's own
-                    out.loc[key, col] = (paper or {}).get(
-                        (model, case, col.removesuffix(" (paper)")), "–")
+            mark_row_not_run(out, (label(model), label(case)), why,
+                             {split: text for (m, c, split), text in (paper or {}).items()
+                              if (m, c) == (model, case)})
     return out

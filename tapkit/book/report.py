@@ -192,13 +192,24 @@ def side_by_side(both: pd.DataFrame, index: str | Sequence[str],
     return table.reindex(order) if order is not None else table
 
 
+def mark_row_not_run(table: pd.DataFrame, key, why: str, paper: Mapping[str, str]) -> None:
+    """Row ``key`` of a :func:`side_by_side` table (``table``, which has a ``why not run``
+    column) as a cell the profile leaves out: *not run* in our columns, ``why`` beside them,
+    and the paper's cell text per split (``paper``; "–" where it has none) where no row of ours
+    brought it, so that the paper's number stays visible where ours did not run."""
+    table.loc[key, [c for c in table.columns if c.endswith(" (ours)")]] = NOT_RUN_CELL
+    table.loc[key, "why not run"] = why
+    for col in [c for c in table.columns if c.endswith(" (paper)")]:
+        if pd.isna(table.loc[key, col]):
+            table.loc[key, col] = paper.get(col.removesuffix(" (paper)"), "–")
+
+
 def mark_not_run(table: pd.DataFrame, left: Mapping[tuple[str, str], str],
                  paper: pd.DataFrame | None = None) -> pd.DataFrame:
-    """A :func:`side_by_side` table indexed by case with *not run* in our columns of the cases
-    this profile leaves out (``left``: ``{(model, case): why}``, e.g.
-    :func:`.plans.mnist_left_out`), their reasons in a ``why not run`` column, and the paper's
-    cells from ``paper`` (``case``, ``split``, ``mean``, ``std``), so that its number stays
-    visible where ours did not run."""
+    """A :func:`side_by_side` table indexed by case with the cases this profile leaves out
+    (``left``: ``{(model, case): why}``, e.g. :func:`.plans.mnist_left_out`) marked
+    (:func:`mark_row_not_run`), the paper's cells from ``paper`` (``case``, ``split``,
+    ``mean``, ``std``)."""
     if not left:
         return table
     out = table.copy()
@@ -206,12 +217,9 @@ def mark_not_run(table: pd.DataFrame, left: Mapping[tuple[str, str], str],
     theirs = ({} if paper is None else
               {(r.case, r.split): fmt(r.mean, r.std) for r in paper.itertuples()})
     for (_, case), why in left.items():
-        if case not in out.index:
-            continue
-        out.loc[case, [c for c in out.columns if c.endswith(" (ours)")]] = NOT_RUN_CELL
-        out.loc[case, "why not run"] = why
-        for col in [c for c in out.columns if c.endswith(" (paper)")]:
-            out.loc[case, col] = theirs.get((case, col.removesuffix(" (paper)")), "–")
+        if case in out.index:
+            mark_row_not_run(out, case, why, {split: text for (c, split), text in theirs.items()
+                                              if c == case})
     return out
 
 

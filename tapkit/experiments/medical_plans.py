@@ -27,6 +27,7 @@ from .cells import Cell, masks_of
 from .paper_tables import lambdas_of, paper_lambda_table
 from .protocols import Protocol, medical
 from .setting1 import case_config, cases as setting1_cases, why_not_run
+from .setting1 import left_out  # noqa: F401  (the chapters' and pages' name for it)
 
 ARCHITECTURES = tuple(models_where(Role.MAIN))  # VGG-16, ResNet-18, DenseNet-121
 EXTRA_ARCHITECTURES = tuple(models_where(Role.APPENDIX))  # EfficientNet-B0, MobileNet-v2
@@ -75,13 +76,6 @@ def start_config(p: Protocol, experiment: str, model: str):
     """The pretraining run architecture ``model``'s stand-in runs start from (with its overrides:
     VGG-16's own image size and learning rate), or None (:meth:`Protocol.start`)."""
     return p.start(p.settings(experiment, model))
-
-
-def left_out(s: Protocol, experiment: str, models: Sequence[str],
-             cases: Sequence[str]) -> dict[tuple[str, str], str]:
-    """``{(model, case): why}`` of the cells the protocol does not run (``not_run``)."""
-    found = {(m, c): why_not_run(s, experiment, m, c) for m in models for c in cases}
-    return {k: why for k, why in found.items() if why}
 
 
 def run_models(s: Protocol, experiment: str, models: Sequence[str],

@@ -20,7 +20,7 @@ from ..config import TrainConfig
 from ..metrics import TASK_METRICS
 from .cells import Cell, masks_of
 from .protocols import EQUATIONS, MNIST_LAMBDAS, RELEASED, Protocol
-from .setting1 import case_config, why_not_run
+from .setting1 import case_config, left_out
 
 # ----------------------------------------------------------------------------- λ search
 
@@ -118,16 +118,19 @@ def mnist_left_out(p: Protocol, cases: Sequence[str]) -> dict[tuple[str, str], s
     """``{(model, case): why}`` of the cases of ``cases`` the protocol leaves out on
     Decoy-MNIST (its ``not_run``, :func:`.setting1.why_not_run`; quick: RBR, for the CI
     budget), keyed as the medical chapters' cells are."""
-    model = p.models[0]
-    why = {(model, c): why_not_run(p, p.experiments[0], model, c) for c in cases}
-    return {k: w for k, w in why.items() if w}
+    return left_out(p, p.experiments[0], p.models[:1], cases)
+
+
+def _trained(p: Protocol, cases: Sequence[str]) -> list[str]:
+    """The cases of ``cases`` the protocol trains on Decoy-MNIST (not :func:`mnist_left_out`)."""
+    left = {c for _, c in mnist_left_out(p, cases)}
+    return [c for c in cases if c not in left]
 
 
 def mnist_configs(p: Protocol, cases: Sequence[str], lams: Mapping[str, float]) -> list[TrainConfig]:
     """Setting 1: every case but those left out (:func:`mnist_left_out`) for each of its seeds
     (:meth:`Protocol.seeds_for`), case-major."""
-    left = {c for _, c in mnist_left_out(p, cases)}
-    return [mnist_case_config(p, c, lams, seed) for c in cases if c not in left
+    return [mnist_case_config(p, c, lams, seed) for c in _trained(p, cases)
             for seed in p.seeds_for(c)]
 
 
@@ -135,16 +138,14 @@ def mnist_seed_configs(p: Protocol, cases: Sequence[str], lams: Mapping[str, flo
                        seed: int) -> dict[str, TrainConfig]:
     """The Setting-1 run of each case but those left out on one ``seed``, by case: the MNIST
     chapter's models, as the explorer reads them from the cache."""
-    left = {c for _, c in mnist_left_out(p, cases)}
-    return {c: mnist_case_config(p, c, lams, seed) for c in cases if c not in left}
+    return {c: mnist_case_config(p, c, lams, seed) for c in _trained(p, cases)}
 
 
 def mnist_cells(p: Protocol, cases: Sequence[str], lams: Mapping[str, float],
                 table: str = "") -> list[Cell]:
     """Setting 1 as cells: every case (the method row, ``base`` included) but those left out,
     for each of its seeds, case-major (:func:`mnist_configs`)."""
-    left = {c for _, c in mnist_left_out(p, cases)}
     return [Cell(cfg, table, model=cfg.model, method=c, annotation=masks_of(c), seed=seed,
                  lam=cfg.lam)
-            for c in cases if c not in left for seed in p.seeds_for(c)
+            for c in _trained(p, cases) for seed in p.seeds_for(c)
             for cfg in [mnist_case_config(p, c, lams, seed)]]

@@ -11,6 +11,8 @@ loss of Eq. 4, RBR, or Definition 2) with ground-truth masks.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from ..config import TrainConfig
 from ..methods import comparators, no_xs, proposed_method
 from .protocols import Protocol
@@ -42,6 +44,13 @@ def why_not_run(p: Protocol, experiment: str, model: str, case: str) -> str | No
     table = p.not_run.get(experiment, p.not_run)
     entry = table.get(model, {})
     return entry if isinstance(entry, str) else entry.get(case)
+
+
+def left_out(s: Protocol, experiment: str, models: Sequence[str],
+             cases: Sequence[str]) -> dict[tuple[str, str], str]:
+    """``{(model, case): why}`` of the cells the protocol does not run (``not_run``)."""
+    found = {(m, c): why_not_run(s, experiment, m, c) for m in models for c in cases}
+    return {k: why for k, why in found.items() if why}
 
 
 def case_config(p: Protocol, experiment: str | None, model: str | None, case: str,

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from ...methods import comparators
+from ...method_options import RbrOptions
+from ...methods import comparators, method_of
 from ..protocols import (BENCH_CONTEXT, EQUATIONS, RELEASED, BenchProtocol, LambdaSource,
                          MethodOptionsTable, PretrainTask, Pretraining, Profile, Protocol,
                          RandomMasks, TeachersProtocol, Threshold, as_trained, register_profile)
@@ -41,7 +42,7 @@ MNIST = Protocol("quick", ("decoy-mnist",), ("two_layer_cnn",), "embedded", (0, 
                  batch_size=64, optimizer="adam", lr=1e-3, options=PAPER_LAMBDA_FORMS,
                  search={"tap": (1e-4, 1e-3, 1e-2)}, label_noise={"decoy-mnist": 0.05},
                  ablation={"tap": (1e-4, 1e-3, 1e-2), "rrr": (1e-3,)},
-                 not_run={"two_layer_cnn": {"rbr": _RBR_MNIST}})
+                 not_run={"two_layer_cnn": {method_of(RbrOptions): _RBR_MNIST}})
 
 # Teachers 5 epochs on their 360 and 36 digits (10 CPU-s), students the MNIST protocol's 3, on
 # Setting 1's three seeds (~190 CPU-s a seed): the report judges the paper's MNIST Setting-2 and
