@@ -142,6 +142,8 @@ display(Markdown(f"*{label}*"))
 # (a shared CPU, another build beside this one) is larger than TAP's distance from the
 # threshold; more rounds (`tapkit bench --paired-steps`) or a quieter machine decide. The
 # interval of "No XS, again" against No XS is the same measurement's noise: it should contain 1.
+# No XS is timed twice in every round, so each XS method's step is paired with the round's mean
+# of the two (geometric): a ratio to one of them alone would carry that one's luck.
 
 # %% tags=["hide-input"]
 checks = speed_memory.tap_checks(ratios, ARCH, claims.KEEPS)

@@ -206,6 +206,20 @@ def test_add_ratios_pairs_each_method_with_the_first_no_xs_row():
                                             "memory ×1.10 [1.10, 1.10] (2 passes)")
 
 
+def test_with_no_xs_timed_twice_a_method_is_paired_with_each_rounds_mean_of_the_two():
+    # round 1: No XS 0.1 and 0.4 (geometric mean 0.2), TAP 0.2; round 2: 0.2 and 0.2, TAP 0.4
+    rows = [{"method": "none", "status": "ok", "step_s": [0.1, 0.2], "peak_mem_mb_passes": [10.0]},
+            {"method": "tap", "status": "ok", "step_s": [0.2, 0.4], "peak_mem_mb_passes": [12.0]},
+            {"method": "none", "status": "ok", "step_s": [0.4, 0.2], "peak_mem_mb_passes": [10.0]}]
+    out = benchmark.add_ratios(rows)
+    assert out[1]["speed_ratio"] == pytest.approx(math.sqrt(1.0 * 0.5))  # per round 1.0, 0.5
+    assert out[1]["mem_ratio"] == pytest.approx(1.2)  # memory: against the first No XS
+    # the second No XS against the first: the noise floor, not against a mean that holds itself
+    assert out[2]["speed_ratio"] == pytest.approx(math.sqrt(0.25 * 1.0))
+    assert out[0]["speed_ratio"] == pytest.approx(1.0)
+    assert benchmark.no_xs_rounds([[0.1, 0.2, 0.3], [0.4, 0.2]]) == pytest.approx([0.2, 0.2])
+
+
 # ----------------------------------------------------------------------------- the chapter's tables
 
 def test_a_stored_measurement_is_shown_again_only_with_the_same_settings(tmp_path):

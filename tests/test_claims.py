@@ -676,7 +676,7 @@ def test_the_10_and_1pct_students_alike_and_comparators_with_teacher_masks():
 
 def test_the_first_page_has_a_row_and_a_link_for_every_claim(tmp_path):
     runs = runs_table({c: [(0.98, 0.90 + 0.01 * s) for s in range(3)] for c in ("none", "tap")})
-    write_table(runs, tmp_path, "mnist_gt_runs", {"data": "MNIST digits (embedded)"})
+    write_table(runs, tmp_path, "mnist_gt_runs", {"data": "MNIST digits (source `embedded`)"})
     table = claim_table.claims_table(tmp_path)
     page = claim_table.first_page(table, {"profile": "quick", "provenance": {
         "device": "cpu", "git_commit": "0123456789"}})
@@ -684,6 +684,8 @@ def test_the_first_page_has_a_row_and_a_link_for_every_claim(tmp_path):
     assert page.startswith(f"**{len(table)} claims of the paper**, judged by the `quick` profile "
                            "(cpu, tapkit 0123456)")
     assert "-0.070 [" in page  # this build's Δ-accuracy beside the paper's 0.995 vs 0.819
+    # the data source's code span as HTML (the table is HTML, where Markdown is not read)
+    assert "<small>MNIST digits (source <code>embedded</code>)</small>" in page
     # the decided claims first, the rest folded below them
     judged, folded = page.split("<details>")
     assert judged.count("<tr><td>") == (table.verdict.isin(claim_table.JUDGED)).sum() >= 1

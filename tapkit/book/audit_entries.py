@@ -370,8 +370,9 @@ ENTRIES: tuple[Entry, ...] = (
           reads.bench_size, S, QUICK_CPU),
     Entry("Timed rounds", "Table 1", 279,
           "Iterations per second (it/s) and memory usage in GB (mem)", "—", reads.bench_rounds, D,
-          "The paper does not say how it timed; tapkit interleaves the methods' steps in rounds "
-          "and gives each ratio to No XS an interval over them."),
+          "The paper does not say how it timed; tapkit interleaves the methods' steps in rounds, "
+          "No XS twice in each, and gives each ratio to No XS (the round's mean of its two "
+          "steps) an interval over them."),
     Entry("Optimiser timed", "Table 1", 347, "We use SGD as optimiser", "—",
           reads.bench_optimizer, S),
     Entry("VGG-16 head timed", "Table 1", 272, "VGG-16", "src/model.py:123-128",

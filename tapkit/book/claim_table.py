@@ -3,6 +3,7 @@ from the tables one profile's build wrote, and its HTML form."""
 
 from __future__ import annotations
 
+import re
 from html import escape
 from pathlib import Path
 
@@ -63,6 +64,12 @@ def committed_html(root: str | Path, link: str = "{chapter}.html") -> str:
 JUDGED = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE)  # the verdicts the evidence decided
 
 
+def _inline(text: str) -> str:
+    """``text`` escaped for HTML, its Markdown code spans (`` `embedded:label_noise=0.05` ``, a
+    data source) as ``<code>``: the first page's tables are HTML, where Markdown is not read."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(text))
+
+
 def _summary_rows(table: pd.DataFrame) -> str:
     """The first page's rows: the claim linked to its chapter with its LaTeX line, the paper's
     number, this build's evidence and the data cut short (whole on hover), the verdict."""
@@ -71,10 +78,10 @@ def _summary_rows(table: pd.DataFrame) -> str:
         rows.append(f'<tr><td><a href="notebooks/{escape(r.chapter)}.html">{escape(r.claim)}</a>'
                     f"<br><small>line {r.tex_line}</small></td>"
                     f'<td title="{escape(str(r.paper_number))}"><small>'
-                    f"{escape(shorten(r.paper_number, 160))}</small></td>"
+                    f"{_inline(shorten(r.paper_number, 160))}</small></td>"
                     f'<td title="{escape(str(r.evidence))}"><small>'
-                    f"{escape(shorten(r.evidence, 220))}</small></td>"
-                    f'<td title="{escape(str(r.data))}"><small>{escape(shorten(r.data, 90))}'
+                    f"{_inline(shorten(r.evidence, 220))}</small></td>"
+                    f'<td title="{escape(str(r.data))}"><small>{_inline(shorten(r.data, 90))}'
                     "</small></td>" + _cell(r.verdict, r.reason) + "</tr>")
     return ('<table class="claims"><thead><tr><th>Claim</th><th>The paper\'s number</th>'
             "<th>This build</th><th>Data</th><th>Verdict</th></tr></thead><tbody>"
