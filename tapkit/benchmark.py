@@ -317,7 +317,7 @@ def add_ratios(rows: list[dict]) -> list[dict]:
     Where No XS was timed twice (Table 1's noise floor), an XS method's speed is paired with
     each round's geometric mean of the two No XS steps (:func:`no_xs_rounds`), and the second
     No XS row with the first (the noise floor itself). Why: two instances of the same No XS pair
-    differ from round to round as much as TAP and No XS do (the quick build of e776212, VGG-16:
+    differ from round to round as much as TAP and No XS do (a quick build on an AVX-512 host, VGG-16:
     the second ×0.982 [0.961, 1.004] of the first, TAP ×0.976 [0.949, 1.005]); a ratio to one
     of them carries that one's luck, the mean of both halves its variance. Memory is exact and
     takes the first."""

@@ -183,18 +183,20 @@ MEDICAL_TEACHERS = TeachersProtocol((0,), (0.1, 0.01), (0.01,), ("tap",), (0.1,)
 # 117 s instead of 208, TAP at x1.004 [0.996, 1.013] of No XS over 32 paired rounds (x1.017
 # [1.003, 1.032] with torchvision's head). ResNet-18 64 paired rounds (0.2 s each): with 24 its
 # TAP ratio came out x0.97 [0.92, 1.02] beside the other lane in the fresh clone of 4f3b8f7,
-# which left the claim inconclusive ([0.97, 1.00] in the build before). VGG-16 64 and ResNet-18
-# 128 since 2026-11-28 (~35 s more on an AVX-512 host), with each XS method paired with the round's
-# mean of No XS's two steps (tapkit.benchmark.add_ratios): in the fresh clone of 8cd01bf VGG-16's
-# TAP came out x0.976 [0.949, 1.005] over 32 rounds, its second No XS x0.982 [0.961, 1.004] of the
-# first, so the claim was inconclusive on the luck of one No XS instance (x0.985 [0.959, 1.012]
-# against the mean of the two). Beside a DenseNet-121 training run, 64 VGG-16 rounds gave TAP
-# x1.020 [0.980, 1.062] and 128 ResNet-18 rounds x0.979 [0.963, 0.994]
+# which left the claim inconclusive ([0.97, 1.00] in the build before). VGG-16 64, ResNet-18 128
+# and DenseNet-121 64 since 2026-11-28 (~50 s more on an AVX-512 host), with each XS method paired
+# with the round's mean of No XS's two steps (tapkit.benchmark.add_ratios): in a quick build on
+# that host VGG-16's TAP came out x0.976 [0.949, 1.005] over 32 rounds, its second No XS x0.982
+# [0.961, 1.004] of the first, so the claim was inconclusive on the luck of one No XS instance
+# (x0.985 [0.959, 1.012] against the mean of the two); in the fresh clone of 8cd01bf the three
+# intervals were +-0.03-0.04 wide (VGG-16 [0.952, 1.029], ResNet-18 [0.950, 1.016],
+# DenseNet-121 [0.940, 1.017]): noise that only more rounds narrow. Beside a DenseNet-121
+# training run, 64 VGG-16 rounds gave TAP x1.020 [0.980, 1.062], 128 ResNet-18 x0.979 [0.963, 0.994]
 _VGG = MEDICAL.variants.get("vgg16", "vgg16")
 EFFICIENCY = ((BENCH_CONTEXT[0], "sgd"),) + as_trained(MNIST, MEDICAL)
 BENCH = BenchProtocol(batch_size=4, image_size=64, steps=3, warmup=1, threads=1,
                       model_steps={_VGG: 2}, paired_steps=24,
-                      model_paired_steps={_VGG: 64, "two_layer_cnn": 12, "densenet121": 32,
+                      model_paired_steps={_VGG: 64, "two_layer_cnn": 12, "densenet121": 64,
                                           "resnet18": 128},
                       memory_passes=2, efficiency=EFFICIENCY, efficiency_threads=1,
                       models=(f"{_VGG}@4x32", "resnet18", "densenet121"),
