@@ -78,7 +78,7 @@ def test_medical_opening_signs_knee_mae_so_that_more_is_worse(tmp_path):
     from tapkit.book.report import write_table
 
     rows = {("resnet18", "none"): (1.0, 1.5), ("resnet18", "tap"): (1.0, 1.1),
-            ("vgg16", "none"): (2.0, 2.0)}
+            ("densenet121", "none"): (0.1, 0.6), ("vgg16", "none"): (2.0, 2.0)}
     runs = pd.DataFrame([{"model": m, "case": c, "seed": 0, "status": "ok", "contaminated": a,
                           "permuted": b, "clean": a, "val_constant": 1.2}
                          for (m, c), (a, b) in rows.items()])
@@ -87,12 +87,13 @@ def test_medical_opening_signs_knee_mae_so_that_more_is_worse(tmp_path):
                                                  "left_out": {"resnet18/rrr": "over budget"}})
     text = openings_medical.medical_found(_summary(rows, ["model", "case"]), "knee", tmp_path,
                                           skip=["vgg16"])
-    # MAE: permuted - contaminated; VGG-16 untrained is left out of the numbers and named; a
-    # cell whose one run did not learn the task (MAE 1.0 against a constant's 1.2) says so
+    # MAE: permuted - contaminated (DenseNet-121 +0.500); VGG-16 untrained is left out of the
+    # numbers and named; a cell whose one run did not learn the task (MAE 1.0 against a
+    # constant's 1.2) has no mean, only the flag
     flag = " (did not learn the task)"
     assert text.startswith("MAE added when the tags are permuted (more means more use of the "
-                           f"tag): No XS — ResNet-18 +0.500{flag}; TAP — ResNet-18 +0.100{flag}."
-                           + openings_medical._FLAGGED)
+                           f"tag): No XS — ResNet-18{flag}, DenseNet-121 +0.500; TAP — "
+                           f"ResNet-18{flag}." + openings_medical._FLAGGED)
     # one seed: no paired interval to judge
     assert "Not trained in this profile: VGG-16." in text
     # contaminated MAE 1.0 against a constant's 1.2 is a sixth of the way to 0: neither learned
@@ -306,8 +307,11 @@ def test_medical_opening_names_the_seeds_that_did_not_learn_the_task():
                         ("densenet121", "tap"): (0.805, 0.80)}, ["model", "case"])
     text = openings_medical.extra_found({"pneu": summary}, {"pneu": runs})
     assert text == ("metric lost when the tags are permuted (more means more use of the tag): "
-                    "PNEU F-score: No XS — DenseNet-121 +0.630, TAP — DenseNet-121 +0.005 (seed 1 "
+                    "PNEU F-score: No XS — DenseNet-121 +0.630, TAP — DenseNet-121 +0.030 (seed 1 "
                     "did not learn the task)." + openings_medical._FLAGGED)
+    # seed 1, a constant's F-score both ways (-0.02), is not averaged in: with it, +0.005 would
+    # pass for keeping off the tag; the summary's means still hold it
+    assert "+0.005" not in text
 
 
 def test_setting2_medical_openings_flag_students_that_did_not_learn_the_task(tmp_path):
@@ -334,7 +338,7 @@ def test_setting2_medical_openings_flag_students_that_did_not_learn_the_task(tmp
     text = openings_medical.medical_teachers_found(quality, summary, tmp_path, runs)
     assert text.startswith(
         "PNEU: teacher masks' precision 2.0%–2.0% against random's 5.0%; F-score lost when the "
-        "tags are permuted: No XS +0.920, TAP (10% teacher) 0.000 (did not learn the task), "
+        "tags are permuted: No XS +0.920, TAP (10% teacher) (did not learn the task), "
         "TAP (random masks) +0.020." + openings_medical._FLAGGED)
     # the report's verdicts, with why they are not judged: the teacher's masks are no better than
     # random (precision 0.02 against the tags' 0.05), its student collapsed, one seed; the page
@@ -364,7 +368,7 @@ def test_setting2_medical_openings_flag_students_that_did_not_learn_the_task(tmp
                            for r in kd.itertuples()}, ["experiment", "model", "teacher", "method"])
     assert openings_medical.medical_kd_found(kd_summary, kd) == (
         "what each student's metric loses when the tags are permuted (more means more use of the "
-        "tag): PNEU ResNet-18 (F-score): No XS +0.920, KD (10% teacher) 0.000 (did not learn the "
+        "tag): PNEU ResNet-18 (F-score): No XS +0.920, KD (10% teacher) (did not learn the "
         "task), AT (10% teacher) +0.140." + openings_medical._FLAGGED)
     # with its table written, the page quotes the report's verdicts on its claims, with the
     # same reasons: KD's student collapsed (0.66 against a constant's 0.667), one seed
