@@ -470,6 +470,32 @@ def test_seed_table_gives_intervals_and_the_paired_difference_to_no_xs():
                                                                             "clean F-score"]
 
 
+def test_a_collapsed_seed_is_named_and_not_averaged_into_taps_reliance():
+    # PNEU F-score, a constant scores 0.667: TAP's seed 2 predicts one (0.667 both ways), so it
+    # loses nothing when the tags are permuted; averaged in, TAP's Δ would read -0.027 (the
+    # three seeds' means 0.856 -> 0.829), over the two that learned it reads -0.040
+    runs = pd.DataFrame({"model": "resnet18", "case": ["none"] * 3 + ["tap"] * 3,
+                         "seed": [0, 1, 2] * 2, "status": "ok", "val_constant": 0.667,
+                         "contaminated": [0.95] * 5 + [0.667],
+                         "permuted": [0.35, 0.45, 0.55, 0.90, 0.92, 0.667],
+                         "clean": [0.9] * 5 + [0.667]})
+    summary = pd.DataFrame([{"model": "resnet18", "case": c, "split": sp, "mean": g[sp].mean()}
+                            for c, g in runs.groupby("case")
+                            for sp in ("contaminated", "permuted", "clean")])
+    text = medical.findings(summary, medical.task_metric("pneu"), ["resnet18"], ["none", "tap"],
+                            runs=runs)
+    assert "TAP -0.040 (clean 0.900; seed 2 did not learn the task and is left out)" in text
+    assert "-0.027" not in text
+    assert "TAP -0.027 (clean 0.822)" in medical.findings(summary, medical.task_metric("pneu"),
+                                                          ["resnet18"], ["none", "tap"])
+    t = medical.seed_table(runs, "pneu").set_index(["architecture", "method"])
+    # reliance 0.05 and 0.03: mean 0.040, t(1) 12.706 * 0.01414 / sqrt(2) = 0.127
+    assert t.loc[("ResNet-18", "TAP"), "reliance on the tag"] == "0.040 [-0.087, 0.167] (2 seeds)"
+    assert t.loc[("ResNet-18", "TAP"), "seeds"] == 3  # the clean score still reads all three
+    assert "seed 2: TAP did not learn the task" in t.loc[("ResNet-18", "TAP"),
+                                                         "not judged (precondition)"]
+
+
 def test_a_cell_not_run_keeps_the_papers_number_beside_not_run():
     """Issue 39: the paper's number stays visible where ours did not run, never NaN."""
     import pandas as pd

@@ -308,7 +308,7 @@ def medical_figure(ch: Chapter, summary: pd.DataFrame, experiment: str, models, 
     plt.show()
     if caption:
         display(Markdown(f"*{caption}*"))
-    display(Markdown(medical.findings(summary, metric, models, methods, untrained, left)))
+    display(Markdown(medical.findings(summary, metric, models, methods, untrained, left, runs)))
     if left:
         display(Markdown(medical.left_out_note(left)))
     if caveat and medical.is_standin(ch.settings):

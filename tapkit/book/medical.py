@@ -34,7 +34,7 @@ from .medical_notes import (ARCH_LABELS, CASE_LABELS, budget_note, constant_scor
                             pretraining_note, search_findings, search_table, standin_caveat)
 from ..seedstats import mean_ci, paired_difference
 from .claims import on_seeds, per_seed
-from .preconditions import judged_seeds
+from .preconditions import failed_seeds, judged_seeds, learned_task
 from .medical_claims import cells
 from .origin import DataOrigin
 from .thresholds import tag_use
@@ -163,8 +163,11 @@ def runs_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 def seed_table(runs: pd.DataFrame, experiment: str) -> pd.DataFrame:
     """Per architecture and case of a per-run table (:func:`runs_table`): the clean score and
-    the reliance on the tag (:func:`tapkit.metrics.tag_reliance`) over its converged seeds, as
-    means with their 95% Student-t intervals cut to the metric's range; for each XS method No
+    the reliance on the tag (:func:`tapkit.metrics.tag_reliance`), the first over its converged
+    seeds, the second over those that learned the task (:func:`.preconditions.learned_task`: a
+    collapsed run loses nothing when the tags are permuted, and averaged in would pass for one
+    that kept off the tag), as means with their 95% Student-t intervals cut to the metric's
+    range; for each XS method No
     XS's reliance minus its own, paired over the seeds where the report may judge it (both
     learned the task and No XS took the tag, :mod:`.preconditions`); and the seeds each row's
     claims cannot read, with why: what the report's verdicts read, flagged on the page."""
@@ -178,13 +181,14 @@ def seed_table(runs: pd.DataFrame, experiment: str) -> pd.DataFrame:
             own = per_seed(grp, case, rel)
             paired = on_seeds(own, kept.kept)
             done = cell[cell["status"] == "ok"]
+            learned = set(cell.loc[learned_task(cell, metric), "seed"].astype(int))
+            relied = [v for seed, v in own.items() if int(seed) in learned]
             rows.append({"architecture": label(model),
                          "method": label(case), "seeds": len(done),
                          f"clean {metric.label}": mean_ci(done.clean, bounds=metric.range()).text()
                          if len(done) else "did not converge",
-                         "reliance on the tag": mean_ci(list(own.values()),
-                                                        bounds=metric.range(1)).text()
-                         if own else "—",
+                         "reliance on the tag": mean_ci(relied, bounds=metric.range(1)).text()
+                         if relied else "—",
                          "No XS − this reliance (paired)": paired_difference(
                              none, paired, bounds=metric.range(2)).text()
                          if xs and set(none) & set(paired) else "",
@@ -302,15 +306,46 @@ def plot_results(summary: pd.DataFrame, metric: TaskMetric, models: Sequence[str
     return fig
 
 
+def _learned_deltas(runs: pd.DataFrame | None, metric: TaskMetric
+                    ) -> tuple[pd.DataFrame | None, dict]:
+    """Per (model, case) of a per-run frame, the means over the runs that learned the task
+    (:func:`.preconditions.learned_task`; NaN where none did), and the seeds that did not
+    (:func:`.preconditions.failed_seeds`); ``(None, {})`` without runs."""
+    if runs is None or runs.empty or "case" not in runs:
+        return None, {}
+    kept = runs[["contaminated", "permuted", "clean"]].where(learned_task(runs, metric), axis=0)
+    return (kept.groupby([runs["model"], runs["case"]], sort=False).mean(),
+            failed_seeds(runs, metric))
+
+
+def _xs_delta(case: str, r, means: pd.DataFrame | None, failed: dict, model: str) -> str:
+    """One XS method's Δ (permuted − contaminated) and clean score for :func:`findings`: over
+    its runs that learned the task where ``means`` has them, the others named."""
+    seeds = failed.get((model, case), ((), 0))[0]
+    if means is None or not seeds or (model, case) not in means.index:
+        return f"{label(case)} {r['permuted'] - r['contaminated']:+.3f} (clean {r['clean']:.3f})"
+    m = means.loc[(model, case)]
+    named = f"seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}"
+    if pd.isna(m["contaminated"]):
+        return f"{label(case)}: no seed learned the task (clean {r['clean']:.3f})"
+    return (f"{label(case)} {m['permuted'] - m['contaminated']:+.3f} (clean {m['clean']:.3f}; "
+            f"{named} did not learn the task and {'are' if len(seeds) > 1 else 'is'} left out)")
+
+
 def findings(summary: pd.DataFrame, metric: TaskMetric, models: Sequence[str],
              cases: Sequence[str], skip: Sequence[str] = (),
-             left: Mapping[tuple[str, str], str] | None = None) -> str:
+             left: Mapping[tuple[str, str], str] | None = None,
+             runs: pd.DataFrame | None = None) -> str:
     """Plain statements of what the numbers show: per architecture, the Δ-metric of No XS (did the
     model learn the tag? judged on its :func:`tapkit.metrics.tag_reliance` by
     :func:`.thresholds.tag_use`) and of each XS method, and the clean score of Base.
     Architectures in ``skip`` (untrained ones) are named as such; cells in ``left`` (the
-    profile's ``not_run``) are named as not run."""
+    profile's ``not_run``) are named as not run. With ``runs`` (the per-run frame), an XS
+    method's Δ and clean score are over its runs that learned the task, and the seeds left
+    out are named: a collapsed run loses nothing when the tags are permuted, and averaged in it
+    would pass for one that kept off the tag."""
     wide = summary.pivot_table(index=["model", "case"], columns="split", values="mean")
+    means, failed = _learned_deltas(runs, metric)
     lines = []
     for model in models:
         name = label(model)
@@ -329,9 +364,7 @@ def findings(summary: pd.DataFrame, metric: TaskMetric, models: Sequence[str],
         for case in cases:
             if case in ("base", no_xs()) or (model, case) not in wide.index:
                 continue
-            r = wide.loc[(model, case)]
-            parts.append(f"{label(case)} {r['permuted'] - r['contaminated']:+.3f} (clean "
-                         f"{r['clean']:.3f})")
+            parts.append(_xs_delta(case, wide.loc[(model, case)], means, failed, model))
         base = (f" Base (clean training) scores {wide.loc[(model, 'base'), 'clean']:.3f} on clean "
                 f"test images." if (model, "base") in wide.index else "")
         gone = [label(c) for c in cases if (model, c) in (left or {})]

@@ -25,7 +25,7 @@ from .evidence import Evidence
 from .claims import verdicts
 from .labels import in_prose, label
 from .overlap_tables import against_none_text
-from .preconditions import learned_task
+from .preconditions import learned_reliance, unlearned  # noqa: F401  (the pages')
 
 
 def _named(key: str) -> str:
@@ -60,10 +60,7 @@ def learned_losses(summary: pd.DataFrame, runs: pd.DataFrame | None, experiment:
     if runs is None or runs.empty:
         return loss
     rows = runs if "case" in runs else runs.assign(case=runs["method"])
-    metric = task_metric(experiment)
-    reliance = tag_reliance(rows["contaminated"], rows["permuted"], metric)
-    kept = reliance.where(learned_task(rows, metric))
-    means = kept.groupby([rows[k] for k in keys], sort=False).mean()
+    means = learned_reliance(rows, task_metric(experiment), keys)
     return pd.Series([means.get(k, d) for k, d in loss.items()], loss.index)
 
 
@@ -118,21 +115,6 @@ def _none_learned(failed: tuple[tuple[int, ...], int] | None) -> bool:
 _FLAGGED = (" Runs marked so are left out of these means and judged nowhere: a run that learned "
             "little of the task has little to lose when the tags are permuted, so its number says "
             "little about its use of the tag.")
-
-
-def unlearned(runs: pd.DataFrame | None, experiment: str,
-              keys: Sequence[str] = ("model", "case")) -> dict[tuple, tuple[tuple[int, ...], int]]:
-    """Per ``keys`` of a per-run table with a run that did not learn the task
-    (:func:`.preconditions.learned_task`): those runs' seeds and the cell's number of runs. The
-    chapter's tables include them; the openings' means (:func:`learned_losses`) and the
-    report's verdicts leave them out, and the page names them beside the mean. A Setting-2 student table has no ``case``: its ``method`` is one (a
-    student trains on tagged images, so it is judged on them)."""
-    if runs is None or runs.empty:
-        return {}
-    rows = runs if "case" in runs else runs.assign(case=runs["method"])
-    ok = learned_task(rows, task_metric(experiment))
-    return {key: (tuple(sorted(int(s) for s in g.loc[~ok[g.index], "seed"])), len(g))
-            for key, g in rows.groupby(list(keys), sort=False) if not ok[g.index].all()}
 
 
 def medical_found(summary: pd.DataFrame, experiment: str, root: str | Path,

@@ -26,7 +26,7 @@ import pandas as pd
 
 from ..experiments.setting1 import own_split
 from ..methods import no_xs
-from ..metrics import TASK_METRICS, TaskMetric
+from ..metrics import TASK_METRICS, TaskMetric, tag_reliance, task_metric
 from .labels import label
 from .thresholds import LEARNED, LEARNED_SHARE
 
@@ -52,6 +52,39 @@ def learned_task(rows: pd.DataFrame, metric: TaskMetric) -> pd.Series:
     constant = rows["val_constant"] if "val_constant" in rows else pd.Series(0.1, rows.index)
     share = learned_share(own_score(rows), constant.astype(float), metric)
     return (rows["status"] == "ok") & (share >= LEARNED_SHARE)
+
+
+def learned_reliance(runs: pd.DataFrame, metric: TaskMetric, keys: Sequence[str]) -> pd.Series:
+    """Per ``keys`` of a per-run table: the mean reliance on the tag
+    (:func:`tapkit.metrics.tag_reliance`) over the runs that learned the task
+    (:func:`learned_task`), NaN for a cell none of whose runs did. A run that predicts about a
+    constant loses nothing when the tags are permuted: averaged in, it would pass for one that
+    kept off the tag."""
+    reliance = tag_reliance(runs["contaminated"], runs["permuted"], metric)
+    kept = reliance.where(learned_task(runs, metric))
+    return kept.groupby([runs[k] for k in keys], sort=False).mean()
+
+
+def unlearned(runs: pd.DataFrame | None, experiment: str,
+              keys: Sequence[str] = ("model", "case")) -> dict[tuple, tuple[tuple[int, ...], int]]:
+    """Per ``keys`` of a per-run table with a run that did not learn the task
+    (:func:`learned_task`): those runs' seeds and the cell's number of runs. The chapter's
+    tables include them; the pages' means (:func:`learned_reliance`) and the report's verdicts
+    leave them out, and the page names them beside the mean. A Setting-2 student table has no
+    ``case``: its ``method`` is one (a student trains on tagged images, so it is judged on
+    them)."""
+    if runs is None or runs.empty:
+        return {}
+    rows = runs if "case" in runs else runs.assign(case=runs["method"])
+    return failed_seeds(rows, task_metric(experiment), keys)
+
+
+def failed_seeds(runs: pd.DataFrame, metric: TaskMetric,
+                 keys: Sequence[str] = ("model", "case")) -> dict[tuple, tuple[tuple[int, ...], int]]:
+    """:func:`unlearned` for a per-run table with a ``case`` column and its task's metric."""
+    ok = learned_task(runs, metric)
+    return {key: (tuple(sorted(int(s) for s in g.loc[~ok[g.index], "seed"])), len(g))
+            for key, g in runs.groupby(list(keys), sort=False) if not ok[g.index].all()}
 
 
 @dataclass(frozen=True)
