@@ -494,6 +494,13 @@ def test_a_collapsed_seed_is_named_and_not_averaged_into_taps_reliance():
     assert t.loc[("ResNet-18", "TAP"), "seeds"] == 3  # the clean score still reads all three
     assert "seed 2: TAP did not learn the task" in t.loc[("ResNet-18", "TAP"),
                                                          "not judged (precondition)"]
+    import matplotlib
+    matplotlib.use("Agg")
+    fig = medical.plot_results(summary, medical.task_metric("pneu"), ["resnet18"], ["none", "tap"],
+                               "t", runs=runs)
+    # the Δ panel's bars: No XS -0.50, TAP -0.040 (not the three seeds' -0.027)
+    assert [round(b.get_height(), 3) for b in fig.axes[1].patches] == [-0.5, -0.04]
+    matplotlib.pyplot.close(fig)
 
 
 def test_a_cell_not_run_keeps_the_papers_number_beside_not_run():

@@ -239,7 +239,8 @@ def plot_results(summary: pd.DataFrame, metric: TaskMetric, models: Sequence[str
     """The paper's PNEU/KNEE figure: test performance on SC(X*, y) (left) and the Δ-metric,
     permuted − contaminated (right), bars per architecture and case, with the std over seeds as
     error bars (a one-seed cell has none; the Δ panel's from ``runs``, the per-run rows,
-    :func:`.report.delta_std`); architectures in ``untrained`` are labelled so;
+    :func:`.report.delta_std`; with ``runs`` its bars and bars' spread are over the runs that
+    learned the task, :func:`.preconditions.learned_task`); architectures in ``untrained`` are labelled so;
     ``metric``: the experiment's (:func:`tapkit.metrics.task_metric`). ``paper`` (the paper's
     values in the summary's columns, :func:`paper_summary`) draws the paper's number on each bar
     as a black mark, so a reader sees ours against theirs; ``constant``: the score of a constant
@@ -260,7 +261,13 @@ def plot_results(summary: pd.DataFrame, metric: TaskMetric, models: Sequence[str
     colors = {c: palette[i] if i < len(palette) else f"C{i}"  # a method registered later
               for i, c in enumerate(setting1_cases())}
     x = np.arange(len(models))
-    spread = report.delta_std(runs, ["model", "case"]) if runs is not None else None
+    # the Δ panel over the runs that learned the task (a collapsed run loses nothing when the
+    # tags are permuted: averaged in, it would pass for one that kept off the tag; findings and
+    # the seed table name it)
+    learned, _ = _learned_deltas(runs, metric)
+    ran = set() if runs is None else set(zip(runs["model"], runs["case"]))
+    spread = (report.delta_std(runs[learned_task(runs, metric)], ["model", "case"])
+              if learned is not None else None)
     marked = False
     for i, case in enumerate(cases):
         part = summary[summary.case == case]
@@ -272,7 +279,12 @@ def plot_results(summary: pd.DataFrame, metric: TaskMetric, models: Sequence[str
                     color=colors.get(case), error_kw={"lw": 0.8})
         d_sd = (np.array([spread.get((m, case), np.nan) for m in models], dtype=float)
                 if spread is not None else None)
-        axes[1].bar(offset, perm - cont, width, yerr=d_sd, capsize=2, color=colors.get(case),
+        delta = perm - cont
+        if learned is not None:
+            delta = np.array([(learned.loc[(m, case), "permuted"]
+                               - learned.loc[(m, case), "contaminated"])
+                              if (m, case) in ran else d for m, d in zip(models, delta)])
+        axes[1].bar(offset, delta, width, yerr=d_sd, capsize=2, color=colors.get(case),
                     error_kw={"lw": 0.8})
         theirs = paper[paper.case == case] if paper is not None else None
         if theirs is not None and len(theirs):
@@ -287,7 +299,8 @@ def plot_results(summary: pd.DataFrame, metric: TaskMetric, models: Sequence[str
                 marked = True
     names = [label(m) + ("\n(untrained)" if m in untrained else "") for m in models]
     axes[0].set_title(f"{metric.name.upper()} on SC(X*, y) test")
-    axes[1].set_title(f"Δ-{metric.name.upper()} (permuted − contaminated)")
+    axes[1].set_title(f"Δ-{metric.name.upper()} (permuted − contaminated)"
+                      + ("\nover the runs that learned the task" if learned is not None else ""))
     axes[1].axhline(0, color="black", lw=0.8)
     if constant is not None:
         report.chance_line(axes[0], constant, "constant predictor")
@@ -313,7 +326,8 @@ def _learned_deltas(runs: pd.DataFrame | None, metric: TaskMetric
     (:func:`.preconditions.failed_seeds`); ``(None, {})`` without runs."""
     if runs is None or runs.empty or "case" not in runs:
         return None, {}
-    kept = runs[["contaminated", "permuted", "clean"]].where(learned_task(runs, metric), axis=0)
+    columns = [c for c in ("contaminated", "permuted", "clean") if c in runs]
+    kept = runs[columns].where(learned_task(runs, metric), axis=0)
     return (kept.groupby([runs["model"], runs["case"]], sort=False).mean(),
             failed_seeds(runs, metric))
 
