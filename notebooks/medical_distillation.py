@@ -104,7 +104,7 @@ for e in datasets:
     fig = s2.plot_kd(summary, e, f"{e.upper()}, TAP vs knowledge distillation — {on[e]}")
     report.save_figure(fig, root, f"medical_kd_{e}")
     plt.show()
-    display(Markdown(s2.kd_findings(summary, e)))
+    display(Markdown(s2.kd_findings(summary, e, runs)))
     display(Markdown(f"*{e.upper()}, mean (std) over seeds — {on[e]}; {label}*"))
     display(s2.kd_table(summary, e))
 

@@ -162,7 +162,7 @@ for e in datasets:
     report.save_figure(fig, root, f"medical_teacher_{e}")
     plt.show()
     display(Markdown(f"*{label}*"))
-    display(Markdown(s2.ts_findings(summary, e)))
+    display(Markdown(s2.ts_findings(summary, e, runs=runs)))
 
 # %% [markdown]
 # The paper finds that on PNEU TAP with either teacher's masks keeps the students off the tag

@@ -86,3 +86,32 @@ def test_the_setting2_pages_closing_lines_name_what_the_quick_profile_leaves_out
     paper = protocols.medical("paper"), protocols.medical_teachers("paper")
     assert s2.teachers_left_out("paper", *paper, ["pneu", "knee"]).endswith("leaves out: nothing.")
     assert s2.kd_left_out("paper", *paper, ["pneu", "knee"]).endswith("leaves out: nothing.")
+
+
+def _runs(experiment: str, cells: dict) -> pd.DataFrame:
+    """One run per cell of :func:`summary`'s ``cells`` (seed 0), with a constant's F-score 2/3."""
+    return pd.DataFrame([{"experiment": experiment, "model": m, "method": me, "annotation": a,
+                          "tau": t, "seed": 0, "status": "ok", "val_constant": 2 / 3,
+                          "contaminated": c, "permuted": p, "clean": cl}
+                         for (m, me, a, t), (c, p, cl) in cells.items()])
+
+
+def test_a_collapsed_student_is_named_and_never_counted_as_less_reliant():
+    # KD's student predicts a constant (F1 0.667 both ways): it loses nothing when the tags are
+    # permuted, which the summary's numbers alone would count as "clearly less reliant"
+    cells = {("resnet18", "kd", Annotation.TEACHER_10, NAN): (0.667, 0.667, 0.667),
+             ("resnet18", "at", Annotation.TEACHER_10, NAN): (0.95, 0.90, 0.9),
+             ("resnet18", "none", Annotation.NONE, NAN): (1.0, 0.1, 0.7)}
+    rows = summary("pneu", cells)
+    rows["teacher"] = rows["annotation"].map(report.teacher_name)
+    runs = _runs("pneu", cells)
+    runs["teacher"] = runs["annotation"].map(report.teacher_name)
+    assert s2.kd_findings(rows, "pneu").endswith("KD (10% teacher), AT (10% teacher).")
+    text = s2.kd_findings(rows, "pneu", runs)
+    assert "KD (10% teacher) (did not learn the task), AT (10% teacher) +0.050" in text
+    assert text.endswith("(by more than 0.02): AT (10% teacher).")
+    # the Setting-2 page: the 10% teacher's TAP student collapsed, the 1% teacher's did not
+    ts = {**CELLS, ("resnet18", "tap", Annotation.TEACHER_10, 0.01): (0.667, 0.667, 0.667)}
+    text = s2.ts_findings(summary("pneu", ts), "pneu", runs=_runs("pneu", ts))
+    assert "10% teacher τ=0.01 (did not learn the task), 1% teacher τ=0.01 +0.550" in text
+    assert "with the 10% teacher" not in text and "1% teacher's masks in 0 of 1" in text

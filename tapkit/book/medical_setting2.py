@@ -15,6 +15,7 @@ from ..metrics import tag_reliance, task_metric
 from . import report
 from .labels import label as _label
 from .medical_notes import ARCH_LABELS, constant_score
+from .preconditions import not_learned_text, over_learned, unlearned
 from .profile_notes import leaves_out, protocol_left_out
 from .thresholds import MARGIN, clearly_less
 
@@ -292,18 +293,38 @@ def _mean_std_table(part: pd.DataFrame,
     return table[[s for s in report.SPLITS if s in table.columns]]
 
 
-def ts_findings(summary: pd.DataFrame, experiment: str, method: str | None = None) -> str:
+def _students(runs: pd.DataFrame | None, experiment: str, loss: pd.Series,
+              keys: Sequence[str]) -> tuple[pd.Series, dict]:
+    """``loss`` over each student's runs that learned the task, and those that did not
+    (:func:`.preconditions.over_learned`, :func:`.preconditions.unlearned`); as it is without
+    ``runs``. A collapsed student loses nothing when the tags are permuted: averaged in, it
+    would pass for one that kept off the tag."""
+    if runs is None:
+        return loss, {}
+    own = report.printable(runs[runs["experiment"] == experiment])
+    return (over_learned(loss, own, task_metric(experiment), keys),
+            unlearned(own, experiment, keys))
+
+
+def _reliance(d: float, failed) -> str:
+    """A student's loss when the tags are permuted, and the seeds its mean leaves out."""
+    return ("" if pd.isna(d) else f" {d:+.3f}") + not_learned_text(failed)
+
+
+def ts_findings(summary: pd.DataFrame, experiment: str, method: str | None = None,
+                runs: pd.DataFrame | None = None) -> str:
     """Per architecture of ``experiment``: how much each annotation's student of ``method``
     (None: the paper's own, TAP) loses when the tags are permuted, beside No XS and ground truth,
     in the metric's direction, and which students are near chance (a clean score no better than
-    a constant prediction's)."""
+    a constant prediction's). With ``runs`` (the per-run frame) each loss is over the runs that
+    learned the task, and the others are named (:func:`_students`)."""
     method = method or proposed_method()
     metric = task_metric(experiment)
     const = constant_score(experiment)
     part = report.printable(summary[summary.experiment == experiment])
-    wide = part.pivot_table(index=["model", "annotation", "tau", "method"], columns="split",
-                            values="mean", sort=False)
-    loss = _loss(wide, experiment)
+    keys = ["model", "annotation", "tau", "method"]
+    wide = part.pivot_table(index=keys, columns="split", values="mean", sort=False)
+    loss, failed = _students(runs, experiment, _loss(wide, experiment), keys)
     lines = []
     for model in dict.fromkeys(part.model):
         cells, chance = [], []
@@ -311,7 +332,8 @@ def ts_findings(summary: pd.DataFrame, experiment: str, method: str | None = Non
             if m not in (method, no_xs()):
                 continue
             name = CASE_NAMES.get(annotation, annotation) + ("" if tau == "any" else f" τ={tau}")
-            cells.append(f"{name} {loss[(model, annotation, tau, m)]:+.3f}")
+            key = (model, annotation, tau, m)
+            cells.append(name + _reliance(loss[key], failed.get(key)))
             if (r["clean"] <= const) if metric.higher_is_better else (r["clean"] >= const):
                 chance.append(name)
         note = (f" Near chance (clean {metric.name.upper()} no better than a constant prediction's "
@@ -325,12 +347,14 @@ def ts_findings(summary: pd.DataFrame, experiment: str, method: str | None = Non
 def _teacher_vs_random(loss: pd.Series) -> str:
     """How often each teacher's students lean on the tag less than the random-mask students of
     the same τ and architecture (by more than :data:`.thresholds.MARGIN`); ``loss`` is indexed
-    (model, annotation, τ, method)."""
-    rnd = {(m, tau): d for (m, c, tau, _), d in loss.items() if c == Annotation.RANDOM}
+    (model, annotation, τ, method). A cell none of whose students learned the task (NaN) is not
+    counted either way."""
+    rnd = {(m, tau): d for (m, c, tau, _), d in loss.items()
+           if c == Annotation.RANDOM and not pd.isna(d)}
     out = []
     for teacher in (Annotation.TEACHER_10, Annotation.TEACHER_1):
         pairs = [(d, rnd[(m, tau)]) for (m, c, tau, _), d in loss.items()
-                 if c == teacher and (m, tau) in rnd]
+                 if c == teacher and (m, tau) in rnd and not pd.isna(d)]
         if pairs:
             better = sum(clearly_less(d, r) for d, r in pairs)
             out.append(f"the {CASE_NAMES[teacher]}'s masks in {better} of {len(pairs)}")
@@ -346,22 +370,27 @@ def results_table(summary: pd.DataFrame, experiment: str) -> pd.DataFrame:
         "annotation": ("annotation", CASE_NAMES), "τ": ("tau", None)})
 
 
-def kd_findings(summary: pd.DataFrame, experiment: str) -> str:
+def kd_findings(summary: pd.DataFrame, experiment: str, runs: pd.DataFrame | None = None) -> str:
     """Per architecture and teacher: each student's loss when the tags are permuted (in the
-    metric's direction), beside No XS's; which students lose clearly less than No XS."""
+    metric's direction), beside No XS's; which students lose clearly less than No XS. With
+    ``runs`` (the per-run frame) each loss is over the runs that learned the task and the others
+    are named (:func:`_students`): a student none of whose runs learned it is never "clearly
+    less reliant"."""
     metric = task_metric(experiment)
     part = summary[summary.experiment == experiment]
-    loss = _loss(part.pivot_table(index=["model", "teacher", "method"], columns="split",
-                                  values="mean", sort=False), experiment)
+    keys = ["model", "teacher", "method"]
+    loss, failed = _students(runs, experiment, _loss(part.pivot_table(
+        index=keys, columns="split", values="mean", sort=False), experiment), keys)
     lines = []
     for model in dict.fromkeys(part.model):
         ref = loss.get((model, "no teacher", no_xs()))
-        rows = [(f"{CASE_NAMES.get(c, c)} ({CASE_NAMES.get(w, w)})", d)
+        rows = [(f"{CASE_NAMES.get(c, c)} ({CASE_NAMES.get(w, w)})", d, failed.get((m, w, c)))
                 for (m, w, c), d in loss.items() if m == model and c != no_xs()]
-        better = [name for name, d in rows if ref is not None and clearly_less(d, ref)]
+        better = [name for name, d, _ in rows
+                  if ref is not None and not pd.isna(d) and clearly_less(d, ref)]
         lines.append(f"- **{_label(model)}**: loss of {metric.name.upper()} when "
                      f"the tags are permuted, No XS {ref:+.3f}; "
-                     + ", ".join(f"{name} {d:+.3f}" for name, d in rows) + ". Clearly "
+                     + ", ".join(name + _reliance(d, f) for name, d, f in rows) + ". Clearly "
                      f"less reliant on the tag than No XS (by more than {MARGIN:g}): "
                      + (", ".join(better) or "none") + ".")
     return "\n".join(lines)

@@ -25,7 +25,7 @@ from .evidence import Evidence
 from .claims import verdicts
 from .labels import in_prose, label
 from .overlap_tables import against_none_text
-from .preconditions import learned_reliance, unlearned  # noqa: F401  (the pages')
+from .preconditions import not_learned_text, over_learned, unlearned
 
 
 def _named(key: str) -> str:
@@ -56,12 +56,7 @@ def learned_losses(summary: pd.DataFrame, runs: pd.DataFrame | None, experiment:
     when the tags are permuted, so averaged in it passes for one that kept off the tag (KNEE
     DenseNet-121 TAP in a quick build: +0.210 over three seeds, +0.343 over the two that
     learned). A Setting-2 student table's ``method`` is its ``case``, as in :func:`unlearned`."""
-    loss = losses(summary, experiment, keys)
-    if runs is None or runs.empty:
-        return loss
-    rows = runs if "case" in runs else runs.assign(case=runs["method"])
-    means = learned_reliance(rows, task_metric(experiment), keys)
-    return pd.Series([means.get(k, d) for k, d in loss.items()], loss.index)
+    return over_learned(losses(summary, experiment, keys), runs, task_metric(experiment), keys)
 
 
 def _value(d: float) -> str:
@@ -87,23 +82,11 @@ def _by_case(loss: pd.Series, cases: Iterable[str], skip: Sequence[str],
     in ``flagged`` names its seeds that did not learn the task (:func:`unlearned`)."""
     out = []
     for case in cases:
-        cells = [f"{label(m)}{_value(d)}" + _flag((flagged or {}).get((m, c)))
+        cells = [f"{label(m)}{_value(d)}" + not_learned_text((flagged or {}).get((m, c)))
                  for (m, c), d in loss.items() if c == case and m not in skip]
         if cells:
             out.append(f"{_named(case)} — {', '.join(cells)}")
     return out
-
-
-def _flag(failed: tuple[tuple[int, ...], int] | None) -> str:
-    """What a mean hides: ``" (did not learn the task)"`` when none of the cell's runs learned
-    it, ``" (seeds 0, 2 did not learn the task)"`` when some did, else nothing."""
-    if not failed or not failed[0]:
-        return ""
-    if _none_learned(failed):
-        return " (did not learn the task)"
-    seeds = failed[0]
-    named = f"seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}"
-    return f" ({named} did not learn the task)"
 
 
 def _none_learned(failed: tuple[tuple[int, ...], int] | None) -> bool:
@@ -111,7 +94,7 @@ def _none_learned(failed: tuple[tuple[int, ...], int] | None) -> bool:
     return bool(failed) and len(failed[0]) == failed[1]
 
 
-# what the flags of :func:`_flag` mean, said once after the numbers
+# what the flags of :func:`.preconditions.not_learned_text` mean, said once after the numbers
 _FLAGGED = (" Runs marked so are left out of these means and judged nowhere: a run that learned "
             "little of the task has little to lose when the tags are permuted, so its number says "
             "little about its use of the tag.")
@@ -254,7 +237,7 @@ def medical_teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, root: s
         flagged = unlearned(own, e, keys)
         any_flag = any_flag or bool(flagged)
         order = sorted(loss.items(), key=lambda kv: kv[0][0] != no_xs())  # No XS first
-        cells = [f"{_student(m, c)}{_value(d)}" + _flag(flagged.get((m, c)))
+        cells = [f"{_student(m, c)}{_value(d)}" + not_learned_text(flagged.get((m, c)))
                  for (m, c), d in order]
         students = (f"; {worse(e)} when the tags are permuted: " + ", ".join(cells)
                     if any(m == proposed_method() for m, _ in loss.index) else "")
@@ -282,7 +265,7 @@ def medical_kd_found(summary: pd.DataFrame, runs: pd.DataFrame | None = None,
         flagged = unlearned(own, e, keys)
         any_flag = any_flag or bool(flagged)
         for model in dict.fromkeys(part["model"]):
-            cells = [f"{_student(c, t)}{_value(d)}" + _flag(flagged.get((m, t, c)))
+            cells = [f"{_student(c, t)}{_value(d)}" + not_learned_text(flagged.get((m, t, c)))
                      for (m, t, c), d in loss.items() if m == model]
             parts.append(f"{e.upper()} {label(model)} "
                          f"({task_metric(e).label}): " + ", ".join(cells))

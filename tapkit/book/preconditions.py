@@ -65,6 +65,30 @@ def learned_reliance(runs: pd.DataFrame, metric: TaskMetric, keys: Sequence[str]
     return kept.groupby([runs[k] for k in keys], sort=False).mean()
 
 
+def over_learned(loss: pd.Series, runs: pd.DataFrame | None, metric: TaskMetric,
+                 keys: Sequence[str]) -> pd.Series:
+    """``loss`` (a reliance per ``keys``, e.g. from a summary's means) with each cell that
+    ``runs`` (a per-run table; a Setting-2 student table's ``method`` is its ``case``) holds
+    replaced by :func:`learned_reliance`: NaN where none of its runs learned the task."""
+    if runs is None or runs.empty:
+        return loss
+    rows = runs if "case" in runs else runs.assign(case=runs["method"])
+    means = learned_reliance(rows, metric, keys)
+    return pd.Series([means.get(k, d) for k, d in loss.items()], loss.index, dtype=float)
+
+
+def not_learned_text(failed: tuple[tuple[int, ...], int] | None) -> str:
+    """What a mean leaves out (an entry of :func:`unlearned`): ``" (did not learn the task)"``
+    when none of the cell's runs learned it, ``" (seeds 0, 2 did not learn the task)"`` when
+    some did not, else nothing."""
+    if not failed or not failed[0]:
+        return ""
+    if len(failed[0]) == failed[1]:
+        return " (did not learn the task)"
+    seeds = failed[0]
+    return f" (seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))} did not learn the task)"
+
+
 def unlearned(runs: pd.DataFrame | None, experiment: str,
               keys: Sequence[str] = ("model", "case")) -> dict[tuple, tuple[tuple[int, ...], int]]:
     """Per ``keys`` of a per-run table with a run that did not learn the task
