@@ -169,8 +169,20 @@ def test_rounds_alternate_and_cheap_pairs_run_more_rounds():
     pairs = [_Counter(log, "none"), _Counter(log, "tap"), _Counter(log, "rbr")]
     times = benchmark.step_seconds(pairs, [4, 4, 2], warm_rounds=0)
     assert [len(t) for t in times] == [4, 4, 2]
-    # rounds 0-1 rotate over all three, rounds 2-3 alternate which of the two goes first
-    assert log == ["none", "tap", "rbr", "tap", "rbr", "none", "none", "tap", "tap", "none"]
+    # rounds 0-1: the first two orders of the three; rounds 2-3: the two orders of the two
+    assert log == ["none", "tap", "rbr", "none", "rbr", "tap", "none", "tap", "tap", "none"]
+
+
+def test_over_a_cycle_of_rounds_each_pair_follows_each_other_equally_often():
+    from collections import Counter
+
+    orders = [benchmark.round_order([0, 1, 2], r) for r in range(12)]
+    follows = Counter((a, b) for order in orders for a, b in zip(order, order[1:]))
+    assert set(follows.values()) == {4} and len(follows) == 6  # every ordered pair, 2 a cycle
+    assert Counter(order[0] for order in orders) == {0: 4, 1: 4, 2: 4}
+    # a rotation kept one cyclic order: 1 always right after 0, never 0 right after 1
+    rotated = [[0, 1, 2][r % 3:] + [0, 1, 2][:r % 3] for r in range(12)]
+    assert Counter((a, b) for o in rotated for a, b in zip(o, o[1:]))[(1, 0)] == 0
 
 
 class _SlowFirst(_Counter):

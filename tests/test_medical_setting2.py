@@ -106,6 +106,8 @@ def test_a_collapsed_student_is_named_and_never_counted_as_less_reliant():
     rows["teacher"] = rows["annotation"].map(report.teacher_name)
     runs = _runs("pneu", cells)
     runs["teacher"] = runs["annotation"].map(report.teacher_name)
+    runs["annotation"] = runs["annotation"].map(  # as the configs record it (run_many's frame)
+        {Annotation.TEACHER_10: "teacher", Annotation.NONE: "ground_truth"})
     assert s2.kd_findings(rows, "pneu").endswith("KD (10% teacher), AT (10% teacher).")
     text = s2.kd_findings(rows, "pneu", runs)
     assert "KD (10% teacher) (did not learn the task), AT (10% teacher) +0.050" in text

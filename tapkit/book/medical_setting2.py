@@ -294,14 +294,16 @@ def _mean_std_table(part: pd.DataFrame,
 
 
 def _students(runs: pd.DataFrame | None, experiment: str, loss: pd.Series,
-              keys: Sequence[str]) -> tuple[pd.Series, dict]:
+              keys: Sequence[str], shown: Callable[[pd.DataFrame], pd.DataFrame] = lambda f: f
+              ) -> tuple[pd.Series, dict]:
     """``loss`` over each student's runs that learned the task, and those that did not
     (:func:`.preconditions.over_learned`, :func:`.preconditions.unlearned`); as it is without
-    ``runs``. A collapsed student loses nothing when the tags are permuted: averaged in, it
-    would pass for one that kept off the tag."""
+    ``runs``, whose ``keys`` ``shown`` turns into the summary's (:func:`.report.printable` for
+    the Setting-2 chapter's annotation and τ). A collapsed student loses nothing when the tags
+    are permuted: averaged in, it would pass for one that kept off the tag."""
     if runs is None:
         return loss, {}
-    own = report.printable(runs[runs["experiment"] == experiment])
+    own = shown(runs[runs["experiment"] == experiment])
     return (over_learned(loss, own, task_metric(experiment), keys),
             unlearned(own, experiment, keys))
 
@@ -324,7 +326,7 @@ def ts_findings(summary: pd.DataFrame, experiment: str, method: str | None = Non
     part = report.printable(summary[summary.experiment == experiment])
     keys = ["model", "annotation", "tau", "method"]
     wide = part.pivot_table(index=keys, columns="split", values="mean", sort=False)
-    loss, failed = _students(runs, experiment, _loss(wide, experiment), keys)
+    loss, failed = _students(runs, experiment, _loss(wide, experiment), keys, report.printable)
     lines = []
     for model in dict.fromkeys(part.model):
         cells, chance = [], []
