@@ -62,7 +62,7 @@ def learned_reliance(runs: pd.DataFrame, metric: TaskMetric, keys: Sequence[str]
     kept off the tag."""
     reliance = tag_reliance(runs["contaminated"], runs["permuted"], metric)
     kept = reliance.where(learned_task(runs, metric))
-    return kept.groupby([runs[k] for k in keys], sort=False).mean()
+    return kept.groupby([runs[k] for k in keys], sort=False, dropna=False).mean()
 
 
 def over_learned(loss: pd.Series, runs: pd.DataFrame | None, metric: TaskMetric,
