@@ -23,11 +23,13 @@
 # function the GPU lease (`scripts/gpu.py`) calls: its architectures, methods and loss forms,
 # named under the settings below (both profiles time the VGG-16 with the authors' head, the one
 # their chapters train; the paper profile also the authors' released losses). For each model, `tapkit.benchmark.bench` times the methods
-# interleaved: all pairs built and warmed up, then rounds of one training step per method in
-# rotating order, so that machine noise and drift slow every method of a round alike. No XS and TAP, which take no input gradients and
-# are cheap, run many more rounds than RRR and RBR. A method's speed relative to No XS is the
-# geometric mean over rounds of the round's ratio (No XS's step time over the method's, measured
-# back to back) with its 95% interval: on a busy machine the interval widens instead of the
+# interleaved: all pairs built and warmed up, then rounds of one training step per method, the
+# rounds going through every order of the methods in turn, so that machine noise and drift slow
+# every method of a round alike and no method always runs right after the same one. No XS and
+# TAP, which take no input gradients and are cheap, run many more rounds than RRR and RBR. A
+# method's speed relative to No XS is the geometric mean over rounds of the round's ratio (No
+# XS's step time, the mean of its two steps in that round, over the method's) with its 95%
+# interval: on a busy machine the interval widens instead of the
 # ratio moving. The absolute it/s is 1 / fastest step (interference only slows a step down, as
 # Python's `timeit` advises). Peak memory is measured pair by pair: CUDA's max-allocated on a
 # GPU and, on a CPU, the peak bytes of live tensors during the step, counted at the dispatcher
