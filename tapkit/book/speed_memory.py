@@ -117,7 +117,10 @@ def ratios_figure(ratios: pd.DataFrame, names: Sequence[str], methods: Sequence[
     import matplotlib.pyplot as plt
     import numpy as np
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+    # the two panels stacked, at the column's width, the legend under them: side by side at
+    # 10 inches the page scaled them to ~6 px text, the legend covered the VGG-16 bars and two
+    # architectures' names ran into each other
+    fig, axes = plt.subplots(2, 1, figsize=(7.5, 6.2), sharex=True)
     xs = [m for m in methods if m != no_xs()]
     x = np.arange(len(names))
     for ax, col, name in ((axes[0], "speed_ratio", "it/s"), (axes[1], "mem_ratio", "memory")):
@@ -132,14 +135,16 @@ def ratios_figure(ratios: pd.DataFrame, names: Sequence[str], methods: Sequence[
             ax.bar(off + 0.12, sel[f"paper_{col}"].astype(float), 0.12, color=f"C{i}",
                    alpha=0.4, hatch="//", label=f"{medical.CASE_LABELS[method]} (paper)")
         ax.axhline(1.0, color="black", lw=0.8)
-        ax.set_xticks(x, [arch[m] for m in names], fontsize=report.MIN_FONT_PT)
+        ax.set_xticks(x, [arch[m].replace(" (", "\n(") for m in names])
         ax.set_ylabel(label(col))
         ax.set_title(f"{name} relative to No XS")
-    axes[0].legend(fontsize=report.MIN_FONT_PT, ncol=2)
-    report.titled(fig, "Table 1 as ratios to No XS (paper: hatched; a missing bar is the "
-                       "paper's OOM)")
+    handles, names_ = axes[0].get_legend_handles_labels()
+    fig.legend(handles, names_, fontsize=report.MIN_FONT_PT, ncol=3, loc="lower center",
+               bbox_to_anchor=(0.5, 0.0))
+    report.titled(fig, "Table 1 as ratios to No XS (paper: hatched; a missing paper bar on "
+                       "Table 1's architectures is the paper's OOM)")
     report.fit_text(fig)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     return fig
 
 
