@@ -101,7 +101,8 @@ report.write_table(summary, root, "medical_kd",
 
 # %% tags=["hide-input"]
 for e in datasets:
-    fig = s2.plot_kd(summary, e, f"{e.upper()}, TAP vs knowledge distillation — {on[e]}")
+    fig = s2.plot_kd(summary, e, f"{e.upper()}, TAP vs knowledge distillation — {on[e]}", runs,
+                     medical.constant_score(e) if medical.is_standin(s) else None)
     report.save_figure(fig, root, f"medical_kd_{e}")
     plt.show()
     display(Markdown(s2.kd_findings(summary, e, runs)))

@@ -158,7 +158,7 @@ display(Markdown(s2.coverage_text(coverage)))
 # %% tags=["hide-input"]
 for e in datasets:
     fig = s2.plot_ts(summary, e, f"{e.upper()}, TAP with teacher / random / ground-truth masks — "
-                     f"{on[e]}")
+                     f"{on[e]}", runs, medical.constant_score(e) if medical.is_standin(s) else None)
     report.save_figure(fig, root, f"medical_teacher_{e}")
     plt.show()
     display(Markdown(f"*{label}*"))

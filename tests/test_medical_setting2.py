@@ -117,3 +117,21 @@ def test_a_collapsed_student_is_named_and_never_counted_as_less_reliant():
     text = s2.ts_findings(summary("pneu", ts), "pneu", runs=_runs("pneu", ts))
     assert "10% teacher τ=0.01 (did not learn the task), 1% teacher τ=0.01 +0.550" in text
     assert "with the 10% teacher" not in text and "1% teacher's masks in 0 of 1" in text
+
+
+def test_a_collapsed_students_bar_says_so_and_the_constant_is_drawn():
+    cells = {("resnet18", "kd", Annotation.TEACHER_10, NAN): (0.667, 0.667, 0.667),
+             ("resnet18", "at", Annotation.TEACHER_10, NAN): (0.95, 0.90, 0.9),
+             ("resnet18", "none", Annotation.NONE, NAN): (1.0, 0.1, 0.7)}
+    rows = summary("pneu", cells)
+    rows["teacher"] = rows["annotation"].map(report.teacher_name)
+    runs = _runs("pneu", cells)
+    runs["teacher"] = runs["annotation"].map(report.teacher_name)
+    fig = s2.plot_kd(rows, "pneu", "t", runs, 2 / 3)
+    marked = [t.get_text() for t in fig.axes[1].texts]
+    assert marked == ["did not learn\nthe task"]  # KD's only: AT and No XS learned the task
+    assert any(abs(line.get_ydata()[0] - 2 / 3) < 1e-9 for line in fig.axes[0].get_lines())
+    assert len(s2.plot_kd(rows, "pneu", "t").axes[1].texts) == 0  # without runs: nothing marked
+    ts = {**CELLS, ("resnet18", "tap", Annotation.TEACHER_10, 0.01): (0.667, 0.667, 0.667)}
+    fig = s2.plot_ts(summary("pneu", ts), "pneu", "t", _runs("pneu", ts))
+    assert [t.get_text() for t in fig.axes[1].texts] == ["did not learn\nthe task"]

@@ -214,24 +214,33 @@ def quality_findings(quality: pd.DataFrame, truth_coverage: dict[str, float],
     return "\n".join(lines)
 
 
-def plot_ts(summary: pd.DataFrame, experiment: str, title: str):
-    """fig:ts for one data set: one bar per annotation (and τ) for every architecture."""
+def plot_ts(summary: pd.DataFrame, experiment: str, title: str,
+            runs: pd.DataFrame | None = None, constant: float | None = None):
+    """fig:ts for one data set: one bar per annotation (and τ) for every architecture
+    (``runs`` and ``constant``: :func:`plot_grouped`)."""
     return plot_grouped(report.printable(summary), experiment, ("annotation", "tau"),
                         lambda c, t: CASE_NAMES.get(c, c) + ("" if t == "any" else f" τ={t}"),
-                        title)
+                        title, runs if runs is None else report.printable(runs), constant)
 
 
-def plot_kd(summary: pd.DataFrame, experiment: str, title: str):
-    """The distillation figure for one data set: one bar per (teacher, method)."""
+def plot_kd(summary: pd.DataFrame, experiment: str, title: str,
+            runs: pd.DataFrame | None = None, constant: float | None = None):
+    """The distillation figure for one data set: one bar per (teacher, method) (``runs`` and
+    ``constant``: :func:`plot_grouped`)."""
     return plot_grouped(summary, experiment, ("method", "teacher"), lambda c, w: CASE_NAMES.get(c, c)
-                        + ("" if w == "no teacher" else f" ({CASE_NAMES.get(w, w)})"), title)
+                        + ("" if w == "no teacher" else f" ({CASE_NAMES.get(w, w)})"), title,
+                        runs, constant)
 
 
 def plot_grouped(summary: pd.DataFrame, experiment: str, keys: tuple[str, str],
-                 label: Callable[[str, str], str], title: str):
+                 label: Callable[[str, str], str], title: str,
+                 runs: pd.DataFrame | None = None, constant: float | None = None):
     """The metric on the contaminated test split (left) and its change when the tags are
     permuted (right): bars per architecture, one colour per value of ``keys`` (the first ordered
-    teacher-first as :data:`ORDER`), named by ``label``."""
+    teacher-first as :data:`ORDER`), named by ``label``. With ``runs`` (the per-run frame, its
+    ``keys`` as the summary's), a bar none of whose runs learned the task is marked so on the
+    right, where its Δ near 0 would read as keeping off the tag; ``constant``: a constant
+    prediction's score, drawn on the left (the stand-in's balanced classes)."""
     import matplotlib.pyplot as plt
     import numpy as np
 
@@ -240,6 +249,8 @@ def plot_grouped(summary: pd.DataFrame, experiment: str, keys: tuple[str, str],
     wide = part.pivot_table(index=["model", *keys], columns="split", values="mean", sort=False)
     models = list(dict.fromkeys(part.model))
     bars = sorted({k[1:] for k in wide.index}, key=lambda k: (_rank(k[0]), str(k[1])))
+    failed = ({} if runs is None else
+              unlearned(runs[runs["experiment"] == experiment], experiment, ("model", *keys)))
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
     width, x = 0.8 / len(bars), np.arange(len(models))
     for i, bar in enumerate(bars):
@@ -248,6 +259,13 @@ def plot_grouped(summary: pd.DataFrame, experiment: str, keys: tuple[str, str],
         offset = x + (i - (len(bars) - 1) / 2) * width
         axes[0].bar(offset, cont, width, label=label(*bar), color=f"C{i % 10}")
         axes[1].bar(offset, np.subtract(perm, cont), width, color=f"C{i % 10}")
+        for m, at in zip(models, offset):
+            if not_learned_text(failed.get((m, *bar))) == " (did not learn the task)":
+                axes[1].text(at, 0, "did not learn\nthe task", rotation=90, ha="center",
+                             va="top" if metric.higher_is_better else "bottom",
+                             fontsize=report.MIN_FONT_PT, color=f"C{i % 10}")
+    if constant is not None:
+        report.chance_line(axes[0], constant, "constant predictor")
     axes[0].set_title(f"{metric.name.upper()} on SC(X*, y) test")
     axes[1].set_title(f"Δ-{metric.name.upper()} (permuted − contaminated)")
     axes[1].axhline(0, color="black", lw=0.8)
