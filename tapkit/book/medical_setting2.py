@@ -261,9 +261,11 @@ def plot_grouped(summary: pd.DataFrame, experiment: str, keys: tuple[str, str],
         axes[1].bar(offset, np.subtract(perm, cont), width, color=f"C{i % 10}")
         for m, at in zip(models, offset):
             if not_learned_text(failed.get((m, *bar))) == " (did not learn the task)":
-                axes[1].text(at, 0, "did not learn\nthe task", rotation=90, ha="center",
-                             va="top" if metric.higher_is_better else "bottom",
-                             fontsize=report.MIN_FONT_PT, color=f"C{i % 10}")
+                down = metric.higher_is_better  # the side a Δ that uses the tag lies on
+                axes[1].annotate("did not learn\nthe task", (at, 0), xytext=(0, -6 if down else 6),
+                                 textcoords="offset points", rotation=90, ha="center",
+                                 va="top" if down else "bottom", fontsize=report.MIN_FONT_PT,
+                                 color=f"C{i % 10}")
     if constant is not None:
         report.chance_line(axes[0], constant, "constant predictor")
     axes[0].set_title(f"{metric.name.upper()} on SC(X*, y) test")
