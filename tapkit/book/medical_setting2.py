@@ -15,7 +15,7 @@ from ..metrics import tag_reliance, task_metric
 from . import report
 from .labels import label as _label
 from .medical_notes import ARCH_LABELS, constant_score
-from .preconditions import not_learned_text, over_learned, unlearned
+from .preconditions import none_learned, not_learned_text, over_learned, unlearned
 from .profile_notes import leaves_out, protocol_left_out
 from .thresholds import MARGIN, clearly_less
 
@@ -260,7 +260,7 @@ def plot_grouped(summary: pd.DataFrame, experiment: str, keys: tuple[str, str],
         axes[0].bar(offset, cont, width, label=label(*bar), color=f"C{i % 10}")
         axes[1].bar(offset, np.subtract(perm, cont), width, color=f"C{i % 10}")
         for m, at in zip(models, offset):
-            if not_learned_text(failed.get((m, *bar))) == " (did not learn the task)":
+            if none_learned(failed.get((m, *bar))):
                 down = metric.higher_is_better  # the side a Δ that uses the tag lies on
                 axes[1].annotate("did not learn\nthe task", (at, 0), xytext=(0, -6 if down else 6),
                                  textcoords="offset points", rotation=90, ha="center",

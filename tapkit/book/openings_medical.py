@@ -25,7 +25,7 @@ from .evidence import Evidence
 from .claims import verdicts
 from .labels import in_prose, label
 from .overlap_tables import against_none_text
-from .preconditions import not_learned_text, over_learned, unlearned
+from .preconditions import none_learned, not_learned_text, over_learned, unlearned
 
 
 def _named(key: str) -> str:
@@ -89,11 +89,6 @@ def _by_case(loss: pd.Series, cases: Iterable[str], skip: Sequence[str],
     return out
 
 
-def _none_learned(failed: tuple[tuple[int, ...], int] | None) -> bool:
-    """Whether every run of a cell (:func:`unlearned`'s entry: failed seeds, runs) failed."""
-    return bool(failed) and len(failed[0]) == failed[1]
-
-
 # what the flags of :func:`.preconditions.not_learned_text` mean, said once after the numbers
 _FLAGGED = (" Runs marked so are left out of these means and judged nowhere: a run that learned "
             "little of the task has little to lose when the tags are permuted, so its number says "
@@ -139,7 +134,7 @@ def extra_found(summaries: Mapping[str, pd.DataFrame],
         flagged = unlearned(own, experiment)
         name = f"{experiment.upper()} {task_metric(experiment).label}"
         shown = [(m, c) for m, c in loss.index if c in cases]
-        if shown and all(_none_learned(flagged.get(k)) for k in shown):
+        if shown and all(none_learned(flagged.get(k)) for k in shown):
             models = list(dict.fromkeys(label(m) for m, _ in shown))
             every = losses(summary, experiment, ["model", "case"])[shown]
             parts.append(f"{name}: no run of {' or '.join(models)} learned the task, so their "

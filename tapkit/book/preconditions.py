@@ -77,13 +77,18 @@ def over_learned(loss: pd.Series, runs: pd.DataFrame | None, metric: TaskMetric,
     return pd.Series([means.get(k, d) for k, d in loss.items()], loss.index, dtype=float)
 
 
+def none_learned(failed: tuple[tuple[int, ...], int] | None) -> bool:
+    """Whether every run of a cell (an entry of :func:`unlearned`: failed seeds, runs) failed."""
+    return bool(failed) and len(failed[0]) == failed[1]
+
+
 def not_learned_text(failed: tuple[tuple[int, ...], int] | None) -> str:
     """What a mean leaves out (an entry of :func:`unlearned`): ``" (did not learn the task)"``
     when none of the cell's runs learned it, ``" (seeds 0, 2 did not learn the task)"`` when
     some did not, else nothing."""
     if not failed or not failed[0]:
         return ""
-    if len(failed[0]) == failed[1]:
+    if none_learned(failed):
         return " (did not learn the task)"
     seeds = failed[0]
     return f" (seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))} did not learn the task)"
