@@ -96,18 +96,25 @@ def _runs(experiment: str, cells: dict) -> pd.DataFrame:
                          for (m, me, a, t), (c, p, cl) in cells.items()])
 
 
-def test_a_collapsed_student_is_named_and_never_counted_as_less_reliant():
-    # KD's student predicts a constant (F1 0.667 both ways): it loses nothing when the tags are
-    # permuted, which the summary's numbers alone would count as "clearly less reliant"
+def _collapsed_kd() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A distillation summary and its runs where KD's student predicts a constant (F1 0.667 both
+    ways), AT's and No XS's learned the task; the runs' annotation as the configs record it
+    (run_many's frame)."""
     cells = {("resnet18", "kd", Annotation.TEACHER_10, NAN): (0.667, 0.667, 0.667),
              ("resnet18", "at", Annotation.TEACHER_10, NAN): (0.95, 0.90, 0.9),
              ("resnet18", "none", Annotation.NONE, NAN): (1.0, 0.1, 0.7)}
-    rows = summary("pneu", cells)
-    rows["teacher"] = rows["annotation"].map(report.teacher_name)
-    runs = _runs("pneu", cells)
-    runs["teacher"] = runs["annotation"].map(report.teacher_name)
-    runs["annotation"] = runs["annotation"].map(  # as the configs record it (run_many's frame)
+    rows, runs = summary("pneu", cells), _runs("pneu", cells)
+    for frame in (rows, runs):
+        frame["teacher"] = frame["annotation"].map(report.teacher_name)
+    runs["annotation"] = runs["annotation"].map(
         {Annotation.TEACHER_10: "teacher", Annotation.NONE: "ground_truth"})
+    return rows, runs
+
+
+def test_a_collapsed_student_is_named_and_never_counted_as_less_reliant():
+    # KD's student loses nothing when the tags are permuted, which the summary's numbers alone
+    # would count as "clearly less reliant"
+    rows, runs = _collapsed_kd()
     assert s2.kd_findings(rows, "pneu").endswith("KD (10% teacher), AT (10% teacher).")
     text = s2.kd_findings(rows, "pneu", runs)
     assert "KD (10% teacher) (did not learn the task), AT (10% teacher) +0.050" in text
@@ -120,13 +127,7 @@ def test_a_collapsed_student_is_named_and_never_counted_as_less_reliant():
 
 
 def test_a_collapsed_students_bar_says_so_and_the_constant_is_drawn():
-    cells = {("resnet18", "kd", Annotation.TEACHER_10, NAN): (0.667, 0.667, 0.667),
-             ("resnet18", "at", Annotation.TEACHER_10, NAN): (0.95, 0.90, 0.9),
-             ("resnet18", "none", Annotation.NONE, NAN): (1.0, 0.1, 0.7)}
-    rows = summary("pneu", cells)
-    rows["teacher"] = rows["annotation"].map(report.teacher_name)
-    runs = _runs("pneu", cells)
-    runs["teacher"] = runs["annotation"].map(report.teacher_name)
+    rows, runs = _collapsed_kd()
     fig = s2.plot_kd(rows, "pneu", "t", runs, 2 / 3)
     marked = [t.get_text() for t in fig.axes[1].texts]
     assert marked == ["did not learn\nthe task"]  # KD's only: AT and No XS learned the task
