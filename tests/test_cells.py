@@ -73,7 +73,7 @@ def _setting1(p, root, experiment, models, cases, artifact) -> list:
                                           seed, artifact)
                 for c in cases if not setting1.why_not_run(p, experiment, m, c)
                 # the quick profile: VGG-16, and Base, on the first seed only
-                for seed in p.seeds_on(m) if seed in p.seeds_for(c)]
+                for seed in p.seeds_on(m, experiment) if seed in p.seeds_for(c)]
     return out
 
 

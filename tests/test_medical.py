@@ -217,9 +217,9 @@ def test_medical_runs_use_the_paper_lambdas_and_batchnorm_eval_for_rbr():
     s = medical.chapter_settings("quick", not_run={})  # every cell, at the paper's λ
     runs = medical.medical_runs(s, "pneu", ["vgg16", "resnet18"], setting1.cases())
     by = {(r.model, r.method): r.cfg for r in runs}
-    # VGG-16 on the first seed, ResNet-18 on all three (the quick profile's model_seeds), but
+    # VGG-16 on the first seed, ResNet-18 on three (the quick profile's model_seeds), but
     # Base on the first (its case_seeds)
-    assert s.seeds == (0, 1, 2) and len(runs) == len(setting1.cases()) * (1 + 3) - 2
+    assert s.seeds == (0, 1, 2, 3, 4) and len(runs) == len(setting1.cases()) * (1 + 3) - 2
     assert [r.seed for r in runs if r.model == "resnet18" and r.method == "tap"] == [0, 1, 2]
     assert [r.seed for r in runs if r.model == "resnet18" and r.method == "base"] == [0]
     assert by["resnet18", "tap"].lam == 1e-3 and by["resnet18", "rbr"].lam == 1e7
@@ -319,8 +319,13 @@ def test_overlap_images_are_spread_over_a_split_ordered_by_class():
 def test_quick_profile_leaves_cells_out_with_a_reason_and_searches_per_architecture():
     s = protocols.medical("quick")
     runs = medical.medical_runs(s, "pneu", medical.ARCHITECTURES, setting1.cases(), lambdas={"tap": 1.0, "rrr": 1.0})
-    # three seeds of each ResNet-18 and DenseNet-121 cell; VGG-16 not run (the budget)
-    assert [r.seed for r in runs if r.model == "densenet121" and r.method == "none"] == [0, 1, 2]
+    # three seeds of each ResNet-18 cell, five of DenseNet-121's (three on KNEE); VGG-16 not
+    # run (the budget)
+    assert [r.seed for r in runs if r.model == "resnet18" and r.method == "none"] == [0, 1, 2]
+    assert [r.seed for r in runs if r.model == "densenet121" and r.method == "none"] == [
+        0, 1, 2, 3, 4]
+    knee = medical.medical_runs(s, "knee", ["densenet121"], ["tap"], lambdas={"tap": 1.0})
+    assert [r.seed for r in knee] == [0, 1, 2]
     assert not [r for r in runs if r.model == "vgg16"]
     assert medical.run_models(s, "pneu", medical.ARCHITECTURES, setting1.cases()) == [
         "resnet18", "densenet121"]

@@ -526,3 +526,28 @@ def test_settings_resolve_a_run_once_with_its_overrides_and_variant():
         p.settings(None, "vgg16")
     mnist = protocols.MNIST["quick"].settings()
     assert (mnist.experiment, mnist.model) == ("decoy-mnist", "two_layer_cnn")
+
+
+def test_an_architecture_may_train_on_more_seeds_of_one_data_set_than_of_the_other():
+    """``model_seeds`` keyed by experiment: the medical plan trains DenseNet-121 on five PNEU seeds
+    and three KNEE ones, the pages say so, and a count without an experiment to read it by is
+    refused rather than guessed."""
+    s = replace(protocols.medical("quick"), seeds=(0, 1, 2, 3, 4), case_seeds={"base": 1},
+                model_seeds={"resnet18": 3, "densenet121": {"pneu": 5, "knee": 3}}, not_run={})
+    planned = {e: sorted({(c.model, c.method, c.seed)
+                          for c in medical_plans.medical_runs(s, e, ["resnet18", "densenet121"],
+                                                              ["base", "none"])})
+               for e in ("pneu", "knee")}
+    assert [seed for m, case, seed in planned["pneu"] if (m, case) == ("densenet121", "none")] \
+        == [0, 1, 2, 3, 4]
+    assert [seed for m, case, seed in planned["knee"] if (m, case) == ("densenet121", "none")] \
+        == [0, 1, 2]
+    assert [seed for m, case, seed in planned["pneu"] if (m, case) == ("resnet18", "none")] \
+        == [0, 1, 2]
+    assert [(m, seed) for m, case, seed in planned["pneu"] if case == "base"] == [
+        ("densenet121", 0), ("resnet18", 0)]
+    assert s.seed_counts(["resnet18", "densenet121"], "pneu") == (5, {"resnet18": 3, "base": 1})
+    assert s.seed_counts(["resnet18", "densenet121"], "knee") == (3, {"base": 1})
+    with pytest.raises(ValueError, match="several experiments"):
+        s.seeds_on("densenet121")
+    assert s.seeds_on("resnet18") == (0, 1, 2)

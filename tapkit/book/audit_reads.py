@@ -6,7 +6,7 @@ defaults), so that the profiles' side of the audit is never typed."""
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from ..benchmark import bench
 from ..config import TrainConfig
@@ -76,7 +76,8 @@ def seeds(profile: str) -> dict[str, Any]:
     m, p = mnist(profile), medical(profile)
     out: dict[str, Any] = {"MNIST": m.seeds, "medical": p.seeds}
     out.update({f"MNIST {name(c)}": m.seeds_for(c) for c in m.case_seeds})
-    out.update({name(k): p.seeds_on(k) for k in p.model_seeds})
+    out.update({f"{name(k)} {name(e)}" if isinstance(p.model_seeds[k], Mapping) else name(k):
+                p.seeds_on(k, e) for k in p.model_seeds for e in p.experiments})
     out.update({f"medical {name(c)}": p.seeds_for(c) for c in p.case_seeds})
     return out
 

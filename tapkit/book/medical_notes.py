@@ -87,12 +87,10 @@ def left_out_note(left: Mapping[tuple[str, str], str]) -> str:
     return "\n".join([f"{LEFT_OUT_HEADING} (marked *not run* in the table):", *lines])
 
 
-def seeds_text(s: Protocol, models: Sequence[str]) -> str:
-    """How many seeds the page's architectures and cases train on, e.g. "3 seeds (VGG-16: 1,
-    Base: 1)" (:meth:`Protocol.seeds_on`, :meth:`Protocol.seeds_for`)."""
-    n = len(s.seeds)
-    fewer = {m: len(s.seeds_on(m)) for m in models if len(s.seeds_on(m)) != n}
-    fewer |= {c: len(s.seeds_for(c)) for c in s.case_seeds if len(s.seeds_for(c)) != n}
+def seeds_text(s: Protocol, models: Sequence[str], experiment: str | None = None) -> str:
+    """How many seeds the page's architectures and cases train on ``experiment``, e.g. "5 seeds
+    (VGG-16: 1, ResNet-18: 3, Base: 1)" (:meth:`Protocol.seed_counts`)."""
+    n, fewer = s.seed_counts(models, experiment)
     text = f"{n} seed{'s' * (n != 1)}"
     return text + (" (" + ", ".join(f"{label(m)}: {k}" for m, k in fewer.items())
                    + ")" if fewer else "")
@@ -105,7 +103,7 @@ def budget_note(s: Protocol, experiment: str, seconds: float) -> str:
                      for m, o in s.model_overrides.items() if m in ARCH_LABELS} | {s.epochs})
     sizes = sorted({o.get("image_size", s.image_size) for m, o in s.model_overrides.items()
                     if m in ARCH_LABELS} | {s.image_size})
-    return (f"**Budget of this page**: {seeds_text(s, MAIN_ARCHITECTURES)}, "
+    return (f"**Budget of this page**: {seeds_text(s, MAIN_ARCHITECTURES, experiment)}, "
             f"{per_experiment(s.per_class, experiment)} training digits per class (10% of them "
             f"the validation split), {per_experiment(s.test_per_class, experiment)} test digits "
             f"per class, {'–'.join(map(str, epochs))} epochs at batch {s.batch_size} "
@@ -178,7 +176,7 @@ def standin_caveat(s: Protocol, models: Sequence[str]) -> str:
              f"fine-tuned from the pretrained start for "
              f"{', '.join(label(m) for m in started)} and from random weights for "
              "the others")
-    seeds = seeds_text(s, models)
+    seeds = seeds_text(s, models, s.experiments[0])
     sizes = {m: s.settings("pneu", m).image_size for m in models}
     px = " / ".join(f"{label(m)} {size}" for m, size in sizes.items())
     return (f"**Reading the stand-in's numbers.** Each cell is {seeds} of a "

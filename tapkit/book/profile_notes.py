@@ -213,13 +213,14 @@ def changes(s, paper, methods: Sequence[str] = (), models: Sequence[str] | None 
         items.append(f"{_per_model(opt, as_text)} instead of {_per_model(opt_paper, as_text)}")
     differ("epochs", "{ours} instead of {theirs}", lambda n: count(n, "epoch"))
     differ("batch_size", "batches of {ours} instead of {theirs}")
-    if len(s.seeds) != len(paper.seeds):
-        fewer = {c: len(s.seeds_for(c)) for c in methods if len(s.seeds_for(c)) != len(s.seeds)}
-        fewer |= {label(m): len(s.seeds_on(m)) for m in models
-                  if len(s.seeds_on(m)) != len(s.seeds)}
-        items.append(f"{count(len(s.seeds), 'seed')} instead of {len(paper.seeds)}"
-                     + (" (" + "; ".join(f"{label(k)}: {n}" for k, n in fewer.items()) + ")"
-                        if fewer else ""))
+    n, fewer = s.seed_counts(models, experiment)
+    fewer = {k: v for k, v in fewer.items() if k in models or k in methods}
+    listed = "; ".join(f"{label(k)}: {v}" for k, v in fewer.items())
+    if n != len(paper.seeds):
+        items.append(f"{count(n, 'seed')} instead of {len(paper.seeds)}"
+                     + (f" ({listed})" if fewer else ""))
+    elif fewer:
+        items.append(f"fewer seeds than the paper's {n} ({listed})")
     if any(r.image_size for r in runs.values()):
         differ("image_size", "images of {ours} px instead of {theirs}")
     # MNIST's typed source (its calibration); PNEU/KNEE's as given (the paper's reads a folder)

@@ -119,7 +119,7 @@ def medical_runs(p: Protocol, experiment: str, models: Sequence[str],
         for case in [c for c in cases if not why_not_run(p, experiment, model, c)]:
             lam = lams.get(case) if is_xs(case) else 0.0
             out += [case_cell(p, experiment, model, case, lam, seed, artifact)
-                    for seed in p.seeds_of(model, case)]
+                    for seed in p.seeds_of(model, case, experiment)]
     return out
 
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from ..methods import paper_grids, table1_methods
 from ..models import Role, models_where
@@ -140,8 +140,9 @@ class Protocol(_TrainsMethods, _Protocol):
     ``search[method]``: one λ grid, or one per architecture (XS terms differ by orders of
     magnitude between networks trained from scratch); ``ablation``: the report's grid of the
     loss normalisations; ``case_seeds[case]``: a case on the first n seeds only;
-    ``model_seeds[model]``: an architecture on the first n seeds only (the quick profile's
-    three-seed medical tables keep VGG-16 and the appendix architectures on one).
+    ``model_seeds[model]``: an architecture on the first n seeds only, n one count or counts
+    keyed by experiment (the quick profile keeps VGG-16 and the appendix architectures on one,
+    ResNet-18 on three, DenseNet-121 on five PNEU and three KNEE seeds).
     ``per_class``, ``test_per_class`` (stand-in test digits per class; None:
     ``max(per_class // 4, 10)``), ``not_run`` and every ``model_overrides`` value may be keyed by
     experiment. ``variants[model]``: the registry entry an architecture trains as (recorded in
@@ -184,7 +185,7 @@ class Protocol(_TrainsMethods, _Protocol):
     search: Mapping[str, Any] = field(default_factory=dict)
     ablation: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     case_seeds: Mapping[str, int] = field(default_factory=dict)
-    model_seeds: Mapping[str, int] = field(default_factory=dict)
+    model_seeds: Mapping[str, int | Mapping[str, int]] = field(default_factory=dict)
     model_overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     method_batch_size: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     stripe_models: tuple[str, ...] = ()
@@ -211,14 +212,32 @@ class Protocol(_TrainsMethods, _Protocol):
         """The seeds Setting 1 trains ``case`` on: all, or the first ``case_seeds[case]``."""
         return self.seeds[:self.case_seeds[case]] if case in self.case_seeds else self.seeds
 
-    def seeds_of(self, model: str, case: str) -> tuple[int, ...]:
-        """The seeds a medical table trains ``case`` of ``model`` on: the shorter of
-        :meth:`seeds_on` and :meth:`seeds_for` (quick: Base on the first seed of each stand-in)."""
-        return min(self.seeds_on(model), self.seeds_for(case), key=len)
+    def seeds_of(self, model: str, case: str, experiment: str | None = None) -> tuple[int, ...]:
+        """The seeds a medical table of ``experiment`` trains ``case`` of ``model`` on: the
+        shorter of :meth:`seeds_on` and :meth:`seeds_for` (quick: Base on the first seed of each
+        stand-in)."""
+        return min(self.seeds_on(model, experiment), self.seeds_for(case), key=len)
 
-    def seeds_on(self, model: str) -> tuple[int, ...]:
-        """The seeds a medical table trains ``model`` on: all, or the first ``model_seeds[model]``."""
-        return self.seeds[:self.model_seeds[model]] if model in self.model_seeds else self.seeds
+    def seeds_on(self, model: str, experiment: str | None = None) -> tuple[int, ...]:
+        """The seeds a medical table of ``experiment`` trains ``model`` on: all, or the first
+        ``model_seeds[model]``, a count or counts keyed by experiment (None: the protocol's
+        only one; quick: DenseNet-121 on five PNEU seeds, three KNEE ones)."""
+        if model not in self.model_seeds:
+            return self.seeds
+        n = self.model_seeds[model]
+        if isinstance(n, Mapping):
+            n = per_experiment(n, self._only("experiment", experiment))
+        return self.seeds[:n]
+
+    def seed_counts(self, models: Sequence[str], experiment: str | None = None
+                    ) -> tuple[int, dict[str, int]]:
+        """How many seeds a medical table of ``experiment`` trains: the most any of ``models``
+        trains on, and ``{model or case: fewer}`` for the architectures and cases that train on
+        fewer (:meth:`seeds_on`, :meth:`seeds_for`); e.g. ``(5, {"resnet18": 3, "base": 1})``."""
+        per = {m: len(self.seeds_on(m, experiment)) for m in models}
+        per |= {c: len(self.seeds_for(c)) for c in self.case_seeds}
+        n = max(per.values(), default=len(self.seeds))
+        return n, {k: v for k, v in per.items() if v != n}
 
     def grid(self, method: str, model: str | None = None) -> tuple[float, ...]:
         """The λ grid of ``method`` on ``model`` (empty: not searched)."""
