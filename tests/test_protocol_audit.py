@@ -129,3 +129,21 @@ def test_the_papers_formulas_are_quoted_as_mathjax_renders_them():
         marked(r"at different thresholds \(\tau\) and \(\lambda\)")
     assert math_quote("batch size 16") == "batch size 16"
     assert math_quote(r"MNIST & - & $10^{-3}$") == marked(r"MNIST | - | \(10^{-3}\)")
+
+
+def test_the_timed_rounds_row_names_each_architectures_own_rounds(monkeypatch):
+    """A profile that times its architectures a different number of paired rounds shows each
+    count on the audit's row (it once showed the default of 24 where 64-320 ran), and one
+    number where they agree."""
+    from tapkit.book import audit_reads
+
+    bench = protocols.BenchProtocol(batch_size=4, image_size=32, steps=3, warmup=1, threads=1,
+                                    paired_steps=24, model_paired_steps={"resnet18": 96},
+                                    models=("resnet18", "densenet121@2x16"))
+    monkeypatch.setitem(protocols.BENCH, "quick", bench)
+    assert audit_reads.bench_rounds("quick") == (
+        "3 rounds after 1 warm-up; No XS and TAP resnet18 96, densenet121 24 paired rounds; "
+        "memory 1 passes")
+    monkeypatch.setitem(protocols.BENCH, "quick",
+                        dataclasses.replace(bench, model_paired_steps={}))
+    assert "No XS and TAP 24 paired rounds" in audit_reads.bench_rounds("quick")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable, Mapping
 
-from ..benchmark import bench
+from ..benchmark import bench, model_spec
 from ..config import TrainConfig
 from ..experiments import protocols
 from ..experiments.medical_maps import overlap_layers
@@ -210,9 +210,17 @@ def bench_size(profile: str) -> str:
 
 
 def bench_rounds(profile: str) -> str:
+    """The timed rounds of Table 1's architectures, each as :meth:`BenchProtocol.model_rounds`
+    gives them (the quick profile times each one a different number of paired rounds)."""
     b = protocols.BENCH[profile]
-    return (f"{b.steps} rounds after {b.warmup} warm-up; No XS and TAP "
-            f"{b.paired_steps or b.steps} paired rounds; memory {b.memory_passes} passes")
+    names = [model_spec(m, b.batch_size, b.image_size)[0] for m in b.models]
+    rounds = {n: b.model_rounds(n) for n in names}
+    steps = {n: r[0] for n, r in rounds.items()}
+    paired = {n: r[1] or r[0] for n, r in rounds.items()}
+    each = lambda d: (str(next(iter(d.values()))) if len(set(d.values())) == 1  # noqa: E731
+                      else ", ".join(f"{name(n)} {v}" for n, v in d.items()))
+    return (f"{each(steps)} rounds after {b.warmup} warm-up; No XS and TAP {each(paired)} "
+            f"paired rounds; memory {b.memory_passes} passes")
 
 
 def bench_optimizer(profile: str) -> str:
