@@ -551,3 +551,12 @@ def test_an_architecture_may_train_on_more_seeds_of_one_data_set_than_of_the_oth
     with pytest.raises(ValueError, match="several experiments"):
         s.seeds_on("densenet121")
     assert s.seeds_on("resnet18") == (0, 1, 2)
+
+
+def test_a_case_never_counts_more_seeds_than_its_architectures_train():
+    """A case's own seed count above every architecture's is capped by :meth:`Protocol.seeds_of`,
+    so the pages' count is the architectures' most, not the case's."""
+    s = replace(protocols.medical("quick"), seeds=(0, 1, 2, 3, 4), case_seeds={"tap": 5},
+                model_seeds={"resnet18": 3, "densenet121": 2}, not_run={})
+    assert s.seeds_of("resnet18", "tap", "pneu") == (0, 1, 2)
+    assert s.seed_counts(["resnet18", "densenet121"], "pneu") == (3, {"densenet121": 2})

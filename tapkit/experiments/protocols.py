@@ -235,9 +235,9 @@ class Protocol(_TrainsMethods, _Protocol):
         trains on, and ``{model or case: fewer}`` for the architectures and cases that train on
         fewer (:meth:`seeds_on`, :meth:`seeds_for`); e.g. ``(5, {"resnet18": 3, "base": 1})``."""
         per = {m: len(self.seeds_on(m, experiment)) for m in models}
-        per |= {c: len(self.seeds_for(c)) for c in self.case_seeds}
         n = max(per.values(), default=len(self.seeds))
-        return n, {k: v for k, v in per.items() if v != n}
+        per |= {c: len(self.seeds_for(c)) for c in self.case_seeds}
+        return n, {k: v for k, v in per.items() if v < n}
 
     def grid(self, method: str, model: str | None = None) -> tuple[float, ...]:
         """The λ grid of ``method`` on ``model`` (empty: not searched)."""
