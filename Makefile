@@ -42,14 +42,13 @@ $(X)/report.ipynb $(X)/comparisons.ipynb: $(GATHERED)
 # Setting-2 chapters teachers and distillation (three seeds since 2026-11-27: ~190 CPU-s a seed
 # more), knee (by then pneu has trained the pretrained starts that knee shares: ~420 s), mnist
 # (three seeds), explorer, speed_memory (one thread beside the other lane: its paired rounds'
-# ratios do not need a quiet machine, see its protocol). Medical lane: data, pneu,
-# medical_teachers, medical_distillation (after it: beside it, it waited on the runs both
-# share), visual, overlap (which reads the PNEU/KNEE runs of every seed), normalisation (its
-# equations-form runs are lambda_search's, long in the cache; here since the MNIST lane took
-# the Setting-2 seeds), extra_architectures (reads no other chapter; back in this lane since
-# the seventeenth session, when the speed chapter's paired rounds doubled: in the fresh clone of
-# 4740751 the MNIST lane took 1,918 s and this one 1,826). Then report and comparisons, side
-# by side. Seconds in the fresh-clone build of 0e6f65f on a slow 2-core AMD EPYC
+# ratios do not need a quiet machine, see its protocol), normalisation (its equations-form runs
+# are lambda_search's, long in the cache) and extra_architectures (reads no other chapter), both
+# here since 2026-11-29, when pneu took DenseNet-121's three RRR seeds (~600 s; in the fresh
+# clone of e066e40 this lane took 1,995 s and the other 1,885 with them). Medical lane: data,
+# pneu, medical_teachers, medical_distillation (after it: beside it, it waited on the runs both
+# share), visual, overlap (which reads the PNEU/KNEE runs of every seed). Then report and
+# comparisons, side by side. Seconds in the fresh-clone build of 0e6f65f on a slow 2-core AMD EPYC
 # (docs/performance.md, twelfth session): MNIST lane 213+87+645+550+1414+553+16+681 = 4159,
 # medical lane 30+14+2663, 217 waiting for knee, 418+213+33+159+110+236 (3876 busy); then
 # report 34 beside comparisons 8. Since then the speed chapter lost ~126 s (the two-layer CNN at
@@ -58,12 +57,12 @@ $(X)/knee.ipynb: | $(X)/distillation.ipynb
 $(X)/mnist.ipynb: | $(X)/knee.ipynb
 $(X)/explorer.ipynb: | $(X)/mnist.ipynb
 $(X)/speed_memory.ipynb: | $(X)/explorer.ipynb
+$(X)/normalisation.ipynb: | $(X)/speed_memory.ipynb
 $(X)/extra_architectures.ipynb: | $(X)/normalisation.ipynb
 $(X)/pneu.ipynb: | $(X)/data.ipynb
 $(X)/medical_distillation.ipynb: | $(X)/medical_teachers.ipynb
 $(X)/visual.ipynb: | $(X)/medical_distillation.ipynb
 $(X)/overlap.ipynb: | $(X)/visual.ipynb
-$(X)/normalisation.ipynb: | $(X)/overlap.ipynb
 # report runs with comparisons (4 s) only, so it may use every core
 $(X)/report.ipynb: THREADS :=
 

@@ -57,7 +57,6 @@ results = None         # None: <repository>/results
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
-import pandas as pd
 from IPython.display import Markdown, display
 
 from tapkit.experiments.store import teacher_saliency
@@ -65,19 +64,17 @@ from tapkit.book import chapter, labels, openings, profile_notes, report
 from tapkit.book import mnist_setting2 as s2
 from tapkit.experiments import chapter_plans, plans, protocols
 from tapkit.experiments import setting2_plans as s2p
-from tapkit.results import resolve_device
 from tapkit.experiments.executors import run_many
 from tapkit.fit import experiment_data
 from tapkit.methods import proposed_method
 
 ch = chapter.open_chapter(globals(), "teachers", "mnist")
 own = proposed_method()  # TAP: the paper's Setting-2 tables are about its own method
-s, root = ch.settings, ch.root
+s, root, device = ch.settings, ch.root, ch.device
 t = protocols.mnist_teachers(profile, fractions=fractions, train_taus=train_taus,
                              xs_methods=xs_methods)
 s = t.on_seeds(s, seeds)  # Setting 2 runs on the teachers' seeds
 threshold = s2p.threshold_rule(t, threshold)  # the notebook's rule, else the profile's
-device = resolve_device(device)
 lams = {m: lam for m, lam in s2p.student_lambdas(s, t, root, None, None, lambdas).items()
         if m in t.xs_methods}  # the paper's teacher-annotation λ, then the notebook's
 gt_lams = plans.mnist_lambdas(root)  # the ground-truth reference is Setting 1's TAP run
@@ -224,18 +221,9 @@ display(Markdown(s2.teachers_left_out(s, t.train_taus, extra, held)))
 # ## Paper-profile results (committed, from a GPU)
 
 # %% tags=["hide-input"]
-paper_root = protocols.results_root("paper", root.parent) / "tables"
-shown = False
-for name in ("teacher_performance", "annotation_quality", "mnist_teacher", "mnist_teacher_xs"):
-    path = paper_root / f"{name}.csv"
-    if profile != "paper" and path.exists():
-        meta = pd.read_json(path.with_suffix(".json"), typ="series")
-        display(Markdown(f"**{name}** — *{meta['label']}*"))
-        display(pd.read_csv(path))
-        shown = True
-if not shown:
-    display(Markdown("No paper-profile results are committed for this chapter yet: run "
-                     "`make book PROFILE=paper` on a GPU with full MNIST and commit `results/paper/`."))
+chapter.show_committed(
+    ch, ["teacher_performance", "annotation_quality", "mnist_teacher", "mnist_teacher_xs"],
+    "run `make book PROFILE=paper` on a GPU with full MNIST and commit `results/paper/`.");
 
 # %% tags=["hide-input"]
 ch.opening(openings.teachers_found(quality_mean, tap_summary, root))
