@@ -38,14 +38,15 @@ $(X)/report.ipynb $(X)/comparisons.ipynb: $(GATHERED)
 # Two lanes of about equal CPU time (measured on the 2-core CPU, quick profile), ordered without
 # rebuild triggers (after `|`): left to itself, make starts whatever is ready first. The medical
 # Setting-2 chapters need both pneu and knee (their λ choices; the quick profile's run on PNEU
-# only), so knee must end by the time pneu does. MNIST lane: method, lambda_search, the
+# only), so knee must end by the time pneu does. MNIST lane: DenseNet-121's pretrained start
+# (below), method, lambda_search, the
 # Setting-2 chapters teachers and distillation (three seeds since 2026-11-27: ~190 CPU-s a seed
 # more), knee (by then pneu has trained the pretrained starts that knee shares: ~420 s), mnist
 # (three seeds), explorer, speed_memory (one thread beside the other lane: its paired rounds'
 # ratios do not need a quiet machine, see its protocol), normalisation (its equations-form runs
 # are lambda_search's, long in the cache) and extra_architectures (reads no other chapter), both
-# here since 2026-11-29, when pneu took DenseNet-121's three RRR seeds (~600 s; in the fresh
-# clone of e066e40 this lane took 1,995 s and the other 1,885 with them). Medical lane: data,
+# here since 2026-11-29, when pneu took DenseNet-121's RRR seeds (~215 s each; in the fresh
+# clone of 60fefa3, with three, this lane took 2,190 s and the other 2,475). Medical lane: data,
 # pneu, medical_teachers, medical_distillation (after it: beside it, it waited on the runs both
 # share), visual, overlap (which reads the PNEU/KNEE runs of every seed). Then report and
 # comparisons, side by side. Seconds in the fresh-clone build of 0e6f65f on a slow 2-core AMD EPYC
@@ -53,6 +54,7 @@ $(X)/report.ipynb $(X)/comparisons.ipynb: $(GATHERED)
 # medical lane 30+14+2663, 217 waiting for knee, 418+213+33+159+110+236 (3876 busy); then
 # report 34 beside comparisons 8. Since then the speed chapter lost ~126 s (the two-layer CNN at
 # batch 64) and ~100-150 s (VGG-16's authors' head), and extra_architectures (110) changed lanes.
+$(X)/method.ipynb: | $(X)/starts.done
 $(X)/knee.ipynb: | $(X)/distillation.ipynb
 $(X)/mnist.ipynb: | $(X)/knee.ipynb
 $(X)/explorer.ipynb: | $(X)/mnist.ipynb
@@ -63,6 +65,14 @@ $(X)/pneu.ipynb: | $(X)/data.ipynb
 $(X)/medical_distillation.ipynb: | $(X)/medical_teachers.ipynb
 $(X)/visual.ipynb: | $(X)/medical_distillation.ipynb
 $(X)/overlap.ipynb: | $(X)/visual.ipynb
+# The MNIST lane begins with DenseNet-121's digits-pretrained start (~190 CPU-s), which pneu
+# would otherwise train after ResNet-18's at the head of the longer lane: pneu finds it in the
+# store (or waits on its lock) and the medical lane sheds ~190 s (2026-11-29, for DenseNet-121's
+# fourth RRR seed). Other profiles pretrain nothing here (`tapkit pretrain` names and skips it).
+$(X)/starts.done: $(LIBRARY) | $(STAMP)
+	mkdir -p $(X)
+	$(if $(THREADS),OMP_NUM_THREADS=$(THREADS)) $(VENV)/bin/tapkit pretrain --profile $(PROFILE) --models densenet121
+	touch $@
 # report runs with comparisons (4 s) only, so it may use every core
 $(X)/report.ipynb: THREADS :=
 

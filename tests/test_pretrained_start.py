@@ -182,3 +182,32 @@ def test_identical_splits_are_scored_once_and_get_the_same_score():
     assert got["clean"] == got["permuted"] == got["contaminated"] == score(Counting(), test,
                                                                             "accuracy")
     assert got["part"] == score(Counting(), part, "accuracy") > 0
+
+
+def test_tapkit_pretrain_stores_the_start_the_stand_in_runs_read(tmp_path, caplog):
+    """``tapkit pretrain`` (the Makefile trains DenseNet-121's start in the other lane while pneu
+    trains ResNet-18's) stores exactly the start the stand-in runs ask for, trains nothing the
+    second time, names an architecture the profile does not pretrain, and rejects an unknown one
+    in one line."""
+    import logging
+
+    from tapkit.cli import main
+
+    smoke = protocols.medical("smoke")
+    cell = medical_plans.medical_runs(smoke, "pneu", ["densenet121"], ["none"])[0]
+    store = ResultStore(tmp_path / "runs")
+    assert store.load(cell.cfg.start) is None
+    assert main(["pretrain", "--profile", "smoke", "--models", "densenet121",
+                 "--results", str(tmp_path)]) == 0
+    first = store.load(cell.cfg.start)
+    assert first is not None and first["config"]["model"] == "densenet121"
+    assert [p.name for p in (tmp_path / "runs").iterdir()] == [cell.cfg.start.key()]
+    stamp = (store.path(cell.cfg.start) / "metrics.json").stat().st_mtime_ns
+    with caplog.at_level(logging.INFO, logger="tapkit"):
+        assert main(["pretrain", "--profile", "smoke", "--models", "densenet121,vgg16",
+                     "--results", str(tmp_path)]) == 0
+    assert (store.path(cell.cfg.start) / "metrics.json").stat().st_mtime_ns == stamp  # not retrained
+    assert "pretrains no vgg16" in caplog.text
+    with pytest.raises(SystemExit) as err:
+        main(["pretrain", "--profile", "smoke", "--models", "densenet12", "--results", str(tmp_path)])
+    assert err.value.code == 2

@@ -69,7 +69,8 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("Seeds", "data", 339, "We report averaged results from 5 different seeds.",
           "configs/config.yaml:11 (one seed per run)", reads.seeds, S,
           "quick: three seeds for the intervals over seeds, five for DenseNet-121 on PNEU "
-          "(where three left TAP's reliance undecided); one for VGG-16, the appendix "
+          "(where three left TAP's reliance undecided), its RRR there on four of them (the "
+          "paper's re-emergence case, ~4× a No XS run); one for VGG-16, the appendix "
           "architectures and the stand-ins' Base, which judges no claim; RBR on MNIST not run "
           "(CPU cost)."),
     Entry("MNIST normalisation", "data", 319,
@@ -217,8 +218,9 @@ ENTRIES: tuple[Entry, ...] = (
           S,
           "quick: TAP three λ around the paper's choice on MNIST; on the stand-ins ResNet-18's "
           "two that the guarded search has chosen, DenseNet-121's one (it chose 1e-3 on both "
-          "in every build since the calibration); RRR one value, the one the guarded search "
-          "chose on both stand-ins (CPU budget)."),
+          "in every build since the calibration); RRR one value, the one ResNet-18's guarded "
+          "search chose on both stand-ins, for DenseNet-121's PNEU runs too (no search of its "
+          "own: CPU budget)."),
     Entry("λ grid: RBR", "training", 348, "1 to $10^9$ for RBR", "—", lambda p: reads.grids(p, RbrOptions),
           S, "quick: RBR keeps the paper's λ (its runs cost ~10× a No XS run)."),
     Entry("λ criterion", "training", 348,
