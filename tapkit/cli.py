@@ -24,7 +24,7 @@ from . import __version__
 from .config import TrainConfig
 from .methods import get_method, list_methods, methods_where, no_xs, table1_methods
 from .results import resolve_device
-from .sources import DataNotFoundError
+from .sources import MEDICAL_EXPERIMENTS, DataNotFoundError
 
 log = logging.getLogger("tapkit")
 
@@ -362,7 +362,7 @@ def parser() -> argparse.ArgumentParser:
                                         "store (the medical chapters start from them; a second "
                                         "call trains nothing)")
     r.add_argument("--profile", default="quick", choices=list(PROFILES))
-    r.add_argument("--experiment", default="pneu", choices=["pneu", "knee"],
+    r.add_argument("--experiment", default=MEDICAL_EXPERIMENTS[0], choices=MEDICAL_EXPERIMENTS,
                    help="the stand-in whose image size and learning rate the starts take")
     r.add_argument("--models", default=None,
                    help="comma-separated architectures (default: every one the profile pretrains)")
