@@ -45,8 +45,9 @@ $(X)/report.ipynb $(X)/comparisons.ipynb: $(GATHERED)
 # (three seeds), explorer, speed_memory (one thread beside the other lane: its paired rounds'
 # ratios do not need a quiet machine, see its protocol), normalisation (its equations-form runs
 # are lambda_search's, long in the cache) and extra_architectures (reads no other chapter), both
-# here since 2026-11-29, when pneu took DenseNet-121's RRR seeds (~215 s each; in the fresh
-# clone of 60fefa3, with three, this lane took 2,190 s and the other 2,475). Medical lane: data,
+# here since 2026-11-29, when pneu took DenseNet-121's RRR seeds (~200 s each; in the fresh
+# clone of 60fefa3, with three, this lane took 2,190 s and the other 2,475; in that of 0f31709,
+# with four and the start moved here, 2,026 and 2,233). Medical lane: data,
 # pneu, medical_teachers, medical_distillation (after it: beside it, it waited on the runs both
 # share), visual, overlap (which reads the PNEU/KNEE runs of every seed). Then report and
 # comparisons, side by side. Seconds in the fresh-clone build of 0e6f65f on a slow 2-core AMD EPYC
