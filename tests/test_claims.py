@@ -183,6 +183,12 @@ def test_keeps_off_claim_is_judged_on_the_stand_ins_seeds_and_labelled():
     # a claim the paper makes twice (results and appendix) is named once in a page's sentence
     assert claims.verdicts([c, c]) == ("The reproduction report's verdict: *reproduced* for "
                                        f"“{c.claim}” (on the stand-in).")
+    # more than two claims of one verdict are counted: "all" only when no claim has another
+    three = [dataclasses.replace(c, claim=f"claim {i}") for i in range(3)]
+    assert claims.verdicts(three) == "The reproduction report's verdict: *reproduced* for all 3 claims."
+    other = dataclasses.replace(c, claim="claim 3", verdict=claims.INCONCLUSIVE)
+    assert claims.verdicts([*three, other]).startswith(
+        "The reproduction report's verdict: *reproduced* for 3 claims; *inconclusive* for “claim 3”")
     # contaminated 0.70 against a constant's 2/3 goes 0.1 of the way to perfect (< 0.25): TAP
     # collapsed on its own training distribution
     dead = [(0.70, 0.70, 0.70)] * 3

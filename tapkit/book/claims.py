@@ -102,7 +102,8 @@ def verdicts(claims: Iterable[Claim], most: int = 240, reasons: int = 3) -> str:
     claims = list(claims)
     by = {v: [c for c in claims if c.verdict == v] for v in VERDICTS}
     quiet = (NOT_TESTABLE, NOT_RUN)
-    parts = [f"*{v}* for {_names(cs)}" for v, cs in by.items() if cs and v not in quiet]
+    every = len(set(_titles(claims)))
+    parts = [f"*{v}* for {_names(cs, every)}" for v, cs in by.items() if cs and v not in quiet]
     for v in quiet:
         if by[v]:
             found = list(dict.fromkeys(shorten(part, most) for c in by[v]
@@ -111,19 +112,27 @@ def verdicts(claims: Iterable[Claim], most: int = 240, reasons: int = 3) -> str:
             why = "; ".join(found[:reasons]) + (
                 f"; {len(found) - reasons} more in the reproduction report"
                 if len(found) > reasons else "")
-            parts.append(f"*{v}* for {_names(by[v])} ({why})" if parts or v != quiet[0]
+            parts.append(f"*{v}* for {_names(by[v], every)} ({why})" if parts or v != quiet[0]
                          else f"not judged here ({why})")
     return "The reproduction report's verdict: " + "; ".join(parts) + "."
 
 
-def _names(claims: list[Claim]) -> str:
+def _titles(claims: Iterable[Claim]) -> list[str]:
+    return [c.claim for c in claims]
+
+
+def _names(claims: list[Claim], every: int) -> str:
     """The claims' titles, each once (the paper makes some claims twice, e.g. in the results and
-    in an appendix), ``"all of them"`` for more than two."""
+    in an appendix); for more than two, how many of the ``every`` claims the sentence covers
+    ("all 3 claims", or "3 claims" when others carry another verdict)."""
     names = list(dict.fromkeys(
         f"“{c.claim}”" + (" (on the stand-in)" if c.standin and c.verdict not in
                           (NOT_TESTABLE, NOT_RUN) else "")
         for c in claims))
-    return "all of them" if len(names) > 2 else " and ".join(names)
+    if len(names) <= 2:
+        return " and ".join(names)
+    n = len(set(_titles(claims)))
+    return f"all {n} claims" if n == every else f"{n} claims"
 
 
 def per_seed(runs: pd.DataFrame, case: str, value: pd.Series) -> dict[int, float]:
