@@ -68,17 +68,18 @@ MNIST_TEACHERS = TeachersProtocol((0, 1, 2), (0.1, 0.01), (0.01,), ("tap",), (0.
 # and MobileNet-v2 at 32 px from random weights.
 _EXTRA = {"per_class": {"pneu": 28, "knee": 12}, "batch_size": 8, "image_size": 32}
 _COST = {"rbr": "RBR costs ~70-225 CPU-s a run (8.6-10.5x No XS), x3 with a λ search: over budget",
-         "rrr": "RRR costs ~4x No XS on DenseNet-121 (211-223 CPU-s a 64-px run, measured "
+         "rrr": "RRR costs ~4x No XS on DenseNet-121 (192-223 CPU-s a 64-px run, measured "
                 "2026-11-29): the budget holds its four PNEU seeds, the paper's case, and no "
                 "more"}
 # DenseNet-121 RRR on PNEU (the paper's re-emergence case, F1 0.994 -> 0.429) on four seeds since
 # 2026-11-29 (issue 36: "DenseNet-121 RRR on PNEU ran on 3 seeds, and its verdict is on the
-# page"), at ResNet-18's searched λ 0.1 (the equations' scale) and no search of its own: 211-223
+# page"), at ResNet-18's searched λ 0.1 (the equations' scale) and no search of its own: 192-223
 # CPU-s a run on an AVX-512 host, 4x its No XS, paid for by moving normalisation and
 # extra_architectures to the MNIST lane and DenseNet-121's pretrained start to its head
 # (Makefile). Three seeds (the fresh clone of 60fefa3) left it inconclusive: reliance 0.73 and
 # 0.91 on seeds 0 and 2, and seed 1 did not learn the task (contaminated F1 0.167), so two seeds
-# gave 0.822 [-0.346, 1.000]; a fourth learned seed decides it. Not on KNEE (_NOT_RUN)
+# gave 0.822 [-0.346, 1.000]. With seed 3 (fresh clone of 0f31709: 0.985, it learned the task)
+# three learned seeds give 0.876 [0.550, 1.000]: reproduced. Not on KNEE (_NOT_RUN)
 # VGG-16 stays out of the quick profile's medical chapters (2026-11-26, for the 50-minute CI
 # budget): one seed cost ~1,100 CPU-s with its pretrained start (runs 790, pretraining 315) and
 # judged no claim (one seed gives no interval); three would cost ~2,700. In the last quick build
