@@ -92,20 +92,10 @@ label = report.provenance_label(teacher_runs, profile)
 perf = report.summarise(teacher_runs, ["experiment", "teacher"])
 report.write_table(perf, root, "medical_teacher_performance",
                    {"label": label, "settings": s.as_dict(), "teachers": t.as_dict(), "data": on})
-table = perf.assign(value=[report.fmt(m, sd) for m, sd in zip(perf["mean"], perf["std"])])
-table = table.pivot(index=["experiment", "teacher"], columns="split", values="value").reindex(
-    [(e, s2p.annotator(f)) for e in datasets for f in t.fractions])
-table["clean training images"] = teacher_runs.groupby(["experiment", "teacher"])["images"].first()
 display(Markdown(f"*Teachers (F1 on PNEU, higher is better; MAE on KNEE, lower is better) — "
                  f"{'; '.join(on.values())}; {label}*"))
-table.index = s2.teacher_rows(table.index)
-display(table[[*report.SPLITS, "clean training images"]])
-paper = report.paper_values("teacher_performance").query(
-    "dataset in ['PNEU', 'KNEE'] and split == 'clean'")
-display(Markdown("The paper's teachers, on the real data at 224 px from ImageNet weights, on the "
-                 "clean test split: " + "; ".join(
-                     f"{r.dataset} {s2.CASE_NAMES[r.teacher]} {r.metric.upper()} {r.mean:.3f}"
-                     for r in paper.itertuples()) + "."))
+display(s2.teacher_table(perf, teacher_runs, datasets, t.fractions))
+display(Markdown(s2.paper_teachers_text()))
 
 # %% [markdown]
 # ## How well the teachers find the tags (the paper's annotation-overlap figure)

@@ -136,3 +136,22 @@ def test_a_collapsed_students_bar_says_so_and_the_constant_is_drawn():
     ts = {**CELLS, ("resnet18", "tap", Annotation.TEACHER_10, 0.01): (0.667, 0.667, 0.667)}
     fig = s2.plot_ts(summary("pneu", ts), "pneu", "t", _runs("pneu", ts))
     assert [t.get_text() for t in fig.axes[1].texts] == ["did not learn\nthe task"]
+
+
+def test_the_teachers_table_pivots_mean_and_std_and_counts_each_teachers_images():
+    """Two PNEU teachers over two seeds: each split's mean (std) from the per-run scores, the
+    teachers in the protocol's fraction order whatever the runs' order, by their names, with
+    the clean images each trained on."""
+    runs = pd.DataFrame({
+        "experiment": ["pneu"] * 4, "teacher": ["teacher_1", "teacher_1", "teacher_10", "teacher_10"],
+        "seed": [0, 1, 0, 1], "status": ["ok"] * 4, "metric": ["f1"] * 4, "images": [6, 6, 60, 60],
+        "contaminated": [0.6, 0.8, 0.9, 0.9], "permuted": [0.5, 0.7, 0.8, 1.0],
+        "clean": [0.7, 0.7, 0.9, 0.7]})
+    perf = report.summarise(runs, ["experiment", "teacher"])
+    table = s2.teacher_table(perf, runs, ["pneu"], [0.1, 0.01])
+    assert list(table.index) == [("PNEU", "10% teacher"), ("PNEU", "1% teacher")]
+    assert list(table.columns) == ["contaminated", "permuted", "clean", "clean training images"]
+    assert table.loc[("PNEU", "10% teacher"), "permuted"] == "0.900 (0.141)"  # std of 0.8, 1.0
+    assert table.loc[("PNEU", "1% teacher"), "contaminated"] == "0.700 (0.141)"
+    assert table.loc[("PNEU", "10% teacher"), "clean training images"] == 60
+    assert "PNEU" in s2.paper_teachers_text() and "KNEE" in s2.paper_teachers_text()

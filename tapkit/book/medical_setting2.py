@@ -10,6 +10,7 @@ import pandas as pd
 from ..experiments.cells import Annotation
 from ..experiments.medical_plans import DATASETS
 from ..experiments.protocols import medical, medical_teachers
+from ..experiments.setting2_plans import annotator
 from ..methods import Kind, list_methods, methods_where, no_xs, proposed_method
 from ..metrics import tag_reliance, task_metric
 from . import report
@@ -76,6 +77,30 @@ def teacher_rows(index: pd.Index) -> pd.Index:
     """An (experiment, teacher annotation) index as the teachers' table shows it: the data set
     upper-cased, the teacher by name (``("pneu", "teacher_10")`` -> ``("PNEU", "10% teacher")``)."""
     return index.map(lambda k: (k[0].upper(), CASE_NAMES[k[1]])).set_names(["data", "teacher"])
+
+
+def teacher_table(perf: pd.DataFrame, teacher_runs: pd.DataFrame, datasets: Sequence[str],
+                  fractions: Sequence[float]) -> pd.DataFrame:
+    """The teachers' table: per data set and teacher (:func:`teacher_rows`), the mean (std)
+    over seeds on each test split (``perf``: :func:`.report.summarise` of ``teacher_runs`` by
+    experiment and teacher) and the clean images it trained on (``teacher_runs["images"]``)."""
+    table = perf.assign(value=[report.fmt(m, sd) for m, sd in zip(perf["mean"], perf["std"])])
+    table = table.pivot(index=["experiment", "teacher"], columns="split", values="value").reindex(
+        [(e, annotator(f)) for e in datasets for f in fractions])
+    table["clean training images"] = teacher_runs.groupby(["experiment", "teacher"])["images"].first()
+    table.index = teacher_rows(table.index)
+    return table[[*report.SPLITS, "clean training images"]]
+
+
+def paper_teachers_text() -> str:
+    """The paper's PNEU and KNEE teachers on the clean test split (its teacher table), a
+    sentence."""
+    paper = report.paper_values("teacher_performance").query(
+        "dataset in ['PNEU', 'KNEE'] and split == 'clean'")
+    return ("The paper's teachers, on the real data at 224 px from ImageNet weights, on the "
+            "clean test split: " + "; ".join(
+                f"{r.dataset} {CASE_NAMES[r.teacher]} {r.metric.upper()} {r.mean:.3f}"
+                for r in paper.itertuples()) + ".")
 
 
 def _rank(case: str) -> int:
