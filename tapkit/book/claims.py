@@ -102,7 +102,7 @@ def verdicts(claims: Iterable[Claim], most: int = 240, reasons: int = 3) -> str:
     claims = list(claims)
     by = {v: [c for c in claims if c.verdict == v] for v in VERDICTS}
     quiet = (NOT_TESTABLE, NOT_RUN)
-    every = len(set(_titles(claims)))
+    every = len({c.claim for c in claims})
     parts = [f"*{v}* for {_names(cs, every)}" for v, cs in by.items() if cs and v not in quiet]
     for v in quiet:
         if by[v]:
@@ -117,10 +117,6 @@ def verdicts(claims: Iterable[Claim], most: int = 240, reasons: int = 3) -> str:
     return "The reproduction report's verdict: " + "; ".join(parts) + "."
 
 
-def _titles(claims: Iterable[Claim]) -> list[str]:
-    return [c.claim for c in claims]
-
-
 def _names(claims: list[Claim], every: int) -> str:
     """The claims' titles, each once (the paper makes some claims twice, e.g. in the results and
     in an appendix); for more than two, how many of the ``every`` claims the sentence covers
@@ -131,7 +127,7 @@ def _names(claims: list[Claim], every: int) -> str:
         for c in claims))
     if len(names) <= 2:
         return " and ".join(names)
-    n = len(set(_titles(claims)))
+    n = len({c.claim for c in claims})  # a title shown twice (stand-in or not) counts once
     return f"all {n} claims" if n == every else f"{n} claims"
 
 

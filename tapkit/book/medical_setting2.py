@@ -84,12 +84,12 @@ def teacher_table(perf: pd.DataFrame, teacher_runs: pd.DataFrame, datasets: Sequ
     """The teachers' table: per data set and teacher (:func:`teacher_rows`), the mean (std)
     over seeds on each test split (``perf``: :func:`.report.summarise` of ``teacher_runs`` by
     experiment and teacher) and the clean images it trained on (``teacher_runs["images"]``)."""
-    table = perf.assign(value=[report.fmt(m, sd) for m, sd in zip(perf["mean"], perf["std"])])
-    table = table.pivot(index=["experiment", "teacher"], columns="split", values="value").reindex(
-        [(e, annotator(f)) for e in datasets for f in fractions])
-    table["clean training images"] = teacher_runs.groupby(["experiment", "teacher"])["images"].first()
-    table.index = teacher_rows(table.index)
-    return table[[*report.SPLITS, "clean training images"]]
+    table = _mean_std_table(perf, {"data": ("experiment", str.upper),
+                                   "teacher": ("teacher", CASE_NAMES)})
+    images = teacher_runs.groupby(["experiment", "teacher"])["images"].first()
+    table["clean training images"] = images.set_axis(teacher_rows(images.index))
+    return table.reindex(teacher_rows(pd.MultiIndex.from_tuples(
+        [(e, annotator(f)) for e in datasets for f in fractions])))
 
 
 def paper_teachers_text() -> str:
