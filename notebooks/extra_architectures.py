@@ -73,14 +73,9 @@ for experiment in datasets:
                            f"extra_{experiment}", runs=frame)
     display(Markdown(f"*{metric.upper()}, mean (std) over seeds — {on}; {label}. "
                      "The paper has no table for these architectures.*"))
-    table = summary.assign(value=[report.fmt(m, sd) for m, sd in zip(summary["mean"], summary["std"])])
-    table["architecture"] = table.model.map(medical.ARCH_LABELS)
-    table["method"] = table.case.map(medical.CASE_LABELS)
-    display(table.pivot(index=["architecture", "method"], columns="split", values="value")
-            [list(report.SPLITS)])
+    display(medical.summary_table(summary))
     display(Markdown(f"*Training loss, first and last epoch — {on}; {label}*"))
-    display(frame[["model", "case", "lam", "epochs", "status", "task_loss_first",
-                   "task_loss_last", "seconds"]].round(3))
+    display(medical.loss_table(frame))
 if medical.is_standin(s):
     display(Markdown(medical.standin_caveat(s, models)))
 

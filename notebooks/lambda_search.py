@@ -43,7 +43,7 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 from tapkit.book import chapter, lambda_figures, openings, profile_notes, report
-from tapkit.experiments import chapter_plans, paper_tables, plans, protocols
+from tapkit.experiments import chapter_plans, plans, protocols
 from tapkit.experiments.executors import run_many
 
 ch = chapter.open_chapter(globals(), "lambda_search", "mnist", show=True)
@@ -55,8 +55,7 @@ display(Markdown(profile_notes.page_changes(s.with_overrides(search=grids),
 cells = chapter_plans.lambda_search(s, root, grids=grids)
 runs = run_many(chapter_plans.configs(cells), root / "runs", device)
 label = report.provenance_label(runs, profile)
-search = runs.reindex(columns=["method", "lam", "status", "val_loss", "contaminated", "permuted",
-                               "metric", "val_clean", "val_constant"])
+search = lambda_figures.search_table(runs)
 display(Markdown(f"*{label}*"))
 display(search)
 
@@ -64,11 +63,10 @@ display(search)
 choice = plans.choose_lambdas(search, guard=s.lambda_guard)
 report.write_table(choice, root, "lambda_choice", {"label": label, "grids": grids})
 report.write_table(search, root, "lambda_search", {"label": label})
-paper = paper_tables.paper_lambda_table().query("setting == 'ground_truth' and dataset == 'MNIST'")
-shown = choice.merge(paper[["method", "mean"]].rename(columns={"mean": "paper λ"}), on="method")
+paper = lambda_figures.paper_mnist_lambdas()
 display(Markdown(f"**Chosen λ beside the paper's**: the `{profile}` profile chooses by "
                  f"{profile_notes.lambda_criterion(s.lambda_guard)}."))
-display(shown)
+display(lambda_figures.choice_beside_paper(choice, paper))
 
 # %% tags=["hide-input"]
 fig = lambda_figures.search_figure(search)

@@ -45,7 +45,6 @@ results = None         # None: <repository>/results
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
-import pandas as pd
 from IPython.display import Markdown, display
 
 from tapkit.book import chapter, medical, openings, report
@@ -75,10 +74,7 @@ if medical.is_standin(s):
 # compared with (– : unpaired).
 
 # %% tags=["hide-input"]
-pairs = pd.concat([s2p.at_pairs(s, t, datasets[0], m) for m in
-                   dict.fromkeys([*t.kd_models, *protocols.medical_teachers("paper").kd_models])])
-display(pairs.assign(student=pairs.student.map(medical.ARCH_LABELS)).set_index(
-    ["student", "student layer"]))
+display(s2.at_pair_table(s, t, datasets[0]))
 
 # %% [markdown]
 # ## TAP beside KD, AT and JT

@@ -27,11 +27,10 @@ device = "auto"
 results = None         # None: <repository>/results
 
 # %% tags=["hide-input"]
-import pandas as pd
 from IPython.display import Markdown, display
 
 from tapkit.book import chapter, medical, openings, profile_notes, report, standin
-from tapkit.experiments import chapter_plans, medical_plans, protocols
+from tapkit.experiments import chapter_plans, protocols
 from tapkit.book.params import ParameterError
 
 if experiment not in medical.DATASETS:
@@ -102,7 +101,7 @@ if medical.is_standin(s):
 
 # %% tags=["hide-input"]
 if len(search):
-    choice = pd.read_csv(root / "tables" / f"{medical_plans.choice_name(experiment)}.csv")
+    choice = medical.read_choice(root, experiment)
     display(Markdown(f"## The λ search on the {on}\n\nEvery grid value on the first seed; the "
                      f"chosen λ (✓) has the lowest validation loss (the paper's criterion) among "
                      "the runs that learned the task: their clean validation score (`val_clean`) "
@@ -157,10 +156,8 @@ display(Markdown(f"*{TEXT['metric']}, mean (std) over seeds — ours on the {on}
 display(medical.wide_table(both, models, methods, left, medical.paper_summary(experiment, "tag")))
 
 # %% tags=["hide-input"]
-details = frame[["model", "trained as", "case", "lam", "options", "epochs", "batch_size", "status",
-                 "weights", "task_loss_first", "task_loss_last", "seconds"]]
 display(Markdown(f"*Runs — {on}; {label}*"))
-display(details.round({"seconds": 1}))
+display(medical.details_table(frame))
 
 # %% tags=["hide-input"]
 display(Markdown(f"""## Appendix: the stripe artifact
@@ -193,10 +190,7 @@ else:
     display(Markdown(f"**Not run in the `{profile}` profile** (CPU budget): the stripe appendix "
                      f"on {NAME} runs in the paper profile, or here with "
                      f"`-p stripe_models '{{\"{experiment}\": [\"resnet18\"]}}'`. The paper's values:"))
-    display(report.paper_values("gt_results").query(
-        f"dataset == '{NAME}' and artifact == 'stripe'")
-        .pivot_table(index=["architecture", "method"], columns="split", values="mean",
-                     aggfunc="first"))
+    display(medical.paper_stripe_table(experiment))
 
 # %% [markdown]
 # ## Paper-profile results (committed, from a GPU)

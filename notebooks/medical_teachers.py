@@ -57,7 +57,6 @@ from tapkit.book import medical_setting2 as s2
 from tapkit.experiments import setting2_plans as s2p
 from tapkit.experiments import chapter_plans, protocols
 from tapkit.experiments.executors import run_many
-from tapkit.experiments.store import teacher_saliency
 
 ch = chapter.open_chapter(globals(), "medical_teachers", "medical", datasets, notes=False)
 t = protocols.medical_teachers(profile, fractions=fractions, train_taus=train_taus,
@@ -82,12 +81,8 @@ if medical.is_standin(s):
 # about the same on all three.
 
 # %% tags=["hide-input"]
-teacher_rows = [(c.experiment, c.annotation.value, c.seed, c.cfg)
-                for c in chapter_plans.medical_teacher_cells(s, t, datasets)]
-teacher_runs = run_many([cfg for *_, cfg in teacher_rows], runs_root, device)
-teacher_runs["experiment"] = [e for e, *_ in teacher_rows]
-teacher_runs["teacher"] = [name for _, name, *_ in teacher_rows]
-teacher_runs["images"] = [len(s2p.holdout(cfg)) for *_, cfg in teacher_rows]
+teacher_cells = chapter_plans.medical_teacher_cells(s, t, datasets)
+teacher_runs = medical.teacher_frame(teacher_cells, root, device)
 label = report.provenance_label(teacher_runs, profile)
 perf = report.summarise(teacher_runs, ["experiment", "teacher"])
 report.write_table(perf, root, "medical_teacher_performance",
@@ -105,9 +100,9 @@ display(Markdown(s2.paper_teachers_text()))
 # have a precision equal to the share of pixels the tags cover, whatever their own coverage.
 
 # %% tags=["hide-input"]
-sal = {(e, name, seed): teacher_saliency(cfg, runs_root, device) for e, name, seed, cfg in teacher_rows}
+sal = medical.teacher_saliencies(teacher_cells, root, device)
 quality, truth = s2.annotation_quality(sal, t.quality_taus, threshold)
-report.write_table(quality.assign(tag_coverage=quality.experiment.map(truth)), root,
+report.write_table(s2.with_tag_coverage(quality, truth), root,
                    "medical_annotation_quality", {"label": label, "taus": list(t.quality_taus),
                                                    "threshold": threshold, "data": on,
                                                    "origin": medical.origin(s).value,
@@ -118,9 +113,7 @@ report.save_figure(fig, root, "medical_annotation_quality")
 plt.show()
 display(Markdown(f"*{label}*"))
 display(Markdown(s2.quality_findings(quality, truth, s2.saliency_by_region(sal))))
-display(Markdown("The paper finds the annotations better than random (precision and recall of "
-                 "circa 1.9% for random masks), recall rising and precision falling with τ, and "
-                 "the 1% teacher almost as good as the 10% one."))
+display(Markdown(s2.PAPER_QUALITY_TEXT))
 
 # %% [markdown]
 # ## TAP with teacher, random and ground-truth masks (the paper's teacher-student figure)
@@ -179,5 +172,5 @@ chapter.show_committed(
     "run `make book PROFILE=paper` on a GPU with the PNEU and KNEE folders as `source` and "
     "commit `results/paper/`.");
 ch.opening(openings.medical_teachers_found(
-    quality.assign(tag_coverage=quality.experiment.map(truth)), summary, root, runs))
+    s2.with_tag_coverage(quality, truth), summary, root, runs))
 ch.finish(seeds=s.seeds);

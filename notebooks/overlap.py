@@ -50,25 +50,17 @@ results = None         # None: <repository>/results
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
-import pandas as pd
 from IPython.display import Markdown, display
 
 from tapkit.book import chapter, medical, openings, overlap_tables, report
-from tapkit.experiments import medical_plans
 from tapkit.methods import method_label, proposed_method
 
 ch = chapter.open_chapter(globals(), "overlap", "medical", datasets, show=True)
 s, root, dev = ch.settings, ch.root, ch.device
 
 # %% tags=["hide-input"]
-frames, labels = [], {}
-for experiment in datasets:
-    lams = medical_plans.searched_lambdas(root, experiment, "tag", lambdas)  # as the PNEU/KNEE chapters
-    runs = medical.medical_runs(s, experiment, models, methods, "tag", lams)
-    labels[experiment] = report.provenance_label(medical.run_frame(runs, root, device), profile)
-    frames.append(medical.overlap_frame(runs, root, dev,
-                                        s.overlap_images if max_images is None else max_images))
-overlap = pd.concat(frames, ignore_index=True)
+overlap, labels = medical.overlap_measured(s, datasets, models, methods, root, device, dev,
+                                           profile, lambdas, max_images)  # the PNEU/KNEE λ
 label = " | ".join(f"{medical.DATASETS[e]}: {labels[e]}" for e in datasets)
 data_names = "; ".join(medical.data_name(s, e) for e in datasets)
 meta = {"label": label, "settings": s.as_dict(), "data": data_names,
@@ -118,13 +110,10 @@ for experiment in datasets:
                          f"{labels[experiment]}*"))
         display(overlap_tables.overlap_table(both, metric, experiment, models, methods, layers,
                                              left))
-sizes = both.drop_duplicates(["model", "layer"]).pivot(index="model", columns="layer",
-                                                       values="map_size")[layers]
 display(Markdown("*Spatial size of each map before upsampling (`map_size`)*"))
-display(sizes)
-chance = both.groupby(["dataset", "metric"])["chance"].mean().unstack()
+display(overlap_tables.map_sizes(both, layers))
 display(Markdown(f"*Chance level of a randomly placed top quartile — {data_names}*"))
-display(chance.round(3))
+display(overlap_tables.chance_table(both))
 
 # %% [markdown]
 # ## TAP against No XS

@@ -125,8 +125,7 @@ sal = {key: teacher_saliency(cfg, root / "runs", device)
 quality_mean, gt_coverage = s2.annotation_quality(sal, t.fractions, s.seeds, taus)
 report.write_table(quality_mean, root, "annotation_quality", {"label": label, "taus": taus})
 display(Markdown(f"*Results: {label}* — mean over seeds {list(s.seeds)}"))
-display(quality_mean.pivot(index=["rule", "tau"], columns="annotator",
-                           values=["precision", "recall", "coverage", "lift"]).round(3))
+display(s2.quality_table(quality_mean))
 
 # %% tags=["hide-input"]
 fig = s2.quality_figure(quality_mean)
@@ -202,10 +201,7 @@ if extra:
     xs_summary = report.summarise(xs_runs, ["method", "annotation", "tau"])
     report.write_cells(xs_summary, root, "mnist_teacher_xs", {"label": xs_label, "lambdas": lams})
     display(Markdown(f"*Results: {xs_label}*"))
-    values = [report.fmt(m, sd) for m, sd in zip(xs_summary["mean"], xs_summary["std"])]
-    table = report.printable(xs_summary).assign(value=values).pivot(
-        index=["method", "annotation", "tau"], columns="split", values="value")
-    display(table[list(report.SPLITS)])
+    display(s2.xs_teacher_table(xs_summary))
 else:
     display(Markdown(f"The `{profile}` profile trains TAP only with teacher masks (an RRR epoch costs "
                      "about twice a TAP epoch on this CPU, an RBR epoch about five times): RRR and RBR "

@@ -1,7 +1,8 @@
 """The λ pages' figures on Decoy-MNIST: the λ search's criterion against λ (the paper's
 Experimental Design: the loss on the permuted validation split, SC(X*, permute(y))) and the
 normalisation ablation (each method's permuted accuracy against λ, as the equations write the
-loss and as the released code normalises it). Provenance goes in the page's caption."""
+loss and as the released code normalises it), and the search's tables. Provenance goes in the
+page's caption."""
 
 from __future__ import annotations
 
@@ -10,7 +11,31 @@ from typing import Sequence
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from ..experiments.paper_tables import paper_lambda_table
 from . import labels, table_display
+
+SEARCH_COLUMNS = ["method", "lam", "status", "val_loss", "contaminated", "permuted", "metric",
+                  "val_clean", "val_constant"]
+
+
+def search_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """The λ search's runs (one row per method and λ) in the columns its choice reads and its
+    page shows (:data:`SEARCH_COLUMNS`; a column the runs lack is empty)."""
+    return runs.reindex(columns=SEARCH_COLUMNS)
+
+
+def paper_mnist_lambdas() -> pd.DataFrame:
+    """The paper's Setting-1 λ on MNIST (ground-truth masks), one row per method, ``mean``
+    the λ it printed."""
+    return paper_lambda_table().query("setting == 'ground_truth' and dataset == 'MNIST'")
+
+
+def choice_beside_paper(choice: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
+    """The chosen λ per method (:func:`tapkit.experiments.plans.choose_lambdas`) with the
+    paper's (``paper``: :func:`paper_mnist_lambdas`) as a column ``paper λ``; methods the paper
+    has no λ for are left out."""
+    return choice.merge(paper[["method", "mean"]].rename(columns={"mean": "paper λ"}),
+                        on="method")
 
 
 def search_figure(search: pd.DataFrame):

@@ -20,10 +20,11 @@ from ..experiments.medical_plans import (ARCHITECTURES, DATASETS,  # noqa: F401
                                          EXTRA_ARCHITECTURES, LAMBDA_SETTINGS,
                                          chapter_settings, has_batchnorm, left_out,
                                          medical_runs, paper_lambdas, run_models,
-                                         untrained)
+                                         searched_lambdas, untrained)
 from ..experiments.setting1 import case_config, cases as setting1_cases  # noqa: F401
-from ..experiments.medical_runs import (pretraining_frame, run_frame,  # noqa: F401
-                                        search_and_choose, search_frame)
+from ..experiments.medical_runs import (pretraining_frame, read_choice,  # noqa: F401
+                                        run_frame, search_and_choose, search_frame,
+                                        teacher_frame, teacher_saliencies)
 from ..experiments.protocols import Protocol, per_experiment  # noqa: F401
 from ..experiments.paper_tables import paper_table1
 from ..metrics import TaskMetric, tag_reliance, task_metric  # noqa: F401  (the chapters' metric)
@@ -232,6 +233,42 @@ def wide_table(both: pd.DataFrame, models: Sequence[str], cases: Sequence[str],
     return mark_left_out(table, left, models, cases, cells) if left else table
 
 
+def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """A :func:`summarise` table as the paper prints its appendix tables: one row per
+    architecture and method (their labels, sorted), ``mean (std)`` per split; for a chapter the
+    paper has no table for (the extra architectures), so nothing stands beside it."""
+    return report.mean_std_table(summary, {"architecture": ("model", ARCH_LABELS),
+                                           "method": ("case", CASE_LABELS)}, sort=True)
+
+
+LOSS_COLUMNS = ["model", "case", "lam", "epochs", "status", "task_loss_first", "task_loss_last",
+                "seconds"]
+DETAIL_COLUMNS = ["model", "trained as", "case", "lam", "options", "epochs", "batch_size",
+                  "status", "weights", "task_loss_first", "task_loss_last", "seconds"]
+
+
+def loss_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per run of :func:`run_frame`: its λ, epochs, status, task loss in the first and last
+    epoch and seconds (:data:`LOSS_COLUMNS`), to three decimals: whether a run learned at all."""
+    return frame[LOSS_COLUMNS].round(3)
+
+
+def details_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per run of :func:`run_frame`, with the architecture each trained as (``trained as``):
+    everything that tells two runs apart (:data:`DETAIL_COLUMNS`: λ, options, epochs, batch,
+    starting weights) and how each went, seconds to 0.1."""
+    return frame[DETAIL_COLUMNS].round({"seconds": 1})
+
+
+def paper_stripe_table(experiment: str) -> pd.DataFrame:
+    """The paper's stripe-artifact appendix values for ``experiment`` (``gt_results.csv``): one
+    row per architecture and method, the mean per split."""
+    return (report.paper_values("gt_results")
+            .query(f"dataset == '{DATASETS[experiment]}' and artifact == 'stripe'")
+            .pivot_table(index=["architecture", "method"], columns="split", values="mean",
+                         aggfunc="first"))
+
+
 def plot_results(summary: pd.DataFrame, metric: TaskMetric, models: Sequence[str],
                  cases: Sequence[str], title: str, untrained: Sequence[str] = (),
                  paper: pd.DataFrame | None = None, constant: float | None = None,
@@ -388,6 +425,26 @@ def findings(summary: pd.DataFrame, metric: TaskMetric, models: Sequence[str],
                      f"{metric.name.upper()} of No XS {row['clean']:.3f}.{base}"
                      + (f" Not run here: {', '.join(gone)}." if gone else ""))
     return "\n".join(lines)
+
+
+def overlap_measured(s: Protocol, datasets: Sequence[str], models: Sequence[str],
+                     methods: Sequence[str] | None, root, device: str, dev: str, profile: str,
+                     lambdas: Mapping | None = None, max_images: int | None = None
+                     ) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The overlap appendix's measurement on ``datasets``: each data set's Setting-1 runs at the
+    λ its PNEU/KNEE chapter searched (:func:`.medical_plans.searched_lambdas`, then
+    ``lambdas``), their top-quartile recall and precision per layer (:func:`overlap_frame`, on
+    ``max_images`` test images, None: the profile's ``overlap_images``), one frame; and each
+    data set's provenance label (:func:`.report.provenance_label`; ``device`` as the chapter
+    was given it, ``dev`` the one resolved)."""
+    frames, labels = [], {}
+    for experiment in datasets:
+        lams = searched_lambdas(root, experiment, "tag", lambdas)
+        runs = medical_runs(s, experiment, models, methods, "tag", lams)
+        labels[experiment] = report.provenance_label(run_frame(runs, root, device), profile)
+        frames.append(overlap_frame(runs, root, dev,
+                                    s.overlap_images if max_images is None else max_images))
+    return pd.concat(frames, ignore_index=True), labels
 
 
 def overlap_beside_paper(frame: pd.DataFrame) -> pd.DataFrame:

@@ -10,7 +10,7 @@ import pandas as pd
 from ..experiments.cells import Annotation
 from ..experiments.medical_plans import DATASETS
 from ..experiments.protocols import medical, medical_teachers
-from ..experiments.setting2_plans import annotator
+from ..experiments.setting2_plans import annotator, at_pairs
 from ..methods import Kind, list_methods, methods_where, no_xs, proposed_method
 from ..metrics import tag_reliance, task_metric
 from . import report
@@ -84,7 +84,7 @@ def teacher_table(perf: pd.DataFrame, teacher_runs: pd.DataFrame, datasets: Sequ
     """The teachers' table: per data set and teacher (:func:`teacher_rows`), the mean (std)
     over seeds on each test split (``perf``: :func:`.report.summarise` of ``teacher_runs`` by
     experiment and teacher) and the clean images it trained on (``teacher_runs["images"]``)."""
-    table = _mean_std_table(perf, {"data": ("experiment", str.upper),
+    table = report.mean_std_table(perf, {"data": ("experiment", str.upper),
                                    "teacher": ("teacher", CASE_NAMES)})
     images = teacher_runs.groupby(["experiment", "teacher"])["images"].first()
     table["clean training images"] = images.set_axis(teacher_rows(images.index))
@@ -101,6 +101,19 @@ def paper_teachers_text() -> str:
             "clean test split: " + "; ".join(
                 f"{r.dataset} {CASE_NAMES[r.teacher]} {r.metric.upper()} {r.mean:.3f}"
                 for r in paper.itertuples()) + ".")
+
+
+PAPER_QUALITY_TEXT = ("The paper finds the annotations better than random (precision and recall "
+                      "of circa 1.9% for random masks), recall rising and precision falling with "
+                      "τ, and the 1% teacher almost as good as the 10% one.")
+"""The paper's reading of its annotation-overlap figure (fig:overlap), set under ours."""
+
+
+def with_tag_coverage(quality: pd.DataFrame, truth: Mapping[str, float]) -> pd.DataFrame:
+    """:func:`annotation_quality`'s table with each data set's share of tagged pixels
+    (``tag_coverage``: a random mask's precision), as the chapter writes it and the opening
+    reads it."""
+    return quality.assign(tag_coverage=quality.experiment.map(truth))
 
 
 def _rank(case: str) -> int:
@@ -248,6 +261,16 @@ def plot_ts(summary: pd.DataFrame, experiment: str, title: str,
                         title, runs if runs is None else report.printable(runs), constant)
 
 
+def at_pair_table(s, t, experiment: str) -> pd.DataFrame:
+    """AT's layer pairs (:func:`.setting2_plans.at_pairs`) for each student architecture of
+    ``t`` and of the paper profile's teachers protocol, one row per student and target layer:
+    its size and the teacher layer it is compared with."""
+    models = dict.fromkeys([*t.kd_models, *medical_teachers("paper").kd_models])
+    pairs = pd.concat([at_pairs(s, t, experiment, m) for m in models])
+    return pairs.assign(student=pairs.student.map(ARCH_LABELS)).set_index(
+        ["student", "student layer"])
+
+
 def plot_kd(summary: pd.DataFrame, experiment: str, title: str,
             runs: pd.DataFrame | None = None, constant: float | None = None):
     """The distillation figure for one data set: one bar per (teacher, method) (``runs`` and
@@ -314,28 +337,6 @@ def _loss(wide: pd.DataFrame, experiment: str) -> pd.Series:
     the metric loses when the tags are permuted, more meaning more use of the tag whatever the
     metric's direction (KNEE's MAE: lower is better)."""
     return tag_reliance(wide["contaminated"], wide["permuted"], task_metric(experiment))
-
-
-def _shown(labels: Mapping | Callable[[str], str] | None) -> Callable[[str], str]:
-    """A column's values as a table shows them: through ``labels``, a mapping (a value it lacks
-    as it is) or a function such as :func:`.labels.label`; None: as they are."""
-    if labels is None:
-        return lambda v: v
-    if callable(labels):
-        return labels
-    return lambda v: labels.get(v, v)
-
-
-def _mean_std_table(part: pd.DataFrame,
-                    index: Mapping[str, tuple[str, Mapping | Callable | None]]) -> pd.DataFrame:
-    """Mean (std) per split, one row per ``index`` entry: ``{name: (column, labels)}``, the
-    column's values shown through ``labels`` (:func:`_shown`)."""
-    cells = part.assign(value=[report.fmt(m, s) for m, s in zip(part["mean"], part["std"])],
-                        **{name: part[col].map(_shown(labels))
-                           for name, (col, labels) in index.items()})
-    table = cells.pivot_table(index=list(index), columns="split", values="value",
-                              aggfunc="first", sort=False)
-    return table[[s for s in report.SPLITS if s in table.columns]]
 
 
 def _students(runs: pd.DataFrame | None, experiment: str, loss: pd.Series,
@@ -412,7 +413,7 @@ def _teacher_vs_random(loss: pd.Series) -> str:
 
 def results_table(summary: pd.DataFrame, experiment: str) -> pd.DataFrame:
     """Mean (std) per (architecture, method, annotation, τ) and split, as the appendix tables."""
-    return _mean_std_table(report.printable(summary[summary.experiment == experiment]), {
+    return report.mean_std_table(report.printable(summary[summary.experiment == experiment]), {
         "architecture": ("model", _label), "method": ("method", CASE_NAMES),
         "annotation": ("annotation", CASE_NAMES), "τ": ("tau", None)})
 
@@ -445,6 +446,6 @@ def kd_findings(summary: pd.DataFrame, experiment: str, runs: pd.DataFrame | Non
 
 def kd_table(summary: pd.DataFrame, experiment: str) -> pd.DataFrame:
     """Mean (std) per (architecture, teacher, method) and split, as the appendix's tables."""
-    return _mean_std_table(summary[summary.experiment == experiment], {
+    return report.mean_std_table(summary[summary.experiment == experiment], {
         "architecture": ("model", _label), "annotator": ("teacher", CASE_NAMES),
         "method": ("method", CASE_NAMES)})

@@ -117,6 +117,13 @@ def quality_findings(quality_mean: pd.DataFrame, gt_coverage: float,
         "annotations are useful on these digits.")
 
 
+def quality_table(quality_mean: pd.DataFrame) -> pd.DataFrame:
+    """:func:`annotation_quality`'s means as the chapter shows them: one row per threshold rule
+    and τ, precision, recall, coverage and lift per annotator (three decimals)."""
+    return quality_mean.pivot(index=["rule", "tau"], columns="annotator",
+                              values=["precision", "recall", "coverage", "lift"]).round(3)
+
+
 def quality_figure(quality_mean: pd.DataFrame):
     """The paper's annotation-precision/recall figure: pixel precision and recall against τ,
     one panel per threshold rule (:data:`tapkit.teachers.THRESHOLD_RULES`: Eq. 14's absolute
@@ -227,6 +234,15 @@ def ours_with_paper(summary: pd.DataFrame, method: str, train_taus: Sequence[flo
     order += [(Annotation.GROUND_TRUTH.value, "any"), (Annotation.NONE.value, "any")]
     order = [o for o in order if o in set(zip(both.annotation, both.tau))]
     return report.side_by_side(both, ["annotation", "tau"], order)
+
+
+def xs_teacher_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """RRR's and RBR's students with teacher and random masks (a :func:`.report.summarise`
+    table by method, annotation and τ), ``mean (std)`` per split: the paper has no MNIST values
+    to set beside them."""
+    return report.mean_std_table(report.printable(summary),
+                                 {k: (k, None) for k in ("method", "annotation", "tau")},
+                                 sort=True)
 
 
 def kd_left_out(s, t) -> str:

@@ -62,6 +62,20 @@ LAYERS = ("ig", "act1", "act2", "act3", "act4")
 """The overlap's maps: the input gradients (IG) and the four penalised layers' activations."""
 
 
+def map_sizes(both: pd.DataFrame, layers: Sequence[str]) -> pd.DataFrame:
+    """The spatial size of each map before upsampling (``map_size``), one row per architecture
+    and one column per layer of ``layers``: on a small stand-in the deepest maps are 2x2 or
+    1x1, and their top quartile says little."""
+    return both.drop_duplicates(["model", "layer"]).pivot(index="model", columns="layer",
+                                                          values="map_size")[list(layers)]
+
+
+def chance_table(both: pd.DataFrame) -> pd.DataFrame:
+    """What a randomly placed top quartile scores, per data set (rows) and metric (columns):
+    recall 0.25, precision the share of pixels inside tags; three decimals."""
+    return both.groupby(["dataset", "metric"])["chance"].mean().unstack().round(3)
+
+
 def recall_figure(recall: pd.DataFrame, datasets: Sequence[str], models: Sequence[str],
                   cases: Sequence[str], standin: bool, untrained: Iterable[str], title: str):
     """The appendix's recall figure: one panel per dataset (row) and architecture (column), the

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
@@ -159,6 +159,32 @@ def fmt(mean: float, std: float | None = None, digits: int = 3) -> str:
     if std is None or pd.isna(std):
         return f"{mean:.{digits}f}"
     return f"{mean:.{digits}f} ({std:.{digits}f})"
+
+
+def _shown(labels: Mapping | Callable[[str], str] | None) -> Callable[[str], str]:
+    """A column's values as a table shows them: through ``labels``, a mapping (a value it lacks
+    as it is) or a function such as :func:`.labels.label`; None: as they are."""
+    if labels is None:
+        return lambda v: v
+    if callable(labels):
+        return labels
+    return lambda v: labels.get(v, v)
+
+
+def mean_std_table(part: pd.DataFrame,
+                   index: Mapping[str, tuple[str, Mapping | Callable | None]],
+                   sort: bool = False) -> pd.DataFrame:
+    """A summary (:func:`summarise`: ``mean``, ``std`` per ``split``) as the paper prints its
+    tables: ``mean (std)`` (:func:`fmt`) per split in :data:`SPLITS` order, one row per
+    ``index`` entry, ``{row name: (column, labels)}``, the column's values shown through
+    ``labels`` (a mapping, a function such as :func:`.labels.label`, or None). Rows in the
+    summary's order, or sorted by their labels with ``sort``."""
+    cells = part.assign(value=[fmt(m, s) for m, s in zip(part["mean"], part["std"])],
+                        **{name: part[col].map(_shown(labels))
+                           for name, (col, labels) in index.items()})
+    table = cells.pivot_table(index=list(index), columns="split", values="value",
+                              aggfunc="first", sort=sort)
+    return table[[s for s in SPLITS if s in table.columns]]
 
 
 def beside(ours: pd.DataFrame, paper: pd.DataFrame, on: Sequence[str]) -> pd.DataFrame:

@@ -191,8 +191,10 @@ def records_frame(records: Sequence[dict]) -> pd.DataFrame:
     for rec in records:
         row = {k: v for k, v in rec.items() if k not in ("config", "provenance", "history")}
         row.update({k: v for k, v in rec["config"].items() if k not in ("teacher", "start")})
-        if isinstance(row.get("options"), Mapping):  # one cell: "norm=l2sq, pooling=cumulative, ..."
-            row["options"] = options_label(row["options"])
+        if isinstance(row.get("options"), Mapping):  # one cell: "kernel_size=3, norm=l2sq, ..."
+            # in the order the store writes them (sorted): the same cell whether the run was
+            # trained in this process or read back from the store
+            row["options"] = options_label(dict(sorted(row["options"].items())))
         row.update({f"prov_{k}": v for k, v in rec["provenance"].items()})
         rows.append(row)
     return pd.DataFrame(rows)

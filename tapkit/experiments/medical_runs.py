@@ -18,7 +18,8 @@ from .cells import Cell
 from .medical_plans import choice_name, search_runs, start_config
 from .plans import choose_lambdas
 from .protocols import Protocol
-from .store import ResultStore
+from .setting2_plans import holdout
+from .store import ResultStore, teacher_saliency
 
 
 def run_frame(runs: Sequence[Cell], root: str | Path, device: str = "auto",
@@ -78,3 +79,28 @@ def search_and_choose(p: Protocol, experiment: str, models: Sequence[str],
         write_table(choose_lambdas(frame, ["model", "method"], guard=p.lambda_guard), root,
                     choice_name(experiment, artifact), {"protocol": p.as_dict()})
     return len(frame)
+
+
+def read_choice(root: str | Path, experiment: str, artifact: str = "tag") -> pd.DataFrame:
+    """The λ choice :func:`search_and_choose` wrote for ``experiment`` (one row per
+    architecture and method: the chosen ``lam`` and the criterion's values)."""
+    return pd.read_csv(Path(root) / "tables" / f"{choice_name(experiment, artifact)}.csv")
+
+
+def teacher_frame(cells: Sequence[Cell], root: str | Path, device: str = "auto") -> pd.DataFrame:
+    """The medical Setting-2 teachers (``cells``: :func:`.chapter_plans.medical_teacher_cells`)
+    trained or read from the store ``root/runs``, one row each with its ``experiment``,
+    ``teacher`` (the annotation it makes, ``teacher_10``/``teacher_1``) and the number of clean
+    ``images`` it trained on (:func:`.setting2_plans.holdout`)."""
+    frame = run_many([c.cfg for c in cells], Path(root) / "runs", device)
+    frame["experiment"] = [c.experiment for c in cells]
+    frame["teacher"] = [c.annotation.value for c in cells]
+    frame["images"] = [len(holdout(c.cfg)) for c in cells]
+    return frame
+
+
+def teacher_saliencies(cells: Sequence[Cell], root: str | Path, device: str = "auto") -> dict:
+    """Each teacher's E (Eq. 13) on the tagged training split its students see, with that split
+    (:func:`.store.teacher_saliency`), keyed ``(experiment, teacher, seed)``."""
+    return {(c.experiment, c.annotation.value, c.seed):
+            teacher_saliency(c.cfg, Path(root) / "runs", device) for c in cells}
