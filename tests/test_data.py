@@ -397,7 +397,7 @@ def test_label_noise_source_round_trips_and_leaves_plain_keys_alone():
     cfg = plain.replace(source="embedded:label_noise=0.5")
     assert cfg.key() != plain.key() and TrainConfig.from_dict(cfg.to_dict()) == cfg
     assert plain.replace(source=sources.Embedded(0.0)).key() == plain.key()
-    with pytest.raises(ValueError, match="tag sizes belong to the PNEU/KNEE"):
+    with pytest.raises(ValueError, match="tag sizes, textures and label boxes belong to the PNEU/KNEE"):
         sources.parse_source("embedded:tag_px=14", "decoy-mnist")
     with pytest.raises(ValueError, match="clean records"):
         sources.parse_source("embedded:label_noise=0.1", "digits-pretrain")
@@ -430,3 +430,38 @@ def test_the_stand_ins_tag_height_is_a_source_option_with_its_own_key():
 
     quick = protocols.medical("quick")
     assert quick.source_for("knee").tag_px == 14 and quick.source_for("pneu").tag_px is None
+
+
+def test_a_textured_stand_in_lays_its_digits_over_noise_and_keeps_its_labels():
+    """The stand-ins' look (docs/standin-research.md, 2026-11-29): ``texture=S`` lays every
+    image over a background of mean 2S and std S (fractions of white); ``tag=box`` prints the
+    tags as labels. The labels, the masks and the digits' bright strokes stay as they were."""
+    src = sources.parse_source("embedded:label_noise=0.05,texture=0.2,tag=box", "pneu")
+    assert src == sources.Embedded(0.05, None, 0.2, True)
+    assert str(src) == "embedded:label_noise=0.05,texture=0.2,tag=box"
+    kw = dict(size=64, per_class=20, test_per_class=10, label_noise=0.05)
+    _, plain = data.digits_standin("pneu", **kw)
+    _, look = data.digits_standin("pneu", texture=0.2, label_box=True, **kw)
+    for split in ("train", "test_contaminated", "train_clean"):
+        assert torch.equal(look[split].y, plain[split].y)
+    assert torch.equal(look["train"].mask, plain["train"].mask)
+    # background pixels (no stroke, no tag) of the clean training images: brightness ~ max(0,
+    # 0.4 + 0.2 z) of white, i.e. a mean near 0.41 and a spread near 0.19 (the clip at 0 and the
+    # max with a dark digit pixel change little); before, a flat black
+    bright = data.brightness(look["train_clean"].x)
+    dark = data.brightness(plain["train_clean"].x) < 0.02
+    assert abs(bright[dark].mean().item() - 0.41) < 0.03
+    assert abs(bright[dark].std().item() - 0.19) < 0.03
+    assert bright[dark].std().item() > 10 * data.brightness(plain["train_clean"].x)[dark].std().item()
+    # the tag's box is a label: black letters on white, whatever lies under it
+    tag = data.brightness(look["train"].x)[look["train"].mask.bool()]
+    assert ((tag < 0.02) | (tag > 0.98)).float().mean().item() > 0.99
+    # a function of the seed
+    _, again = data.digits_standin("pneu", texture=0.2, label_box=True, **kw)
+    assert torch.equal(again["train"].x, look["train"].x)
+    with pytest.raises(ValueError, match="texture must lie"):
+        sources.parse_source("embedded:texture=0.9", "pneu")
+    with pytest.raises(ValueError, match="tag is not box"):
+        sources.parse_source("embedded:tag=bold", "pneu")
+    with pytest.raises(ValueError, match="label boxes belong to the PNEU/KNEE"):
+        sources.parse_source("embedded:texture=0.2", "decoy-mnist")
