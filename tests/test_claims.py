@@ -766,17 +766,30 @@ def test_theorem1_overlap_bounds_taps_input_gradient_precision_on_the_tags():
     runs = {"pneu": medical_runs({("resnet18", "none"): NONE, ("resnet18", "tap"): TAP})}
     # TAP's top-quartile IG precision 0.002, 0.004, 0.003 (mean 0.003, sd 0.001, half-width
     # 4.303 · 0.001 / √3 = 0.0025): [0.0005, 0.0055] wholly under the paper's 1%
+    # (tags covering what the paper's do: 22x44 of 224x224, so its bound of 1%)
     precision = _overlap_runs({"none": [0.10, 0.12, 0.08], "tap": [0.002, 0.004, 0.003]}).assign(
-        metric="precision")
+        metric="precision", chance=22 * 44 / 224 ** 2)
     c = medical_claims.ig_overlap_claim(precision, runs, *STANDIN)
     assert c.verdict == claims.REPRODUCED and c.standin and c.seeds == "3 seeds"
     assert c.claim == "Under TAP, less than 1% of the top-quartile input gradients lie on the tags"
-    assert "PNEU ResNet-18: TAP 0.003 [0.001, 0.005] (3 seeds), No XS 0.100" in c.evidence
+    assert "PNEU ResNet-18: TAP 0.003 [0.001, 0.005] (3 seeds) against 0.010, No XS 0.100" in (
+        c.evidence)
+    assert "scaled" not in c.evidence
     # 0.05 on every seed but one: wholly above 1%, not reproduced; across it, inconclusive
     above = precision.assign(value=[0.10, 0.12, 0.08, 0.05, 0.06, 0.04])
     assert medical_claims.ig_overlap_claim(above, runs, *STANDIN).verdict == claims.NOT_REPRODUCED
     across = precision.assign(value=[0.10, 0.12, 0.08, 0.0, 0.02, 0.001])
     assert medical_claims.ig_overlap_claim(across, runs, *STANDIN).verdict == claims.INCONCLUSIVE
+    # tags covering 8.7% of each image (the KNEE stand-in's): the bound 1% x 8.7 / 1.93 = 0.0451.
+    # TAP at 0.02, 0.03, 0.025 (mean 0.025, half-width 4.303 x 0.005 / 3^0.5 = 0.0124: [0.013,
+    # 0.037]) is wholly under it; against the paper's absolute 1% it would be wholly above
+    large = precision.assign(chance=0.087, value=[0.10, 0.12, 0.08, 0.02, 0.03, 0.025])
+    c = medical_claims.ig_overlap_claim(large, runs, *STANDIN)
+    assert c.verdict == claims.REPRODUCED
+    assert "TAP 0.025 [0.013, 0.037] (3 seeds) against 0.045" in c.evidence
+    assert "PNEU's tags cover 8.7% of an image, so 0.045" in c.evidence
+    assert medical_claims.ig_overlap_claim(large.assign(chance=0.0193), runs,
+                                           *STANDIN).verdict == claims.NOT_REPRODUCED
     # recall rows are not precision: no cell to judge
     assert medical_claims.ig_overlap_claim(precision.assign(metric="recall"), runs,
                                            *STANDIN).verdict == claims.NOT_RUN
