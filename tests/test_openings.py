@@ -148,6 +148,9 @@ def test_report_opening_counts_every_verdict():
     failed = pd.DataFrame({"claim": list("abcde"), "verdict": ["not reproduced"] * 5})
     assert openings.report_found(failed).endswith(
         "Not reproduced: “a”; “b”; “c”; and 2 more.")
+    # a claim that is a sentence keeps one full stop, after the quote
+    one = pd.DataFrame({"claim": ["TAP is fast."], "verdict": ["not reproduced"]})
+    assert openings.report_found(one).endswith("Not reproduced: “TAP is fast”.")
 
 
 def test_distillation_and_normalisation_openings():

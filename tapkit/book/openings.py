@@ -321,7 +321,8 @@ def report_found(table: pd.DataFrame, most: int = 3) -> str:
     table below gives every claim its row (issue 39: an opening, not a dump)."""
     counts = table["verdict"].value_counts()
     parts = [f"{counts[v]} *{v}*" for v in VERDICTS if v in counts]
-    failed = [f"“{c}”" for c in table.loc[table["verdict"] == NOT_REPRODUCED, "claim"]]
+    failed = [f"“{c.rstrip('.')}”"  # the sentence's own full stop ends it once, after the quote
+              for c in table.loc[table["verdict"] == NOT_REPRODUCED, "claim"]]
     judged = ~table["verdict"].isin([NOT_RUN, NOT_TESTABLE])
     text = f"the table below holds {len(table)} claims: " + ", ".join(parts) + "."
     if failed:
