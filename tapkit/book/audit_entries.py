@@ -69,7 +69,8 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("Seeds", "data", 339, "We report averaged results from 5 different seeds.",
           "configs/config.yaml:11 (one seed per run)", reads.seeds, S,
           "quick: three seeds for the intervals over seeds, five for DenseNet-121 on PNEU "
-          "(where three left TAP's reliance undecided), its RRR there on four of them (the "
+          "and ResNet-18 on KNEE (where three left TAP's reliance undecided), DenseNet-121's "
+          "RRR on PNEU on four of them (the "
           "paper's re-emergence case, ~4× a No XS run); one for VGG-16, the appendix "
           "architectures and the stand-ins' Base, which judges no claim; RBR on MNIST not run "
           "(CPU cost)."),
