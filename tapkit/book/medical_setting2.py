@@ -85,7 +85,7 @@ def teacher_table(perf: pd.DataFrame, teacher_runs: pd.DataFrame, datasets: Sequ
     over seeds on each test split (``perf``: :func:`.report.summarise` of ``teacher_runs`` by
     experiment and teacher) and the clean images it trained on (``teacher_runs["images"]``)."""
     table = report.mean_std_table(perf, {"data": ("experiment", str.upper),
-                                   "teacher": ("teacher", CASE_NAMES)})
+                                         "teacher": ("teacher", CASE_NAMES)})
     images = teacher_runs.groupby(["experiment", "teacher"])["images"].first()
     table["clean training images"] = images.set_axis(teacher_rows(images.index))
     return table.reindex(teacher_rows(pd.MultiIndex.from_tuples(
