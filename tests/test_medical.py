@@ -240,7 +240,7 @@ def test_medical_runs_accept_lambda_overrides_and_extra_architectures():
     assert s.model_overrides == {}
     runs = medical.medical_runs(s, "knee", ["resnet18", "mobilenet_v2"], ["tap"],
                                 lambdas={"resnet18": {"tap": 0.5}})
-    assert [(r.cfg.lam, r.seed) for r in runs] == [(0.5, 0), (0.5, 1), (0.5, 2), (1e-5, 0)]
+    assert [(r.cfg.lam, r.seed) for r in runs] == [(0.5, s) for s in range(5)] + [(1e-5, 0)]
     assert medical.has_batchnorm("mobilenet_v2") and not medical.has_batchnorm("vgg16")
     with pytest.raises(ValueError, match="unknown case"):
         medical.case_config(s, "pneu", "resnet18", "jt", 1.0, 0)
@@ -544,3 +544,19 @@ def test_the_per_architecture_note_names_only_the_pages_architectures():
     only = medical_notes.override_note(s, ["efficientnet_b0"])
     assert "EfficientNet-B0" in only and "MobileNet-v2" not in only
     assert medical_notes.override_note(s, ["vgg16", "resnet18", "densenet121"]) == ""
+
+
+def test_a_stand_in_page_counts_the_seeds_of_its_own_data_set():
+    """The KNEE page quotes KNEE's seeds, not PNEU's: on the quick profile ResNet-18 trains five
+    KNEE seeds and three PNEU ones, DenseNet-121 the reverse; RRR, which no architecture trains
+    on KNEE, is not named there."""
+    s = protocols.medical("quick", model_seeds={"resnet18": {"pneu": 3, "knee": 5},
+                                                "densenet121": {"pneu": 5, "knee": 3}},
+                          case_seeds={"base": 1, "rrr": 4})
+    models = ["resnet18", "densenet121"]
+    pneu = medical.standin_caveat(s, models, "pneu")
+    knee = medical.standin_caveat(s, models, "knee")
+    assert "Each cell is 5 seeds (ResNet-18: 3, Base: 1, RRR: 4)" in pneu
+    assert "Each cell is 5 seeds (DenseNet-121: 3, Base: 1) of" in knee
+    assert medical.budget_note(s, "knee", 60).startswith(
+        "**Budget of this page**: 5 seeds (DenseNet-121: 3, Base: 1),")

@@ -312,4 +312,4 @@ def medical_figure(ch: Chapter, summary: pd.DataFrame, experiment: str, models, 
     if left:
         display(Markdown(medical.left_out_note(left)))
     if caveat and medical.is_standin(ch.settings):
-        display(Markdown(medical.standin_caveat(ch.settings, models)))
+        display(Markdown(medical.standin_caveat(ch.settings, models, experiment)))

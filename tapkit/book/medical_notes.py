@@ -15,7 +15,7 @@ import torch
 from ..experiments.protocols import per_experiment
 from ..experiments.plans import LEARNED_SHARE, learned_share
 from ..experiments.medical_plans import ARCHITECTURES as MAIN_ARCHITECTURES, run_models
-from ..experiments.setting1 import cases
+from ..experiments.setting1 import cases, why_not_run
 from ..experiments.protocols import PretrainTask, Protocol
 from ..data import FRACTAL_CATEGORIES
 from ..metrics import constant_score as metrics_constant_score
@@ -89,8 +89,12 @@ def left_out_note(left: Mapping[tuple[str, str], str]) -> str:
 
 def seeds_text(s: Protocol, models: Sequence[str], experiment: str | None = None) -> str:
     """How many seeds the page's architectures and cases train on ``experiment``, e.g. "5 seeds
-    (VGG-16: 1, ResNet-18: 3, Base: 1)" (:meth:`Protocol.seed_counts`)."""
+    (VGG-16: 1, ResNet-18: 3, Base: 1)" (:meth:`Protocol.seed_counts`); a case none of
+    ``models`` trains there (the quick profile's RRR on KNEE) is not named."""
     n, fewer = s.seed_counts(models, experiment)
+    if experiment is not None:
+        fewer = {k: v for k, v in fewer.items() if k in models or any(
+            not why_not_run(s, experiment, m, k) for m in models)}
     text = f"{n} seed{'s' * (n != 1)}"
     return text + (" (" + ", ".join(f"{label(m)}: {k}" for m, k in fewer.items())
                    + ")" if fewer else "")
@@ -164,11 +168,13 @@ def settings_text(change: Mapping) -> str:
     return ", ".join(_SETTING_TEXT.get(k, f"{k} {{}}").format(value(v)) for k, v in change.items())
 
 
-def standin_caveat(s: Protocol, models: Sequence[str]) -> str:
-    """How to read the stand-in's numbers (how many seeds per architecture, small data, and a
-    pretrained or random start for ``models``, those the profile runs); what the runs did learn
-    is in the findings computed from the table."""
-    models = run_models(s, s.experiments[0], list(models), cases())
+def standin_caveat(s: Protocol, models: Sequence[str], experiment: str | None = None) -> str:
+    """How to read the stand-in's numbers on ``experiment`` (None: the protocol's first): how
+    many seeds per architecture, small data, and a pretrained or random start for ``models``,
+    those the profile runs there; what the runs did learn is in the findings computed from the
+    table."""
+    experiment = experiment or s.experiments[0]
+    models = run_models(s, experiment, list(models), cases())
     started = [m for m in models if s.pretraining is not None
                and s.variants.get(m, m) in s.pretraining.models]
     start = ("fine-tuned from the pretrained start (above)" if len(started) == len(models)
@@ -176,8 +182,8 @@ def standin_caveat(s: Protocol, models: Sequence[str]) -> str:
              f"fine-tuned from the pretrained start for "
              f"{', '.join(label(m) for m in started)} and from random weights for "
              "the others")
-    seeds = seeds_text(s, models, s.experiments[0])
-    sizes = {m: s.settings("pneu", m).image_size for m in models}
+    seeds = seeds_text(s, models, experiment)
+    sizes = {m: s.settings(experiment, m).image_size for m in models}
     px = " / ".join(f"{label(m)} {size}" for m, size in sizes.items())
     return (f"**Reading the stand-in's numbers.** Each cell is {seeds} of a "
             f"short Adam run (image side in px: {px}), {start}; a last-epoch score of such runs moves "
