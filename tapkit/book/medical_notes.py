@@ -15,7 +15,7 @@ import torch
 from ..experiments.protocols import per_experiment
 from ..experiments.plans import LEARNED_SHARE, learned_share
 from ..experiments.medical_plans import ARCHITECTURES as MAIN_ARCHITECTURES, run_models
-from ..experiments.setting1 import cases, why_not_run
+from ..experiments.setting1 import cases, seed_counts
 from ..experiments.protocols import PretrainTask, Protocol
 from ..data import FRACTAL_CATEGORIES
 from ..metrics import constant_score as metrics_constant_score
@@ -89,12 +89,9 @@ def left_out_note(left: Mapping[tuple[str, str], str]) -> str:
 
 def seeds_text(s: Protocol, models: Sequence[str], experiment: str | None = None) -> str:
     """How many seeds the page's architectures and cases train on ``experiment``, e.g. "5 seeds
-    (VGG-16: 1, ResNet-18: 3, Base: 1)" (:meth:`Protocol.seed_counts`); a case none of
-    ``models`` trains there (the quick profile's RRR on KNEE) is not named."""
-    n, fewer = s.seed_counts(models, experiment)
-    if experiment is not None:
-        fewer = {k: v for k, v in fewer.items() if k in models or any(
-            not why_not_run(s, experiment, m, k) for m in models)}
+    (VGG-16: 1, ResNet-18: 3, Base: 1)" (:func:`.setting1.seed_counts`: a case none of
+    ``models`` trains there, such as the quick profile's RRR on KNEE, is not named)."""
+    n, fewer = seed_counts(s, models, experiment)
     text = f"{n} seed{'s' * (n != 1)}"
     return text + (" (" + ", ".join(f"{label(m)}: {k}" for m, k in fewer.items())
                    + ")" if fewer else "")

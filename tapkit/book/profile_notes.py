@@ -21,7 +21,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..method_options import MethodOptions, RbrOptions, RrrOptions, TapOptions
 from ..experiments.plans import LEARNED_SHARE
-from ..experiments.setting1 import why_not_run
+from ..experiments.setting1 import seed_counts
 from ..methods import method_of, xs_methods
 from ..sources import MEDICAL_EXPERIMENTS
 from .labels import ARCH_LABELS, count, label
@@ -214,10 +214,8 @@ def changes(s, paper, methods: Sequence[str] = (), models: Sequence[str] | None 
         items.append(f"{_per_model(opt, as_text)} instead of {_per_model(opt_paper, as_text)}")
     differ("epochs", "{ours} instead of {theirs}", lambda n: count(n, "epoch"))
     differ("batch_size", "batches of {ours} instead of {theirs}")
-    n, fewer = s.seed_counts(models, experiment)
-    fewer = {k: v for k, v in fewer.items()  # a case none of the models trains here: unnamed
-             if k in models or k in methods and any(not why_not_run(s, experiment, m, k)
-                                                    for m in models)}
+    n, fewer = seed_counts(s, models, experiment)
+    fewer = {k: v for k, v in fewer.items() if k in models or k in methods}
     listed = "; ".join(f"{label(k)}: {v}" for k, v in fewer.items())
     if n != len(paper.seeds):
         items.append(f"{count(n, 'seed')} instead of {len(paper.seeds)}"

@@ -46,6 +46,16 @@ def why_not_run(p: Protocol, experiment: str, model: str, case: str) -> str | No
     return entry if isinstance(entry, str) else entry.get(case)
 
 
+def seed_counts(p: Protocol, models: Sequence[str], experiment: str | None = None
+                ) -> tuple[int, dict[str, int]]:
+    """:meth:`Protocol.seed_counts` of a page's ``models`` on ``experiment``, without the cases
+    none of them trains there (:func:`why_not_run`; the quick profile's RRR on KNEE), so a
+    page never names a case's seeds where it has no such run."""
+    n, fewer = p.seed_counts(models, experiment)
+    return n, {k: v for k, v in fewer.items() if k in models or any(
+        not why_not_run(p, experiment, m, k) for m in models)}
+
+
 def left_out(s: Protocol, experiment: str, models: Sequence[str],
              cases: Sequence[str]) -> dict[tuple[str, str], str]:
     """``{(model, case): why}`` of the cells the protocol does not run (``not_run``)."""
