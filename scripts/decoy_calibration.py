@@ -26,6 +26,7 @@ from tapkit.experiments.setting1 import case_config
 from tapkit.methods import no_xs
 from tapkit.metrics import TASK_METRICS, tag_reliance
 from tapkit.results import write_atomic
+from tapkit.sources import Embedded
 
 ROOT = Path(__file__).resolve().parents[1]
 CSV = ROOT / "tapkit" / "book" / "measured" / "standin_calibration.csv"
@@ -43,7 +44,7 @@ def host() -> str:
 def configs(noise: float, seed: int, profile: str = "quick") -> dict[str, TrainConfig]:
     """Base's and No XS's runs at ``noise`` for ``seed``, as the ``profile``'s MNIST protocol
     (the book's: quick) builds them with that label noise."""
-    p = protocols.MNIST[profile].with_overrides(label_noise={TASK: noise})
+    p = protocols.MNIST[profile].with_overrides(embedded={TASK: Embedded(noise)})
     return {case: case_config(p, None, None, case, None, seed) for case in ("base", no_xs())}
 
 

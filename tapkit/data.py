@@ -494,14 +494,25 @@ def fractal_pretrain(seed: int = 0, size: int = 64,
     return Task("fractal-pretrain", FRACTAL_CATEGORIES, 3, size, "accuracy"), splits
 
 
+
+def embedded_standin(task: str, src: Embedded, seed: int = 0, size: int = 64,
+                     artifact: str = "tag", clean_fraction: float = 0.0,
+                     per_class: int | None = None, test_per_class: int | None = None
+                     ) -> tuple[Task, dict[str, Split]]:
+    """:func:`digits_standin` as the source ``src`` describes it (its label noise, tag height,
+    texture and label boxes): what a run on ``embedded:...`` trains on, and what the data page
+    draws."""
+    return digits_standin(task, seed, size, artifact, clean_fraction, per_class, test_per_class,
+                          label_noise=src.label_noise, tag_px=src.tag_px, texture=src.texture,
+                          label_box=src.label_box)
+
 def _medical(experiment: str, src: Source, seed: int, clean_fraction: float,
              image_size: int | None, artifact: str, per_class: int | None,
              test_per_class: int | None) -> tuple[Task, dict[str, Split]]:
     size = image_size or 224
     if isinstance(src, Embedded):
-        return digits_standin(experiment, seed, size, artifact, clean_fraction, per_class,
-                              test_per_class, label_noise=src.label_noise, tag_px=src.tag_px,
-                              texture=src.texture, label_box=src.label_box)
+        return embedded_standin(experiment, src, seed, size, artifact, clean_fraction, per_class,
+                                test_per_class)
     return medical_folder(experiment, src.path, seed, size, artifact, clean_fraction, per_class)
 
 

@@ -123,6 +123,14 @@ class Embedded(_Source):
             ["tag=box"] if self.label_box else [])
         return "embedded" + (":" + ",".join(options) if options else "")
 
+    def describe(self) -> str:
+        """The stand-in's calibration in words, for titles and pages (e.g. "label noise p = 0.05,
+        textured background σ = 0.2, label-box tags"; "" for the plain digits)."""
+        return ", ".join(([f"label noise p = {self.label_noise:g}"] if self.label_noise else [])
+                         + ([f"tags {self.tag_px} px tall"] if self.tag_px is not None else [])
+                         + ([f"textured background σ = {self.texture:g}"] if self.texture else [])
+                         + (["label-box tags"] if self.label_box else []))
+
     @classmethod
     def parse(cls, text: str) -> "Embedded":
         """``embedded:label_noise=P,tag_px=N,texture=S,tag=box`` (any of the options, in any

@@ -501,7 +501,11 @@ def test_the_quick_stand_ins_carry_their_calibrated_label_noise():
     assert str(cfg.source) == "embedded:label_noise=0.05"
     # the paper profile's folders are untouched; the quick Decoy-MNIST records 5% of its
     # training labels wrong (its calibration), the paper profile's full MNIST none
-    assert not protocols.medical("paper").label_noise
+    assert not protocols.medical("paper").embedded
+    # an entry is checked for its experiment as a typed source is: no textures on Decoy-MNIST
+    bad = protocols.mnist("quick").with_overrides(embedded={"decoy-mnist": sources.Embedded(texture=0.2)})
+    with pytest.raises(ValueError, match="belong to the PNEU/KNEE stand-ins"):
+        bad.config(seed=0)
     assert str(protocols.mnist("quick").config(seed=0).source) == "embedded:label_noise=0.05"
     assert str(protocols.mnist("paper").config(seed=0).source) == "mnist"
 

@@ -10,6 +10,7 @@ from tapkit import methods, models
 from tapkit.book import labels
 from tapkit.experiment_specs import list_experiments
 from tapkit.methods import Kind, XSMethod
+from tapkit.sources import Embedded
 
 
 def test_a_model_registered_twice_is_refused_and_the_first_entry_kept():
@@ -111,9 +112,9 @@ def test_profiles_are_registered_once_and_smoke_follows_quick():
         protocols.register_profile(misnamed)
     assert "other" not in protocols.PROFILES
     noisier = dataclasses.replace(quick.QUICK, medical=dataclasses.replace(
-        quick.MEDICAL, label_noise={"pneu": 0.2, "knee": 0.5}))
+        quick.MEDICAL, embedded={"pneu": Embedded(0.2), "knee": Embedded(0.5)}))
     derived = smoke.smoke(noisier)
-    assert derived.medical.label_noise["pneu"] == 0.2 and derived.medical.seeds == (0,)
+    assert derived.medical.embedded["pneu"].label_noise == 0.2 and derived.medical.seeds == (0,)
     assert smoke.smoke(quick.QUICK) == smoke.SMOKE == protocols._REGISTRY["smoke"]
     assert derived.medical.settings("pneu", "resnet18").epochs == 1
 

@@ -94,8 +94,9 @@ def tag_font(profile: str) -> str:
     side = tag_side(profile)
     h, w, _ = tag_box(side)
     font = " ".join(ImageFont.load_default(size=h).getname())
-    taller = "".join(f"; {e.upper()} stand-in's tags {px} px tall"
-                     for e, px in sorted(reads.medical(profile).tag_px.items()))
+    embedded = reads.medical(profile).embedded
+    taller = "".join(f"; {e.upper()} stand-in's tags {embedded[e].tag_px} px tall"
+                     for e in sorted(embedded) if embedded[e].tag_px is not None)
     return f"Pillow's built-in {font}; 'XYZ' box {h}×{w} px at {side} px{taller}"
 
 

@@ -48,7 +48,8 @@ def chosen_noise(task: str) -> float | None:
     """The label noise the quick profile trains ``task`` with (None: it trains none)."""
     medical = get_experiment(task).kind is ExperimentKind.MEDICAL
     p = protocols.medical("quick") if medical else protocols.MNIST["quick"]
-    return p.label_noise.get(task)
+    src = p.embedded.get(task)
+    return src.label_noise if src is not None and src.label_noise else None
 
 
 def calibration() -> pd.DataFrame:
@@ -185,16 +186,17 @@ def standin_images(task: str, n: int = 6, seed: int = 0):
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from ..data import IMAGENET_MEAN, IMAGENET_STD, digits_standin
+    from ..data import IMAGENET_MEAN, IMAGENET_STD, digits_standin, embedded_standin
 
     p = protocols.medical("quick")
     sizes = sorted({p.settings(task, m).image_size for m in models_where(Role.MAIN)}, reverse=True)
-    noise = p.label_noise.get(task, 0.0)
+    src = p.source_for(task)
     fig, axes = plt.subplots(len(sizes), n, figsize=(1.5 * n, 2.3 * len(sizes) + 0.4),
                              squeeze=False)
-    fig.suptitle(f"{task.upper()} stand-in, label noise p = {noise:g}", fontsize=10)
+    fig.suptitle(f"{task.upper()} stand-in" + (f", {src.describe()}" if src.describe() else ""),
+                 fontsize=10)
     for r, size in enumerate(sizes):
-        _, splits = digits_standin(task, seed, size, per_class=20, label_noise=noise)
+        _, splits = embedded_standin(task, src, seed, size, per_class=20)
         _, clean = digits_standin(task, seed, size, per_class=20)
         x = splits["train"].x
         pixels = (x * np.array(IMAGENET_STD)[:, None, None] + np.array(IMAGENET_MEAN)[:, None, None])

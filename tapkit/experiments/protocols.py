@@ -153,11 +153,12 @@ class Protocol(_TrainsMethods, _Protocol):
     ``pretraining``: the stand-in's pretrained start (:class:`Pretraining`; None: ``pretrained``
     decides, ImageNet weights or random ones); the real folders never use it.
     ``overlap_images``: the overlap chapter's test images per run, evenly spaced over the split
-    (None: all). ``label_noise[experiment]``: the digits stand-in's recorded-label noise
-    (:func:`tapkit.data.digits_standin`), applied wherever the source is the stand-in
-    (``"embedded"``): the calibration that gives Base the paper's Base score and No XS the
-    paper's use of the tag (docs/standin-research.md); ``tag_px[experiment]`` likewise, the
-    stand-in's tag height in pixels. ``class_weights[experiment]``: the task loss's class weights
+    (None: all). ``embedded[experiment]``: what the source ``"embedded"`` is for that
+    experiment (:class:`tapkit.sources.Embedded`: the recorded-label noise, the tags' height, a
+    textured background, label-box tags; :func:`tapkit.data.digits_standin`): the calibration
+    that gives Base the paper's Base score, No XS the paper's use of the tag and the teachers
+    masks better than random (docs/standin-research.md); an experiment not named: the plain
+    digits. ``class_weights[experiment]``: the task loss's class weights
     (:class:`~tapkit.config.ClassWeights`; an experiment not named: unweighted).
     ``lambda_guard``: whether the λ search chooses only among the runs that learned the task
     (clean validation score at least :data:`tapkit.experiments.plans.LEARNED_SHARE` of the way
@@ -194,8 +195,7 @@ class Protocol(_TrainsMethods, _Protocol):
     pretraining: Pretraining | None = None
     overlap_images: int | None = None
     class_weights: Mapping[str, ClassWeights] = field(default_factory=dict)
-    label_noise: Mapping[str, float] = field(default_factory=dict)
-    tag_px: Mapping[str, int] = field(default_factory=dict)
+    embedded: Mapping[str, Embedded] = field(default_factory=dict)
     lambda_guard: bool = True
 
     def __post_init__(self) -> None:
@@ -280,9 +280,8 @@ class Protocol(_TrainsMethods, _Protocol):
         if self.source is not None or experiment not in MEDICAL_EXPERIMENTS:
             src = parse_source(self.source, experiment)
             if isinstance(src, Embedded) and str(src) == "embedded":
-                # the digits stand-in, calibrated (``label_noise``, ``tag_px``)
-                return Embedded(self.label_noise.get(experiment, 0.0),
-                                self.tag_px.get(experiment))
+                # the digits, calibrated, checked for the experiment as a typed source is
+                return parse_source(self.embedded.get(experiment, src), experiment)
             return src
         try:
             return parse_source(str(cache_dir()), experiment)

@@ -9,6 +9,7 @@ from types import MappingProxyType
 
 from ...method_options import RbrOptions
 from ...methods import comparators, method_of
+from ...sources import Embedded
 from ..protocols import (BENCH_CONTEXT, EQUATIONS, RELEASED, BenchProtocol, LambdaSource,
                          MethodOptionsTable, PretrainTask, Pretraining, Profile, Protocol,
                          RandomMasks, TeachersProtocol, Threshold, as_trained, register_profile)
@@ -40,7 +41,7 @@ _RBR_MNIST = ("RBR costs ~2x RRR a run (82 s against 40 on an AVX-512 CPU, ~250 
               "(no interval); the paper profile trains it")
 MNIST = Protocol("quick", ("decoy-mnist",), ("two_layer_cnn",), "embedded", (0, 1, 2), epochs=3,
                  batch_size=64, optimizer="adam", lr=1e-3, options=PAPER_LAMBDA_FORMS,
-                 search={"tap": (1e-4, 1e-3, 1e-2)}, label_noise={"decoy-mnist": 0.05},
+                 search={"tap": (1e-4, 1e-3, 1e-2)}, embedded={"decoy-mnist": Embedded(0.05)},
                  ablation={"tap": (1e-4, 1e-3, 1e-2), "rrr": (1e-3,)},
                  not_run={"two_layer_cnn": {method_of(RbrOptions): _RBR_MNIST}})
 
@@ -132,11 +133,10 @@ MEDICAL = Protocol(
     # ResNet-18's on its three)
     case_seeds={"base": 1, "rrr": 4},
     # PNEU: 5% of the labels flipped, KNEE: half moved one grade; the tag follows the
-    # recorded label (issue 36's calibration, measured in docs/standin-research.md)
-    label_noise={"pneu": 0.05, "knee": 0.5},
-    # KNEE's five tags 14 px tall: at 10 px ResNet-18's No XS did not learn to read them
-    # (MAE rise 0.52 / 0.48 / 0.36 when permuted; 0.76 / 0.66 / 0.82 at 14 px, 2026-11-27)
-    tag_px={"knee": 14},
+    # recorded label (issue 36's calibration, measured in docs/standin-research.md). KNEE's
+    # five tags 14 px tall: at 10 px ResNet-18's No XS did not learn to read them (MAE rise
+    # 0.52 / 0.48 / 0.36 when permuted; 0.76 / 0.66 / 0.82 at 14 px, 2026-11-27)
+    embedded={"pneu": Embedded(0.05), "knee": Embedded(0.5, tag_px=14)},
     variants={"vgg16": "vgg16_authors"},
     not_run={"pneu": {**_NOT_RUN, "densenet121": {"rbr": _COST["rbr"]}},
              "knee": {**_NOT_RUN, "resnet18": {"rbr": _COST["rbr"], "rrr": _KNEE_RRR}}},
