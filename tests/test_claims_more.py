@@ -166,6 +166,13 @@ def test_tap_on_masks_no_better_than_random_is_shown_and_not_judged():
     assert c.verdict == claims.NOT_REPRODUCED
     assert c.evidence.count("(not judged)") == 2 and "random) − TAP (ground truth)" in c.evidence
     assert c.evidence.endswith(f"(not judged: {weak['teacher_10']}; {weak['teacher_1']})")
+    # the report's case (fresh clone of a275242): random masks −0.023 [−0.037, −0.009] spans the
+    # margin; with both teachers' parts unjudged that is not "inconclusive" but not testable
+    table.loc[:, "mean"] = [0.960, 0.915, 0.924, 0.937]
+    table.loc[:, "std"] = [0.004, 0.01, 0.02, 0.005]
+    c = summary_claims.annotation_robust_claim(table, "MNIST", weak=weak)
+    assert "−0.023" in c.evidence or "-0.023" in c.evidence
+    assert c.verdict == claims.NOT_TESTABLE and c.reason == f"{weak['teacher_10']}; {weak['teacher_1']}"
     # KD against TAP on the weak teacher's masks: nothing left to judge
     kd = _summary([("teacher_10", "kd", 0.922, 0.01, 3), ("teacher_10", "tap", 0.837, 0.018, 3)])
     c = summary_claims.kd_matches_claim(kd, "MNIST", "kd", "tap", weak=weak)
