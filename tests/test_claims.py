@@ -718,10 +718,21 @@ def test_a_comparator_that_never_ran_is_not_run_and_one_that_failed_is_not_testa
                         status={("rbr", s): "diverged" for s in range(3)})
     c = claims.matches_claim(failed, "MNIST", "rbr")
     assert c.verdict == claims.NOT_TESTABLE and c.reason == "no converged RBR run"
-    # RRR judged, RBR absent: the verdict is RRR's, the note names RBR as not run
+    # RRR judged, RBR absent: a claim about all three losses is not run, RRR's part shown
     both = runs_table({"tap": tap, "none": decoyed, "rrr": [(0.97, 0.96)] * 3})
     c = claims.close_claim(both, "MNIST", "tap", "rrr", "rbr")
-    assert c.verdict == claims.REPRODUCED and "(not judged: RBR not run)" in c.evidence
+    assert c.verdict == claims.NOT_RUN and c.reason == "RBR not run"
+    assert "TAP − RRR (paired)" in c.evidence and "(not judged: RBR not run)" in c.evidence
+    assert claims.close_claim(both, "MNIST", "tap", "rrr").verdict == claims.REPRODUCED
+    # ... unless RRR's part already fails it: TAP 0.04 below RRR on contaminated digits
+    far = runs_table({"tap": [(0.93, 0.96)] * 3, "none": decoyed, "rrr": [(0.97, 0.96)] * 3})
+    assert claims.close_claim(far, "MNIST", "tap", "rrr", "rbr").verdict == claims.NOT_REPRODUCED
+    # "the models trained with XS losses are insensitive": every XS method needed
+    from tapkit.book.claim_judges import xs_protect
+    c = xs_protect(both, "MNIST", "tap", "rrr", "rbr")
+    assert c.verdict == claims.NOT_RUN and c.reason == "RBR not run"
+    assert "TAP" in c.evidence and "RRR" in c.evidence and "RBR not run" in c.evidence
+    assert xs_protect(both, "MNIST", "tap", "rrr").verdict == claims.REPRODUCED
     assert claims.removes_claim(runs_table({"none": decoyed}), "MNIST").verdict == claims.NOT_RUN
 
 

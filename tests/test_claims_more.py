@@ -18,12 +18,15 @@ def test_close_claim_reads_contaminated_accuracy_within_the_margin():
     # contaminated TAP − RRR: −0.005, 0, +0.005 -> 0.000 [−0.012, 0.012], inside ±0.02
     near = runs_table({"tap": [(0.965, 0.96), (0.97, 0.96), (0.975, 0.96)],
                        "rrr": [(0.97, 0.95)] * 3, "rbr": [(0.93, 0.95)], "none": DECOYED})
+    assert claims.close_claim(near, "MNIST", "tap", "rrr").verdict == claims.REPRODUCED
     c = claims.close_claim(near, "MNIST", "tap", "rrr", "rbr")
-    assert c.verdict == claims.REPRODUCED and c.seeds == "3 seeds"
+    assert c.seeds == "3 seeds"
     assert "contaminated accuracy, TAP − RRR (paired): 0.000 [-0.012, 0.012]" in c.evidence
-    # RBR trained one seed: shown (0.965 − 0.93), judges nothing
+    # RBR trained one seed: shown (0.965 − 0.93), judges nothing, and the claim is about all
+    # three losses: RRR's part alone cannot reproduce it
     assert "TAP − RBR (paired): 0.035 (1 seed, no interval)" in c.evidence
     assert c.evidence.endswith("(not judged: RBR trained 1 seed)")
+    assert c.verdict == claims.NOT_TESTABLE and c.reason == "RBR trained 1 seed"
     # −0.04 on every seed: wholly outside the margin
     far = near.assign(contaminated=near.contaminated.where(near.case != "tap", 0.93))
     assert claims.close_claim(far, "MNIST", "tap", "rrr").verdict == claims.NOT_REPRODUCED

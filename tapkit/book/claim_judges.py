@@ -19,10 +19,11 @@ import pandas as pd
 from ..experiments.cells import Annotation
 from ..methods import proposed_method
 from ..sources import MEDICAL_EXPERIMENTS
-from .claims import (NOT_RUN, NOT_TESTABLE, Claim, _combined, cost_claim, cost_share_claim,
+from .claims import (NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, Claim, _combined, cost_claim,
+                     cost_share_claim,
                      matches_claim, oom_claim, removes_claim, teacher_claim)
 from .evidence import Evidence, Judge, Methods
-from .labels import in_prose
+from .labels import in_prose, label
 from .medical_claims import (matches_at_cost_claim, reemerge_claim,
                              reemerges_in_layers_claim, suppresses_claim)
 from .medical_notes import LEFT_OUT_HEADING
@@ -137,21 +138,32 @@ def on_mnist(judge: Callable[..., Claim | None]) -> Judge:
 
 
 def xs_protect(runs: pd.DataFrame, data: str, *methods: str) -> Claim | None:
-    """Every XS method of ``methods`` (the claim's) this build trained on MNIST beats No XS on
-    the permuted digits."""
-    parts = [removes_claim(runs, data, m) for m in methods if m in set(runs["case"])]
+    """Every XS method of ``methods`` (the claim's: "the models trained with XS losses are
+    insensitive") beats No XS on the permuted digits. Each is needed: one this build did not
+    train leaves the claim *not run* and one it could not judge *not testable here*, each named,
+    unless a judged one already fails it."""
+    trained = set(runs["case"])
+    parts = [removes_claim(runs, data, m) for m in methods if m in trained]
     if not parts:
         return None
+    absent = [f"{label(m)} not run" for m in methods if m not in trained]
     judged = [c for c in parts if c.verdict not in (NOT_TESTABLE, NOT_RUN)]
     head = parts[0]
     evidence = "; ".join(f"{c.evidence}" for c in parts)
-    reasons = "; ".join(sorted({c.reason for c in parts if c.reason}))
-    if not judged:
-        return Claim(head.claim, head.where, evidence, head.seeds, data, NOT_TESTABLE,
-                     reason=reasons)
-    return Claim(head.claim, head.where, evidence + (f" (not testable: {reasons})" if reasons
-                                                     else ""),
-                 head.seeds, data, _combined([c.verdict for c in judged]))
+    reasons = "; ".join(sorted({c.reason for c in parts
+                                if c.reason and c.verdict in (NOT_TESTABLE, NOT_RUN)}))
+    verdict = _combined([c.verdict for c in judged]) if judged else None
+    aside = (f" (not testable: {reasons})" if reasons and judged else "") + (
+        f" (not judged: {'; '.join(absent)})" if absent else "")
+    if verdict == NOT_REPRODUCED:
+        return Claim(head.claim, head.where, evidence + aside, head.seeds, data, verdict)
+    if not judged or reasons:
+        return Claim(head.claim, head.where, evidence + aside, head.seeds, data, NOT_TESTABLE,
+                     reason="; ".join(filter(None, [reasons, *absent])))
+    if absent:
+        return Claim(head.claim, head.where, evidence + aside, head.seeds, data, NOT_RUN,
+                     reason="; ".join(absent))
+    return Claim(head.claim, head.where, evidence, head.seeds, data, verdict)
 
 
 def on_speed(judge) -> Judge:

@@ -254,7 +254,7 @@ def close_claim(runs: pd.DataFrame, data: str, method: str | None = None,
     claim = (f"{' and '.join(map(label, (method, *others)))} score alike on contaminated digits "
              f"(within {MARGIN:g} accuracy)")
     return _paired_claim(runs, data, claim, "Results, Fig. MNIST; App. gt_mnist", method, others,
-                         "contaminated", lambda lo, hi: within_verdict(lo, hi, MARGIN))
+                         "contaminated", lambda lo, hi: within_verdict(lo, hi, MARGIN), every=True)
 
 
 def slightly_below_claim(runs: pd.DataFrame, data: str, method: str | None = None,
@@ -273,15 +273,20 @@ def slightly_below_claim(runs: pd.DataFrame, data: str, method: str | None = Non
     def verdict(lo: float, hi: float) -> str:  # other − method in [0, MARGIN]
         return within_verdict(lo - MARGIN / 2, hi - MARGIN / 2, MARGIN / 2)
     return _paired_claim(runs, data, claim, "App. gt_mnist: \"TAP is slightly outperformed by "
-                         "RRR and RBR\"", method, others, "permuted", verdict, reverse=True)
+                         "RRR and RBR\"", method, others, "permuted", verdict, reverse=True,
+                         every=True)
 
 
 def _paired_claim(runs: pd.DataFrame, data: str, claim: str, where: str, method: str,
-                  others: tuple[str, ...], split: str, verdict, reverse: bool = False) -> Claim:
+                  others: tuple[str, ...], split: str, verdict, reverse: bool = False,
+                  every: bool = False) -> Claim:
     """One paired difference of ``split``'s accuracy per comparator in ``others`` (``method −
     other``; ``other − method`` with ``reverse``), each on the seeds where its runs learned the
     task and No XS took the decoy; ``verdict(lo, hi)`` judges each comparator with two or more
-    such seeds, and :func:`_combined` joins them."""
+    such seeds, and :func:`_combined` joins them. ``every``: a claim about all of ``others``
+    together ("RRR and RBR slightly outperform TAP"), whose comparators are each needed: one
+    not judged leaves it *not run* (it never ran) or *not testable here* (it ran and could not
+    be judged), unless a judged one already fails it."""
     parts, verdicts, notes, counts, shown = [], [], [], [], []
     for other in others:
         if (gone := _absence(runs, [method, other, no_xs()])):
@@ -314,7 +319,11 @@ def _paired_claim(runs: pd.DataFrame, data: str, claim: str, where: str, method:
             else NOT_TESTABLE
         return Claim(claim, where, evidence, n, data, kind, reason="; ".join(notes))
     aside = f" (not judged: {'; '.join(notes)})" if notes else ""
-    return Claim(claim, where, evidence + aside, n, data, _combined(verdicts))
+    combined = _combined(verdicts)
+    if every and notes and combined != NOT_REPRODUCED:
+        kind = NOT_RUN if all(note.endswith("not run") for note in notes) else NOT_TESTABLE
+        return Claim(claim, where, evidence + aside, n, data, kind, reason="; ".join(notes))
+    return Claim(claim, where, evidence + aside, n, data, combined)
 
 
 def within_verdict(lo: float, hi: float, margin: float) -> str:
