@@ -244,10 +244,11 @@ def test_reemerge_claim_needs_an_rrr_or_rbr_interval_wholly_above_the_margin():
     assert medical_claims.reemerge_claim({"pneu": medical_runs(base)}, *STANDIN).verdict == claims.NOT_RUN
 
 
-def speed(rrr_hi: float = 0.38) -> pd.DataFrame:
+def speed(rrr_hi: float = 0.38, rrr_mem: float = 1.4) -> pd.DataFrame:
     return pd.DataFrame({"model": ["resnet18", "resnet18"], "method": ["tap", "rrr"],
                          "speed_ratio": [0.96, 0.32], "speed_ratio_lo": [0.92, 0.27],
-                         "speed_ratio_hi": [1.00, rrr_hi]})
+                         "speed_ratio_hi": [1.00, rrr_hi], "mem_ratio": [1.0, rrr_mem],
+                         "mem_ratio_lo": [1.0, rrr_mem - 0.02], "mem_ratio_hi": [1.0, rrr_mem + 0.02]})
 
 
 def test_matches_rrr_claim_pairs_the_permuted_score_and_reads_the_builds_speed():
@@ -275,6 +276,26 @@ def test_matches_rrr_claim_pairs_the_permuted_score_and_reads_the_builds_speed()
     # RRR's speed interval reaches TAP's: not clearly cheaper, inconclusive
     c = medical_claims.matches_at_cost_claim(runs, speed(rrr_hi=0.95), *STANDIN)
     assert c.verdict == claims.INCONCLUSIVE
+    # "and memory": TAP's peak 1.0 / 1.4 = 0.71 of RRR's; RRR no heavier than TAP: inconclusive
+    assert "and 0.71 of its memory" in medical_claims.matches_at_cost_claim(
+        runs, speed(), *STANDIN).evidence
+    c = medical_claims.matches_at_cost_claim(runs, speed(rrr_mem=1.0), *STANDIN)
+    assert c.verdict == claims.INCONCLUSIVE
+    c = medical_claims.matches_at_cost_claim(runs, speed(rrr_mem=0.8), *STANDIN)
+    assert c.verdict == claims.NOT_REPRODUCED
+    # RRR's memory from one pass (no interval: a step's peak is the same each pass) decides
+    one_pass = speed().assign(mem_ratio_lo=[1.0, float("nan")], mem_ratio_hi=[1.0, float("nan")])
+    assert medical_claims.matches_at_cost_claim(runs, one_pass, *STANDIN).verdict == claims.REPRODUCED
+    # RRR and RBR together ("competitively with RRR and RBR"): RBR never ran, so RRR's part
+    # alone leaves the claim not run, its evidence shown; a failing part still decides
+    rbr = medical_claims.matches_at_cost_claim(runs, speed(), *STANDIN, "tap", "rbr")
+    assert rbr.verdict == claims.NOT_RUN
+    both = claims.every_part("TAP matches RRR and RBR at a fraction of their cost",
+                             [medical_claims.matches_at_cost_claim(runs, speed(), *STANDIN), rbr])
+    assert both.verdict == claims.NOT_RUN and both.reason == rbr.reason
+    assert "TAP − RRR (paired) 0.107" in both.evidence and both.claim.startswith("TAP matches RRR and")
+    worse = medical_claims.matches_at_cost_claim(runs, speed(rrr_mem=0.8), *STANDIN)
+    assert claims.every_part("x", [worse, rbr]).verdict == claims.NOT_REPRODUCED
     c = medical_claims.matches_at_cost_claim(runs, None, *STANDIN)
     assert c.verdict == claims.NOT_TESTABLE and "speed chapter did not run" in c.reason
     # KNEE's MAE is negated: TAP 0.5 against RRR 1.2 on the permuted split matches it

@@ -17,10 +17,9 @@ from typing import Callable
 import pandas as pd
 
 from ..experiments.cells import Annotation
-from ..methods import proposed_method
+from ..methods import comparators, proposed_method
 from ..sources import MEDICAL_EXPERIMENTS
-from .claims import (NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, Claim, _combined, cost_claim,
-                     cost_share_claim,
+from .claims import (NOT_RUN, NOT_TESTABLE, Claim, cost_claim, cost_share_claim, every_part,
                      matches_claim, oom_claim, removes_claim, teacher_claim)
 from .evidence import Evidence, Judge, Methods
 from .labels import in_prose, label
@@ -139,31 +138,12 @@ def on_mnist(judge: Callable[..., Claim | None]) -> Judge:
 
 def xs_protect(runs: pd.DataFrame, data: str, *methods: str) -> Claim | None:
     """Every XS method of ``methods`` (the claim's: "the models trained with XS losses are
-    insensitive") beats No XS on the permuted digits. Each is needed: one this build did not
-    train leaves the claim *not run* and one it could not judge *not testable here*, each named,
-    unless a judged one already fails it."""
-    trained = set(runs["case"])
-    parts = [removes_claim(runs, data, m) for m in methods if m in trained]
-    if not parts:
+    insensitive") beats No XS on the permuted digits; each is needed (:func:`.claims.every_part`:
+    one this build did not train leaves the claim *not run*, named)."""
+    if not set(methods) & set(runs["case"]):
         return None
-    absent = [f"{label(m)} not run" for m in methods if m not in trained]
-    judged = [c for c in parts if c.verdict not in (NOT_TESTABLE, NOT_RUN)]
-    head = parts[0]
-    evidence = "; ".join(f"{c.evidence}" for c in parts)
-    reasons = "; ".join(sorted({c.reason for c in parts
-                                if c.reason and c.verdict in (NOT_TESTABLE, NOT_RUN)}))
-    verdict = _combined([c.verdict for c in judged]) if judged else None
-    aside = (f" (not testable: {reasons})" if reasons and judged else "") + (
-        f" (not judged: {'; '.join(absent)})" if absent else "")
-    if verdict == NOT_REPRODUCED:
-        return Claim(head.claim, head.where, evidence + aside, head.seeds, data, verdict)
-    if not judged or reasons:
-        return Claim(head.claim, head.where, evidence + aside, head.seeds, data, NOT_TESTABLE,
-                     reason="; ".join(filter(None, [reasons, *absent])))
-    if absent:
-        return Claim(head.claim, head.where, evidence + aside, head.seeds, data, NOT_RUN,
-                     reason="; ".join(absent))
-    return Claim(head.claim, head.where, evidence, head.seeds, data, verdict)
+    parts = [removes_claim(runs, data, m) for m in methods]
+    return every_part(parts[0].claim, parts)
 
 
 def on_speed(judge) -> Judge:
@@ -253,8 +233,18 @@ def weak_mnist_teachers(ev: Evidence) -> dict[str, str]:
 
 
 def matches_at_cost(ev: Evidence, methods: Methods = ()):
+    """TAP (the claim's first method) matches each of the others (RRR and RBR: "competitively
+    with ... RRR and RBR while needing less training time and memory") at a fraction of its
+    cost; each comparator is needed (:func:`.claims.every_part`)."""
     runs, data, origins = ev.medical_data()
-    return matches_at_cost_claim(runs, ev.ratios, data, origins, *methods) if runs else None
+    if not runs:
+        return None
+    method, *others = methods or (proposed_method(), *comparators())
+    parts = [matches_at_cost_claim(runs, ev.ratios, data, origins, method, o) for o in others]
+    named = " and ".join(label(o) for o in others)
+    return with_left_out_reason(
+        every_part(f"{label(method)} matches {named} at a fraction of their cost", parts), ev,
+        MEDICAL_EXPERIMENTS, tuple(others))
 
 
 def mnist_teacher(ev: Evidence, methods: Methods = ()):

@@ -18,9 +18,9 @@ wrote into the report's table.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
-from typing import Collection, Iterable, Mapping
+from typing import Collection, Iterable, Mapping, Sequence
 
 import pandas as pd
 
@@ -359,6 +359,25 @@ def _combined(verdicts: list[str]) -> str:
     if NOT_REPRODUCED in verdicts:
         return NOT_REPRODUCED
     return REPRODUCED if all(v == REPRODUCED for v in verdicts) else INCONCLUSIVE
+
+
+def every_part(claim: str, parts: Sequence[Claim]) -> Claim:
+    """One claim that needs each of ``parts`` (one per comparator or method: "TAP matches RRR
+    and RBR"): a part that fails fails it; else a part this build did not run leaves it *not
+    run* and one it could not judge *not testable here* (every unjudged part *not run*: not run;
+    else not testable), each reason kept; else the parts' verdicts combined
+    (:func:`_combined`). The evidence is every part's; seeds and data are the first's."""
+    head = parts[0]
+    verdicts = [p.verdict for p in parts]
+    open_ = [p for p in parts if p.verdict in (NOT_RUN, NOT_TESTABLE)]
+    evidence = "; ".join(dict.fromkeys(p.evidence for p in parts))
+    if NOT_REPRODUCED in verdicts or not open_:
+        return replace(head, claim=claim, evidence=evidence, verdict=_combined(verdicts),
+                       reason="", brief="")
+    kind = NOT_RUN if all(p.verdict == NOT_RUN for p in open_) else NOT_TESTABLE
+    return replace(head, claim=claim, evidence=evidence, verdict=kind,
+                   reason="; ".join(dict.fromkeys(p.reason for p in open_ if p.reason)),
+                   brief="")
 
 
 def _bounds(row, key: str) -> tuple[float, float]:

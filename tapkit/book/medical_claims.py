@@ -1,6 +1,6 @@
 """The claims of the paper about deep CNNs on PNEU and KNEE, judged as :mod:`.claims` judges the
 MNIST ones. Setting 1's claims (TAP keeps deep CNNs off the tag; RRR/RBR let it re-emerge on some
-architectures; TAP matches RRR at a fraction of its cost) read the per-run tables
+architectures; TAP matches RRR and RBR at a fraction of their cost) read the per-run tables
 ``<experiment>_gt_runs`` and judge paired differences over seeds; they are judged on the digits
 stand-in too when it trained several seeds, labelled as the stand-in's; the overlap chapter's
 claims read its per-run table the same way. Setting 2's claims are in :mod:`.teacher_claims`.
@@ -357,8 +357,9 @@ def matches_at_cost_claim(runs: Mapping[str, pd.DataFrame], ratios: pd.DataFrame
     and No XS, TAP and RRR learned the task: the paired difference TAP − RRR of the permuted-tag
     test score (higher is better; MAE negated) against −:data:`.thresholds.MARGIN` (as "matches"
     on MNIST), and the same build's speed table (``ratios``) has RRR clearly slower than TAP on
-    that architecture (RRR's interval below TAP's). The cost is TAP's step time as a share of
-    RRR's."""
+    that architecture (RRR's interval below TAP's) and RRR's peak memory clearly above TAP's
+    ("while needing less training time and memory"). The cost is TAP's step time and memory as
+    shares of RRR's. RBR beside RRR: :func:`tapkit.book.claim_judges.matches_at_cost`."""
     method, other = method or proposed_method(), other or comparators()[0]
     own, theirs = label(method), label(other)
     claim, parts, results, n_min, why = (f"{own} matches {theirs} at a fraction of its cost", [],
@@ -387,17 +388,31 @@ def matches_at_cost_claim(runs: Mapping[str, pd.DataFrame], ratios: pd.DataFrame
             continue
         cheaper = keeps_verdict(t.speed_ratio_lo - r.speed_ratio_hi,
                                 t.speed_ratio_hi - r.speed_ratio_lo, 0.0)
-        verdict = _combined([keeps_verdict(d.lo, d.hi, -MARGIN), cheaper])
+        (t_lo, t_hi), (r_lo, r_hi) = _memory_ends(t), _memory_ends(r)
+        lighter = keeps_verdict(r_lo - t_hi, r_hi - t_lo, 0.0)
+        verdict = _combined([keeps_verdict(d.lo, d.hi, -MARGIN), cheaper, lighter])
         results.append(verdict)
         parts.append(f"{name}: permuted score, {own} − {theirs} (paired) {d.text()}; {_a(own)} step "
-                     f"costs {r.speed_ratio / t.speed_ratio:.2f} of {_a(theirs)} step (speed vs No "
-                     f"XS: {own} ×{t.speed_ratio:.2f}, {theirs} ×{r.speed_ratio:.2f}) — {verdict}"
+                     f"costs {r.speed_ratio / t.speed_ratio:.2f} of {_a(theirs)} step's time and "
+                     f"{t.mem_ratio / r.mem_ratio:.2f} of its memory (vs No XS: {own} "
+                     f"×{t.speed_ratio:.2f} speed, ×{t.mem_ratio:.2f} memory; {theirs} "
+                     f"×{r.speed_ratio:.2f}, ×{r.mem_ratio:.2f}) — {verdict}"
                      + _comparator_note(rows, rel, seeds.kept, other) + seeds.note(name))
     evidence = "; ".join(parts) or f"no architecture with {own} and {theirs}"
     if ratios is None and parts:
         results, why = [], ["the speed chapter did not run in this build: no cost to compare"]
     return _judged_runs(claim, "Results; Table 1", evidence, data, origins, n_min or 0,
                         results, why)
+
+
+def _memory_ends(row) -> tuple[float, float]:
+    """A memory ratio's interval over its passes, or the ratio itself at both ends where it was
+    measured in one pass (RRR's and RBR's: a step's peak memory is the same each pass, unlike
+    its time; the speed table's TAP rows show lo = hi over two)."""
+    lo, hi = getattr(row, "mem_ratio_lo", float("nan")), getattr(row, "mem_ratio_hi", float("nan"))
+    if pd.isna(lo) or pd.isna(hi):
+        return float(row.mem_ratio), float(row.mem_ratio)
+    return float(lo), float(hi)
 
 
 def _comparator_note(rows: pd.DataFrame, rel: pd.Series, kept: Sequence[int],
