@@ -121,9 +121,9 @@ def test_at_and_jt_fail_when_they_do_not_beat_no_xs_by_the_margin():
     kd.loc[0, "mean"] = 0.825
     assert summary_claims.fail_to_protect_claim(kd, "MNIST", "at", "jt").verdict == \
         claims.REPRODUCED
-    # a method this build never trained: named, and the claim is judged on the other
+    # a method this build never trained: named, and the claim about both is not run
     c = summary_claims.fail_to_protect_claim(kd[kd.method != "jt"], "MNIST", "at", "jt")
-    assert c.verdict == claims.REPRODUCED and c.evidence.endswith("(not judged: no JT (10% teacher) run)")
+    assert c.verdict == claims.NOT_RUN and c.evidence.endswith("(not judged: no JT (10% teacher) run)")
 
 
 def test_kd_drops_pairs_each_method_with_its_own_rule():
@@ -215,3 +215,19 @@ def test_the_report_judges_the_kd_claims_from_the_distillation_table(tmp_path):
     # the medical distillation table never written: its claims' cells did not run
     assert table.loc["tap_beats_kd_at_jt", "verdict"] == "not run"
     assert table.loc["tuning_cost_effnet", "verdict"] == "not run"  # no speed chapter here
+
+
+def test_a_claim_that_needs_every_part_is_not_judged_on_the_parts_that_happen_to_be_there():
+    """"Both AT and JT are not successful": AT's part alone neither reproduces the claim nor
+    leaves it inconclusive; a needed part on one seed (no interval) is named, not skipped."""
+    kd = _summary([("no teacher", "none", 0.81, 0.001, 3), ("teacher_10", "at", 0.815, 0.001, 3),
+                   ("teacher_10", "jt", 0.80, 0.001, 3)])
+    assert summary_claims.fail_to_protect_claim(kd, "MNIST", "at", "jt").verdict == claims.REPRODUCED
+    c = summary_claims.fail_to_protect_claim(kd.drop(index=2), "MNIST", "at", "jt")
+    assert c.verdict == claims.NOT_RUN and "no JT (10% teacher) run" in c.reason
+    one = kd.assign(count=[3, 3, 1])
+    c = summary_claims.fail_to_protect_claim(one, "MNIST", "at", "jt")
+    assert c.verdict == claims.NOT_TESTABLE and "one seed, no interval" in c.reason
+    # a judged part that fails still decides: AT 0.10 above No XS protects
+    assert summary_claims.fail_to_protect_claim(kd.assign(mean=[0.81, 0.91, 0.80]), "MNIST", "at",
+                                                "jt").verdict == claims.NOT_REPRODUCED

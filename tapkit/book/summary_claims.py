@@ -79,6 +79,8 @@ def _judge(claim: str, where: str, data: str, summary: pd.DataFrame,
             skipped += why
         elif d.n >= 2:
             verdicts.append(verdict(d.lo, d.hi))
+        elif every:  # a needed part on one seed: no interval, so it cannot be judged
+            skipped.append(f"{_name(a)} − {_name(b)}: one seed, no interval")
     evidence = "; ".join(parts) + (" (unpaired)" if verdicts else "")
     skipped = list(dict.fromkeys(skipped))
     not_trained = "; ".join(f"no {n} run" for n in dict.fromkeys(missing))
@@ -123,12 +125,12 @@ def annotation_robust_claim(summary: pd.DataFrame, data: str, method: str | None
 def fail_to_protect_claim(summary: pd.DataFrame, data: str, *methods: str) -> Claim:
     """AT and JT (``methods``) "are not successful at protecting the model": with the 10%
     teacher their permuted accuracy beats No XS's by less than :data:`MARGIN` (the interval of
-    the difference lies below it; table ``mnist_kd``)."""
+    the difference lies below it; table ``mnist_kd``). Both are needed ("both AT and JT")."""
     claim = (f"{' and '.join(map(label, methods))} do not protect the two-layer CNN from the decoy "
              f"(permuted accuracy within {MARGIN:g} of No XS or below)")
     none = ("no teacher", no_xs())
     pairs = [((Annotation.TEACHER_10, m), none, _below) for m in methods]
-    return _judge(claim, "App. Table kd_mnist", data, summary, pairs)
+    return _judge(claim, "App. Table kd_mnist", data, summary, pairs, every=True)
 
 
 def kd_matches_claim(summary: pd.DataFrame, data: str, method: str,
