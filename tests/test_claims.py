@@ -527,6 +527,10 @@ def test_medical_teacher_claim_needs_teacher_students_near_zero_and_no_xs_below(
     assert teacher_claims.medical_teacher_claim(bad, REAL).verdict == claims.NOT_REPRODUCED
     one_seed = {**REAL, "settings": {"seeds": [0]}}
     assert teacher_claims.medical_teacher_claim(good, one_seed).verdict == claims.NOT_TESTABLE
+    # a No XS row alone, or only one teacher's students, cannot reproduce a claim about both
+    for part in (good[good.annotation == Annotation.NONE], good[good.annotation != Annotation.TEACHER_1]):
+        c = teacher_claims.medical_teacher_claim(part, REAL)
+        assert c.verdict == claims.NOT_RUN and c.reason.startswith("no PNEU architecture trained")
     # Setting 2's precondition: the teachers' masks at τ 0.01 must mark the tags at least 1.5×
     # as precisely as a random mask (the tags' coverage, 0.05). 0.10 is 2.0×: judged; 0.06 is
     # 1.2×: the 1% teacher's students say nothing about teacher annotations, so not testable
