@@ -88,6 +88,9 @@ report.write_table(summary, root, "mnist_kd", {"label": label, "settings": s.as_
 # one row per run: the report's per-seed comparisons (JT's training time against KD's and AT's)
 report.write_table(runs[["teacher", "method", "seed", "status", "seconds", *report.SPLITS]], root,
                    "mnist_kd_runs", {"label": label, "data": ch.data()[0]})
+# one training step's peak memory per student (exact on a CPU): JT's second-order cost in memory
+memory = mnist_setting2.kd_memory_table(s, methods)
+report.write_table(memory, root, "mnist_kd_memory", {"label": label, "data": ch.data()[0]})
 display(Markdown(f"*Results: {label}*"))
 
 # %% [markdown]

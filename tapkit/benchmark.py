@@ -57,8 +57,8 @@ from tqdm import tqdm
 from . import efficiency as eff
 from .allocator import release_cpu_memory, reusing_cpu_allocator, steady_cpu_allocator
 from .memory import peak_bytes, training_state
-from .methods import get_method, methods_where, no_xs
-from .models import build_model, get_spec
+from .methods import Teacher, get_method, methods_where, no_xs
+from .models import build_model, get_spec, target_sigma
 from .paired import memory_ratio, speed_ratio
 from .results import device_name, resolve_device
 from .config import TrainConfig
@@ -99,8 +99,11 @@ class _Pair:
         self.targets = built.targets
         # as in training: input gradients per image, on BatchNorm running statistics; by default
         # the paper's optimiser, SGD with momentum 0.9 (Adam's state would add two buffers)
+        teacher = (TrainConfig(model=model_name, data="holdout")  # KD/AT/JT's (unused weights)
+                   if get_method(method).needs_teacher else None)
         self.cfg = TrainConfig(model=model_name, method=method, lam=BENCH_LAMBDA,
-                               optimizer=optimizer, lr=1e-3, options=(options or {}).get(method))
+                               optimizer=optimizer, lr=1e-3, options=(options or {}).get(method),
+                               teacher=teacher)
         self.batchnorm = getattr(self.cfg.options, "batchnorm", None)
         self.opt = make_optimizer(self.model, self.cfg)
         gen = torch.Generator().manual_seed(0)
@@ -110,10 +113,20 @@ class _Pair:
         mask[:, :, : image_size // 10, : image_size // 4] = 1.0  # a tag-sized corner box
         self.mask = mask.to(device)
         self.cuda = device.startswith("cuda")
+        # KD/AT/JT: a frozen teacher of the same architecture (its weights do not matter to the
+        # step's cost); built before the step, so its weights count as the inputs do: not at all
+        self.teacher = None
+        if get_method(method).needs_teacher:
+            torch.manual_seed(1)
+            frozen = build_model(model_name, num_classes, in_channels, image_size=image_size)
+            frozen.model.to(device).eval().requires_grad_(False)
+            self.teacher = Teacher(frozen.model, frozen.targets,
+                                   target_sigma(model_name))
 
     def step(self) -> None:
         self.opt.zero_grad(set_to_none=True)
-        task, xs = step_losses(self.model, self.x, self.y, self.mask, self.cfg, self.targets)
+        task, xs = step_losses(self.model, self.x, self.y, self.mask, self.cfg, self.targets,
+                               self.teacher)
         (task + self.cfg.lam * xs).backward()
         self.opt.step()
         if self.cuda:
@@ -149,6 +162,17 @@ def peak_memory_mb(model_name: str, method: str, batch_size: int, image_size: in
         return None
     peak = torch.cuda.max_memory_allocated() if cuda else _status_kb("VmHWM") * 1024
     return max(peak - base, 0) / 2**20
+
+
+def step_memory_mb(model_name: str, methods: list[str], batch_size: int, image_size: int,
+                   optimizer: str = "sgd", device: str = "cpu") -> dict[str, float | None]:
+    """Each method's peak memory in MB of one training step (:func:`peak_memory_mb`), in this
+    process: on a CPU the dispatcher's count of live tensors, the same on every pass (no
+    allocator history), so one pass decides it. KD/AT/JT with a frozen teacher of the same
+    architecture: the distillation appendix's "memory usage suffers" for JT's second-order
+    derivatives (its double backward keeps the first backward's graph)."""
+    return {m: peak_memory_mb(model_name, m, batch_size, image_size, device, 1, optimizer)
+            for m in methods}
 
 
 def tracked_peak_mb(pair: _Pair) -> float:

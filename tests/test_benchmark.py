@@ -266,3 +266,15 @@ def test_ratios_are_shown_by_architecture_then_method_with_no_xs_again_last():
     shown = speed_memory.committed_view(out.assign(speed_ratio=[1.0, 0.956, 0.994, 0.97, 1.011]))
     assert shown.loc[("resnet18", "tap"), "speed_ratio"] == 0.96
     assert shown.loc[("vgg16", "none_again"), "speed_ratio"] == 1.01
+
+
+def test_step_memory_counts_the_teachers_forward_and_jts_double_backward():
+    """KD/AT/JT's steps with a frozen teacher of the same architecture (its weights, built before
+    the step, count as the inputs do: not at all): the teacher's forward adds the same to KD and
+    AT, JT's second-order derivatives more, and the count is exact (the same twice)."""
+    torch.set_num_threads(1)
+    peaks = benchmark.step_memory_mb("two_layer_cnn", ["none", "kd", "at", "jt"], 8, 28, "adam")
+    assert peaks["none"] < peaks["kd"] < peaks["jt"] and peaks["at"] < peaks["jt"]
+    assert peaks["at"] == pytest.approx(peaks["kd"], rel=0.05)
+    again = benchmark.step_memory_mb("two_layer_cnn", ["jt"], 8, 28, "adam")
+    assert again["jt"] == peaks["jt"]

@@ -182,15 +182,28 @@ def test_jt_cost_is_the_per_seed_ratio_of_its_runs_seconds_to_kd_and_at():
             status="ok")
 
     meta = {"data": "Decoy-MNIST", "label": "profile quick · cpu"}
-    # ratios 2.5, 2.5, 2.5 (no spread): ×2.50 [2.50, 2.50]
-    c = dc.second_order_cost_claim(runs([100, 110, 105], [40, 44, 42]), meta, "jt", "kd", "at")
+    # one step's peak memory (the measured two-layer CNN, batch 64, Adam: No XS 55.2 MB, KD and
+    # AT 76.2, JT 101.1)
+    memory = pd.DataFrame({"method": ["none", "kd", "at", "jt"],
+                           "peak_mem_mb": [55.2, 76.2, 76.2, 101.1]})
+    # ratios 2.5, 2.5, 2.5 (no spread): ×2.50 [2.50, 2.50]; memory 101.1 / 76.2 = ×1.33
+    c = dc.second_order_cost_claim(runs([100, 110, 105], [40, 44, 42]), meta, "jt", "kd",
+                                   memory=memory)
     assert c.verdict == claims.REPRODUCED and "JT ÷ KD ×2.50 [2.50, 2.50]" in c.evidence
-    assert c.seeds == "3 seeds" and "memory not measured" in c.claim
+    assert c.seeds == "3 seeds" and "peak memory of one training step — JT ÷ KD ×1.33" in c.evidence
+    # "training times and memory usage suffer": without the memory half, not run ...
+    c = dc.second_order_cost_claim(runs([100, 110, 105], [40, 44, 42]), meta, "jt", "kd")
+    assert c.verdict == claims.NOT_RUN and "no step memory of JT, KD" in c.reason
+    # ... and a JT no heavier than KD fails it
+    light = memory.assign(peak_mem_mb=[55.2, 76.2, 76.2, 70.0])
+    assert dc.second_order_cost_claim(runs([100, 110, 105], [40, 44, 42]), meta, "jt", "kd",
+                                      memory=light).verdict == claims.NOT_REPRODUCED
     # ratios 0.5, 1.5 and 1.0: the interval of their logs spans 0, so the ratio's spans 1
-    c = dc.second_order_cost_claim(runs([20, 60, 40], [40, 40, 40]), meta, "jt", "kd")
+    c = dc.second_order_cost_claim(runs([20, 60, 40], [40, 40, 40]), meta, "jt", "kd",
+                                   memory=memory)
     assert c.verdict == claims.INCONCLUSIVE
     c = dc.second_order_cost_claim(runs([20, 21, 19], [40, 40, 40]), meta, "jt", "kd")
-    assert c.verdict == claims.NOT_REPRODUCED  # JT about twice as fast
+    assert c.verdict == claims.NOT_REPRODUCED  # JT about twice as fast: decides without memory
     one = dc.second_order_cost_claim(runs([100], [40]), meta, "jt", "kd")
     assert one.verdict == claims.NOT_TESTABLE and "×2.50 (one seed)" in one.evidence
     assert dc.second_order_cost_claim(runs([], []), meta, "jt", "kd").verdict == claims.NOT_RUN

@@ -21,6 +21,7 @@ from ..methods import comparators, proposed_method
 from ..sources import MEDICAL_EXPERIMENTS
 from .claims import (NOT_RUN, NOT_TESTABLE, Claim, cost_claim, cost_share_claim, every_part,
                      matches_claim, oom_claim, removes_claim, teacher_claim)
+from .distillation_claims import second_order_cost_claim
 from .evidence import Evidence, Judge, Methods
 from .labels import in_prose, label
 from .medical_claims import (matches_at_cost_claim, reemerge_claim,
@@ -167,6 +168,19 @@ def on_table(judge, name: str) -> Judge:
         return None if frame is None else judge(frame, meta, *methods)
     run.reads = (name,)
     return run
+
+
+def second_order_cost(ev: Evidence, methods: Methods = ()):
+    """:func:`.distillation_claims.second_order_cost_claim` on the distillation chapter's runs
+    (time) and its step-memory table (memory)."""
+    runs, meta = ev.table("mnist_kd_runs")
+    if runs is None:
+        return None
+    memory, _ = ev.table("mnist_kd_memory")
+    return second_order_cost_claim(runs, meta, *methods, memory=memory)
+
+
+second_order_cost.reads = ("mnist_kd_runs", "mnist_kd_memory")
 
 
 def cost_share(ev: Evidence, methods: Methods = ()):

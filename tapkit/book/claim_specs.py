@@ -27,12 +27,12 @@ from ..experiments.cells import Annotation
 from .claim_judges import (EXTRA_RUNS, KD_TABLE, cost, cost_share, matches, matches_at_cost,
                            mnist_teacher, on_cell, on_extra, on_medical, on_mnist, on_overlap,
                            on_speed, on_summary, on_table, on_teacher_table, oom, reemerge,
-                           reemerges_in_layers, students_beat, suppresses_in, xs_protect)
+                           reemerges_in_layers, second_order_cost, students_beat, suppresses_in,
+                           xs_protect)
 from .claim_needs import Needs
 from .claims import (NOT_RUN, NOT_TESTABLE, Claim, close_claim, decoy_claim,
                      slightly_below_claim, speed_claim)
-from .distillation_claims import (behind_claim, best_or_tied_claim, distillation_on_tag_claim,
-                                  second_order_cost_claim)
+from .distillation_claims import behind_claim, best_or_tied_claim, distillation_on_tag_claim
 from .evidence import Evidence, Judge, Methods
 from .medical_claims import (ig_overlap_claim, keeps_off_claim, little_reliance_claim,
                              no_xs_relies_claim)
@@ -188,8 +188,7 @@ for _spec in (
               needs=Needs(KD_TABLE, "pneu")),
     ClaimSpec("tap_beats_kd_at_jt", "medical_distillation",
               on_teacher_table(best_or_tied_claim, table=KD_TABLE)),
-    ClaimSpec("jt_second_order_cost", "distillation",
-              on_table(second_order_cost_claim, "mnist_kd_runs")),
+    ClaimSpec("jt_second_order_cost", "distillation", second_order_cost),
     # the claims whose students a profile may leave out (quick: Setting 2 on PNEU's ResNet-18
     # at τ 0.01, TAP, KD and AT only): *not run* there, with what it trained instead
     ClaimSpec("kappa3_choice", "method", not_run="no chapter varies κ: every TAP run here, as "

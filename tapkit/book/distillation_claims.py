@@ -149,17 +149,20 @@ def best_or_tied_claim(summary: pd.DataFrame, meta: Mapping, method: str, *other
                             _gates(summary, read, quality, masked=True), verdict)
 
 
-def second_order_cost_claim(runs: pd.DataFrame, meta: Mapping, method: str,
-                            *others: str) -> Claim:
-    """JT (``method``) needs second-order derivatives, so its training time "suffers": per seed,
-    the seconds its 10%-teacher run took over each of ``others``' (KD, AT) on the same seed; the
-    geometric mean of those ratios with its interval over seeds
-    (:func:`tapkit.paired.ratio_interval`) wholly above 1 holds, wholly below fails, else
-    inconclusive; the comparisons combined. The runs of one seed trained one after another in
-    one chapter on one machine. Memory is not measured by these runs: the claim's memory half
-    is named, not judged. ``runs``: teacher, method, seed, status, seconds."""
-    claim = (f"{label(method)}'s runs train slower than {' and '.join(map(label, others))}'s "
-             "(training time; memory not measured here)")
+def second_order_cost_claim(runs: pd.DataFrame, meta: Mapping, method: str, *others: str,
+                            memory: pd.DataFrame | None = None) -> Claim:
+    """JT (``method``) needs second-order derivatives, so its "training times and memory usage
+    suffer"; both halves are needed. Time: per seed, the seconds its 10%-teacher run took over
+    each of ``others``' (KD, AT) on the same seed; the geometric mean of those ratios with its
+    interval over seeds (:func:`tapkit.paired.ratio_interval`) wholly above 1 holds, wholly
+    below fails, else inconclusive. The runs of one seed trained one after another in one
+    chapter on one machine. Memory: one training step's peak (``memory``, the chapter's
+    ``mnist_kd_memory``: exact on a CPU, the same each pass, so no interval) above each of
+    ``others``'. Every comparison combined; without a memory table the claim is *not run*
+    (its time half shown) unless the time half already fails it. ``runs``: teacher, method,
+    seed, status, seconds."""
+    claim = (f"{label(method)}'s runs train slower and use more memory than "
+             f"{' and '.join(map(label, others))}'s")
     where, data = "App. distillation", str(meta.get("data", "MNIST"))
     ok = runs[(runs["status"] == "ok") & (runs["teacher"].astype(str) == TEACHER.value)]
     took = {m: dict(zip(g["seed"], g["seconds"])) for m, g in ok.groupby("method")}
@@ -177,8 +180,19 @@ def second_order_cost_claim(runs: pd.DataFrame, meta: Mapping, method: str,
                      + (f" [{r.lo:.2f}, {r.hi:.2f}]" if r.n >= 2 else " (one seed)"))
     evidence = ("seconds a run took, per seed (geometric mean) — " + "; ".join(parts)
                 + f"; {meta.get('label', 'this build')}")
+    peaks = ({} if memory is None else
+             {r.method: r.peak_mem_mb for r in memory.itertuples() if pd.notna(r.peak_mem_mb)})
+    missing = [o for o in (method, *others) if o not in peaks]
+    if not missing:
+        evidence += "; peak memory of one training step — " + "; ".join(
+            f"{label(method)} ÷ {label(o)} ×{peaks[method] / peaks[o]:.2f}" for o in others)
+        verdicts += [REPRODUCED if peaks[method] > peaks[o] else NOT_REPRODUCED for o in others]
     seeds_text = f"{min(n)} seed{'s' if min(n) != 1 else ''}"
     if min(n) < 2:
         return Claim(claim, where, evidence, seeds_text, data, NOT_TESTABLE,
                      reason="one seed: no interval")
+    if missing and NOT_REPRODUCED not in verdicts:
+        return Claim(claim, where, evidence, seeds_text, data, NOT_RUN,
+                     reason="this build measured no step memory of "
+                     + ", ".join(map(label, missing)))
     return Claim(claim, where, evidence, seeds_text, data, _combined(verdicts))

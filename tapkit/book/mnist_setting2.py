@@ -13,6 +13,8 @@ from torch import Tensor
 from .. import teachers
 from ..config import TrainConfig
 from ..data import VAL_FRACTION, Split, mnist_pixels
+
+MNIST_SIDE = 28  # Decoy-MNIST's images, as the two-layer CNN takes them
 from ..experiments.cells import Annotation, tau_text
 from ..experiments.setting2_plans import annotator
 from ..experiments.setting2_protocols import LambdaSource, Threshold
@@ -243,6 +245,24 @@ def xs_teacher_table(summary: pd.DataFrame) -> pd.DataFrame:
     return report.mean_std_table(report.printable(summary),
                                  {k: (k, None) for k in ("method", "annotation", "tau")},
                                  sort=True)
+
+
+def kd_memory_table(s, methods: Sequence[str] | None = None) -> pd.DataFrame:
+    """Peak memory of one training step of each student of ``methods`` (KD/AT/JT) and of No XS,
+    on the protocol's model, batch and optimiser (:func:`tapkit.benchmark.step_memory_mb`, on the
+    CPU: exact and the same each pass), with each as a multiple of No XS's: the appendix's
+    memory side of JT's cost. The MNIST images are 28 px."""
+    from ..benchmark import step_memory_mb
+
+    run = s.settings()
+    methods = methods or methods_where(kind=Kind.DISTILLATION)
+    cases = [no_xs(), *[m for m in methods if m != no_xs()]]
+    peaks = step_memory_mb(run.model, cases, run.batch_size, run.image_size or MNIST_SIDE,
+                           run.optimizer)
+    base = peaks[no_xs()]
+    return pd.DataFrame({"method": cases, "peak_mem_mb": [peaks[m] for m in cases],
+                         "mem_ratio": [None if peaks[m] is None or not base else peaks[m] / base
+                                       for m in cases]})
 
 
 def kd_left_out(s, t) -> str:
