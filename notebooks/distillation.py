@@ -114,6 +114,17 @@ display(Markdown(f"*{label}*"))
 # %% tags=["hide-input"]
 display(mnist_setting2.kd_beside_paper(summary, order))
 
+# %% [markdown]
+# ## Memory of one training step
+#
+# The appendix says JT's second-order derivatives make "training times and memory usage suffer".
+# The time is each run's seconds above; the memory is one training step's peak of live tensors
+# (model, optimiser state and every tensor the step allocates, the teacher's forward included),
+# counted exactly on the CPU, on the chapter's model, batch and optimiser.
+
+# %% tags=["hide-input"]
+display(mnist_setting2.kd_memory_shown(memory))
+
 # %% tags=["hide-input"]
 display(Markdown(openings.distillation_found(summary) + " The paper finds that KD with the 10% "
                  "teacher comes close to TAP and degrades with the 1% teacher, while AT and JT do "

@@ -265,6 +265,14 @@ def kd_memory_table(s, methods: Sequence[str] | None = None) -> pd.DataFrame:
                                        for m in cases]})
 
 
+def kd_memory_shown(memory: pd.DataFrame) -> pd.DataFrame:
+    """:func:`kd_memory_table` as the page prints it: the methods by their labels, MB to one
+    decimal, the multiple of No XS's to two."""
+    return pd.DataFrame({"method": [labels.label(m) for m in memory["method"]],
+                         "peak memory of one step (MB)": memory["peak_mem_mb"].round(1),
+                         "× No XS": memory["mem_ratio"].round(2)}).set_index("method")
+
+
 def kd_left_out(s, t) -> str:
     """The MNIST distillation page's closing line: what its Setting-1 protocol ``s`` and
     teachers protocol ``t`` leave out of the paper's KD/AT/JT table."""
