@@ -95,14 +95,25 @@ def test_speed_claim_needs_every_architecture():
                            "mem_passes": [3, 1, 3, 1]})
     c = claims.speed_claim(ratios, "cpu")
     assert c.verdict == claims.REPRODUCED and c.seeds == "20–30 paired rounds; 3 memory passes"
-    assert claims.cost_claim(ratios, "cpu").verdict == claims.REPRODUCED
+    assert claims.cost_claim(ratios, "cpu", others=["rrr"]).verdict == claims.REPRODUCED
+    # "than RRR and RBR": RBR never benchmarked leaves it not run
+    c = claims.cost_claim(ratios, "cpu")
+    assert c.verdict == claims.NOT_RUN and c.reason == "RBR not benchmarked here"
+    # "uses less memory": RRR no heavier than TAP on ResNet-18 fails it
+    light = ratios.assign(mem_ratio=[1.01, 1.9, 1.02, 1.0])
+    assert claims.cost_claim(light, "cpu", others=["rrr"]).verdict == claims.NOT_REPRODUCED
+    # an RRR out of memory on VGG-16 (the paper's RBR on DenseNet-121) is the claim's evidence
+    oom = ratios.assign(status=["ok", "oom", "ok", "ok"],
+                        speed_ratio=[0.97, float("nan"), 0.96, 0.35],
+                        mem_ratio=[1.01, float("nan"), 1.02, 2.0])
+    assert claims.cost_claim(oom, "cpu", others=["rrr"]).verdict == claims.REPRODUCED
     # a context model (not in Table 1) is shown but decides nothing: RRR faster than TAP there
     cnn = pd.DataFrame({"model": ["two_layer_cnn"] * 2, "method": ["tap", "rrr"],
-                        "speed_ratio": [0.5, 0.9]})
-    c = claims.cost_claim(pd.concat([ratios, cnn], ignore_index=True), "cpu")
+                        "speed_ratio": [0.5, 0.9], "mem_ratio": [1.0, 1.5]})
+    c = claims.cost_claim(pd.concat([ratios, cnn], ignore_index=True), "cpu", others=["rrr"])
     assert c.verdict == claims.REPRODUCED
-    assert c.evidence.endswith("context, not judged (not in Table 1): two-layer CNN: TAP ×0.50, "
-                               "RRR ×0.90")
+    assert c.evidence.endswith("context, not judged (not in Table 1): two-layer CNN: TAP ×0.50 "
+                               "speed, ×1.00 memory, RRR ×0.90 speed, ×1.50 memory")
     assert claims.cost_claim(cnn, "cpu").verdict == claims.NOT_TESTABLE
     # one architecture wholly below 0.95 is enough to fail the claim
     slow = ratios.assign(speed_ratio=[0.97, 0.40, 0.90, 0.35],
