@@ -50,10 +50,14 @@ def test_kd_and_jt_on_the_tag_is_decided_by_each_students_reliance_interval():
     tight = off.assign(std=0.001)
     assert dc.distillation_on_tag_claim(tight, REAL, "pneu", "kd", "jt").verdict \
         == claims.NOT_REPRODUCED
-    # JT not trained: KD judges alone, JT named; no KD or JT at all: not run
+    # JT not trained: "JT and KD do not mitigate" needs both, so KD's part shown, JT named, and
+    # the claim not run unless KD's part already fails it; no KD or JT at all: not run
     kd_only = on[on["method"] != "jt"]
     c = dc.distillation_on_tag_claim(kd_only, REAL, "pneu", "kd", "jt")
-    assert c.verdict == claims.REPRODUCED and c.evidence.endswith("(JT: not run here)")
+    assert c.verdict == claims.NOT_RUN and c.evidence.endswith("(JT: not run here)")
+    assert c.reason == "JT: not run here"
+    assert dc.distillation_on_tag_claim(tight[tight["method"] != "jt"], REAL, "pneu", "kd",
+                                        "jt").verdict == claims.NOT_REPRODUCED
     assert dc.distillation_on_tag_claim(on[on["method"] == "none"], REAL, "pneu", "kd",
                                         "jt").verdict == claims.NOT_RUN
 
@@ -89,6 +93,15 @@ def test_at_scores_like_tap_except_where_the_claim_expects_it_behind():
         ~((rows.model == "densenet121") & (rows.method == "at") & (rows.split == "permuted")),
         0.93))
     assert dc.behind_claim(level, REAL, "pneu", ("densenet121",), "at", "tap",
+                           quality=GOOD_QUALITY).verdict == claims.NOT_REPRODUCED
+    # "falls behind TAP with DenseNet-121": without DenseNet-121's students, ResNet-18's
+    # agreement cannot reproduce it (not run, named); its disagreement would still fail it
+    r18 = rows[rows.model == "resnet18"]
+    c = dc.behind_claim(r18, REAL, "pneu", ("densenet121",), "at", "tap", quality=GOOD_QUALITY)
+    assert c.verdict == claims.NOT_RUN and c.reason == "DenseNet-121 students: not run here"
+    apart = r18.assign(mean=r18["mean"].where(~((r18.method == "at") & (r18.split == "permuted")),
+                                              0.80))
+    assert dc.behind_claim(apart, REAL, "pneu", ("densenet121",), "at", "tap",
                            quality=GOOD_QUALITY).verdict == claims.NOT_REPRODUCED
     # TAP's students learn from the teacher's masks: masks no better than random stop it
     weak = GOOD_QUALITY.assign(precision=0.04)  # lift 0.8

@@ -11,6 +11,7 @@ seeds. JT's cost is judged on the MNIST distillation chapter's per-run table
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Mapping, Sequence
 
 import pandas as pd
@@ -77,8 +78,18 @@ def distillation_on_tag_claim(summary: pd.DataFrame, meta: Mapping, experiment: 
     evidence = (f"{RELIANCE} — " + "; ".join(f"{label(m)} {label(c)} {d.text()}"
                                             for m, c, d in found)
                 + _absent(methods, {c for _, c, _ in found}))
-    return _medical_verdict(claim, WHERE, evidence, meta, lambda: verdict == REPRODUCED,
-                            _gates(summary, read, quality, masked=False), verdict)
+    c = _medical_verdict(claim, WHERE, evidence, meta, lambda: verdict == REPRODUCED,
+                         _gates(summary, read, quality, masked=False), verdict)
+    return _needs_all(c, [label(m) for m in methods if m not in {m for _, m, _ in found}])
+
+
+def _needs_all(c: Claim, missing: Sequence[str]) -> Claim:
+    """``c``, or, where a part the claim needs (``missing``: a method or architecture this build
+    did not train) leaves it open, *not run* with what is missing: a verdict on the parts that
+    ran can fail the claim, not reproduce it nor leave it inconclusive."""
+    if not missing or c.verdict not in (REPRODUCED, INCONCLUSIVE):
+        return c
+    return replace(c, verdict=NOT_RUN, reason=f"{', '.join(missing)}: not run here")
 
 
 def behind_claim(summary: pd.DataFrame, meta: Mapping, experiment: str, behind: Sequence[str],
@@ -109,9 +120,11 @@ def behind_claim(summary: pd.DataFrame, meta: Mapping, experiment: str, behind: 
                      reason=f"this build trained no {label(method)} and {label(other)} students "
                      f"of one architecture on {experiment.upper()}")
     verdict = _combined(verdicts)
-    return _medical_verdict(claim, WHERE, "permuted score — " + "; ".join(parts), meta,
-                            lambda: verdict == REPRODUCED,
-                            _gates(summary, read, quality, masked=True), verdict)
+    c = _medical_verdict(claim, WHERE, "permuted score — " + "; ".join(parts), meta,
+                         lambda: verdict == REPRODUCED,
+                         _gates(summary, read, quality, masked=True), verdict)
+    judged = {p.split(":")[0] for p in parts}
+    return _needs_all(c, [f"{label(m)} students" for m in behind if label(m) not in judged])
 
 
 def best_or_tied_claim(summary: pd.DataFrame, meta: Mapping, method: str, *others: str,
