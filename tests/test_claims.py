@@ -585,17 +585,24 @@ def test_tau_trend_and_students_beat_teachers_are_judged_where_the_teachers_beat
     # half-width of 4.303 · 0.01 / √3 = 0.025): the student's [0.905, 0.955] lies above the
     # teacher's [0.825, 0.875], reproduced
     students = summary_rows({("resnet18", "teacher_10"): (0.95, 0.93, 0.01),
+                             ("resnet18", "teacher_1"): (0.95, 0.93, 0.01),
                              ("resnet18", "none"): (1.00, 0.20, 0.01)})
-    teachers = pd.DataFrame({"experiment": "pneu", "teacher": "teacher_10", "split": "permuted",
-                             "mean": [0.85], "std": [0.01], "count": [3]})
+    teachers = pd.DataFrame({"experiment": "pneu", "teacher": ["teacher_10", "teacher_1"],
+                             "split": "permuted", "mean": [0.85, 0.85], "std": [0.01, 0.01],
+                             "count": [3, 3]})
     c = teacher_claims.students_beat_teachers_claim(students, teachers, REAL,
                                                     quality=quality.iloc[1:])
     assert c.verdict == claims.REPRODUCED
     assert "ResNet-18 10% teacher: student 0.930 [0.905, 0.955] (3 seeds), teacher 0.850" in c.evidence
-    level = teachers.assign(mean=[0.93])  # the intervals overlap: undecided
+    # "both the 10%- and the 1%-teacher": the 1% teacher's students missing, not run
+    c = teacher_claims.students_beat_teachers_claim(
+        students[students.annotation != Annotation.TEACHER_1], teachers, REAL,
+        quality=quality.iloc[1:])
+    assert c.verdict == claims.NOT_RUN and c.reason == "the 1% teacher's students: not run here"
+    level = teachers.assign(mean=[0.93, 0.93])  # the intervals overlap: undecided
     assert teacher_claims.students_beat_teachers_claim(
         students, level, REAL, quality=quality.iloc[1:]).verdict == claims.INCONCLUSIVE
-    better = teachers.assign(mean=[0.99])
+    better = teachers.assign(mean=[0.99, 0.99])
     assert teacher_claims.students_beat_teachers_claim(
         students, better, REAL, quality=quality.iloc[1:]).verdict == claims.NOT_REPRODUCED
     # weak teachers gate it, as the other Setting-2 claims
@@ -703,12 +710,16 @@ def test_the_10_and_1pct_students_alike_and_comparators_with_teacher_masks():
     assert c.verdict == claims.NOT_TESTABLE and "0.005 (1 seed, no interval)" in c.evidence
     # RRR with the 10% teacher's masks loses 0.60 F1 when the tags are swapped: on the tag
     rrr = summary_rows({("resnet18", "teacher_10"): (0.95, 0.35, 0.01)}).assign(method="rrr")
-    c = teacher_claims.comparators_on_tag_claim(rrr, REAL, "pneu", quality=quality)
+    c = teacher_claims.comparators_on_tag_claim(rrr, REAL, "pneu", "rrr", quality=quality)
     assert c.verdict == claims.REPRODUCED and "ResNet-18 RRR 0.600 [" in c.evidence
+    # "RRR and RBR ... do not prevent learning the tags": RBR's students missing, not run
+    c = teacher_claims.comparators_on_tag_claim(rrr, REAL, "pneu", quality=quality)
+    assert c.verdict == claims.NOT_RUN and c.reason == "RBR: not run here"
     off = rrr.assign(mean=[0.95, 0.95], std=0.001)  # kept off: [-0.004, 0.004] below 0.02
     assert teacher_claims.comparators_on_tag_claim(off, REAL, "pneu").verdict \
         == claims.NOT_REPRODUCED
-    assert teacher_claims.comparators_on_tag_claim(off.assign(std=0.01), REAL, "pneu").verdict \
+    assert teacher_claims.comparators_on_tag_claim(off.assign(std=0.01), REAL, "pneu",
+                                                   "rrr").verdict \
         == claims.INCONCLUSIVE  # [-0.035, 0.035] crosses 0.02
     # a profile that trains TAP's students only: not run, with why
     c = teacher_claims.comparators_on_tag_claim(tight, REAL, "pneu")

@@ -380,6 +380,15 @@ def every_part(claim: str, parts: Sequence[Claim]) -> Claim:
                    brief="")
 
 
+def needs_all(c: Claim, missing: Sequence[str]) -> Claim:
+    """``c``, or, where a part the claim needs (``missing``: a method, teacher or architecture
+    this build did not train) leaves it open, *not run* with what is missing: a verdict on the
+    parts that ran can fail the claim, not reproduce it nor leave it inconclusive."""
+    if not missing or c.verdict not in (REPRODUCED, INCONCLUSIVE):
+        return c
+    return replace(c, verdict=NOT_RUN, reason=f"{', '.join(missing)}: not run here")
+
+
 def _bounds(row, key: str) -> tuple[float, float]:
     """The interval's ends, NaN where the table has none (an older table, one round)."""
     ends = (getattr(row, f"{key}_{end}", None) for end in ("lo", "hi"))

@@ -11,7 +11,6 @@ seeds. JT's cost is judged on the MNIST distillation chapter's per-run table
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Mapping, Sequence
 
 import pandas as pd
@@ -19,7 +18,7 @@ import pandas as pd
 from ..experiments.cells import Annotation
 from ..paired import ratio_interval
 from .claims import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, REPRODUCED, Claim,
-                     _combined, keeps_verdict, within_verdict)
+                     _combined, keeps_verdict, needs_all, within_verdict)
 from .labels import label
 from .medical_claims import RELIANCE, _reliances
 from .teacher_claims import (CLAIM_TAU, _medical_verdict, score_difference, unlearned_students,
@@ -80,16 +79,7 @@ def distillation_on_tag_claim(summary: pd.DataFrame, meta: Mapping, experiment: 
                 + _absent(methods, {c for _, c, _ in found}))
     c = _medical_verdict(claim, WHERE, evidence, meta, lambda: verdict == REPRODUCED,
                          _gates(summary, read, quality, masked=False), verdict)
-    return _needs_all(c, [label(m) for m in methods if m not in {m for _, m, _ in found}])
-
-
-def _needs_all(c: Claim, missing: Sequence[str]) -> Claim:
-    """``c``, or, where a part the claim needs (``missing``: a method or architecture this build
-    did not train) leaves it open, *not run* with what is missing: a verdict on the parts that
-    ran can fail the claim, not reproduce it nor leave it inconclusive."""
-    if not missing or c.verdict not in (REPRODUCED, INCONCLUSIVE):
-        return c
-    return replace(c, verdict=NOT_RUN, reason=f"{', '.join(missing)}: not run here")
+    return needs_all(c, [label(m) for m in methods if m not in {m for _, m, _ in found}])
 
 
 def behind_claim(summary: pd.DataFrame, meta: Mapping, experiment: str, behind: Sequence[str],
@@ -124,7 +114,7 @@ def behind_claim(summary: pd.DataFrame, meta: Mapping, experiment: str, behind: 
                          lambda: verdict == REPRODUCED,
                          _gates(summary, read, quality, masked=True), verdict)
     judged = {p.split(":")[0] for p in parts}
-    return _needs_all(c, [f"{label(m)} students" for m in behind if label(m) not in judged])
+    return needs_all(c, [f"{label(m)} students" for m in behind if label(m) not in judged])
 
 
 def best_or_tied_claim(summary: pd.DataFrame, meta: Mapping, method: str, *others: str,

@@ -17,7 +17,7 @@ from ..methods import comparators, no_xs, proposed_method
 from ..metrics import task_metric
 from ..seedstats import Estimate, from_summary
 from .claims import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, REPRODUCED, Claim,
-                     Verdict, _combined, keeps_verdict, within_verdict)
+                     Verdict, _combined, keeps_verdict, needs_all, within_verdict)
 from .labels import in_prose, label
 from .medical_claims import RELIANCE, _in_some_cell, _reliances
 from .medical_notes import constant_score
@@ -271,9 +271,12 @@ def comparators_on_tag_claim(summary: pd.DataFrame, meta: Mapping, experiment: s
             if w.startswith(experiment.upper())]
            + unlearned_students(summary[read], experiment))
     verdict = _combined(verdicts)
-    return _medical_verdict(claim, "App. RRR/RBR with teacher annotations",
-                            f"{RELIANCE} — " + "; ".join(parts), meta,
-                            lambda: verdict == REPRODUCED, why, verdict)
+    gone = [label(m) for m in methods if m not in {m for _, m, _ in found}]
+    c = _medical_verdict(claim, "App. RRR/RBR with teacher annotations",
+                         f"{RELIANCE} — " + "; ".join(parts)
+                         + (f" ({', '.join(gone)}: not run here)" if gone else ""), meta,
+                         lambda: verdict == REPRODUCED, why, verdict)
+    return needs_all(c, gone)  # "RRR and RBR ... do not prevent": each needed
 
 
 def students_beat_teachers_claim(summary: pd.DataFrame, performance: pd.DataFrame,
@@ -310,8 +313,12 @@ def students_beat_teachers_claim(summary: pd.DataFrame, performance: pd.DataFram
         return Claim(claim, "Setting 2, l.404", "no PNEU student of a measured teacher", "—",
                      "PNEU", NOT_RUN, reason="no TAP student and teacher of this build to compare")
     verdict = _combined(verdicts)
-    return _medical_verdict(claim, "Setting 2, l.404", "permuted F-score — " + "; ".join(parts),
-                            meta, lambda: verdict == REPRODUCED, why, verdict)
+    c = _medical_verdict(claim, "Setting 2, l.404", "permuted F-score — " + "; ".join(parts),
+                         meta, lambda: verdict == REPRODUCED, why, verdict)
+    # "outperform both the 10%- and the 1%-teacher": each teacher's students needed
+    compared = set(students["annotation"]) & set(teachers.index)
+    return needs_all(c, [f"the {label(a)}'s students" for a in READS[:2] if a.value not in compared
+                         and a not in compared])
 
 
 def substitutes_claim(summary: pd.DataFrame, meta: Mapping, method: str | None = None,
