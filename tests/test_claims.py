@@ -538,6 +538,13 @@ def test_medical_teacher_claim_needs_teacher_students_near_zero_and_no_xs_below(
     assert teacher_claims.medical_teacher_claim(bad, REAL).verdict == claims.NOT_REPRODUCED
     one_seed = {**REAL, "settings": {"seeds": [0]}}
     assert teacher_claims.medical_teacher_claim(good, one_seed).verdict == claims.NOT_TESTABLE
+    # a five-seed profile where one student's cell kept one seed (the others diverged): no
+    # interval, so not testable, never "not reproduced" on that one seed
+    five = {**REAL, "settings": {"seeds": [0, 1, 2, 3, 4]}}
+    lone = good.assign(count=[3, 3, 1, 1, 3, 3], std=[0.01, 0.01, float("nan"), float("nan"),
+                                                      0.01, 0.01])
+    c = teacher_claims.medical_teacher_claim(lone, five)
+    assert c.verdict == claims.NOT_TESTABLE and c.reason == "one seed: no interval"
     # a No XS row alone, or only one teacher's students, cannot reproduce a claim about both
     for part in (good[good.annotation == Annotation.NONE], good[good.annotation != Annotation.TEACHER_1]):
         c = teacher_claims.medical_teacher_claim(part, REAL)

@@ -78,7 +78,8 @@ def distillation_on_tag_claim(summary: pd.DataFrame, meta: Mapping, experiment: 
                                             for m, c, d in found)
                 + _absent(methods, {c for _, c, _ in found}))
     c = _medical_verdict(claim, WHERE, evidence, meta, lambda: verdict == REPRODUCED,
-                         _gates(summary, read, quality, masked=False), verdict)
+                         _gates(summary, read, quality, masked=False), verdict,
+                         read=summary[read])
     return needs_all(c, [label(m) for m in methods if m not in {m for _, m, _ in found}])
 
 
@@ -112,7 +113,8 @@ def behind_claim(summary: pd.DataFrame, meta: Mapping, experiment: str, behind: 
     verdict = _combined(verdicts)
     c = _medical_verdict(claim, WHERE, "permuted score — " + "; ".join(parts), meta,
                          lambda: verdict == REPRODUCED,
-                         _gates(summary, read, quality, masked=True), verdict)
+                         _gates(summary, read, quality, masked=True), verdict,
+                         read=summary[read])
     judged = {p.split(":")[0] for p in parts}
     return needs_all(c, [f"{label(m)} students" for m in behind if label(m) not in judged])
 
@@ -149,7 +151,8 @@ def best_or_tied_claim(summary: pd.DataFrame, meta: Mapping, method: str, *other
                 + f" (holds in {held} of {len(verdicts)} cells)"
                 + _absent(others, set(rows["method"])))
     return _medical_verdict(claim, WHERE, evidence, meta, lambda: verdict == REPRODUCED,
-                            _gates(summary, read, quality, masked=True), verdict)
+                            _gates(summary, read, quality, masked=True), verdict,
+                            read=summary[read])
 
 
 def second_order_cost_claim(runs: pd.DataFrame, meta: Mapping, method: str, *others: str,

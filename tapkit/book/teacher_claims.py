@@ -119,11 +119,12 @@ def medical_teacher_claim(summary: pd.DataFrame, meta: Mapping,
     # about both teachers against No XS, and a failing cell alone can still decide it
     if ok and not any(set(READS) <= cases for cases in have.values()):
         c = _medical_verdict(claim, "Setting 2, Fig. ts", evidence, meta, lambda: ok, why,
-                             verdict=NOT_RUN)
+                             verdict=NOT_RUN, read=summary[read])
         missing = ", ".join(label(a) for a in READS)
         return c if c.verdict != NOT_RUN else replace(
             c, reason=f"no PNEU architecture trained all of {missing} at τ {CLAIM_TAU:g}")
-    return _medical_verdict(claim, "Setting 2, Fig. ts", evidence, meta, lambda: ok, why)
+    return _medical_verdict(claim, "Setting 2, Fig. ts", evidence, meta, lambda: ok, why,
+                            read=summary[read])
 
 
 def tau_trend_claim(quality: pd.DataFrame, meta: Mapping) -> Claim:
@@ -275,7 +276,7 @@ def comparators_on_tag_claim(summary: pd.DataFrame, meta: Mapping, experiment: s
     c = _medical_verdict(claim, "App. RRR/RBR with teacher annotations",
                          f"{RELIANCE} — " + "; ".join(parts)
                          + (f" ({', '.join(gone)}: not run here)" if gone else ""), meta,
-                         lambda: verdict == REPRODUCED, why, verdict)
+                         lambda: verdict == REPRODUCED, why, verdict, read=summary[read])
     return needs_all(c, gone)  # "RRR and RBR ... do not prevent": each needed
 
 
@@ -314,7 +315,7 @@ def students_beat_teachers_claim(summary: pd.DataFrame, performance: pd.DataFram
                      "PNEU", NOT_RUN, reason="no TAP student and teacher of this build to compare")
     verdict = _combined(verdicts)
     c = _medical_verdict(claim, "Setting 2, l.404", "permuted F-score — " + "; ".join(parts),
-                         meta, lambda: verdict == REPRODUCED, why, verdict)
+                         meta, lambda: verdict == REPRODUCED, why, verdict, read=students)
     # "outperform both the 10%- and the 1%-teacher": each teacher's students needed
     compared = set(students["annotation"]) & set(teachers.index)
     return needs_all(c, [f"the {label(a)}'s students" for a in READS[:2] if a.value not in compared
@@ -397,11 +398,17 @@ def _at_tau(tau: pd.Series, value: float) -> pd.Series:
 
 def _medical_verdict(claim: str, where: str, evidence: str, meta: Mapping,
                      holds: Callable[[], bool], why: Sequence[str] = (),
-                     verdict: Verdict | None = None) -> Claim:
+                     verdict: Verdict | None = None, read: pd.DataFrame | None = None) -> Claim:
     """:func:`_judged` with the data, origin and seeds a Setting-2 table's provenance records;
-    ``verdict``, where the evidence itself can be undecided, replaces ``holds``."""
+    ``verdict``, where the evidence itself can be undecided, replaces ``holds``. ``read``: the
+    summary rows the claim judges; their fewest seeds (``count``: a cell whose other runs did
+    not converge) count, not the profile's, so that a cell on one seed (no interval) leaves the
+    claim *not testable*, never *not reproduced*."""
+    seeds = len(meta.get("settings", {}).get("seeds", []))
+    if read is not None and "count" in read and len(read):
+        seeds = min(seeds, int(read["count"].min()))
     return _judged(claim, where, evidence, meta.get("data", {}), [DataOrigin.read(meta)],
-                   len(meta.get("settings", {}).get("seeds", [])), holds, why, verdict)
+                   seeds, holds, why, verdict)
 
 
 def _judged(claim: str, where: str, evidence: str, data: Mapping[str, str],
