@@ -79,8 +79,7 @@ ENTRIES: tuple[Entry, ...] = (
           "and ResNet-18 on KNEE (where three left TAP's reliance undecided), DenseNet-121's "
           "RRR on PNEU on four of them (the "
           "paper's re-emergence case, ~4× a No XS run); one for VGG-16, the appendix "
-          "architectures and the stand-ins' Base, which judges no claim; RBR on MNIST not run "
-          "(CPU cost)."),
+          "architectures and the stand-ins' Base, which judges no claim."),
     Entry("MNIST normalisation", "data", 319,
           r"MNIST contains 60,000 $28\!\times\!28$ pixel images of handwritten digits",
           "src/data.py:81-86", lambda p: {"mean": data.MNIST_MEAN, "std": data.MNIST_STD},
