@@ -75,6 +75,10 @@ def test_cost_share_is_taps_time_and_memory_over_rrrs_on_table_1s_models():
     assert claims.cost_share_claim(_ratios(rrr_mem=1.2), "cpu", "tap",
                                    "rrr").verdict == claims.NOT_REPRODUCED
     assert claims.cost_share_claim(_ratios(), "cpu", "tap", "rbr").verdict == claims.NOT_RUN
+    # "of RRR and RBR": RBR never timed leaves it not run, RRR's share shown
+    c = claims.cost_share_claim(_ratios(), "cpu", "tap", "rrr", "rbr")
+    assert c.verdict == claims.NOT_RUN and c.reason == "RBR timing: not run here"
+    assert c.evidence.startswith("TAP ÷ RRR: time 0.25")
 
 
 def _meta(device="cuda: NVIDIA H100", batch=16, size=224, peak=12_000.0):
