@@ -253,6 +253,14 @@ def test_reemerge_claim_needs_an_rrr_or_rbr_interval_wholly_above_the_margin():
         {"pneu": medical_runs({**base, ("resnet18", "rrr"): off})}, *STANDIN)
     assert c.verdict == claims.NOT_REPRODUCED
     assert medical_claims.reemerge_claim({"pneu": medical_runs(base)}, *STANDIN).verdict == claims.NOT_RUN
+    # "RRR and RBR ... show significant contamination sensitivity" (KNEE): each needed
+    from tapkit.book.claim_judges import reemerge_each
+    runs = {"pneu": medical_runs({**base, ("resnet18", "rrr"): relied})}
+    c = reemerge_each(runs, *STANDIN, "rrr", "rbr")
+    assert c.verdict == claims.NOT_RUN and "RRR" in c.evidence
+    assert reemerge_each(runs, *STANDIN, "rrr").verdict == claims.REPRODUCED
+    both = {"pneu": medical_runs({**base, ("resnet18", "rrr"): relied, ("resnet18", "rbr"): off})}
+    assert reemerge_each(both, *STANDIN, "rrr", "rbr").verdict == claims.NOT_REPRODUCED
 
 
 def speed(rrr_hi: float = 0.38, rrr_mem: float = 1.4) -> pd.DataFrame:

@@ -314,3 +314,13 @@ def reemerge(runs, data, origins, *methods: str) -> Claim:
     return reemerge_claim(runs, data, origins, methods or None)
 
 
+def reemerge_each(runs, data, origins, *methods: str) -> Claim:
+    """"RRR and RBR ... show significant contamination sensitivity": each of ``methods`` (None:
+    the comparators) relies on the tag in some cell (:func:`.medical_claims.reemerge_claim` per
+    method, each needed: :func:`.claims.every_part`)."""
+    methods = methods or tuple(comparators())
+    parts = [reemerge_claim(runs, data, origins, [m]) for m in methods]
+    return every_part(" and ".join(label(m) for m in methods)
+                      + " each let the tag re-emerge on some architecture", parts)
+
+

@@ -27,8 +27,8 @@ from ..experiments.cells import Annotation
 from .claim_judges import (EXTRA_RUNS, KD_TABLE, cost, cost_share, matches, matches_at_cost,
                            mnist_teacher, on_cell, on_extra, on_medical, on_mnist, on_overlap,
                            on_speed, on_summary, on_table, on_teacher_table, oom, reemerge,
-                           reemerges_in_layers, second_order_cost, students_beat, suppresses_in,
-                           xs_protect)
+                           reemerge_each, reemerges_in_layers, second_order_cost, students_beat,
+                           suppresses_in, xs_protect)
 from .claim_needs import Needs
 from .claims import (NOT_RUN, NOT_TESTABLE, Claim, close_claim, decoy_claim,
                      slightly_below_claim, speed_claim)
@@ -145,7 +145,7 @@ for _spec in (
     ClaimSpec("effnet_knee_rrr_fails", "extra_architectures",
               on_extra(reemerge, ("knee",), "efficientnet_b0")),
     ClaimSpec("rbr_spurious_vgg_pneu", "pneu", on_cell(reemerge, "pneu", "vgg16")),
-    ClaimSpec("rrr_rbr_spurious_knee", "knee", on_medical(reemerge, ("knee",))),
+    ClaimSpec("rrr_rbr_spurious_knee", "knee", on_medical(reemerge_each, ("knee",))),
     ClaimSpec("overlap_tap_input_gradients", "overlap", on_overlap(suppresses_in(("ig",)))),
     ClaimSpec("theorem1_overlap", "overlap", on_overlap(
         lambda frame, runs, data, origins, *methods: ig_overlap_claim(
