@@ -43,6 +43,11 @@ def test_decoy_inconclusive_when_the_interval_reaches_zero_and_not_reproduced_ab
     # Δ = +0.010, +0.005, +0.010: the whole interval above 0, the decoy not used
     none = runs_table({"none": [(0.98, 0.99), (0.98, 0.985), (0.98, 0.99)]})
     assert claims.decoy_claim(none, "MNIST").verdict == claims.NOT_REPRODUCED
+    # every No XS run diverged: they ran, so not testable; none at all: not run
+    diverged = runs_table({"none": [(0.1, 0.1)] * 3}, status={("none", s): "diverged" for s in range(3)})
+    c = claims.decoy_claim(diverged, "MNIST")
+    assert c.verdict == claims.NOT_TESTABLE and c.reason == "no converged No XS run"
+    assert claims.decoy_claim(runs_table({"tap": [(0.9, 0.9)]}), "MNIST").verdict == claims.NOT_RUN
 
 
 def test_a_collapsed_seed_is_dropped_and_named():

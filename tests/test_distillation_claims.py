@@ -220,3 +220,7 @@ def test_jt_cost_is_the_per_seed_ratio_of_its_runs_seconds_to_kd_and_at():
     one = dc.second_order_cost_claim(runs([100], [40]), meta, "jt", "kd")
     assert one.verdict == claims.NOT_TESTABLE and "×2.50 (one seed)" in one.evidence
     assert dc.second_order_cost_claim(runs([], []), meta, "jt", "kd").verdict == claims.NOT_RUN
+    diverged = runs([100, 110, 105], [40, 44, 42])
+    diverged.loc[diverged.method == "jt", "status"] = "diverged"
+    c = dc.second_order_cost_claim(diverged, meta, "jt", "kd", memory=memory)
+    assert c.verdict == claims.NOT_TESTABLE and "converged" in c.reason

@@ -168,9 +168,11 @@ def decoy_claim(runs: pd.DataFrame, data: str) -> Claim:
     claim, where = "No XS learns the decoy on MNIST", "Results, Fig. MNIST; App. Table gt_mnist"
     seeds = judged_seeds(runs, -_delta(runs), [no_xs()], ACCURACY, shortcut=False)
     every = per_seed(runs, no_xs(), _delta(runs))
-    if not every:
-        return Claim(claim, where, "no converged No XS run", "0 seeds", data, NOT_RUN,
-                     reason="no No XS run converged")
+    if not every:  # none ran (not run), or every one that ran failed (not testable)
+        gone = _absence(runs, [no_xs()])
+        return Claim(claim, where, gone or "no converged No XS run", "0 seeds", data,
+                     NOT_RUN if gone.endswith("not run") else NOT_TESTABLE,
+                     reason=gone or "no No XS run converged")
     d = mean_ci((on_seeds(every, seeds.kept) or every).values(), bounds=ACCURACY.range(1))
     evidence = f"No XS Δ-accuracy (permuted − contaminated) {d.text()}" + seeds.note("No XS")
     if len(seeds.kept) < 2:

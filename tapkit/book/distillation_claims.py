@@ -173,6 +173,11 @@ def second_order_cost_claim(runs: pd.DataFrame, meta: Mapping, method: str, *oth
     ok = runs[(runs["status"] == "ok") & (runs["teacher"].astype(str) == TEACHER.value)]
     took = {m: dict(zip(g["seed"], g["seconds"])) for m, g in ok.groupby("method")}
     if method not in took or not set(others) & set(took):
+        ran = set(runs.loc[runs["teacher"].astype(str) == TEACHER.value, "method"])
+        if method in ran and set(others) & ran:  # they ran, and none converged beside another
+            return Claim(claim, where, f"no converged {label(method)} run beside another "
+                         "student's", "—", data, NOT_TESTABLE,
+                         reason=f"no {label(method)} student converged beside KD or AT")
         return Claim(claim, where, f"no {label(method)} run beside another student's", "—",
                      data, NOT_RUN, reason=f"this build trained no {label(method)} student "
                      "beside KD or AT")
