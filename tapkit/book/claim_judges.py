@@ -17,9 +17,12 @@ from typing import Callable
 import pandas as pd
 
 from ..experiments.cells import Annotation
+from ..experiments.setting1 import cases
 from ..methods import comparators, proposed_method
+from ..models import Role, models_where
 from ..sources import MEDICAL_EXPERIMENTS
 from .claims import (NOT_RUN, NOT_TESTABLE, Claim, cost_claim, cost_share_claim, every_part,
+                     needs_all,
                      matches_claim, oom_claim, removes_claim, teacher_claim)
 from .distillation_claims import second_order_cost_claim
 from .evidence import Evidence, Judge, Methods
@@ -60,6 +63,34 @@ def on_medical(judge, only: tuple[str, ...] = MEDICAL_EXPERIMENTS) -> Judge:
     run.reads = tuple(f"{e}_gt_runs" for e in only)
     return run
 
+
+
+def on_every_architecture(judge, only: tuple[str, ...]) -> Judge:
+    """:func:`on_medical` for a claim made "for all three architectures": each of the paper's
+    medical architectures (:data:`tapkit.models.Role.MAIN`) is needed; one the build did not
+    train leaves the claim *not run* (:func:`.claims.needs_all`), with the profile's reason,
+    unless the architectures that ran already fail it."""
+    inner = on_medical(judge, only)
+
+    def run(ev: Evidence, methods: Methods = ()):
+        claim = inner(ev, methods)
+        if claim is None:
+            return None
+        runs, _, _ = ev.medical_data(only)
+        trained = {m for frame in runs.values() for m in frame["model"]}
+        missing = [m for m in models_where(Role.MAIN) if m not in trained]
+        out = needs_all(claim, [label(m) for m in missing])
+        if out is claim:
+            return claim
+        why = {r: names for m in missing for r, names in ev.left_out(only, methods or cases(),
+                                                                          m).items()}
+        return replace(out, evidence=out.evidence + "; " + ", ".join(
+            f"{e.upper()} {label(m)}" for e in only for m in missing) + ": not run here",
+            reason=("left out by this profile: " + "; ".join(
+                f"{', '.join(names)}: {r}" for r, names in why.items())) if why else out.reason,
+            brief=f"left out by this profile; {LEFT_OUT_BELOW}" if why else "")
+    run.reads = inner.reads
+    return run
 
 EXTRA_RUNS = "extra_{}_runs"  # the appendix architectures' per-run tables, by experiment
 KD_TABLE = "medical_kd"  # the medical distillation chapter's summary (KD/AT/JT beside TAP)
