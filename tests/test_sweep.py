@@ -153,8 +153,8 @@ def test_seeds_override_every_chapter_and_the_search_runs_on_the_first(filled, c
     assert lines == [f"mnist/{planner.label(c)}/{c.key()}" for c in mnist if c.key() not in stored]
     assert {c.seed for c in mnist} == {0, 1, 2} and len(lines) == len(mnist) - 1  # TAP, seed 0
     assert sorted((c.method, c.data) for c in mnist if c.seed == 2) == [
-        ("none", "clean"), ("none", "contaminated"), ("rrr", "contaminated"),
-        ("tap", "contaminated")]  # RBR stays on the first seed (case_seeds)
+        ("none", "clean"), ("none", "contaminated"), ("rbr", "contaminated"),
+        ("rrr", "contaminated"), ("tap", "contaminated")]  # every case on every seed
     for bad in ("0,,1", "1,1", "-1"):
         with pytest.raises(SystemExit):
             cli.main(args + ["--seeds", bad])
