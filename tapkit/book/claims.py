@@ -471,7 +471,8 @@ def cost_claim(ratios: pd.DataFrame, label: str, method: str | None = None,
              "more memory")
     judged = architectures() if judged is None else frozenset(judged)
     wide = ratios.pivot_table(index="model", columns="method", values="speed_ratio")
-    memory = ratios.pivot_table(index="model", columns="method", values="mem_ratio")
+    memory = (ratios.pivot_table(index="model", columns="method", values="mem_ratio")
+              if "mem_ratio" in ratios else pd.DataFrame(index=wide.index))  # an older table
     others = [m for m in named if m in wide]
     if method not in wide or not others:
         return Claim(claim, "Table 1", "not benchmarked here", "—", label, NOT_RUN,
