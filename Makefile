@@ -42,14 +42,15 @@ $(X)/report.ipynb $(X)/comparisons.ipynb: $(GATHERED)
 # (below), method, lambda_search, the
 # Setting-2 chapters teachers and distillation (three seeds since 2026-11-27: ~190 CPU-s a seed
 # more), knee (by then pneu has trained the pretrained starts that knee shares: ~420 s), mnist
-# (three seeds), explorer, speed_memory (one thread beside the other lane: its paired rounds'
-# ratios do not need a quiet machine, see its protocol), normalisation (its equations-form runs
-# are lambda_search's, long in the cache) and extra_architectures (reads no other chapter), both
-# here since 2026-11-29, when pneu took DenseNet-121's RRR seeds (~200 s each; in the fresh
-# clone of 60fefa3, with three, this lane took 2,190 s and the other 2,475; in that of 0f31709,
-# with four and the start moved here, 2,026 and 2,233). Medical lane: data,
+# (three seeds, RBR's too), explorer, speed_memory (one thread beside the other lane: its paired
+# rounds' ratios do not need a quiet machine, see its protocol). Medical lane: data,
 # pneu, medical_teachers, medical_distillation (after it: beside it, it waited on the runs both
-# share), visual, overlap (which reads the PNEU/KNEE runs of every seed). Then report and
+# share), visual, overlap (which reads the PNEU/KNEE runs of every seed), normalisation (its
+# equations-form runs are lambda_search's, long in the cache) and extra_architectures (reads no
+# other chapter). Those two were on the MNIST lane from 2026-11-29, when pneu took DenseNet-121's
+# RRR seeds, and came back when mnist took RBR's three seeds (~320 s): in the fresh clone of
+# fd8c714 the MNIST lane took ~2,860 s with them and the medical lane ~2,530, the build 3,048 s.
+# Then report and
 # comparisons, side by side. Seconds in the fresh-clone build of 0e6f65f on a slow 2-core AMD EPYC
 # (docs/performance.md, twelfth session): MNIST lane 213+87+645+550+1414+553+16+681 = 4159,
 # medical lane 30+14+2663, 217 waiting for knee, 418+213+33+159+110+236 (3876 busy); then
@@ -60,12 +61,12 @@ $(X)/knee.ipynb: | $(X)/distillation.ipynb
 $(X)/mnist.ipynb: | $(X)/knee.ipynb
 $(X)/explorer.ipynb: | $(X)/mnist.ipynb
 $(X)/speed_memory.ipynb: | $(X)/explorer.ipynb
-$(X)/normalisation.ipynb: | $(X)/speed_memory.ipynb
-$(X)/extra_architectures.ipynb: | $(X)/normalisation.ipynb
 $(X)/pneu.ipynb: | $(X)/data.ipynb
 $(X)/medical_distillation.ipynb: | $(X)/medical_teachers.ipynb
 $(X)/visual.ipynb: | $(X)/medical_distillation.ipynb
 $(X)/overlap.ipynb: | $(X)/visual.ipynb
+$(X)/normalisation.ipynb: | $(X)/overlap.ipynb
+$(X)/extra_architectures.ipynb: | $(X)/normalisation.ipynb
 # The MNIST lane begins with DenseNet-121's digits-pretrained start (~190 CPU-s), which pneu
 # would otherwise train after ResNet-18's at the head of the longer lane: pneu finds it in the
 # store (or waits on its lock) and the medical lane sheds ~190 s (2026-11-29, for DenseNet-121's
