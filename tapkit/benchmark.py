@@ -99,8 +99,8 @@ class _Pair:
         self.targets = built.targets
         # as in training: input gradients per image, on BatchNorm running statistics; by default
         # the paper's optimiser, SGD with momentum 0.9 (Adam's state would add two buffers)
-        teacher = (TrainConfig(model=model_name, data="holdout")  # KD/AT/JT's (unused weights)
-                   if get_method(method).needs_teacher else None)
+        distils = get_method(method).needs_teacher  # KD/AT/JT
+        teacher = TrainConfig(model=model_name, data="holdout") if distils else None
         self.cfg = TrainConfig(model=model_name, method=method, lam=BENCH_LAMBDA,
                                optimizer=optimizer, lr=1e-3, options=(options or {}).get(method),
                                teacher=teacher)
@@ -116,7 +116,7 @@ class _Pair:
         # KD/AT/JT: a frozen teacher of the same architecture (its weights do not matter to the
         # step's cost); built before the step, so its weights count as the inputs do: not at all
         self.teacher = None
-        if get_method(method).needs_teacher:
+        if distils:
             torch.manual_seed(1)
             frozen = build_model(model_name, num_classes, in_channels, image_size=image_size)
             frozen.model.to(device).eval().requires_grad_(False)

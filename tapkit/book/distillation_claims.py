@@ -94,10 +94,11 @@ def behind_claim(summary: pd.DataFrame, meta: Mapping, experiment: str, behind: 
              f"split, behind it on {', '.join(label(m) for m in behind)}")
     read = _students(summary, experiment, (method, other))
     rows = summary[read & (summary["split"] == "permuted")].set_index(["model", "method"])
-    parts, verdicts = [], []
+    parts, verdicts, judged = [], [], set()
     for model in dict.fromkeys(rows.index.get_level_values("model")):
         if (model, method) not in rows.index or (model, other) not in rows.index:
             continue
+        judged.add(model)
         d = score_difference(rows.loc[(model, other)], rows.loc[(model, method)], experiment)
         verdict = (keeps_verdict(d.lo, d.hi, MARGIN) if model in behind
                    else within_verdict(d.lo, d.hi, MARGIN))
@@ -115,8 +116,7 @@ def behind_claim(summary: pd.DataFrame, meta: Mapping, experiment: str, behind: 
                          lambda: verdict == REPRODUCED,
                          _gates(summary, read, quality, masked=True), verdict,
                          read=summary[read])
-    judged = {p.split(":")[0] for p in parts}
-    return needs_all(c, [f"{label(m)} students" for m in behind if label(m) not in judged])
+    return needs_all(c, [f"{label(m)} students" for m in behind if m not in judged])
 
 
 def best_or_tied_claim(summary: pd.DataFrame, meta: Mapping, method: str, *others: str,
