@@ -49,9 +49,14 @@ def with_left_out_reason(claim: Claim | None, ev: Evidence, only: tuple[str, ...
     why = ev.left_out(only, methods, model)
     if not why:
         return claim
-    return replace(claim, reason="left out by this profile: " + "; ".join(
-        f"{', '.join(names)}: {reason}" for reason, names in why.items()),
-        brief=f"left out by this profile; {LEFT_OUT_BELOW}")
+    return replace(claim, reason=_left_out_text(why),
+                   brief=f"left out by this profile; {LEFT_OUT_BELOW}")
+
+
+def _left_out_text(why: dict[str, list[str]]) -> str:
+    """The report's reason for cells a profile left out (:meth:`Evidence.left_out`)."""
+    return "left out by this profile: " + "; ".join(
+        f"{', '.join(names)}: {reason}" for reason, names in why.items())
 
 
 def on_medical(judge, only: tuple[str, ...] = MEDICAL_EXPERIMENTS) -> Judge:
@@ -86,8 +91,7 @@ def on_every_architecture(judge, only: tuple[str, ...]) -> Judge:
                                                                           m).items()}
         return replace(out, evidence=out.evidence + "; " + ", ".join(
             f"{e.upper()} {label(m)}" for e in only for m in missing) + ": not run here",
-            reason=("left out by this profile: " + "; ".join(
-                f"{', '.join(names)}: {r}" for r, names in why.items())) if why else out.reason,
+            reason=_left_out_text(why) if why else out.reason,
             brief=f"left out by this profile; {LEFT_OUT_BELOW}" if why else "")
     run.reads = inner.reads
     return run
