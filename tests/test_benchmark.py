@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from tapkit import benchmark, efficiency, paired
-from tapkit.book import claims
+from tapkit.book import claims, cost_claims
 
 
 def _step(model: nn.Module, x: torch.Tensor, opt: torch.optim.Optimizer):
@@ -111,7 +111,7 @@ NONE = [0.100, 0.104, 0.098, 0.102, 0.100, 0.101]
 
 def test_speed_claim_reproduced_when_the_interval_clears_the_threshold():
     # TAP 1% slower in every round: ratio 1/1.01 = 0.990, zero spread
-    c = claims.speed_claim(_table(NONE, [t * 1.01 for t in NONE]), "cpu")
+    c = cost_claims.speed_claim(_table(NONE, [t * 1.01 for t in NONE]), "cpu")
     assert c.verdict == claims.REPRODUCED
     assert "ResNet-18: speed ×0.99 [0.99, 0.99], memory ×1.01 [1.01, 1.01]" in c.evidence
     assert c.seeds == "6 paired rounds; 3 memory passes"
@@ -120,13 +120,13 @@ def test_speed_claim_reproduced_when_the_interval_clears_the_threshold():
 def test_speed_claim_not_reproduced_when_the_interval_lies_below():
     # TAP 20-25% slower: ratios 0.80-0.83, the whole interval below 0.95
     slow = [t * f for t, f in zip(NONE, (1.2, 1.25, 1.22, 1.21, 1.24, 1.2))]
-    assert claims.speed_claim(_table(NONE, slow), "cpu").verdict == claims.NOT_REPRODUCED
+    assert cost_claims.speed_claim(_table(NONE, slow), "cpu").verdict == claims.NOT_REPRODUCED
 
 
 def test_speed_claim_inconclusive_when_noise_straddles_the_threshold():
     # one noisy round (TAP's step hit by a neighbour) widens the interval across 0.95
     noisy = [t * f for t, f in zip(NONE, (1.0, 1.0, 1.5, 0.9, 1.0, 1.05))]
-    c = claims.speed_claim(_table(NONE, noisy), "cpu")
+    c = cost_claims.speed_claim(_table(NONE, noisy), "cpu")
     assert c.verdict == claims.INCONCLUSIVE
     e = paired.speed_ratio(NONE, noisy)
     assert e.lo < 0.95 <= e.hi
@@ -134,16 +134,16 @@ def test_speed_claim_inconclusive_when_noise_straddles_the_threshold():
 
 def test_memory_alone_decides_when_speed_is_clear():
     fast = [t * 1.01 for t in NONE]
-    heavy = claims.speed_claim(_table(NONE, fast, mem_tap=(120.0, 121.0, 119.0)), "cpu")
+    heavy = cost_claims.speed_claim(_table(NONE, fast, mem_tap=(120.0, 121.0, 119.0)), "cpu")
     assert heavy.verdict == claims.NOT_REPRODUCED
-    spread = claims.speed_claim(_table(NONE, fast, mem_tap=(100.0, 104.0, 110.0)), "cpu")
+    spread = cost_claims.speed_claim(_table(NONE, fast, mem_tap=(100.0, 104.0, 110.0)), "cpu")
     assert spread.verdict == claims.INCONCLUSIVE
 
 
 def test_a_table_without_intervals_is_inconclusive():
     old = pd.DataFrame({"model": ["vgg16"], "method": ["tap"], "speed_ratio": [0.99],
                         "mem_ratio": [1.0]})
-    c = claims.speed_claim(old, "cpu")
+    c = cost_claims.speed_claim(old, "cpu")
     assert c.verdict == claims.INCONCLUSIVE and "[no interval]" in c.evidence
 
 

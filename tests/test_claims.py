@@ -6,7 +6,7 @@ import dataclasses
 import pandas as pd
 import pytest
 
-from tapkit.book import claim_table, claims, medical_claims, teacher_claims
+from tapkit.book import claim_table, claims, cost_claims, medical_claims, mnist_claims, teacher_claims
 from tapkit.book.origin import DataOrigin
 from tapkit.book.report import write_table
 from tapkit.experiments.cells import Annotation
@@ -24,7 +24,7 @@ def runs_table(rows: dict[str, list[tuple[float, float]]], status: dict | None =
 
 def test_decoy_is_learned_when_the_delta_interval_lies_below_zero():
     runs = runs_table({"none": [(0.98, 0.93), (0.98, 0.92), (0.98, 0.91)]})
-    c = claims.decoy_claim(runs, "MNIST")
+    c = mnist_claims.decoy_claim(runs, "MNIST")
     assert c.verdict == claims.REPRODUCED and c.seeds == "3 seeds"
     # Δ = -0.05, -0.06, -0.07: mean -0.060, half-width 2.484 * 0.01 = 0.0248
     assert "-0.060 [-0.085, -0.035] (3 seeds)" in c.evidence
@@ -32,29 +32,29 @@ def test_decoy_is_learned_when_the_delta_interval_lies_below_zero():
 
 def test_one_seed_gets_no_verdict_and_a_failed_run_is_not_a_seed():
     runs = runs_table({"none": [(0.98, 0.90), (0.98, float("nan"))]}, status={("none", 1): "diverged"})
-    c = claims.decoy_claim(runs, "MNIST")
+    c = mnist_claims.decoy_claim(runs, "MNIST")
     assert c.verdict == claims.NOT_TESTABLE and c.seeds == "1 seed"
     assert "1 seed, no interval" in c.evidence and "did not converge" in c.evidence
 
 
 def test_decoy_inconclusive_when_the_interval_reaches_zero_and_not_reproduced_above_it():
     runs = runs_table({"none": [(0.98, 0.98), (0.98, 0.90), (0.98, 0.99)]})
-    assert claims.decoy_claim(runs, "MNIST").verdict == claims.INCONCLUSIVE
+    assert mnist_claims.decoy_claim(runs, "MNIST").verdict == claims.INCONCLUSIVE
     # Δ = +0.010, +0.005, +0.010: the whole interval above 0, the decoy not used
     none = runs_table({"none": [(0.98, 0.99), (0.98, 0.985), (0.98, 0.99)]})
-    assert claims.decoy_claim(none, "MNIST").verdict == claims.NOT_REPRODUCED
+    assert mnist_claims.decoy_claim(none, "MNIST").verdict == claims.NOT_REPRODUCED
     # every No XS run diverged: they ran, so not testable; none at all: not run
     diverged = runs_table({"none": [(0.1, 0.1)] * 3}, status={("none", s): "diverged" for s in range(3)})
-    c = claims.decoy_claim(diverged, "MNIST")
+    c = mnist_claims.decoy_claim(diverged, "MNIST")
     assert c.verdict == claims.NOT_TESTABLE and c.reason == "no converged No XS run"
-    assert claims.decoy_claim(runs_table({"tap": [(0.9, 0.9)]}), "MNIST").verdict == claims.NOT_RUN
+    assert mnist_claims.decoy_claim(runs_table({"tap": [(0.9, 0.9)]}), "MNIST").verdict == claims.NOT_RUN
 
 
 def test_a_collapsed_seed_is_dropped_and_named():
     # seed 2's contaminated accuracy 0.15 (its own split: it trained on contaminated digits)
     # goes 0.06 of the way from a constant's 0.1 to 1: dropped
     runs = runs_table({"none": [(0.98, 0.90), (0.98, 0.91), (0.15, 0.15)]})
-    c = claims.decoy_claim(runs, "MNIST")
+    c = mnist_claims.decoy_claim(runs, "MNIST")
     assert c.seeds == "2 seeds"
     assert "seed 2 dropped: No XS did not learn the task (contaminated accuracy 0.150)" in c.evidence
 
@@ -64,26 +64,26 @@ def test_matches_uses_the_paired_difference_against_the_margin():
     close = runs_table({"tap": [(0.97, 0.955), (0.97, 0.96), (0.97, 0.965)], "rrr": base,
                         "none": decoyed})
     # differences -0.005, 0, +0.005: half-width 2.484 * 0.005 = 0.0124 > -0.02 -> reproduced
-    c = claims.matches_claim(close, "MNIST", "rrr")
+    c = mnist_claims.matches_claim(close, "MNIST", "rrr")
     assert c.verdict == claims.REPRODUCED and "0.000 [-0.012, 0.012]" in c.evidence
     # differences -0.01, 0, +0.01: the interval [-0.0248, 0.0248] spans the margin
     loose = runs_table({"tap": [(0.97, 0.95), (0.97, 0.96), (0.97, 0.97)], "rrr": base,
                         "none": decoyed})
-    assert claims.matches_claim(loose, "MNIST", "rrr").verdict == claims.INCONCLUSIVE
+    assert mnist_claims.matches_claim(loose, "MNIST", "rrr").verdict == claims.INCONCLUSIVE
     # -0.04 on every seed: wholly below -0.02
     worse = runs_table({"tap": [(0.97, 0.92)] * 3, "rrr": base, "none": decoyed})
-    assert claims.matches_claim(worse, "MNIST", "rrr").verdict == claims.NOT_REPRODUCED
+    assert mnist_claims.matches_claim(worse, "MNIST", "rrr").verdict == claims.NOT_REPRODUCED
     # No XS never took the decoy (Δ 0): nothing to match, not testable
     plain = runs_table({"tap": [(0.97, 0.955), (0.97, 0.96), (0.97, 0.965)], "rrr": base,
                         "none": base})
-    c = claims.matches_claim(plain, "MNIST", "rrr")
+    c = mnist_claims.matches_claim(plain, "MNIST", "rrr")
     assert c.verdict == claims.NOT_TESTABLE and "No XS did not take the shortcut" in c.reason
 
 
 def test_paired_difference_uses_only_seeds_both_methods_trained():
     runs = runs_table({"tap": [(0.97, 0.95), (0.97, 0.96), (0.97, 0.97)],
                        "none": [(0.98, 0.90), (0.98, 0.91)]})
-    c = claims.removes_claim(runs, "MNIST")
+    c = mnist_claims.removes_claim(runs, "MNIST")
     assert c.seeds == "2 seeds" and "0.050" in c.evidence  # mean of 0.05 and 0.05
 
 
@@ -98,37 +98,37 @@ def test_speed_claim_needs_every_architecture():
                            "mem_ratio_lo": [1.0, 1.9, 1.01, 2.0],
                            "mem_ratio_hi": [1.02, 1.9, 1.03, 2.0],
                            "mem_passes": [3, 1, 3, 1]})
-    c = claims.speed_claim(ratios, "cpu")
+    c = cost_claims.speed_claim(ratios, "cpu")
     assert c.verdict == claims.REPRODUCED and c.seeds == "20–30 paired rounds; 3 memory passes"
-    assert claims.cost_claim(ratios, "cpu", others=["rrr"]).verdict == claims.REPRODUCED
+    assert cost_claims.cost_claim(ratios, "cpu", others=["rrr"]).verdict == claims.REPRODUCED
     # "than RRR and RBR": RBR never benchmarked leaves it not run
-    c = claims.cost_claim(ratios, "cpu")
+    c = cost_claims.cost_claim(ratios, "cpu")
     assert c.verdict == claims.NOT_RUN and c.reason == "RBR not benchmarked here"
     # "uses less memory": RRR no heavier than TAP on ResNet-18 fails it
     light = ratios.assign(mem_ratio=[1.01, 1.9, 1.02, 1.0])
-    assert claims.cost_claim(light, "cpu", others=["rrr"]).verdict == claims.NOT_REPRODUCED
+    assert cost_claims.cost_claim(light, "cpu", others=["rrr"]).verdict == claims.NOT_REPRODUCED
     # an RRR out of memory on VGG-16 (the paper's RBR on DenseNet-121) is the claim's evidence
     oom = ratios.assign(status=["ok", "oom", "ok", "ok"],
                         speed_ratio=[0.97, float("nan"), 0.96, 0.35],
                         mem_ratio=[1.01, float("nan"), 1.02, 2.0])
-    assert claims.cost_claim(oom, "cpu", others=["rrr"]).verdict == claims.REPRODUCED
+    assert cost_claims.cost_claim(oom, "cpu", others=["rrr"]).verdict == claims.REPRODUCED
     # a context model (not in Table 1) is shown but decides nothing: RRR faster than TAP there
     cnn = pd.DataFrame({"model": ["two_layer_cnn"] * 2, "method": ["tap", "rrr"],
                         "speed_ratio": [0.5, 0.9], "mem_ratio": [1.0, 1.5]})
-    c = claims.cost_claim(pd.concat([ratios, cnn], ignore_index=True), "cpu", others=["rrr"])
+    c = cost_claims.cost_claim(pd.concat([ratios, cnn], ignore_index=True), "cpu", others=["rrr"])
     assert c.verdict == claims.REPRODUCED
     assert c.evidence.endswith("context, not judged (not in Table 1): two-layer CNN: TAP ×0.50 "
                                "speed, ×1.00 memory, RRR ×0.90 speed, ×1.50 memory")
-    assert claims.cost_claim(cnn, "cpu").verdict == claims.NOT_TESTABLE
+    assert cost_claims.cost_claim(cnn, "cpu").verdict == claims.NOT_TESTABLE
     # one architecture wholly below 0.95 is enough to fail the claim
     slow = ratios.assign(speed_ratio=[0.97, 0.40, 0.90, 0.35],
                          speed_ratio_lo=[0.96, 0.38, 0.88, 0.33],
                          speed_ratio_hi=[0.98, 0.42, 0.92, 0.37])
-    c = claims.speed_claim(slow, "cpu")
+    c = cost_claims.speed_claim(slow, "cpu")
     assert c.verdict == claims.NOT_REPRODUCED and "ResNet-18: speed ×0.90 [0.88, 0.92]" in c.evidence
     # one architecture straddling 0.95, the others clear: inconclusive, not a failure
     noisy = ratios.assign(speed_ratio_lo=[0.96, 0.38, 0.90, 0.33])
-    assert claims.speed_claim(noisy, "cpu").verdict == claims.INCONCLUSIVE
+    assert cost_claims.speed_claim(noisy, "cpu").verdict == claims.INCONCLUSIVE
 
 
 def test_the_two_layer_cnn_is_context_and_never_decides_the_speed_claim():
@@ -148,14 +148,14 @@ def test_the_two_layer_cnn_is_context_and_never_decides_the_speed_claim():
                            "speed_rounds": [30, 30, 12],
                            "mem_ratio": [1.0, 1.01, 1.3], "mem_ratio_lo": [1.0, 1.0, 1.3],
                            "mem_ratio_hi": [1.0, 1.02, 1.3], "mem_passes": [3, 3, 3]})
-    c = claims.speed_claim(ratios, "cpu")
+    c = cost_claims.speed_claim(ratios, "cpu")
     assert c.verdict == claims.REPRODUCED and c.seeds == "30 paired rounds; 3 memory passes"
     assert "context, not judged (not in Table 1): two-layer CNN: speed ×0.70" in c.evidence
     # the same table with the two-layer CNN judged (the old rule) would fail the claim
-    assert claims.speed_claim(ratios, "cpu", judged=set(ratios.model)).verdict == \
+    assert cost_claims.speed_claim(ratios, "cpu", judged=set(ratios.model)).verdict == \
         claims.NOT_REPRODUCED
     # TAP timed on the two-layer CNN alone (the GPU script's dry run): not testable
-    alone = claims.speed_claim(ratios[ratios.model == "two_layer_cnn"], "cpu")
+    alone = cost_claims.speed_claim(ratios[ratios.model == "two_layer_cnn"], "cpu")
     assert alone.verdict == claims.NOT_TESTABLE and "none of Table 1's deep CNNs" in alone.reason
 
 
@@ -436,11 +436,11 @@ def test_teacher_claim(count, verdict):
          "mean": 0.95, "std": 0.01, "count": count},
         {"method": "none", "annotation": Annotation.NONE, "tau": float("nan"), "split": "permuted",
          "mean": 0.90, "std": 0.01, "count": count}])
-    assert claims.teacher_claim(rows, "MNIST").verdict == verdict
+    assert mnist_claims.teacher_claim(rows, "MNIST").verdict == verdict
     if count < 2:
         return
     # judged only where the 1% teacher's masks mark the decoy better than random ones
-    weak = claims.teacher_claim(rows, "MNIST", weak="its masks mark the decoy like random ones")
+    weak = mnist_claims.teacher_claim(rows, "MNIST", weak="its masks mark the decoy like random ones")
     assert weak.verdict == claims.NOT_TESTABLE and weak.reason.startswith("its masks mark")
 
 
@@ -791,28 +791,28 @@ def test_a_comparator_that_never_ran_is_not_run_and_one_that_failed_is_not_testa
     all failed ("no converged RBR run": *not testable here*), as the report's verdicts do."""
     decoyed, tap = [(0.98, 0.90)] * 3, [(0.97, 0.955), (0.97, 0.96), (0.97, 0.965)]
     absent = runs_table({"tap": tap, "none": decoyed})
-    c = claims.matches_claim(absent, "MNIST", "rbr")
+    c = mnist_claims.matches_claim(absent, "MNIST", "rbr")
     assert c.verdict == claims.NOT_RUN and c.reason == "RBR not run"
     failed = runs_table({"tap": tap, "none": decoyed, "rbr": [(0.1, 0.1)] * 3},
                         status={("rbr", s): "diverged" for s in range(3)})
-    c = claims.matches_claim(failed, "MNIST", "rbr")
+    c = mnist_claims.matches_claim(failed, "MNIST", "rbr")
     assert c.verdict == claims.NOT_TESTABLE and c.reason == "no converged RBR run"
     # RRR judged, RBR absent: a claim about all three losses is not run, RRR's part shown
     both = runs_table({"tap": tap, "none": decoyed, "rrr": [(0.97, 0.96)] * 3})
-    c = claims.close_claim(both, "MNIST", "tap", "rrr", "rbr")
+    c = mnist_claims.close_claim(both, "MNIST", "tap", "rrr", "rbr")
     assert c.verdict == claims.NOT_RUN and c.reason == "RBR not run"
     assert "TAP − RRR (paired)" in c.evidence and "(not judged: RBR not run)" in c.evidence
-    assert claims.close_claim(both, "MNIST", "tap", "rrr").verdict == claims.REPRODUCED
+    assert mnist_claims.close_claim(both, "MNIST", "tap", "rrr").verdict == claims.REPRODUCED
     # ... unless RRR's part already fails it: TAP 0.04 below RRR on contaminated digits
     far = runs_table({"tap": [(0.93, 0.96)] * 3, "none": decoyed, "rrr": [(0.97, 0.96)] * 3})
-    assert claims.close_claim(far, "MNIST", "tap", "rrr", "rbr").verdict == claims.NOT_REPRODUCED
+    assert mnist_claims.close_claim(far, "MNIST", "tap", "rrr", "rbr").verdict == claims.NOT_REPRODUCED
     # "the models trained with XS losses are insensitive": every XS method needed
     from tapkit.book.claim_judges import xs_protect
     c = xs_protect(both, "MNIST", "tap", "rrr", "rbr")
     assert c.verdict == claims.NOT_RUN and c.reason == "RBR not run"
     assert "TAP" in c.evidence and "RRR" in c.evidence and "RBR not run" in c.evidence
     assert xs_protect(both, "MNIST", "tap", "rrr").verdict == claims.REPRODUCED
-    assert claims.removes_claim(runs_table({"none": decoyed}), "MNIST").verdict == claims.NOT_RUN
+    assert mnist_claims.removes_claim(runs_table({"none": decoyed}), "MNIST").verdict == claims.NOT_RUN
 
 
 def _overlap_runs(ig: dict[str, list[float]], act: dict[str, list[float]] | None = None,

@@ -5,7 +5,7 @@ with hand-computed intervals (t_{0.975,2} = 4.3027: three seeds of spread s give
 import pandas as pd
 import pytest
 
-from tapkit.book import claims, summary_claims
+from tapkit.book import claims, cost_claims, mnist_claims, summary_claims
 from tapkit.book.claim_specs import claims_table
 from tapkit.book.report import write_table
 
@@ -18,8 +18,8 @@ def test_close_claim_reads_contaminated_accuracy_within_the_margin():
     # contaminated TAP − RRR: −0.005, 0, +0.005 -> 0.000 [−0.012, 0.012], inside ±0.02
     near = runs_table({"tap": [(0.965, 0.96), (0.97, 0.96), (0.975, 0.96)],
                        "rrr": [(0.97, 0.95)] * 3, "rbr": [(0.93, 0.95)], "none": DECOYED})
-    assert claims.close_claim(near, "MNIST", "tap", "rrr").verdict == claims.REPRODUCED
-    c = claims.close_claim(near, "MNIST", "tap", "rrr", "rbr")
+    assert mnist_claims.close_claim(near, "MNIST", "tap", "rrr").verdict == claims.REPRODUCED
+    c = mnist_claims.close_claim(near, "MNIST", "tap", "rrr", "rbr")
     assert c.seeds == "3 seeds"
     assert "contaminated accuracy, TAP − RRR (paired): 0.000 [-0.012, 0.012]" in c.evidence
     # RBR trained one seed: shown (0.965 − 0.93), judges nothing, and the claim is about all
@@ -29,13 +29,13 @@ def test_close_claim_reads_contaminated_accuracy_within_the_margin():
     assert c.verdict == claims.NOT_TESTABLE and c.reason == "RBR trained 1 seed"
     # −0.04 on every seed: wholly outside the margin
     far = near.assign(contaminated=near.contaminated.where(near.case != "tap", 0.93))
-    assert claims.close_claim(far, "MNIST", "tap", "rrr").verdict == claims.NOT_REPRODUCED
+    assert mnist_claims.close_claim(far, "MNIST", "tap", "rrr").verdict == claims.NOT_REPRODUCED
     # −0.01, −0.02, −0.03: mean −0.02, the interval [−0.045, 0.005] crosses −0.02
     loose = runs_table({"tap": [(0.96, 0.96), (0.95, 0.96), (0.94, 0.96)],
                         "rrr": [(0.97, 0.95)] * 3, "none": DECOYED})
-    assert claims.close_claim(loose, "MNIST", "tap", "rrr").verdict == claims.INCONCLUSIVE
+    assert mnist_claims.close_claim(loose, "MNIST", "tap", "rrr").verdict == claims.INCONCLUSIVE
     # only one-seed comparators: not testable, with why
-    alone = claims.close_claim(near, "MNIST", "tap", "rbr")
+    alone = mnist_claims.close_claim(near, "MNIST", "tap", "rbr")
     assert alone.verdict == claims.NOT_TESTABLE and alone.reason == "RBR trained 1 seed"
 
 
@@ -48,7 +48,7 @@ def test_close_claim_reads_contaminated_accuracy_within_the_margin():
 def test_slightly_below_wants_rrr_ahead_by_zero_to_the_margin(diffs, verdict):
     runs = runs_table({"tap": [(0.97, 0.95)] * 3,
                        "rrr": [(0.97, 0.95 + d) for d in diffs], "none": DECOYED})
-    c = claims.slightly_below_claim(runs, "MNIST", "tap", "rrr")
+    c = mnist_claims.slightly_below_claim(runs, "MNIST", "tap", "rrr")
     assert c.verdict == verdict and "permuted accuracy, RRR − TAP (paired)" in c.evidence
 
 
@@ -64,19 +64,19 @@ def _ratios(tap_speed=1.0, rrr_speed=0.25, rrr_mem=2.0):
 
 
 def test_cost_share_is_taps_time_and_memory_over_rrrs_on_table_1s_models():
-    c = claims.cost_share_claim(_ratios(), "cpu", "tap", "rrr")
+    c = cost_claims.cost_share_claim(_ratios(), "cpu", "tap", "rrr")
     # time share 0.25 / 1.0, memory 1.0 / 2.0
     assert c.verdict == claims.REPRODUCED
     assert c.evidence.startswith("TAP ÷ RRR: time 0.25, memory 0.50 (means over DenseNet-121")
     # RRR as fast as 0.6 of No XS: TAP takes 0.6 of its time, over the 0.5 read of "circa 25%"
-    assert claims.cost_share_claim(_ratios(rrr_speed=0.6), "cpu", "tap",
+    assert cost_claims.cost_share_claim(_ratios(rrr_speed=0.6), "cpu", "tap",
                                    "rrr").verdict == claims.NOT_REPRODUCED
     # RRR's memory 1.2x No XS: TAP's share 0.83, over 0.8
-    assert claims.cost_share_claim(_ratios(rrr_mem=1.2), "cpu", "tap",
+    assert cost_claims.cost_share_claim(_ratios(rrr_mem=1.2), "cpu", "tap",
                                    "rrr").verdict == claims.NOT_REPRODUCED
-    assert claims.cost_share_claim(_ratios(), "cpu", "tap", "rbr").verdict == claims.NOT_RUN
+    assert cost_claims.cost_share_claim(_ratios(), "cpu", "tap", "rbr").verdict == claims.NOT_RUN
     # "of RRR and RBR": RBR never timed leaves it not run, RRR's share shown
-    c = claims.cost_share_claim(_ratios(), "cpu", "tap", "rrr", "rbr")
+    c = cost_claims.cost_share_claim(_ratios(), "cpu", "tap", "rrr", "rbr")
     assert c.verdict == claims.NOT_RUN and c.reason == "RBR timing: not run here"
     assert c.evidence.startswith("TAP ÷ RRR: time 0.25")
 
@@ -87,13 +87,13 @@ def _meta(device="cuda: NVIDIA H100", batch=16, size=224, peak=12_000.0):
 
 
 def test_oom_is_judged_only_on_a_gpu_at_the_papers_batch_and_size():
-    assert claims.oom_claim(_meta(), "gpu", "rbr").verdict == claims.REPRODUCED
-    assert claims.oom_claim(_meta(peak=9_000.0), "gpu", "rbr").verdict == claims.NOT_REPRODUCED
-    cpu = claims.oom_claim(_meta(device="cpu: x86_64, 1 threads", batch=4, size=64, peak=339.0),
+    assert cost_claims.oom_claim(_meta(), "gpu", "rbr").verdict == claims.REPRODUCED
+    assert cost_claims.oom_claim(_meta(peak=9_000.0), "gpu", "rbr").verdict == claims.NOT_REPRODUCED
+    cpu = cost_claims.oom_claim(_meta(device="cpu: x86_64, 1 threads", batch=4, size=64, peak=339.0),
                            "cpu", "rbr")
     assert cpu.verdict == claims.NOT_TESTABLE
     assert cpu.evidence == "peak memory 339 MB at batch 4 of 64 px on cpu: x86_64, 1 threads"
-    assert claims.oom_claim({"rows": []}, "cpu", "rbr").verdict == claims.NOT_RUN
+    assert cost_claims.oom_claim({"rows": []}, "cpu", "rbr").verdict == claims.NOT_RUN
 
 
 def _summary(rows, column="teacher"):

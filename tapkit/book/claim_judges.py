@@ -1,6 +1,6 @@
 """How a registered claim reads the build's tables: the adapters between the claim registry
-(:mod:`.claim_specs`) and the judges (:mod:`.claims`, :mod:`.medical_claims`,
-:mod:`.teacher_claims`, ...).
+(:mod:`.claim_specs`) and the judges (:mod:`.mnist_claims`, :mod:`.cost_claims`,
+:mod:`.medical_claims`, :mod:`.teacher_claims`, ...).
 
 An ``on_*`` function wraps a judge for one kind of table (Setting 1's per-run tables, the
 appendix architectures', the overlap maps', the MNIST summaries, the medical Setting-2 students')
@@ -21,15 +21,15 @@ from ..experiments.setting1 import cases
 from ..methods import comparators, proposed_method
 from ..models import Role, models_where
 from ..sources import MEDICAL_EXPERIMENTS
-from .claims import (NOT_RUN, NOT_TESTABLE, Claim, cost_claim, cost_share_claim, every_part,
-                     needs_all,
-                     matches_claim, oom_claim, removes_claim, teacher_claim)
+from .claims import NOT_RUN, NOT_TESTABLE, Claim, every_part, needs_all
+from .cost_claims import cost_claim, cost_share_claim, oom_claim
 from .distillation_claims import second_order_cost_claim
 from .evidence import Evidence, Judge, Methods
 from .labels import in_prose, label
 from .medical_claims import (matches_at_cost_claim, reemerge_claim,
                              reemerges_in_layers_claim, suppresses_claim)
 from .medical_notes import LEFT_OUT_HEADING
+from .mnist_claims import matches_claim, removes_claim, teacher_claim
 from .origin import DataOrigin
 from .teacher_claims import students_beat_teachers_claim
 from .thresholds import ANNOTATION_LIFT
@@ -190,7 +190,7 @@ def on_speed(judge) -> Judge:
 
 
 def cost(ev: Evidence, methods: Methods = ()):
-    """:func:`.claims.cost_claim` of the claim's method (first) against the others."""
+    """:func:`.cost_claims.cost_claim` of the claim's method (first) against the others."""
     if ev.ratios is None:
         return None
     return cost_claim(ev.ratios, ev.speed_label(), *methods[:1], methods[1:] or None)
@@ -219,14 +219,14 @@ second_order_cost.reads = ("mnist_kd_runs", "mnist_kd_memory")
 
 
 def cost_share(ev: Evidence, methods: Methods = ()):
-    """:func:`.claims.cost_share_claim` of the claim's method (first) against the others."""
+    """:func:`.cost_claims.cost_share_claim` of the claim's method (first) against the others."""
     if ev.ratios is None:
         return None
     return cost_share_claim(ev.ratios, ev.speed_label(), *methods)
 
 
 def oom(ev: Evidence, methods: Methods = ()):
-    """:func:`.claims.oom_claim` from the speed table's rows (its metadata)."""
+    """:func:`.cost_claims.oom_claim` from the speed table's rows (its metadata)."""
     frame, meta = ev.table("speed_memory")
     return None if frame is None else oom_claim(meta, ev.speed_label(), *methods[:1])
 
@@ -297,7 +297,7 @@ def matches_at_cost(ev: Evidence, methods: Methods = ()):
 
 
 def mnist_teacher(ev: Evidence, methods: Methods = ()):
-    """:func:`.claims.teacher_claim` on the MNIST Setting-2 table, not judged where the 1%
+    """:func:`.mnist_claims.teacher_claim` on the MNIST Setting-2 table, not judged where the 1%
     teacher's masks mark the decoy no better than random ones (:func:`weak_mnist_teachers`)."""
     frame, _ = ev.table("mnist_teacher")
     if frame is None:
@@ -341,7 +341,7 @@ def on_teacher_table(judge, *args, table: str = "medical_teacher") -> Judge:
 
 def matches(runs: pd.DataFrame, data: str, method: str | None = None,
              other: str | None = None) -> Claim:
-    """:func:`.claims.matches_claim` with the claim's methods in its order (claimed first)."""
+    """:func:`.mnist_claims.matches_claim` with the claim's methods in its order (claimed first)."""
     return matches_claim(runs, data, other, method)
 
 

@@ -31,12 +31,13 @@ from .claim_judges import (EXTRA_RUNS, KD_TABLE, cost, cost_share, matches, matc
                            reemerge_each, reemerges_in_layers, second_order_cost, students_beat,
                            suppresses_in, xs_protect)
 from .claim_needs import Needs
-from .claims import (NOT_RUN, NOT_TESTABLE, Claim, close_claim, decoy_claim,
-                     slightly_below_claim, speed_claim)
+from .claims import NOT_RUN, NOT_TESTABLE, Claim
+from .cost_claims import speed_claim
 from .distillation_claims import behind_claim, best_or_tied_claim, distillation_on_tag_claim
 from .evidence import Evidence, Judge, Methods
 from .medical_claims import (ig_overlap_claim, keeps_off_claim, little_reliance_claim,
                              no_xs_relies_claim)
+from .mnist_claims import close_claim, decoy_claim, slightly_below_claim
 from .report import paper_values
 from .summary_claims import (annotation_robust_claim, fail_to_protect_claim, kd_drops_claim,
                              kd_matches_claim)

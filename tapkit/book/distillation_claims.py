@@ -18,7 +18,7 @@ import pandas as pd
 from ..experiments.cells import Annotation
 from ..paired import ratio_interval
 from .claims import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, REPRODUCED, Claim,
-                     _combined, keeps_verdict, needs_all, within_verdict)
+                     combined, keeps_verdict, needs_all, within_verdict)
 from .labels import label
 from .medical_claims import RELIANCE, _reliances
 from .teacher_claims import (CLAIM_TAU, _medical_verdict, score_difference, unlearned_students,
@@ -72,8 +72,8 @@ def distillation_on_tag_claim(summary: pd.DataFrame, meta: Mapping, experiment: 
     if not found:
         return Claim(claim, WHERE, f"no {named} student on {experiment.upper()}", "—",
                      experiment.upper(), NOT_RUN, reason=f"this build trained no {named} student")
-    verdict = _combined([REPRODUCED if relies(d) else NOT_REPRODUCED if d.hi < MARGIN
-                         else INCONCLUSIVE for _, _, d in found])
+    verdict = combined([REPRODUCED if relies(d) else NOT_REPRODUCED if d.hi < MARGIN
+                        else INCONCLUSIVE for _, _, d in found])
     evidence = (f"{RELIANCE} — " + "; ".join(f"{label(m)} {label(c)} {d.text()}"
                                             for m, c, d in found)
                 + _absent(methods, {c for _, c, _ in found}))
@@ -111,7 +111,7 @@ def behind_claim(summary: pd.DataFrame, meta: Mapping, experiment: str, behind: 
                      f"{label(other)} students", "—", experiment.upper(), NOT_RUN,
                      reason=f"this build trained no {label(method)} and {label(other)} students "
                      f"of one architecture on {experiment.upper()}")
-    verdict = _combined(verdicts)
+    verdict = combined(verdicts)
     c = _medical_verdict(claim, WHERE, "permuted score — " + "; ".join(parts), meta,
                          lambda: verdict == REPRODUCED,
                          _gates(summary, read, quality, masked=True), verdict,
@@ -136,7 +136,7 @@ def best_or_tied_claim(summary: pd.DataFrame, meta: Mapping, method: str, *other
         if method not in by.index or not set(others) & set(by.index):
             continue
         ds = {o: score_difference(by.loc[method], by.loc[o], exp) for o in others if o in by.index}
-        cell = _combined([keeps_verdict(d.lo, d.hi, -MARGIN) for d in ds.values()])
+        cell = combined([keeps_verdict(d.lo, d.hi, -MARGIN) for d in ds.values()])
         verdicts.append(cell)
         parts.append(f"{exp.upper()} {label(model)}: " + ", ".join(
             f"{label(method)} − {label(o)} {d.text()}" for o, d in ds.items()) + f" — {cell}")
@@ -206,4 +206,4 @@ def second_order_cost_claim(runs: pd.DataFrame, meta: Mapping, method: str, *oth
         return Claim(claim, where, evidence, seeds_text, data, NOT_RUN,
                      reason="this build measured no step memory of "
                      + ", ".join(map(label, missing)))
-    return Claim(claim, where, evidence, seeds_text, data, _combined(verdicts))
+    return Claim(claim, where, evidence, seeds_text, data, combined(verdicts))

@@ -1,13 +1,13 @@
-"""The claims of the paper about deep CNNs on PNEU and KNEE, judged as :mod:`.claims` judges the
-MNIST ones. Setting 1's claims (TAP keeps deep CNNs off the tag; RRR/RBR let it re-emerge on some
-architectures; TAP matches RRR and RBR at a fraction of their cost) read the per-run tables
-``<experiment>_gt_runs`` and judge paired differences over seeds; they are judged on the digits
-stand-in too when it trained several seeds, labelled as the stand-in's; the overlap chapter's
-claims read its per-run table the same way. Setting 2's claims are in :mod:`.teacher_claims`.
-Whether a table is on the paper's data is its provenance's typed ``origin``
-(:class:`.origin.DataOrigin`); each method's evidence is its reliance on the tag
-(:func:`tapkit.metrics.tag_reliance`: what the metric worsens by when the tag is swapped, positive
-when the model uses it), judged against :mod:`.thresholds`."""
+"""The claims of the paper about deep CNNs on PNEU and KNEE, judged by :mod:`.claims`' rules, as
+:mod:`.mnist_claims` judges the MNIST ones. Setting 1's claims (TAP keeps deep CNNs off the tag;
+RRR/RBR let it re-emerge on some architectures; TAP matches RRR and RBR at a fraction of their
+cost) read the per-run tables ``<experiment>_gt_runs`` and judge paired differences over seeds;
+they are judged on the digits stand-in too when it trained several seeds, labelled as the
+stand-in's; the overlap chapter's claims read its per-run table the same way. Setting 2's claims
+are in :mod:`.teacher_claims`. Whether a table is on the paper's data is its provenance's typed
+``origin`` (:class:`.origin.DataOrigin`); each method's evidence is its reliance on the tag
+(:func:`tapkit.metrics.tag_reliance`: what the metric worsens by when the tag is swapped,
+positive when the model uses it), judged against :mod:`.thresholds`."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from ..methods import comparators, no_xs, proposed_method
 from ..metrics import tag_reliance, task_metric
 from ..seedstats import Estimate, from_summary, mean_ci, paired_difference
 from .claims import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, REPRODUCED, Claim,
-                     _combined, _few_reason, keeps_verdict, on_seeds, per_seed)
+                     combined, few_reason, keeps_verdict, on_seeds, per_seed)
 from .preconditions import judged_seeds
 from .labels import label
 from .origin import DataOrigin
@@ -91,13 +91,13 @@ def keeps_off_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str],
         name = _name(exp, model)
         if len(seeds.kept) < 2:
             parts.append(f"{name}: not testable{seeds.note(name)}")
-            why.append(f"{name}: {_few_reason(seeds)}")
+            why.append(f"{name}: {few_reason(seeds)}")
             continue
         n_e, t_e = (mean_ci(list(v.values()), bounds=metric.range(1)) for v in (none, tap))
         d = paired_difference(none, tap, bounds=metric.range(2))
         n_min = d.n if n_min is None else min(n_min, d.n)
-        verdict = _combined([keeps_verdict(d.lo, d.hi, MARGIN),
-                             keeps_verdict(t_e.lo, t_e.hi, LEARNED, higher_is_better=False)])
+        verdict = combined([keeps_verdict(d.lo, d.hi, MARGIN),
+                            keeps_verdict(t_e.lo, t_e.hi, LEARNED, higher_is_better=False)])
         results.append(verdict)
         parts.append(f"{name}: No XS {n_e.text()}, {own} {t_e.text()}, paired No XS − {own} "
                      f"{d.text()} — {verdict}{seeds.note(name)}")
@@ -141,7 +141,7 @@ def _no_xs_claim(claim: str, where: str, runs: Mapping[str, pd.DataFrame],
         seeds = judged_seeds(rows, rel, [no_xs()], task_metric(exp), shortcut=False)
         if len(seeds.kept) < 2:
             parts.append(f"{name}: not testable{seeds.note(name)}")
-            why.append(f"{name}: {_few_reason(seeds)}")
+            why.append(f"{name}: {few_reason(seeds)}")
             continue
         e = mean_ci(list(on_seeds(per_seed(rows, no_xs(), rel), seeds.kept).values()),
                     bounds=task_metric(exp).range(1))
@@ -186,7 +186,7 @@ def reemerge_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str],
             seeds = _cell_seeds(rows, rel, exp, [no_xs(), method])
             if len(seeds.kept) < 2:
                 parts.append(f"{name}: not testable{seeds.note(name)}")
-                why.append(f"{name}: {_few_reason(seeds)}")
+                why.append(f"{name}: {few_reason(seeds)}")
                 continue
             e = mean_ci(list(on_seeds(per_seed(rows, method, rel), seeds.kept).values()),
                         bounds=task_metric(exp).range(1))
@@ -239,7 +239,7 @@ def _recall_gap(overlap, runs, layers, lower: str, higher: str):
     for _, name, seeds, high, low in _recall_cells(overlap, runs, layers, lower, higher):
         if min(len(high), len(low)) < 2:
             parts.append(f"{name}: not testable{seeds.note(name)}")
-            why.append(f"{name}: {_few_reason(seeds)}")
+            why.append(f"{name}: {few_reason(seeds)}")
             continue
         high_e, low_e = (mean_ci(list(v.values()), bounds=(0.0, 1.0)) for v in (high, low))
         d = paired_difference(high, low, bounds=(-1.0, 1.0))
@@ -299,7 +299,7 @@ def ig_overlap_claim(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame],
                                                          no_xs(), "precision"):
         if len(tap) < 2:
             parts.append(f"{name}: not testable{seeds.note(name)}")
-            why.append(f"{name}: {_few_reason(seeds)}")
+            why.append(f"{name}: {few_reason(seeds)}")
             continue
         tags = float(share.get(dataset, PAPER_TAG_SHARE))
         bound = bounds.setdefault(dataset, (theorem1_bound(tags), tags))[0]
@@ -375,7 +375,7 @@ def matches_at_cost_claim(runs: Mapping[str, pd.DataFrame], ratios: pd.DataFrame
         seeds = _cell_seeds(rows, rel, exp, [no_xs(), method, other])
         if len(seeds.kept) < 2:
             parts.append(f"{name}: not testable{seeds.note(name)}")
-            why.append(f"{name}: {_few_reason(seeds)}")
+            why.append(f"{name}: {few_reason(seeds)}")
             continue
         d = paired_difference(on_seeds(per_seed(rows, method, score), seeds.kept),
                               per_seed(rows, other, score), bounds=metric.range(1))
@@ -390,7 +390,7 @@ def matches_at_cost_claim(runs: Mapping[str, pd.DataFrame], ratios: pd.DataFrame
                                 t.speed_ratio_hi - r.speed_ratio_lo, 0.0)
         (t_lo, t_hi), (r_lo, r_hi) = _memory_ends(t), _memory_ends(r)
         lighter = keeps_verdict(r_lo - t_hi, r_hi - t_lo, 0.0)
-        verdict = _combined([keeps_verdict(d.lo, d.hi, -MARGIN), cheaper, lighter])
+        verdict = combined([keeps_verdict(d.lo, d.hi, -MARGIN), cheaper, lighter])
         results.append(verdict)
         parts.append(f"{name}: permuted score, {own} − {theirs} (paired) {d.text()}; {_a(own)} step "
                      f"costs {r.speed_ratio / t.speed_ratio:.2f} of {_a(theirs)} step's time and "
@@ -441,7 +441,7 @@ def _a(name: str) -> str:
 def _judged_runs(claim: str, where: str, evidence: str, data: Mapping[str, str],
                  origins: Mapping[str, DataOrigin | None], seeds: int,
                  results: Sequence[str], why: Sequence[str] = ()) -> Claim:
-    """A claim on per-run tables: the cells' verdicts combined (:func:`.claims._combined`: any
+    """A claim on per-run tables: the cells' verdicts combined (:func:`.claims.combined`: any
     not reproduced, not reproduced; all reproduced, reproduced; else inconclusive); *not
     testable here* when no cell could be judged (``why``: each cell's reason) or the table does
     not record whether its data are the paper's; *not run* when no cell measured it. Judged on
@@ -456,7 +456,7 @@ def _judged_runs(claim: str, where: str, evidence: str, data: Mapping[str, str],
                      "its table does not record whether its data are the paper's (rebuild it)")
     if results:
         return Claim(claim, where, prefix + evidence, seeds_text, data_text,
-                     _combined(list(results)), standin=standin)
+                     combined(list(results)), standin=standin)
     if why:
         return Claim(claim, where, prefix + evidence, seeds_text, data_text, NOT_TESTABLE,
                      standin, "; ".join(why))

@@ -2,10 +2,10 @@
 (:data:`CLAIMS`, fixed) and what this build found, computed from the chapter's own results.
 
 The ``found`` functions are pure (tables and tensors in, one or two sentences out) and reuse the
-reproduction report's judgements (:mod:`.claims`, :mod:`.medical_claims`) where the report judges
-the chapter's claim, so that a page and the report never disagree. This module holds the
-paragraph, the claims and the MNIST, benchmark and report chapters; :mod:`.openings_medical`
-those on PNEU, KNEE and their stand-in. A chapter shows its opening with
+reproduction report's judgements (:mod:`.mnist_claims`, :mod:`.medical_claims`, ...) where the
+report judges the chapter's claim, so that a page and the report never disagree. This module
+holds the paragraph, the claims and the MNIST, benchmark and report chapters;
+:mod:`.openings_medical` those on PNEU, KNEE and their stand-in. A chapter shows its opening with
 :meth:`.chapter.Chapter.opening`.
 """
 
@@ -23,8 +23,9 @@ from ..metrics import tag_reliance, task_metric
 from .claim_judges import TEACHER_TABLES
 from .claim_specs import page_claims
 from .evidence import Evidence
-from .claims import NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, VERDICTS, cost_claim, decoy_claim, \
-    matches_claim, removes_claim, speed_claim, verdicts
+from .claims import NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, VERDICTS, verdicts
+from .cost_claims import cost_claim, speed_claim
+from .mnist_claims import decoy_claim, matches_claim, removes_claim
 from .openings_medical import extra_found, medical_found, medical_kd_found, \
     medical_teachers_found, overlap_found, visual_found  # noqa: F401  (the chapters' functions)
 from .labels import count, in_prose, lam_text

@@ -162,7 +162,7 @@ def _source(source: Any, experiment: str | None) -> str:
     text = str(source) if source is not None else "$TAPKIT_DATA"
     if experiment in MEDICAL_EXPERIMENTS:
         name = experiment.upper()
-        return (f"the digits stand-in (the box above)" if text == "embedded" else
+        return ("the digits stand-in (the box above)" if text == "embedded" else
                 f"the {name} images" + (f" (`{text}`)" if source is not None else ""))
     noise = getattr(source, "label_noise", 0.0)
     if noise:

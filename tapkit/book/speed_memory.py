@@ -15,10 +15,12 @@ import pandas as pd
 from ..benchmark import model_spec
 from ..experiments.protocols import BenchProtocol
 from ..experiments.table1 import Table1, architectures, specs
-from ..methods import get_method, no_xs
+from ..methods import get_method, no_xs, proposed_method
 from . import medical, report
+from .claims import keeps_verdict
 from .labels import interval_text, label
 from .profile_notes import _and, loss_form
+from .thresholds import KEEPS
 
 
 def stored_meta(table: str | Path, settings: Mapping[str, Any], models: Sequence[str],
@@ -148,14 +150,12 @@ def ratios_figure(ratios: pd.DataFrame, names: Sequence[str], methods: Sequence[
     return fig
 
 
-def tap_checks(ratios: pd.DataFrame, arch: Mapping[str, str], keeps: float) -> pd.DataFrame:
+def tap_checks(ratios: pd.DataFrame, arch: Mapping[str, str],
+               keeps: float = KEEPS) -> pd.DataFrame:
     """The paper's method against No XS per architecture: its speed and memory ratios with their
     95% intervals and the verdict of each against ``keeps`` (speed at least ``keeps``, memory at
     most 1/``keeps``: :func:`.claims.keeps_verdict`), and the noise floor (No XS measured
     again, against No XS)."""
-    from ..methods import proposed_method
-    from .claims import keeps_verdict
-
     own = ratios[ratios.method == proposed_method()].set_index("model")
     again = ratios[ratios.method == "none_again"].set_index("model")
     name = label(proposed_method())

@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..experiments.cells import Annotation
 from ..methods import is_xs, no_xs, proposed_method
-from .claims import (NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, Claim, _combined, keeps_verdict,
+from .claims import (NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, Claim, combined, keeps_verdict,
                      summary_difference, within_verdict)
 from .labels import label
 from .thresholds import MARGIN
@@ -57,7 +57,7 @@ def _judge(claim: str, where: str, data: str, summary: pd.DataFrame,
            pairs: list[tuple[Case, Case, Rule]], split: str = "permuted",
            every: bool = False, weak: Mapping[str, str] | None = None) -> Claim:
     """Each pair ``(a, b, rule)``: ``split`` accuracy ``a − b`` judged by ``rule(lo, hi)``; the
-    verdicts joined by :func:`.claims._combined`. A missing case: *not run*, or, as the report's
+    verdicts joined by :func:`.claims.combined`. A missing case: *not run*, or, as the report's
     other claims, named beside a verdict on the pairs that ran; with ``every`` (a claim whose
     parts say different things, each needed) a missing part leaves it *not run* unless a part
     that ran already fails it. A pair without an interval (one seed): *not testable here*; so is
@@ -94,7 +94,7 @@ def _judge(claim: str, where: str, data: str, summary: pd.DataFrame,
                      reason="; ".join(why + ([not_trained] if missing else [])))
     aside = f" (not judged: {not_trained})" if missing else ""
     aside += f" (not judged: {'; '.join(skipped)})" if skipped else ""
-    verdict = _combined(verdicts)
+    verdict = combined(verdicts)
     if every and skipped and verdict != NOT_REPRODUCED:
         return Claim(claim, where, evidence + aside, seeds, data, NOT_TESTABLE,
                      reason="; ".join(skipped))

@@ -17,7 +17,7 @@ from ..methods import comparators, no_xs, proposed_method
 from ..metrics import task_metric
 from ..seedstats import Estimate, from_summary
 from .claims import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, REPRODUCED, Claim,
-                     Verdict, _combined, keeps_verdict, needs_all, within_verdict)
+                     Verdict, combined, keeps_verdict, needs_all, within_verdict)
 from .labels import in_prose, label
 from .medical_claims import RELIANCE, _in_some_cell, _reliances
 from .medical_notes import constant_score
@@ -240,7 +240,7 @@ def teachers_alike_claim(summary: pd.DataFrame, meta: Mapping, method: str | Non
                      reason="this build trained no TAP students of both teachers")
     why = ([w for w in weak_teachers(quality, CLAIM_TAU) if w.startswith("PNEU")]
            + unlearned_students(summary[read], "pneu"))
-    verdict = _combined(verdicts)
+    verdict = combined(verdicts)
     return _medical_verdict(claim, "Setting 2, l.404", f"permuted F-score within ±{MARGIN:g} — "
                             + "; ".join(parts), meta, lambda: verdict == REPRODUCED, why, verdict)
 
@@ -271,7 +271,7 @@ def comparators_on_tag_claim(summary: pd.DataFrame, meta: Mapping, experiment: s
                                      if quality is not None else None, CLAIM_TAU)
             if w.startswith(experiment.upper())]
            + unlearned_students(summary[read], experiment))
-    verdict = _combined(verdicts)
+    verdict = combined(verdicts)
     gone = [label(m) for m in methods if m not in {m for _, m, _ in found}]
     c = _medical_verdict(claim, "App. RRR/RBR with teacher annotations",
                          f"{RELIANCE} — " + "; ".join(parts)
@@ -313,7 +313,7 @@ def students_beat_teachers_claim(summary: pd.DataFrame, performance: pd.DataFram
     if not parts:
         return Claim(claim, "Setting 2, l.404", "no PNEU student of a measured teacher", "—",
                      "PNEU", NOT_RUN, reason="no TAP student and teacher of this build to compare")
-    verdict = _combined(verdicts)
+    verdict = combined(verdicts)
     c = _medical_verdict(claim, "Setting 2, l.404", "permuted F-score — " + "; ".join(parts),
                          meta, lambda: verdict == REPRODUCED, why, verdict, read=students)
     # "outperform both the 10%- and the 1%-teacher": each teacher's students needed

@@ -1,7 +1,8 @@
 """The thresholds behind every verdict and finding of the book, in one place: the claims of the
-reproduction report (:mod:`.claims`, :mod:`.medical_claims`), the chapters' openings
-(:mod:`.openings`, :mod:`.openings_medical`), the medical chapters' findings (:mod:`.medical`,
-:mod:`.medical_setting2`) and the report's figures (:mod:`.report`) read them from here.
+reproduction report (:mod:`.mnist_claims`, :mod:`.cost_claims`, :mod:`.medical_claims`, ...), the
+chapters' openings (:mod:`.openings`, :mod:`.openings_medical`), the medical chapters' findings
+(:mod:`.medical`, :mod:`.medical_setting2`) and the report's figures (:mod:`.report`) read them
+from here.
 
 The paper states none of these numbers: it compares means by eye ("TAP ... still matches RRR and
 RBR very closely"). They are this companion's reading of its words, named so that a reader can

@@ -1,0 +1,221 @@
+"""The Decoy-MNIST claims (the paper's Setting 1 and its 1%-teacher claim on MNIST): No XS
+learns the decoy, an XS method protects the two-layer CNN from it, TAP matches RRR and RBR.
+
+Each compares methods as a paired difference over the seeds where every run learned the task and
+No XS took the decoy (:data:`.thresholds.DECOY_TAKEN`); the verdict rules are :mod:`.claims`'.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..experiments.cells import Annotation, tau_text
+from ..methods import comparators, no_xs, proposed_method
+from ..seedstats import Estimate, mean_ci, paired_difference
+from .claims import (ACCURACY, NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, Claim, combined, few_reason,
+                     keeps_verdict, on_seeds, per_seed, summary_difference, untestable,
+                     within_verdict)
+from .labels import label
+from .preconditions import judged_seeds
+from .thresholds import DECOY_TAKEN, MARGIN
+
+
+def _delta(frame: pd.DataFrame) -> pd.Series:
+    return frame["permuted"] - frame["contaminated"]
+
+
+def _permuted(frame: pd.DataFrame) -> pd.Series:
+    return frame["permuted"]
+
+
+def _seeds(e: Estimate) -> str:
+    return f"{e.n} seed{'s' if e.n != 1 else ''}"
+
+
+def decoy_claim(runs: pd.DataFrame, data: str) -> Claim:
+    """No XS learns the decoy: its accuracy falls when the decoy is permuted (Δ < 0 over the
+    seeds where No XS learned the task; inconclusive when the interval reaches 0)."""
+    claim, where = "No XS learns the decoy on MNIST", "Results, Fig. MNIST; App. Table gt_mnist"
+    seeds = judged_seeds(runs, -_delta(runs), [no_xs()], ACCURACY, shortcut=False)
+    every = per_seed(runs, no_xs(), _delta(runs))
+    if not every:  # none ran (not run), or every one that ran failed (not testable)
+        gone = _absence(runs, [no_xs()])
+        return Claim(claim, where, gone or "no converged No XS run", "0 seeds", data,
+                     NOT_RUN if gone.endswith("not run") else NOT_TESTABLE,
+                     reason=gone or "no No XS run converged")
+    d = mean_ci((on_seeds(every, seeds.kept) or every).values(), bounds=ACCURACY.range(1))
+    evidence = f"No XS Δ-accuracy (permuted − contaminated) {d.text()}" + seeds.note("No XS")
+    if len(seeds.kept) < 2:
+        return untestable(claim, where, evidence, _seeds(d), data, few_reason(seeds))
+    return Claim(claim, where, evidence, _seeds(d), data,
+                 keeps_verdict(d.lo, d.hi, 0.0, higher_is_better=False))
+
+
+def _mnist_comparison(runs: pd.DataFrame, methods: list[str]):
+    """The seeds an MNIST comparison of ``methods`` with No XS is judged on: every run learned
+    the task and No XS took the decoy (:data:`.thresholds.DECOY_TAKEN`)."""
+    return judged_seeds(runs, -_delta(runs), methods, ACCURACY, shortcut=True, took=DECOY_TAKEN)
+
+
+def removes_claim(runs: pd.DataFrame, data: str, method: str | None = None) -> Claim:
+    """An XS method (None: the paper's own, :func:`tapkit.methods.proposed_method`) protects the
+    model: its permuted-decoy accuracy beats No XS's (paired, on the seeds where both learned the
+    task and No XS took the decoy)."""
+    method = method or proposed_method()
+    name = label(method)
+    claim = f"{name} protects the two-layer CNN from the decoy (beats No XS on permuted digits)"
+    if (gone := _absence(runs, [method, no_xs()])):
+        kind = NOT_RUN if "not run" in gone else NOT_TESTABLE
+        return Claim(claim, "Results, Fig. MNIST", gone, "0 seeds", data, kind, reason=gone)
+    seeds = _mnist_comparison(runs, [method, no_xs()])
+    permuted = _permuted(runs)
+    a, b = per_seed(runs, method, permuted), per_seed(runs, no_xs(), permuted)
+    kept = on_seeds(a, seeds.kept)
+    diff = paired_difference(kept or a, b, bounds=ACCURACY.range(1))
+    evidence = (f"permuted accuracy, {name} − No XS (paired): {diff.text()}"
+                + seeds.note("MNIST"))
+    if len(seeds.kept) < 2:
+        return untestable(claim, "Results, Fig. MNIST", evidence, _seeds(diff), data,
+                          few_reason(seeds))
+    return Claim(claim, "Results, Fig. MNIST", evidence, _seeds(diff), data,
+                 keeps_verdict(diff.lo, diff.hi, 0.0))
+
+
+def _absence(runs: pd.DataFrame, cases: list[str]) -> str:
+    """Why ``cases`` cannot be compared, in words that keep apart a case that never ran ("RBR
+    not run") and one whose runs all failed ("no converged RBR run"); "" when all converged."""
+    ok, ran = set(runs.loc[runs["status"] == "ok", "case"]), set(runs["case"])
+    return "; ".join(f"{label(c)} not run" if c not in ran else f"no converged {label(c)} run"
+                     for c in cases if c not in ok)
+
+
+def matches_claim(runs: pd.DataFrame, data: str, other: str | None = None,
+                  method: str | None = None) -> Claim:
+    """TAP (``method``; None: the paper's own) matches RRR/RBR (``other``; None: the first
+    comparator, :func:`tapkit.methods.comparators`) on MNIST: its permuted accuracy is not worse
+    than ``other``'s by more than :data:`MARGIN` (the paired difference's interval lies above
+    −MARGIN; wholly below it: not reproduced; across it: inconclusive), on the seeds where every
+    run learned the task and No XS took the decoy."""
+    method, other = method or proposed_method(), other or comparators()[0]
+    claim = f"{label(method)} matches {label(other)} on MNIST (within {MARGIN:g} accuracy)"
+    return _paired_claim(runs, data, claim, "App. gt_mnist: \"TAP ... still matches RRR and RBR "
+                         "very closely\"", method, (other,), "permuted",
+                         lambda lo, hi: keeps_verdict(lo, hi, -MARGIN))
+
+
+def close_claim(runs: pd.DataFrame, data: str, method: str | None = None,
+                *others: str) -> Claim:
+    """On MNIST's contaminated digits the XS losses score alike (the paper: "at first glance,
+    the different losses result in very similar performances", RRR 0.987, RBR 0.992, TAP
+    0.983): ``method``'s contaminated accuracy (None: the paper's own) lies within
+    :data:`MARGIN` of each of ``others`` (None: the comparators), as a paired difference over
+    the seeds where every run learned the task and No XS took the decoy
+    (:func:`within_verdict`). A comparator trained on fewer than two such seeds is shown and
+    judges nothing."""
+    method = method or proposed_method()
+    others = others or tuple(comparators())
+    claim = (f"{' and '.join(map(label, (method, *others)))} score alike on contaminated digits "
+             f"(within {MARGIN:g} accuracy)")
+    return _paired_claim(runs, data, claim, "Results, Fig. MNIST; App. gt_mnist", method, others,
+                         "contaminated", lambda lo, hi: within_verdict(lo, hi, MARGIN), every=True)
+
+
+def slightly_below_claim(runs: pd.DataFrame, data: str, method: str | None = None,
+                         *others: str) -> Claim:
+    """The paper's concession on MNIST: RRR and RBR (``others``) slightly outperform TAP
+    (``method``) on permuted digits, yet match it very closely (permuted 0.987 and 0.982
+    against 0.979). Reproduced when each paired difference ``other − method`` lies within
+    [0, :data:`MARGIN`]; not reproduced when it lies wholly outside (TAP clearly better, or
+    clearly worse than "very closely"); a comparator on fewer than two judged seeds is shown
+    and judges nothing."""
+    method = method or proposed_method()
+    others = others or tuple(comparators())
+    claim = (f"{' and '.join(map(label, others))} slightly outperform {label(method)} on "
+             f"permuted digits (by 0 to {MARGIN:g} accuracy)")
+
+    def verdict(lo: float, hi: float) -> str:  # other − method in [0, MARGIN]
+        return within_verdict(lo - MARGIN / 2, hi - MARGIN / 2, MARGIN / 2)
+    return _paired_claim(runs, data, claim, "App. gt_mnist: \"TAP is slightly outperformed by "
+                         "RRR and RBR\"", method, others, "permuted", verdict, reverse=True,
+                         every=True)
+
+
+def _paired_claim(runs: pd.DataFrame, data: str, claim: str, where: str, method: str,
+                  others: tuple[str, ...], split: str, verdict, reverse: bool = False,
+                  every: bool = False) -> Claim:
+    """One paired difference of ``split``'s accuracy per comparator in ``others`` (``method −
+    other``; ``other − method`` with ``reverse``), each on the seeds where its runs learned the
+    task and No XS took the decoy; ``verdict(lo, hi)`` judges each comparator with two or more
+    such seeds, and :func:`combined` joins them. ``every``: a claim about all of ``others``
+    together ("RRR and RBR slightly outperform TAP"), whose comparators are each needed: one
+    not judged leaves it *not run* (it never ran) or *not testable here* (it ran and could not
+    be judged), unless a judged one already fails it."""
+    parts, verdicts, notes, counts, shown = [], [], [], [], []
+    for other in others:
+        if (gone := _absence(runs, [method, other, no_xs()])):
+            notes.append(gone)
+            continue
+        seeds = _mnist_comparison(runs, [method, other, no_xs()])
+        a = per_seed(runs, method, runs[split])
+        b = per_seed(runs, other, runs[split])
+        trained = len(b)
+        a = on_seeds(a, seeds.kept) or a
+        first, second = (b, a) if reverse else (a, b)
+        names = (other, method) if reverse else (method, other)
+        diff = paired_difference(first, second, bounds=ACCURACY.range(1))
+        parts.append(f"{split} accuracy, {label(names[0])} − {label(names[1])} (paired): "
+                     f"{diff.text()}" + (seeds.note("MNIST") if trained > 1 else ""))
+        shown.append(diff.n)
+        if trained < 2:
+            notes.append(f"{label(other)} trained {trained} seed")
+        elif len(seeds.kept) < 2:
+            notes.append(f"{label(other)}: {few_reason(seeds)}")
+        else:
+            verdicts.append(verdict(diff.lo, diff.hi))
+            counts.append(diff.n)
+    evidence = "; ".join(parts) or "no comparator ran"
+    counts = counts or shown  # the judged comparators' seeds; else those shown
+    n = ("—" if not counts else f"{min(counts)} seed{'s' if min(counts) != 1 else ''}"
+         if min(counts) == max(counts) else f"{min(counts)}–{max(counts)} seeds")
+    if not verdicts:
+        kind = NOT_RUN if not parts and all(note.endswith("not run") for note in notes) \
+            else NOT_TESTABLE
+        return Claim(claim, where, evidence, n, data, kind, reason="; ".join(notes))
+    aside = f" (not judged: {'; '.join(notes)})" if notes else ""
+    joined = combined(verdicts)
+    if every and notes and joined != NOT_REPRODUCED:
+        kind = NOT_RUN if all(note.endswith("not run") for note in notes) else NOT_TESTABLE
+        return Claim(claim, where, evidence + aside, n, data, kind, reason="; ".join(notes))
+    return Claim(claim, where, evidence + aside, n, data, joined)
+
+
+def teacher_claim(summary: pd.DataFrame, data: str, method: str | None = None,
+                  weak: str | None = None) -> Claim:
+    """TAP (``method``; None: the paper's own) with masks from a teacher trained on 1% of clean
+    data beats No XS on permuted digits. Judged only where those masks mark the decoy better than
+    random ones (``weak``: why they do not, Setting 2's precondition, from
+    :func:`.claim_judges.weak_mnist_teachers`): else the claim, that the small teacher's annotations
+    are useful, cannot be told from one about random masks."""
+    method = method or proposed_method()
+    name = label(method)
+    claim = f"{name} works with masks from a teacher trained on 1% of clean data"
+    rows = summary[summary["split"] == "permuted"]
+    tap = rows[(rows["annotation"] == Annotation.TEACHER_1) & (rows["method"] == method)]
+    none = rows[rows["annotation"] == Annotation.NONE]
+    if tap.empty or none.empty:
+        return Claim(claim, "Setting 2, Fig. ts", f"no 1%-teacher {name} run in this build", "—",
+                     data, NOT_RUN)
+    t, n = tap.iloc[0], none.iloc[0]
+    count = int(min(t["count"], n["count"]))
+    evidence = (f"MNIST permuted accuracy: {name} with 1%-teacher masks (τ {tau_text(t['tau'])}) "
+                f"{t['mean']:.3f}, No XS {n['mean']:.3f}")
+    if count < 2:
+        return untestable(claim, "Setting 2, Fig. ts", evidence, f"{count} seed", data,
+                          "one seed: no interval (the paper's finding is on PNEU/KNEE)")
+    e = summary_difference(t, n)
+    evidence += f"; difference {e.text()} (unpaired)"
+    if weak:
+        return untestable(claim, "Setting 2, Fig. ts", evidence, f"{count} seeds", data,
+                          f"{weak}, so useful annotations cannot be told from random ones here")
+    return Claim(claim, "Setting 2, Fig. ts", evidence,
+                 f"{count} seeds", data, keeps_verdict(e.lo, e.hi, 0.0))
