@@ -360,7 +360,10 @@ def test_claims_table_lists_every_claim_of_the_paper_with_its_line(tmp_path):
     assert table.loc["tap_keeps_off_deep_pneu", "verdict"] == claims.NOT_RUN
     assert table.loc["tap_keeps_off_deep_pneu", "evidence"].endswith(
         "PNEU VGG-16, PNEU DenseNet-121: not run here")
+    # a claim judged on the architectures that ran names those that did not
     assert table.loc["decoy_learned_pneu", "verdict"] == claims.REPRODUCED
+    assert table.loc["decoy_learned_pneu", "evidence"].endswith(
+        "; PNEU VGG-16, PNEU DenseNet-121: not run here")
     assert table.loc["rrr_spurious_densenet_pneu", "verdict"] == claims.NOT_RUN
     assert table.loc["rrr_spurious_densenet_pneu", "reason"] == \
         "no cell of this build trained what it compares"
@@ -385,6 +388,7 @@ def test_claims_table_lists_every_claim_of_the_paper_with_its_line(tmp_path):
                 {"data": "the digits stand-in for PNEU", "origin": "stand-in"})
     table = claim_table.claims_table(tmp_path).set_index("id")
     assert table.loc["tap_keeps_off_deep_pneu", "verdict"] == claims.REPRODUCED
+    assert "not run here" not in table.loc["decoy_learned_pneu", "evidence"]
     # a Setting-2 claim about the real data, on the stand-in's tables: not testable, with why
     assert table.loc["tau_trend_pneu", "verdict"] == claims.NOT_RUN  # its chapter did not run
     write_table(summary_rows({("resnet18", "teacher_10"): (0.95, 0.94, 0.01),

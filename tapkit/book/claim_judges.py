@@ -21,7 +21,7 @@ from ..experiments.setting1 import cases
 from ..methods import comparators, proposed_method
 from ..models import Role, models_where
 from ..sources import MEDICAL_EXPERIMENTS
-from .claims import NOT_RUN, NOT_TESTABLE, Claim, every_part, needs_all
+from .claims import NOT_RUN, Claim, every_part, needs_all
 from .cost_claims import cost_claim, cost_share_claim, oom_claim
 from .distillation_claims import second_order_cost_claim
 from .evidence import Evidence, Judge, Methods
@@ -60,14 +60,27 @@ def _left_out_text(why: dict[str, list[str]]) -> str:
 
 
 def on_medical(judge, only: tuple[str, ...] = MEDICAL_EXPERIMENTS) -> Judge:
-    """``judge(runs, data, origins, *methods)`` on Setting 1's per-run tables of ``only``."""
+    """``judge(runs, data, origins, *methods)`` on Setting 1's per-run tables of ``only``. A
+    judged claim's evidence names each of the paper's architectures (:data:`tapkit.models.Role.
+    MAIN`) this build did not train: the verdict is on those that ran, and says so."""
     def run(ev: Evidence, methods: Methods = ()):
         runs, data, origins = ev.medical_data(only)
-        return with_left_out_reason(judge(runs, data, origins, *methods) if runs else None,
-                                    ev, only, methods)
+        claim = with_left_out_reason(judge(runs, data, origins, *methods) if runs else None,
+                                     ev, only, methods)
+        missing = _untrained(runs)
+        if claim is None or claim.verdict == NOT_RUN or not missing:
+            return claim
+        return replace(claim, evidence=claim.evidence + "; " + ", ".join(
+            f"{e.upper()} {label(m)}" for e in only for m in missing) + ": not run here")
     run.reads = tuple(f"{e}_gt_runs" for e in only)
     return run
 
+
+def _untrained(runs: dict[str, pd.DataFrame]) -> list[str]:
+    """The paper's medical architectures (:data:`tapkit.models.Role.MAIN`) with no run in
+    ``runs`` (Setting 1's per-run tables by experiment)."""
+    trained = {m for frame in runs.values() for m in frame["model"]}
+    return [m for m in models_where(Role.MAIN) if m not in trained]
 
 
 def on_every_architecture(judge, only: tuple[str, ...]) -> Judge:
@@ -81,20 +94,17 @@ def on_every_architecture(judge, only: tuple[str, ...]) -> Judge:
         claim = inner(ev, methods)
         if claim is None:
             return None
-        runs, _, _ = ev.medical_data(only)
-        trained = {m for frame in runs.values() for m in frame["model"]}
-        missing = [m for m in models_where(Role.MAIN) if m not in trained]
+        missing = _untrained(ev.medical_data(only)[0])
         out = needs_all(claim, [label(m) for m in missing])
         if out is claim:
             return claim
         why = {r: names for m in missing for r, names in ev.left_out(only, methods or cases(),
                                                                           m).items()}
-        return replace(out, evidence=out.evidence + "; " + ", ".join(
-            f"{e.upper()} {label(m)}" for e in only for m in missing) + ": not run here",
-            reason=_left_out_text(why) if why else out.reason,
-            brief=f"left out by this profile; {LEFT_OUT_BELOW}" if why else "")
+        return replace(out, reason=_left_out_text(why) if why else out.reason,
+                       brief=f"left out by this profile; {LEFT_OUT_BELOW}" if why else "")
     run.reads = inner.reads
     return run
+
 
 EXTRA_RUNS = "extra_{}_runs"  # the appendix architectures' per-run tables, by experiment
 KD_TABLE = "medical_kd"  # the medical distillation chapter's summary (KD/AT/JT beside TAP)
