@@ -380,6 +380,12 @@ def recorded_labels(y: np.ndarray, p: float, classes: int, rng: np.random.Genera
     return np.where(noisy, moved, y).astype(np.int64)
 
 
+def standin_test_count(per_class: int | None, test_per_class: int | None = None) -> int | None:
+    """Test digits per class of a stand-in: ``test_per_class``, else a quarter of the training
+    count and at least 10 (None: every test digit)."""
+    return test_per_class or (None if per_class is None else max(per_class // 4, 10))
+
+
 def digits_standin(task: str, seed: int = 0, size: int = 64, artifact: str = "tag",
                    clean_fraction: float = 0.0, per_class: int | None = None,
                    test_per_class: int | None = None,
@@ -442,7 +448,7 @@ def digits_standin(task: str, seed: int = 0, size: int = 64, artifact: str = "ta
             idx.sort()
         return _resize(x[idx], size), conv(y[idx])
 
-    n_test = test_per_class or (None if per_class is None else max(per_class // 4, 10))
+    n_test = standin_test_count(per_class, test_per_class)
     xtr, ytr = take(x_train, y_train, keep_tr, per_class)
     xte, yte = take(x_test, y_test, keep_te, n_test)
     if label_noise > 0:

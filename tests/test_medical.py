@@ -253,6 +253,16 @@ def test_standin_note_and_names_say_what_the_data_is():
     # each stand-in says how tall its tags are: KNEE's calibrated 14 px, PNEU's the default
     assert "tags 14 px tall" in medical.standin_note(s, "knee")
     assert "tags at least 10 px tall" in medical.standin_note(s, "pneu")
+    # the sizes the chapter's architectures train at: the appendix architectures' own (32 px,
+    # 28 digits per class), the main chapters' otherwise; VGG-16, which the quick profile does
+    # not run, is not named
+    extra = medical.standin_note(s, "pneu", ["efficientnet_b0", "mobilenet_v2"])
+    assert "32×32 px, 28 images per class for training and validation, 100 per class" in extra
+    main = medical.standin_note(s, "pneu", ["vgg16", "resnet18", "densenet121"])
+    assert "64×64 px, 300 images per class for training and validation, 100 per class" in main
+    assert "VGG-16" not in main and "32×32" not in main
+    ran = dataclasses.replace(s, not_run={})  # VGG-16 trained: named with its own size
+    assert "VGG-16: 32×32 px" in medical.standin_note(ran, "pneu", ["vgg16", "resnet18"])
     real = dataclasses.replace(s, source="/data/knee")
     assert medical.data_name(real, "knee").startswith("KNEE")
     assert "stand-in" not in medical.standin_note(real, "knee").lower()

@@ -238,7 +238,7 @@ def _medical_notes(settings, datasets: Iterable[str], notes: bool,
 
     medical.set_threads(settings)
     for experiment in datasets:
-        display(HTML(medical.standin_note(settings, experiment)))
+        display(HTML(medical.standin_note(settings, experiment, models)))
     if notes:
         display(HTML(medical.override_note(settings, models)))
 

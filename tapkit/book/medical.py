@@ -11,8 +11,8 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from ..data import MIN_TAG_PX
-from ..methods import is_xs, no_xs
+from ..data import MIN_TAG_PX, standin_test_count
+from ..methods import is_xs, no_xs, proposed_method
 from ..models import get_spec
 from ..experiments.executors import set_threads  # noqa: F401
 from ..experiments.medical_maps import overlap_frame, overlap_layers, trained  # noqa: F401
@@ -73,9 +73,11 @@ def data_name(s: Protocol, experiment: str) -> str:
     return f"{name} ({s.source or '$TAPKIT_DATA'})"
 
 
-def standin_note(s: Protocol, experiment: str) -> str:
+def standin_note(s: Protocol, experiment: str, models: Sequence[str] | None = None) -> str:
     """The visible note at the top of a medical chapter (HTML admonition, so that it renders in
-    the book whatever the notebook's Markdown renderer)."""
+    the book whatever the notebook's Markdown renderer). ``models``: the chapter's architectures,
+    whose image size and image counts the note gives as they train (the appendix architectures
+    and VGG-16 have their own in the quick profile); None: the protocol's."""
     name = DATASETS[experiment]
     if not is_standin(s):
         return (f'<div class="admonition note"><p class="admonition-title">Data</p><p>These '
@@ -84,14 +86,30 @@ def standin_note(s: Protocol, experiment: str) -> str:
             else "digits 0–4 as grades 0–4, tags ABC / DEF / GHI / JKL / MNO")
     return (f'<div class="admonition warning"><p class="admonition-title">Stand-in data, not '
             f"{name}</p><p>{name} is not available here, so this chapter runs the same code on a "
-            f"<b>stand-in built from the embedded MNIST digits</b> ({task}; "
-            f"{s.image_size}×{s.image_size} px, 3 channels, ImageNet normalisation, "
-            f"{per_experiment(s.per_class, experiment)} images per class for training and "
-            f"validation, {_test_size(s, experiment)} "
-            f"per class for testing, {_tag_height(s, experiment)}). Every number and figure "
-            f"below is "
-            f"about the stand-in, not about {name}. Point the <code>source</code> parameter at "
-            f"the {name} folder to run on the real data.</p></div>")
+            f"<b>stand-in built from the embedded MNIST digits</b> ({task}; 3 channels, ImageNet "
+            f"normalisation, {_sizes(s, experiment, models)}, {_tag_height(s, experiment)}). "
+            f"Every number and figure below is about the stand-in, not about {name}. Point the "
+            f"<code>source</code> parameter at the {name} folder to run on the real data."
+            "</p></div>")
+
+
+def _sizes(s: Protocol, experiment: str, models: Sequence[str] | None) -> str:
+    """"64×64 px, 300 images per class for training and validation, 100 per class for
+    testing": the stand-in's sizes as ``models`` train on it (:meth:`Protocol.settings`, with
+    the profile's per-model overrides), each group of architectures named where they differ;
+    architectures the profile does not run on ``experiment`` are left out."""
+    ran = run_models(s, experiment, [m for m in (models or s.models) if m in s.models],
+                     [no_xs(), proposed_method()]) or list(s.models)
+    groups: dict[str, list[str]] = {}
+    for m in ran:
+        r = s.settings(experiment, m)
+        test = standin_test_count(r.per_class, r.test_per_class)
+        text = (f"{r.image_size}×{r.image_size} px, {r.per_class} images per class for training "
+                f"and validation, {test} per class for testing")
+        groups.setdefault(text, []).append(label(m))
+    if len(groups) == 1:
+        return next(iter(groups))
+    return "; ".join(f"{' and '.join(names)}: {text}" for text, names in groups.items())
 
 
 def _tag_height(s: Protocol, experiment: str) -> str:
@@ -142,12 +160,6 @@ def page_title(s: Protocol, experiment: str) -> str:
                 f"{name}** ({name} is not available here; the box below says how the stand-in "
                 f"is made). On the stand-in it reproduces {what}. {rest}")
     return f"# Setting 1 on {name}\n\n{what[0].upper()}{what[1:]}. {rest}"
-
-
-def _test_size(s: Protocol, experiment: str) -> int:
-    """Test digits per class of the stand-in (as :func:`tapkit.data.digits_standin` takes them)."""
-    per_class = per_experiment(s.per_class, experiment)
-    return per_experiment(s.test_per_class, experiment) or max(per_class // 4, 10)
 
 
 # ----------------------------------------------------------------------------- tables and figures
