@@ -43,13 +43,15 @@ $(X)/report.ipynb $(X)/comparisons.ipynb: $(GATHERED)
 # Setting-2 chapters teachers and distillation (three seeds since 2026-11-27: ~190 CPU-s a seed
 # more), knee (by then pneu has trained the pretrained starts that knee shares: ~420 s), mnist
 # (three seeds, RBR's too), explorer, speed_memory (one thread beside the other lane: its paired
-# rounds' ratios do not need a quiet machine, see its protocol). Medical lane: data,
-# pneu, medical_teachers, medical_distillation (after it: beside it, it waited on the runs both
-# share), visual, overlap (which reads the PNEU/KNEE runs of every seed), normalisation (its
+# rounds' ratios do not need a quiet machine, see its protocol), normalisation (its
 # equations-form runs are lambda_search's, long in the cache) and extra_architectures (reads no
-# other chapter). Those two were on the MNIST lane from 2026-11-29, when pneu took DenseNet-121's
-# RRR seeds, and came back when mnist took RBR's three seeds (~320 s): in the fresh clone of
-# fd8c714 the MNIST lane took ~2,860 s with them and the medical lane ~2,530, the build 3,048 s.
+# other chapter). Medical lane: data, pneu, medical_teachers, medical_distillation (after it:
+# beside it, it waited on the runs both share), visual, overlap (which reads the PNEU/KNEE runs
+# of every seed). normalisation and extra_architectures (~175 s) have changed lanes with the
+# cells: MNIST lane from 2026-11-29 (pneu took DenseNet-121's RRR seeds), medical lane when mnist
+# took RBR's three seeds (fresh clone of 062cd9c: MNIST lane 2,963 s, medical lane 3,072), and
+# the MNIST lane again when the MNIST Setting-2 chapters went to two seeds (~230 s), DenseNet-121
+# on PNEU to four (~95 s) and the speed chapter's VGG-16 and ResNet-18 to fewer rounds (~80 s).
 # Then report and
 # comparisons, side by side. Seconds in the fresh-clone build of 0e6f65f on a slow 2-core AMD EPYC
 # (docs/performance.md, twelfth session): MNIST lane 213+87+645+550+1414+553+16+681 = 4159,
@@ -65,7 +67,7 @@ $(X)/pneu.ipynb: | $(X)/data.ipynb
 $(X)/medical_distillation.ipynb: | $(X)/medical_teachers.ipynb
 $(X)/visual.ipynb: | $(X)/medical_distillation.ipynb
 $(X)/overlap.ipynb: | $(X)/visual.ipynb
-$(X)/normalisation.ipynb: | $(X)/overlap.ipynb
+$(X)/normalisation.ipynb: | $(X)/speed_memory.ipynb
 $(X)/extra_architectures.ipynb: | $(X)/normalisation.ipynb
 # The MNIST lane begins with DenseNet-121's digits-pretrained start (~190 CPU-s), which pneu
 # would otherwise train after ResNet-18's at the head of the longer lane: pneu finds it in the

@@ -138,7 +138,7 @@ def test_the_mnist_distillation_page_names_what_the_quick_profile_leaves_out():
     line = mnist_setting2.kd_left_out(t.on_seeds(protocols.MNIST["quick"]), t)
     assert line == ("Run `make book PROFILE=paper` for everything. This profile leaves out: KD, AT "
                     "and JT with the 1% teacher (its TAP row is trained); the 5,000 embedded "
-                    "digits instead of full MNIST; 3 seeds instead of the paper's five; 3 Adam "
+                    "digits instead of full MNIST; 2 seeds instead of the paper's five; 3 Adam "
                     "epochs instead of the paper's 50 SGD epochs.")
     paper = protocols.MNIST_TEACHERS["paper"]
     assert mnist_setting2.kd_left_out(paper.on_seeds(protocols.MNIST["paper"]), paper).endswith(

@@ -346,9 +346,9 @@ ENTRIES: tuple[Entry, ...] = (
           reads.kd_setup, S, "quick: KD and AT on ResNet-18 with the 10% teacher (CPU budget)."),
     Entry("Setting-2 students", "teachers", 937,
           "over five runs on PNEU using XS with teacher (10\\%) and random (rnd) annotations",
-          "—", reads.students, S, "quick: MNIST on Setting 1's three seeds (the report judges its "
-          "claims there); the stand-in on one seed, ResNet-18 only (CPU budget: its claims are "
-          "about the real data)."),
+          "—", reads.students, S, "quick: MNIST on two of Setting 1's three seeds (the report "
+          "judges its claims there; CPU budget); the stand-in on one seed, ResNet-18 only (CPU "
+          "budget: its claims are about the real data)."),
     # ---------------------------------------------------------------- metrics
     Entry("MNIST metric", "metrics", 339, "We measure accuracy for MNIST",
           "src/trainer.py:118", lambda p: probes.metric("mnist"), S),

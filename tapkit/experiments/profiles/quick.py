@@ -42,14 +42,18 @@ MNIST = Protocol("quick", ("decoy-mnist",), ("two_layer_cnn",), "embedded", (0, 
                  ablation={"tap": (1e-4, 1e-3, 1e-2), "rrr": (1e-3,)})
 
 # Teachers 5 epochs on their 360 and 36 digits (10 CPU-s), students the MNIST protocol's 3, on
-# Setting 1's three seeds (~190 CPU-s a seed): the report judges the paper's MNIST Setting-2 and
-# KD/AT/JT claims on them. TAP's students at Setting 1's searched λ (Definition 2's form: the
+# two of Setting 1's three seeds (~190 CPU-s a seed; three from 2026-11-27 to 2026-11-29, when
+# the build reached 55 minutes with its interference, 50 is the budget): the report judges
+# the paper's MNIST KD/AT/JT claims on them (JT's time is ~2.9x KD's, far from 1; AT and JT
+# against No XS stayed inconclusive on three), and its teacher-annotation claims are not
+# testable on any count of seeds while the teachers' masks mark the decoy no better than
+# random ones (the teachers page). TAP's students at Setting 1's searched λ (Definition 2's form: the
 # paper's teacher λ 1e-4 was tuned on the released TAP and, on the calibrated digits, left them
 # at No XS's permuted accuracy, 0.82), so on masks of about the ground truth's coverage: the
 # released quantile rule (1% of each image at τ 0.01; the ground truth covers 2%). Eq. 14's
 # absolute τ covered 18% (10% teacher) and 9% (1% teacher), and at that λ the students collapsed
 # (permuted accuracy 0.15 and 0.22; measured 2026-11-27)
-MNIST_TEACHERS = TeachersProtocol((0, 1, 2), (0.1, 0.01), (0.01,), ("tap",), (0.1,),
+MNIST_TEACHERS = TeachersProtocol((0, 1), (0.1, 0.01), (0.01,), ("tap",), (0.1,),
                                   random_masks=RandomMasks.GROUND_TRUTH, xs_fractions=(0.1,),
                                   kd_tap_fractions=(0.1, 0.01), teacher_epochs=5,
                                   lambda_source=LambdaSource.SEARCHED,
@@ -117,9 +121,13 @@ MEDICAL = Protocol(
     # issue 36): over seeds 0-2 its TAP relied on the tag by 0.032 [-0.088, 0.153] (fresh clone
     # of 5c14630, AVX-512 host), an interval across the 0.1 "TAP matches Base on KNEE" is judged
     # on, as was its Theorem-1 overlap (0.032 [0.015, 0.048] against the scaled bound 0.045);
-    # its No XS and TAP runs cost ~30-35 CPU-s each there, four more ~140
+    # its No XS and TAP runs cost ~30-35 CPU-s each there, four more ~140. DenseNet-121 on four
+    # PNEU seeds since 2026-11-29 (the 50-minute budget; ~95 CPU-s a seed): its fifth decided
+    # only "TAP keeps deep CNNs off the tag", which needs VGG-16 as well ("for all three
+    # architectures") and is not run here; seed 3 stays for RRR's fourth seed, which pairs with
+    # its No XS
     model_seeds={**dict.fromkeys(("vgg16", "efficientnet_b0", "mobilenet_v2"), 1),
-                 "resnet18": {"pneu": 3, "knee": 5}, "densenet121": {"pneu": 5, "knee": 3}},
+                 "resnet18": {"pneu": 3, "knee": 5}, "densenet121": {"pneu": 4, "knee": 3}},
     # Base (clean training) on the first seed (2026-11-28, for CI's 90-minute limit, which the
     # CI run of 01dc0f1 overran on a slow host): it judges no claim, and its seeds agreed within
     # 0.05 (the fresh-clone store of e9e0548, seeds 0 / 1 / 2: PNEU F1 ResNet-18 0.901 / 0.879 /
@@ -207,13 +215,17 @@ MEDICAL_TEACHERS = TeachersProtocol((0,), (0.1, 0.01), (0.01,), ("tap",), (0.1,)
 # inconclusive on ResNet-18's x0.966 [0.944, 0.988]. A round's log-ratio there had sd 0.08 /
 # 0.13 / 0.12, and neither CPU time (process_time) nor timing with the garbage collector off
 # narrowed it (alone on the host: sd 0.10-0.14; /tmp probes, 2026-11-28): the machine's noise,
-# which only rounds average away, to +-0.014-0.018 with these counts
+# which only rounds average away, to +-0.014-0.018 with these counts. VGG-16 64 and ResNet-18
+# 192 since 2026-11-29 (the 50-minute budget, ~80 s): in the fresh clone of 062cd9c their TAP
+# intervals were [0.987, 1.010] and [0.979, 0.993] over 128 and 320 rounds, 0.03-0.04 above
+# 0.95, a margin that the wider intervals of fewer rounds (x1.4 and x1.3) keep; DenseNet-121's
+# ([0.970, 0.992]) keeps its 192
 _VGG = MEDICAL.variants.get("vgg16", "vgg16")
 EFFICIENCY = ((BENCH_CONTEXT[0], "sgd"),) + as_trained(MNIST, MEDICAL)
 BENCH = BenchProtocol(batch_size=4, image_size=64, steps=3, warmup=1, threads=1,
                       model_steps={_VGG: 2}, paired_steps=24,
-                      model_paired_steps={_VGG: 128, "two_layer_cnn": 12, "densenet121": 192,
-                                          "resnet18": 320},
+                      model_paired_steps={_VGG: 64, "two_layer_cnn": 12, "densenet121": 192,
+                                          "resnet18": 192},
                       memory_passes=2, efficiency=EFFICIENCY, efficiency_threads=1,
                       models=(f"{_VGG}@4x32", "resnet18", "densenet121"),
                       context=(f"two_layer_cnn@{MNIST.batch_size}x28",), options=EQUATIONS)
