@@ -100,3 +100,14 @@ def test_the_papers_stripe_values_are_one_row_per_architecture_and_method():
     assert len(table) == len(rows.drop_duplicates(["architecture", "method"])) > 0
     first = rows.iloc[0]
     assert table.loc[(first.architecture, first.method), first.split] == pytest.approx(first["mean"])
+
+
+def test_kd_cost_shown_gives_each_students_median_step_and_peak_against_no_xs():
+    # two rounds: No XS 0.08 and 0.12 s (median 0.10), JT 0.30 and 0.34 (median 0.32)
+    cost = pd.DataFrame({"method": ["none", "none", "jt", "jt"], "round": [0, 1, 0, 1],
+                         "seconds": [0.08, 0.12, 0.30, 0.34],
+                         "peak_mem_mb": [55.2, 55.2, 101.1, 101.1]})
+    shown = mnist_setting2.kd_cost_shown(cost)
+    assert list(shown.index) == ["No XS", "JT"]
+    assert shown.loc["JT"].tolist() == [320.0, 3.2, 101.1, 1.83]
+    assert shown.loc["No XS"].tolist() == [100.0, 1.0, 55.2, 1.0]

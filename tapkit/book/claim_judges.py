@@ -216,16 +216,15 @@ def on_table(judge, name: str) -> Judge:
 
 
 def second_order_cost(ev: Evidence, methods: Methods = ()):
-    """:func:`.distillation_claims.second_order_cost_claim` on the distillation chapter's runs
-    (time) and its step-memory table (memory)."""
-    runs, meta = ev.table("mnist_kd_runs")
-    if runs is None:
+    """:func:`.distillation_claims.second_order_cost_claim` on the distillation chapter's timed
+    steps and their peak memory (``mnist_kd_cost``)."""
+    cost, meta = ev.table("mnist_kd_cost")
+    if cost is None:
         return None
-    memory, _ = ev.table("mnist_kd_memory")
-    return second_order_cost_claim(runs, meta, *methods, memory=memory)
+    return second_order_cost_claim(cost, meta, *methods)
 
 
-second_order_cost.reads = ("mnist_kd_runs", "mnist_kd_memory")
+second_order_cost.reads = ("mnist_kd_cost",)
 
 
 def cost_share(ev: Evidence, methods: Methods = ()):

@@ -6,8 +6,9 @@ learned the task and No XS took the tag, where TAP's teacher masks mark the tags
 random ones (TAP is the one student trained on masks; KD, AT and JT learn from the teacher's
 outputs and maps), and with several seeds; on the digits stand-in labelled so. Differences of
 two students are unpaired (:func:`.teacher_claims.score_difference`): the summary keeps no
-seeds. JT's cost is judged on the MNIST distillation chapter's per-run table
-(``mnist_kd_runs``), the one place the quick profile trains JT."""
+seeds. JT's cost is judged on the MNIST distillation chapter's timed steps (``mnist_kd_cost``: one
+training step of each student in interleaved rounds, and its peak memory), the chapter where the
+quick profile trains JT."""
 
 from __future__ import annotations
 
@@ -155,55 +156,41 @@ def best_or_tied_claim(summary: pd.DataFrame, meta: Mapping, method: str, *other
                             read=summary[read])
 
 
-def second_order_cost_claim(runs: pd.DataFrame, meta: Mapping, method: str, *others: str,
-                            memory: pd.DataFrame | None = None) -> Claim:
+def second_order_cost_claim(cost: pd.DataFrame | None, meta: Mapping, method: str,
+                            *others: str) -> Claim:
     """JT (``method``) needs second-order derivatives, so its "training times and memory usage
-    suffer"; both halves are needed. Time: per seed, the seconds its 10%-teacher run took over
-    each of ``others``' (KD, AT) on the same seed; the geometric mean of those ratios with its
-    interval over seeds (:func:`tapkit.paired.ratio_interval`) wholly above 1 holds, wholly
-    below fails, else inconclusive. The runs of one seed trained one after another in one
-    chapter on one machine. Memory: one training step's peak (``memory``, the chapter's
-    ``mnist_kd_memory``: exact on a CPU, the same each pass, so no interval) above each of
-    ``others``'. Every comparison combined; without a memory table the claim is *not run*
-    (its time half shown) unless the time half already fails it. ``runs``: teacher, method,
-    seed, status, seconds."""
+    suffer"; both halves are needed, against each of ``others`` (KD, AT). ``cost``: the
+    distillation chapter's ``mnist_kd_cost`` (:func:`.mnist_setting2.kd_cost_table`: one
+    training step of each student in interleaved rounds, and its peak memory). Time: the
+    geometric mean of ``method``'s step over ``other``'s, paired by round, with its 95% interval
+    over the rounds (:func:`tapkit.paired.ratio_interval`): wholly above 1 holds, wholly below
+    fails, else inconclusive. Memory: the step's peak (exact on a CPU, the same each pass, so no
+    interval) above ``other``'s. Every comparison combined."""
     claim = (f"{label(method)}'s runs train slower and use more memory than "
              f"{' and '.join(map(label, others))}'s")
     where, data = "App. distillation", str(meta.get("data", "MNIST"))
-    ok = runs[(runs["status"] == "ok") & (runs["teacher"].astype(str) == TEACHER.value)]
-    took = {m: dict(zip(g["seed"], g["seconds"])) for m, g in ok.groupby("method")}
-    if method not in took or not set(others) & set(took):
-        ran = set(runs.loc[runs["teacher"].astype(str) == TEACHER.value, "method"])
-        if method in ran and set(others) & ran:  # they ran, and none converged beside another
-            return Claim(claim, where, f"no converged {label(method)} run beside another "
-                         "student's", "—", data, NOT_TESTABLE,
-                         reason=f"no {label(method)} student converged beside KD or AT")
-        return Claim(claim, where, f"no {label(method)} run beside another student's", "—",
-                     data, NOT_RUN, reason=f"this build trained no {label(method)} student "
-                     "beside KD or AT")
+    timed = {} if cost is None else {m: g.sort_values("round")["seconds"].tolist()
+                                     for m, g in cost.groupby("method")}
+    missing = [m for m in (method, *others) if not timed.get(m)]
+    if missing:
+        return Claim(claim, where, "no training step of " + ", ".join(map(label, missing))
+                     + " timed", "—", data, NOT_RUN,
+                     reason="this build timed no step of " + ", ".join(map(label, missing)))
+    peaks = cost.groupby("method")["peak_mem_mb"].first()
     parts, verdicts, n = [], [], []
-    for other in [o for o in others if o in took]:
-        seeds = sorted(set(took[method]) & set(took[other]))
-        r = ratio_interval([took[method][s] for s in seeds], [took[other][s] for s in seeds])
+    for other in others:
+        r = ratio_interval(timed[method], timed[other])
         n.append(r.n)
         verdicts.append(keeps_verdict(r.lo, r.hi, 1.0))
-        parts.append(f"{label(method)} ÷ {label(other)} ×{r.mean:.2f}"
-                     + (f" [{r.lo:.2f}, {r.hi:.2f}]" if r.n >= 2 else " (one seed)"))
-    evidence = ("seconds a run took, per seed (geometric mean) — " + "; ".join(parts)
-                + f"; {meta.get('label', 'this build')}")
-    peaks = ({} if memory is None else
-             {r.method: r.peak_mem_mb for r in memory.itertuples() if pd.notna(r.peak_mem_mb)})
-    missing = [o for o in (method, *others) if o not in peaks]
-    if not missing:
-        evidence += "; peak memory of one training step — " + "; ".join(
-            f"{label(method)} ÷ {label(o)} ×{peaks[method] / peaks[o]:.2f}" for o in others)
-        verdicts += [REPRODUCED if peaks[method] > peaks[o] else NOT_REPRODUCED for o in others]
-    seeds_text = f"{min(n)} seed{'s' if min(n) != 1 else ''}"
+        heavier = peaks[method] / peaks[other]
+        verdicts.append(REPRODUCED if heavier > 1 else NOT_REPRODUCED)
+        parts.append(f"{label(method)} ÷ {label(other)}: time ×{r.mean:.2f}"
+                     + (f" [{r.lo:.2f}, {r.hi:.2f}]" if r.n >= 2 else " (one round)")
+                     + f", memory ×{heavier:.2f}")
+    evidence = ("one training step, paired by round (geometric mean), and its peak memory — "
+                + "; ".join(parts) + f"; {meta.get('label', 'this build')}")
+    rounds = f"{min(n)} interleaved round{'s' if min(n) != 1 else ''}"
     if min(n) < 2:
-        return Claim(claim, where, evidence, seeds_text, data, NOT_TESTABLE,
-                     reason="one seed: no interval")
-    if missing and NOT_REPRODUCED not in verdicts:
-        return Claim(claim, where, evidence, seeds_text, data, NOT_RUN,
-                     reason="this build measured no step memory of "
-                     + ", ".join(map(label, missing)))
-    return Claim(claim, where, evidence, seeds_text, data, combined(verdicts))
+        return Claim(claim, where, evidence, rounds, data, NOT_TESTABLE,
+                     reason="one round: no interval")
+    return Claim(claim, where, evidence, rounds, data, combined(verdicts))

@@ -247,30 +247,47 @@ def xs_teacher_table(summary: pd.DataFrame) -> pd.DataFrame:
                                  sort=True)
 
 
-def kd_memory_table(s, methods: Sequence[str] | None = None) -> pd.DataFrame:
-    """Peak memory of one training step of each student of ``methods`` (KD/AT/JT) and of No XS,
-    on the protocol's model, batch and optimiser (:func:`tapkit.benchmark.step_memory_mb`, on the
-    CPU: exact and the same each pass), with each as a multiple of No XS's: the appendix's
-    memory side of JT's cost. The MNIST images are 28 px."""
-    from ..benchmark import step_memory_mb
+KD_ROUNDS = 24
+"""Interleaved rounds of one training step of each distillation student (:func:`kd_cost_table`):
+with JT's step ~3x KD's on the CPU, 24 rounds bound the ratio within a few per cent."""
+
+
+def kd_cost_table(s, methods: Sequence[str] | None = None, rounds: int = KD_ROUNDS,
+                  device: str = "cpu") -> pd.DataFrame:
+    """One training step of each student of ``methods`` (KD/AT/JT) and of No XS on the
+    protocol's model, batch and optimiser, with a frozen teacher of the same architecture: its
+    seconds in each of ``rounds`` interleaved rounds (:func:`tapkit.benchmark.model_speed`: every
+    student once a round, in every order in turn, so two students' times pair by round and a
+    busy neighbour slows both) and its peak memory (:func:`tapkit.benchmark.step_memory_mb`:
+    exact on a CPU, the same each pass). The appendix's cost of JT's second-order derivatives:
+    "training times and memory usage suffer". One row per (method, round); MNIST's images are
+    28 px."""
+    from ..benchmark import model_speed, step_memory_mb
 
     run = s.settings()
     methods = methods or methods_where(kind=Kind.DISTILLATION)
     cases = [no_xs(), *[m for m in methods if m != no_xs()]]
-    peaks = step_memory_mb(run.model, cases, run.batch_size, run.image_size or MNIST_SIDE,
-                           run.optimizer)
-    base = peaks[no_xs()]
-    return pd.DataFrame({"method": cases, "peak_mem_mb": [peaks[m] for m in cases],
-                         "mem_ratio": [None if peaks[m] is None or not base else peaks[m] / base
-                                       for m in cases]})
+    size = run.image_size or MNIST_SIDE
+    peaks = step_memory_mb(run.model, cases, run.batch_size, size, run.optimizer, device)
+    timed = model_speed(run.model, cases, run.batch_size, size, rounds, device, warmup=1,
+                        paired_steps=rounds, optimizer=run.optimizer)
+    return pd.DataFrame([{"method": row["method"], "round": r, "seconds": t,
+                          "peak_mem_mb": peaks[row["method"]]}
+                         for row in timed for r, t in enumerate(row.get("step_s") or [])])
 
 
-def kd_memory_shown(memory: pd.DataFrame) -> pd.DataFrame:
-    """:func:`kd_memory_table` as the page prints it: the methods by their labels, MB to one
-    decimal, the multiple of No XS's to two."""
-    return pd.DataFrame({"method": [labels.label(m) for m in memory["method"]],
-                         "peak memory of one step (MB)": memory["peak_mem_mb"].round(1),
-                         "× No XS": memory["mem_ratio"].round(2)}).set_index("method")
+def kd_cost_shown(cost: pd.DataFrame) -> pd.DataFrame:
+    """:func:`kd_cost_table` as the page prints it, one row per student by its label: the median
+    step in milliseconds and its multiple of No XS's, the peak memory in MB and its multiple."""
+    per = cost.groupby("method", sort=False).agg(step=("seconds", "median"),
+                                                  peak=("peak_mem_mb", "first"))
+    base = per.loc[no_xs()]
+    return pd.DataFrame({"method": [labels.label(m) for m in per.index],
+                         "median step (ms)": (per["step"] * 1000).round(1).to_numpy(),
+                         "× No XS (time)": (per["step"] / base["step"]).round(2).to_numpy(),
+                         "peak memory of one step (MB)": per["peak"].round(1).to_numpy(),
+                         "× No XS (memory)": (per["peak"] / base["peak"]).round(2).to_numpy()}
+                        ).set_index("method")
 
 
 def kd_left_out(s, t) -> str:
