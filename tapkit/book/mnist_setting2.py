@@ -247,12 +247,7 @@ def xs_teacher_table(summary: pd.DataFrame) -> pd.DataFrame:
                                  sort=True)
 
 
-KD_ROUNDS = 24
-"""Interleaved rounds of one training step of each distillation student (:func:`kd_cost_table`):
-with JT's step ~3x KD's on the CPU, 24 rounds bound the ratio within a few per cent."""
-
-
-def kd_cost_table(s, methods: Sequence[str] | None = None, rounds: int = KD_ROUNDS,
+def kd_cost_table(s, methods: Sequence[str] | None = None, rounds: int | None = None,
                   device: str = "cpu") -> pd.DataFrame:
     """One training step of each student of ``methods`` (KD/AT/JT) and of No XS on the
     protocol's model, batch and optimiser, with a frozen teacher of the same architecture: its
@@ -261,9 +256,13 @@ def kd_cost_table(s, methods: Sequence[str] | None = None, rounds: int = KD_ROUN
     busy neighbour slows both) and its peak memory (:func:`tapkit.benchmark.step_memory_mb`:
     exact on a CPU, the same each pass). The appendix's cost of JT's second-order derivatives:
     "training times and memory usage suffer". One row per (method, round); MNIST's images are
-    28 px."""
+    28 px. ``rounds`` None: the profile's Table-1 default of paired rounds (quick: 24, where JT's
+    step, ~3x KD's on the CPU, comes out within a few per cent; smoke: 2)."""
     from ..benchmark import model_speed, step_memory_mb
+    from ..experiments.protocols import bench
 
+    b = bench(s.name)
+    rounds = rounds or b.paired_steps or b.steps
     run = s.settings()
     methods = methods or methods_where(kind=Kind.DISTILLATION)
     cases = [no_xs(), *[m for m in methods if m != no_xs()]]
