@@ -145,12 +145,23 @@ def prepare(book: Path, executed: Path, results: Path, profile: str) -> None:
              for nb in executed.glob("*.ipynb") if not nb.name.endswith(SKIP)}
     table = status_table(chapters(book / "_toc.yml"), results / profile / "tables", profile, times)
     (generated / "status.md").write_text(table)
-    (generated / "verdicts.md").write_text(verdicts(results / profile / "tables"))
+    (generated / "verdicts.md").write_text(verdicts(results / profile / "tables",
+                                                    parts(book / "_toc.yml")))
 
 
-def verdicts(tables: Path) -> str:
+def parts(toc: Path) -> dict[str, str]:
+    """Each notebook chapter of ``_toc.yml`` (name without folder) and its part's caption, in
+    the book's order."""
+    return {Path(c["file"]).name: part["caption"]
+            for part in yaml.safe_load(toc.read_text()).get("parts", [])
+            for c in part.get("chapters", [])
+            if str(c.get("file", "")).startswith("book/notebooks/")}
+
+
+def verdicts(tables: Path, parts: dict[str, str] | None = None) -> str:
     """The intro's verdict summary from the report's claim table (``claims.csv`` and its
-    provenance), or a line saying the report did not run."""
+    provenance), with the verdicts counted per part of the book (``parts``, :func:`parts`), or
+    a line saying the report did not run."""
     import pandas as pd
     from tapkit.book.claim_table import first_page
 
@@ -159,7 +170,7 @@ def verdicts(tables: Path) -> str:
         return first_page(None)
     meta = path.with_suffix(".json")
     return first_page(pd.read_csv(path, keep_default_na=False),
-                      json.loads(meta.read_text()) if meta.exists() else {})
+                      json.loads(meta.read_text()) if meta.exists() else {}, parts)
 
 
 def copy_sources(into: Path) -> None:

@@ -2,11 +2,13 @@
 (t_{0.975,2} = 4.3027: three seeds of spread s give a half-width of 4.3027 · s / √3 = 2.484 s)."""
 
 import dataclasses
+import re
 
 import pandas as pd
 import pytest
 
-from tapkit.book import claim_table, claims, cost_claims, medical_claims, mnist_claims, teacher_claims
+from tapkit.book import (claim_table, claims, cost_claims, medical_claims, mnist_claims,
+                         teacher_claims)
 from tapkit.book.origin import DataOrigin
 from tapkit.book.report import write_table
 from tapkit.experiments.cells import Annotation
@@ -781,6 +783,17 @@ def test_the_first_page_has_a_row_and_a_link_for_every_claim(tmp_path):
     assert "reproduced</td>" in judged and "not run" not in judged.split("<tbody>")[1]
     assert folded.count("<tr><td>") == (~table.verdict.isin(claim_table.JUDGED)).sum()
     assert "did not run" in claim_table.first_page(None)
+    # the verdicts counted per part of the book above the rows: every claim here is an MNIST
+    # chapter's or the speed chapter's, counted in its part; a part without claims has no row
+    parts = {"mnist": "Setting 1", "speed_memory": "Setting 1", "teachers": "Setting 2"}
+    glance = claim_table.first_page(table, {}, parts).split('<div class="claims-summary">')[0]
+    rows = re.findall(r'<tr><th scope="row">(.*?)</th>(.*?)</tr>', glance)
+    counts = table.chapter.map(parts).fillna("other").value_counts()
+    assert [name for name, _ in rows] == [n for n in ("Setting 1", "Setting 2", "other")
+                                          if n in counts]
+    cells = dict(rows)
+    assert sum(int(n) for n in re.findall(r"<td>(\d+)</td>", cells["Setting 1"])) == \
+        counts["Setting 1"]
 
 
 def test_the_verdict_cell_cuts_a_long_reason_at_a_word_and_keeps_it_whole_on_hover():

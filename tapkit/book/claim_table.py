@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from html import escape
 from pathlib import Path
+from typing import Mapping
 
 import pandas as pd
 
@@ -88,14 +89,34 @@ def _summary_rows(table: pd.DataFrame) -> str:
             + "".join(rows) + "</tbody></table>")
 
 
-def first_page(table: pd.DataFrame | None, meta: dict | None = None) -> str:
+def _by_part(table: pd.DataFrame, parts: Mapping[str, str]) -> str:
+    """The verdicts counted per part of the book (``parts``: chapter → its part's caption, in the
+    book's order; a chapter in none counts under "other"), one row each, the verdicts' colours in
+    the header: the first page's glance above the rows."""
+    part = table["chapter"].map(dict(parts)).fillna("other")
+    heads = "".join(f'<th style="background-color: {colour}">{escape(str(v))}</th>'
+                    for v, colour in VERDICT_COLOURS.items())
+    rows = []
+    for name in dict.fromkeys([*parts.values(), "other"]):
+        counts = table.loc[part == name, "verdict"].value_counts()
+        if counts.sum():
+            rows.append(f'<tr><th scope="row">{escape(name)}</th>' + "".join(
+                f"<td>{counts.get(v, 0) or ''}</td>" for v in VERDICT_COLOURS) + "</tr>")
+    return ('<table class="verdict-parts" style="margin-bottom: 1.5em"><thead><tr>'
+            '<th>Part of the book</th>' + heads
+            + "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+
+
+def first_page(table: pd.DataFrame | None, meta: dict | None = None,
+               parts: Mapping[str, str] | None = None) -> str:
     """The intro's verdict summary (Markdown with HTML tables, as ReScience C and the ML
     Reproducibility Challenge open their reports): one line with the profile, device, commit and
     the verdicts counted; then the claims the evidence decided (:data:`JUDGED`), reproduced
     first, one row each — the claim linked to its chapter, the paper's number, this build's
     evidence, and the verdict, coloured, with its reason; then, folded, the claims this build
     could not judge (*not run*, *not testable here*) in the same columns. ``table``: the
-    report's ``claims`` table (None: the report did not run)."""
+    report's ``claims`` table (None: the report did not run); ``parts``: each chapter's part of
+    the book (``_toc.yml``), for a count of the verdicts per part above the rows."""
     if table is None:
         return ("*The reproduction report did not run in this build, so no claim has a verdict "
                 "here; see the chapters.*\n")
@@ -119,4 +140,5 @@ def first_page(table: pd.DataFrame | None, meta: dict | None = None) -> str:
                "or not testable here: each with why)</summary>" + _summary_rows(rest)
                + "</details>" if len(rest) else "")
             + "</div>")
-    return line + "\n\n" + html + "\n"
+    glance = _by_part(table, parts) + "\n\n" if parts else ""
+    return line + "\n\n" + glance + html + "\n"
