@@ -116,6 +116,11 @@ def test_toc_chapters_are_the_notebook_pages_in_order():
     executed = re.search(r"^NOTEBOOKS := (.*?)\n\S", make, re.S | re.M).group(1)
     assert sorted(names) == sorted(executed.replace("\\", " ").split())
     assert "pneu" in names and "knee" in names and len(names) == len(set(names))
+    # each chapter's part, for the first page's count of verdicts per part, in the book's order
+    parts = _script("build_book").parts(ROOT / "_toc.yml")
+    assert list(parts) == names
+    assert parts["pneu"] == parts["mnist"] == "Setting 1: ground-truth annotations"
+    assert parts["distillation"] == "Setting 2: teacher annotations"
 
 
 def test_committed_tables_are_labelled_and_shown_beside_this_profile(tmp_path):
