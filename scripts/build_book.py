@@ -39,20 +39,7 @@ SKIP = (".failed.ipynb", ".tmp.ipynb", ".src.ipynb")
 
 def chapters(toc: Path) -> list[str]:
     """The notebook chapters of ``_toc.yml`` in their order (names without folder)."""
-    docs: list[str] = []
-
-    def walk(node):
-        if isinstance(node, dict):
-            if str(node.get("file", "")).startswith("book/notebooks/"):
-                docs.append(Path(node["file"]).name)
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for child in node:
-                walk(child)
-
-    walk(yaml.safe_load(toc.read_text()))
-    return docs
+    return list(parts(toc))
 
 
 def status_table(names: list[str], tables: Path, profile: str,
@@ -150,12 +137,23 @@ def prepare(book: Path, executed: Path, results: Path, profile: str) -> None:
 
 
 def parts(toc: Path) -> dict[str, str]:
-    """Each notebook chapter of ``_toc.yml`` (name without folder) and its part's caption, in
-    the book's order."""
-    return {Path(c["file"]).name: part["caption"]
-            for part in yaml.safe_load(toc.read_text()).get("parts", [])
-            for c in part.get("chapters", [])
-            if str(c.get("file", "")).startswith("book/notebooks/")}
+    """Each notebook chapter of ``_toc.yml`` (name without folder) in the book's order, and the
+    caption of the part it is in ("other" outside every part)."""
+    found: dict[str, str] = {}
+
+    def walk(node, caption: str) -> None:
+        if isinstance(node, dict):
+            caption = node.get("caption", caption)
+            if str(node.get("file", "")).startswith("book/notebooks/"):
+                found[Path(node["file"]).name] = caption
+            for value in node.values():
+                walk(value, caption)
+        elif isinstance(node, list):
+            for child in node:
+                walk(child, caption)
+
+    walk(yaml.safe_load(toc.read_text()), "other")
+    return found
 
 
 def verdicts(tables: Path, parts: dict[str, str] | None = None) -> str:
