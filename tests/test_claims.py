@@ -193,11 +193,11 @@ def test_keeps_off_claim_is_judged_on_the_stand_ins_seeds_and_labelled():
     assert "No XS 0.500 [0.252, 0.748] (3 seeds)" in c.evidence
     assert "paired No XS − TAP 0.500 [0.263, 0.737] (3 seeds)" in c.evidence
     assert "(on the stand-in)" in claims.verdicts([c])
-    # an opening gives at most three reasons a verdict, the rest counted
+    # an opening gives at most two reasons a verdict, the rest counted
     many = [dataclasses.replace(c, verdict=claims.NOT_TESTABLE, reason=f"reason {i}")
             for i in range(5)]
     assert claims.verdicts(many).endswith(
-        "(reason 0; reason 1; reason 2; 2 more in the reproduction report).")
+        "(reason 0; reason 1; 3 more in the reproduction report).")
     # a claim the paper makes twice (results and appendix) is named once in a page's sentence
     assert claims.verdicts([c, c]) == ("The reproduction report's verdict: *reproduced* for "
                                        f"“{c.claim}” (on the stand-in).")

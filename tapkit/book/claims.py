@@ -88,12 +88,17 @@ def shorten(text: object, most: int) -> str:
     return text if len(text) <= most else text[:most].rsplit(" ", 1)[0].rstrip(";,:") + " …"
 
 
-def verdicts(claims: Iterable[Claim], most: int = 240, reasons: int = 3) -> str:
+VERDICT_LEAD = "The reproduction report's verdict: "
+"""How :func:`verdicts`' sentence starts: a page's opening (:func:`.openings.paragraph`) keeps it
+in view and folds the evidence before it."""
+
+
+def verdicts(claims: Iterable[Claim], most: int = 160, reasons: int = 2) -> str:
     """One sentence: the reproduction report's verdicts on ``claims``, those not judged with why
     (one seed, the stand-in, a chapter that did not run): each reason once, though several
     claims fail on it, cut to ``most`` characters, and at most ``reasons`` of them per verdict,
     the rest counted (the report has them whole): an opening says what decided, not every
-    cell's story."""
+    cell's story (issue 39: openings of two or three sentences)."""
     claims = list(claims)
     by = {v: [c for c in claims if c.verdict == v] for v in VERDICTS}
     quiet = (NOT_TESTABLE, NOT_RUN)
@@ -109,7 +114,7 @@ def verdicts(claims: Iterable[Claim], most: int = 240, reasons: int = 3) -> str:
                 if len(found) > reasons else "")
             parts.append(f"*{v}* for {_names(by[v], every)} ({why})" if parts or v != quiet[0]
                          else f"not judged here ({why})")
-    return "The reproduction report's verdict: " + "; ".join(parts) + "."
+    return VERDICT_LEAD + "; ".join(parts) + "."
 
 
 def _names(claims: list[Claim], every: int) -> str:

@@ -23,7 +23,7 @@ from ..metrics import tag_reliance, task_metric
 from .claim_judges import TEACHER_TABLES
 from .claim_specs import page_claims
 from .evidence import Evidence
-from .claims import NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, VERDICTS, verdicts
+from .claims import NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, VERDICT_LEAD, VERDICTS, verdicts
 from .cost_claims import cost_claim, speed_claim
 from .mnist_claims import decoy_claim, matches_claim, removes_claim
 from .openings_medical import extra_found, medical_found, medical_kd_found, \
@@ -90,16 +90,44 @@ CLAIMS: dict[str, str] = {
 
 def paragraph(chapter: str, profile: str, found: str, standin: bool | None = None,
               calibration: str = "") -> str:
-    """The opening as Markdown: the paper's claim for ``chapter`` and what this build found;
-    ``calibration`` names how the data were calibrated (the quick Decoy-MNIST's recorded
-    labels), in the first sentence as a stand-in is."""
+    """The opening as Markdown: the paper's claim for ``chapter``, the first clause of what this
+    build found (``found``) and the report's verdict (the sentence :func:`.claims.verdicts`
+    ends ``found`` with, where it does), in two or three sentences (issue 39); the rest of
+    ``found``, the evidence, folded beneath them. ``calibration`` names how the data were
+    calibrated (the quick Decoy-MNIST's recorded labels), in the first sentence as a stand-in
+    is."""
     if chapter not in CLAIMS:
         raise ValueError(f"no opening claim for chapter {chapter!r}: add it to "
                          f"tapkit.book.openings.CLAIMS (known: {sorted(CLAIMS)})")
     where = (f"profile `{profile}`" + (", on the digits stand-in for the paper's images"
                                        if standin else "")
              + (f", {calibration}" if calibration else ""))
-    return f"**The paper:** {CLAIMS[chapter]} **This build** ({where}): {found[:1].upper()}{found[1:]}"
+    evidence, lead, verdict = found.partition(VERDICT_LEAD)
+    head, rest = headline(evidence)
+    shown = " ".join(part for part in (head[:1].upper() + head[1:], lead + verdict) if part)
+    text = f"**The paper:** {CLAIMS[chapter]} **This build** ({where}): {shown.strip()}"
+    if rest:
+        text += (f"\n\n<details class=\"opening-evidence\"><summary>What else this build "
+                 f"measured</summary>\n\n{rest[:1].upper()}{rest[1:]}\n\n</details>")
+    return text
+
+
+_ABBREVIATIONS = ("e.g", "i.e", "al", "Fig", "Figs", "Eq", "Eqs", "App", "vs", "cf")
+
+
+def headline(text: str) -> tuple[str, str]:
+    """``text``'s first clause, up to its first "; " or ". " outside brackets (an abbreviation's
+    full stop, as in "e.g.", does not end it), as a sentence, and the rest: an opening shows
+    the first and folds the second."""
+    text, depth = text.strip(), 0
+    for i, ch in enumerate(text):
+        depth += (ch in "([") - (ch in ")]" and depth > 0)
+        if depth or ch not in ";." or text[i + 1:i + 2] != " ":
+            continue
+        if ch == "." and text[:i].rsplit(None, 1)[-1].lstrip("(") in _ABBREVIATIONS:
+            continue
+        return text[:i].rstrip() + ".", text[i + 2:].strip()
+    return text, ""
 
 
 def _and(items: list[str]) -> str:
