@@ -83,13 +83,19 @@ _COST = {"rbr": "RBR costs ~70-225 CPU-s a run (8.6-10.5x No XS), x3 with a λ s
 # gave 0.822 [-0.346, 1.000]. With seed 3 (fresh clone of 0f31709: 0.985, it learned the task)
 # three learned seeds give 0.876 [0.550, 1.000]: reproduced. Not on KNEE (_NOT_RUN)
 # VGG-16 stays out of the quick profile's medical chapters (2026-11-26, for the 50-minute CI
-# budget): one seed cost ~1,100 CPU-s with its pretrained start (runs 790, pretraining 315) and
-# judged no claim (one seed gives no interval); three would cost ~2,700. In the last quick build
-# that trained it (4d32b85, seed 0) No XS took the tag on both stand-ins (PNEU F1 0.970 -> 0.247
-# when the tags are swapped; KNEE MAE 0.337 -> 0.633) and so did TAP at λ 1e-3, unsearched (PNEU
-# 0.985 -> 0.221; KNEE 0.463 -> 0.577): docs/performance.md. The paper profile runs it.
-_VGG_OUT = ("one VGG-16 seed costs ~1,100 CPU-s with its pretrained start and judges no claim "
-            "(no interval from one seed); three are over the quick budget")
+# budget; re-measured 2026-11-29, scripts in docs/standin-research.md). At the 32 px its runs
+# take (~75 CPU-s a run, from random weights: Pretraining leaves it out) Base learns (PNEU clean
+# F1 0.873) and No XS takes the tag (1.000 -> 0.000 when swapped), but the tag covers 20% of a
+# 32-px image (5% at 64 px) and VGG-16's last max-pool output is 1x1, so TAP's downscaled mask
+# weighs every cell of that map: no λ kept it off the tag while it learned (seed 0: 1e-3 stayed
+# on the tag, 3e-3, 1e-2, 3e-2, 0.1 and 1 collapsed to F1 0.0; seed 1 at 3e-3 stayed on the
+# tag). At 64 px, where its last map is 2x2 as ResNet-18's and DenseNet-121's are, TAP at λ 1e-3
+# kept seed 0 off it (0.905 -> 0.826, clean 0.880; 1e-2 collapsed), but a run costs ~200-260
+# CPU-s: three seeds of No XS and TAP and a Base ~1,600, a third of the build. The paper profile
+# runs it.
+_VGG_OUT = ("a VGG-16 run at 64 px costs ~200-260 CPU-s, three seeds of No XS and TAP ~1,600, "
+            "over the quick budget; at 32 px (~75 CPU-s) its last map is 1×1 and a tag covers 20% "
+            "of the image: no λ kept TAP off the tag while it learned (measured 2026-11-29)")
 _NOT_RUN = {"vgg16": _VGG_OUT,  # every case
             "densenet121": {"rbr": _COST["rbr"], "rrr": _COST["rrr"]},
             "resnet18": {"rbr": _COST["rbr"]}}
