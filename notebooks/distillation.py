@@ -144,5 +144,5 @@ chapter.show_committed(ch, ["mnist_kd"], "run `make book PROFILE=paper` on a GPU
                        "and commit `results/paper/`.", mnist_setting2.kd_beside_paper);
 
 # %% tags=["hide-input"]
-ch.opening(openings.distillation_found(summary))
+ch.opening(openings.distillation_found(summary, root))
 ch.finish(seeds=s.seeds);

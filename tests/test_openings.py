@@ -64,7 +64,7 @@ def test_an_opening_shows_the_first_finding_and_the_verdict_and_folds_the_rest()
              "The reproduction report's verdict: not judged here (one seed: no interval).")
     text = openings.paragraph("medical_teachers", "quick", found, standin=True)
     shown, _, folded = text.partition("<details")
-    # the first clause ends at the first ". " or "; " outside brackets, not at "e.g."
+    # the first sentence ends at the first ". " outside brackets, not at "e.g."
     assert shown.rstrip().endswith("**This build** (profile `quick`, on the digits stand-in for the "
                                    "paper's images): PNEU: precision 2.2% (e.g. 0.4× random; one "
                                    "seed). The reproduction report's verdict: not judged here "
@@ -73,7 +73,7 @@ def test_an_opening_shows_the_first_finding_and_the_verdict_and_folds_the_rest()
         in folded
     # one clause and no verdict: nothing to fold
     assert "<details" not in openings.paragraph("lambda_search", "quick", "the search chose 1e-2.")
-    assert openings.headline("a; b. c") == ("a.", "b. c")
+    assert openings.headline("a; b. c. d") == ("a; b.", "c. d")
 
 
 def test_mnist_opening_reads_the_runs_and_the_reports_verdicts():
@@ -172,13 +172,25 @@ def test_report_opening_counts_every_verdict():
     assert openings.report_found(one).endswith("Not reproduced: “TAP is fast”.")
 
 
-def test_distillation_and_normalisation_openings():
+def test_distillation_and_normalisation_openings(tmp_path):
     kd = _summary({("no teacher", "none"): (0.98, 0.60), ("teacher_10", "tap"): (0.97, 0.95),
                    ("teacher_10", "kd"): (0.97, 0.61)}, ["teacher", "method"])
     text = openings.distillation_found(kd)
     assert text == ("No XS loses 0.380 accuracy when the decoys are permuted; TAP (10% teacher) "
                     "0.020, KD (10% teacher) 0.360. Clearly less than No XS (by more than 0.01): "
                     "TAP (10% teacher), KD (10% teacher).")
+    # with the store, the report's verdicts on the page's claims: JT's step 3x KD's and AT's
+    # (rounds 0-3, paired), its memory 1.25x theirs
+    from tapkit.book.report import write_table
+
+    cost = pd.DataFrame([{"method": m, "round": r, "seconds": base * (1 + 0.01 * r),
+                          "peak_mem_mb": mem}
+                         for m, base, mem in (("none", 0.05, 50.0), ("kd", 0.1, 80.0),
+                                              ("at", 0.1, 80.0), ("jt", 0.3, 100.0))
+                         for r in range(4)])
+    write_table(cost, tmp_path, "mnist_kd_cost", {"data": "MNIST"})
+    judged = openings.distillation_found(kd, tmp_path)
+    assert judged.startswith(text + " The reproduction report's verdict: *reproduced* for “JT's")
     table = pd.DataFrame({"method": ["tap"] * 4, "lam": [1e-3, 1e-3, 1e-2, 1e-2],
                           "form": ["equations", "released"] * 2, "status": ["ok"] * 4,
                           "permuted": [0.80, 0.85, 0.70, 0.90]})

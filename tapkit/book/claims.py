@@ -93,7 +93,7 @@ VERDICT_LEAD = "The reproduction report's verdict: "
 in view and folds the evidence before it."""
 
 
-def verdicts(claims: Iterable[Claim], most: int = 160, reasons: int = 2) -> str:
+def verdicts(claims: Iterable[Claim], most: int = 200, reasons: int = 2) -> str:
     """One sentence: the reproduction report's verdicts on ``claims``, those not judged with why
     (one seed, the stand-in, a chapter that did not run): each reason once, though several
     claims fail on it, cut to ``most`` characters, and at most ``reasons`` of them per verdict,

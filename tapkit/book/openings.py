@@ -90,7 +90,7 @@ CLAIMS: dict[str, str] = {
 
 def paragraph(chapter: str, profile: str, found: str, standin: bool | None = None,
               calibration: str = "") -> str:
-    """The opening as Markdown: the paper's claim for ``chapter``, the first clause of what this
+    """The opening as Markdown: the paper's claim for ``chapter``, the first sentence of what this
     build found (``found``) and the report's verdict (the sentence :func:`.claims.verdicts`
     ends ``found`` with, where it does), in two or three sentences (issue 39); the rest of
     ``found``, the evidence, folded beneath them. ``calibration`` names how the data were
@@ -116,17 +116,16 @@ _ABBREVIATIONS = ("e.g", "i.e", "al", "Fig", "Figs", "Eq", "Eqs", "App", "vs", "
 
 
 def headline(text: str) -> tuple[str, str]:
-    """``text``'s first clause, up to its first "; " or ". " outside brackets (an abbreviation's
-    full stop, as in "e.g.", does not end it), as a sentence, and the rest: an opening shows
-    the first and folds the second."""
+    """``text``'s first sentence, up to its first ". " outside brackets (an abbreviation's full
+    stop, as in "e.g.", does not end it), and the rest: an opening shows the first and folds the
+    second."""
     text, depth = text.strip(), 0
     for i, ch in enumerate(text):
         depth += (ch in "([") - (ch in ")]" and depth > 0)
-        if depth or ch not in ";." or text[i + 1:i + 2] != " ":
+        if depth or ch != "." or text[i + 1:i + 2] != " ":
             continue
-        if ch == "." and text[:i].rsplit(None, 1)[-1].lstrip("(") in _ABBREVIATIONS:
-            continue
-        return text[:i].rstrip() + ".", text[i + 2:].strip()
+        if text[:i].rsplit(None, 1)[-1].lstrip("(") not in _ABBREVIATIONS:
+            return text[:i + 1], text[i + 2:].strip()
     return text, ""
 
 
@@ -272,9 +271,11 @@ def teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, root: str | Pat
             + verdicts(page_claims(Evidence(Path(root)), "teachers", TEACHER_TABLES)))
 
 
-def distillation_found(summary: pd.DataFrame) -> str:
+def distillation_found(summary: pd.DataFrame, root: str | Path | None = None) -> str:
     """TAP against KD/AT/JT on MNIST: each student's accuracy lost when the decoys are permuted
-    (``summary``: teacher, method, split, mean), and which lose clearly less than No XS."""
+    (``summary``: teacher, method, split, mean), which lose clearly less than No XS, and, with
+    ``root``, the report's verdicts on this chapter's claims (:func:`.claim_specs.page_claims` on
+    its tables and the teachers page's, which the distillation chapter runs after)."""
     wide = summary.pivot_table(index=["teacher", "method"], columns="split", values="mean",
                                sort=False)
     loss = tag_reliance(wide["contaminated"], wide["permuted"], task_metric("mnist"))
@@ -285,7 +286,13 @@ def distillation_found(summary: pd.DataFrame) -> str:
     head = f"No XS loses {ref:.3f} accuracy when the decoys are permuted; " if ref is not None else ""
     text = (head + ", ".join(f"{n} {d:.3f}" for n, d in rows) + ". Clearly less than No XS "
             f"(by more than {MNIST_GAP:g}): " + (", ".join(better) if better else "none") + ".")
-    return text[0].upper() + text[1:]
+    judged = [] if root is None else page_claims(Evidence(Path(root)), "distillation",
+                                                 DISTILLATION_TABLES)
+    return text[0].upper() + text[1:] + (" " + verdicts(judged) if judged else "")
+
+
+# the tables the distillation page's claims read: its own and the teachers page's
+DISTILLATION_TABLES = ("mnist_kd", "mnist_kd_cost", *TEACHER_TABLES)
 
 
 def explorer_found(summary: pd.DataFrame) -> str:
