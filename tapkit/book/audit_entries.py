@@ -75,11 +75,11 @@ ENTRIES: tuple[Entry, ...] = (
           "the spread over seeds includes which images validate and where each signal lands."),
     Entry("Seeds", "data", 339, "We report averaged results from 5 different seeds.",
           "configs/config.yaml:11 (one seed per run)", reads.seeds, S,
-          "quick: three seeds for the intervals over seeds, five for DenseNet-121 on PNEU "
-          "and ResNet-18 on KNEE (where three left TAP's reliance undecided), DenseNet-121's "
-          "RRR on PNEU on four of them (the "
-          "paper's re-emergence case, ~4× a No XS run); one for VGG-16, the appendix "
-          "architectures and the stand-ins' Base, which judges no claim."),
+          "quick: three seeds for the intervals over seeds, five for ResNet-18 (where three "
+          "left TAP's reliance on KNEE and its Theorem-1 overlap on PNEU undecided), four for "
+          "DenseNet-121 on PNEU, RRR on four (DenseNet-121's on PNEU, the paper's re-emergence "
+          "case, ~4× a No XS run); one for VGG-16, the appendix architectures and the "
+          "stand-ins' Base, which judges no claim."),
     Entry("MNIST normalisation", "data", 319,
           r"MNIST contains 60,000 $28\!\times\!28$ pixel images of handwritten digits",
           "src/data.py:81-86", lambda p: {"mean": data.MNIST_MEAN, "std": data.MNIST_STD},
