@@ -74,6 +74,7 @@ def test_an_opening_shows_the_first_finding_and_the_verdict_and_folds_the_rest()
     # one clause and no verdict: nothing to fold
     assert "<details" not in openings.paragraph("lambda_search", "quick", "the search chose 1e-2.")
     assert openings.headline("a; b. c. d") == ("a; b.", "c. d")
+    assert openings.headline(". a") == (".", "a")
 
 
 def test_mnist_opening_reads_the_runs_and_the_reports_verdicts():

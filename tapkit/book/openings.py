@@ -124,7 +124,8 @@ def headline(text: str) -> tuple[str, str]:
         depth += (ch in "([") - (ch in ")]" and depth > 0)
         if depth or ch != "." or text[i + 1:i + 2] != " ":
             continue
-        if text[:i].rsplit(None, 1)[-1].lstrip("(") not in _ABBREVIATIONS:
+        words = text[:i].split()
+        if not words or words[-1].lstrip("(") not in _ABBREVIATIONS:
             return text[:i + 1], text[i + 2:].strip()
     return text, ""
 

@@ -142,7 +142,7 @@ class Protocol(_TrainsMethods, _Protocol):
     loss normalisations; ``case_seeds[case]``: a case on the first n seeds only;
     ``model_seeds[model]``: an architecture on the first n seeds only, n one count or counts
     keyed by experiment (the quick profile keeps VGG-16 and the appendix architectures on one,
-    ResNet-18 on three, DenseNet-121 on five PNEU and three KNEE seeds).
+    ResNet-18 on five, DenseNet-121 on four PNEU and three KNEE seeds).
     ``per_class``, ``test_per_class`` (stand-in test digits per class; None:
     ``max(per_class // 4, 10)``), ``not_run`` and every ``model_overrides`` value may be keyed by
     experiment. ``variants[model]``: the registry entry an architecture trains as (recorded in
@@ -221,7 +221,7 @@ class Protocol(_TrainsMethods, _Protocol):
     def seeds_on(self, model: str, experiment: str | None = None) -> tuple[int, ...]:
         """The seeds a medical table of ``experiment`` trains ``model`` on: all, or the first
         ``model_seeds[model]``, a count or counts keyed by experiment (None: the protocol's
-        only one; quick: DenseNet-121 on five PNEU seeds, three KNEE ones)."""
+        only one; quick: DenseNet-121 on four PNEU seeds, three KNEE ones)."""
         if model not in self.model_seeds:
             return self.seeds
         n = self.model_seeds[model]
