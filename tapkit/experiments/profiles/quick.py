@@ -60,13 +60,13 @@ MNIST_TEACHERS = TeachersProtocol((0, 1), (0.1, 0.01), (0.01,), ("tap",), (0.1,)
                                   lambda_source=LambdaSource.SEARCHED,
                                   threshold=Threshold.QUANTILE)
 
-# The stand-in, Adam, one thread, three seeds for ResNet-18 and DenseNet-121 (issue 20's means
-# and paired intervals; about 1,000 CPU-s more than one seed) and one for the appendix
-# architectures (the λ searches on the first seed), VGG-16 not run (_VGG_OUT), each main
-# architecture fine-tuned from its digits-pretrained start (Pretraining; issue 20, measured in
-# docs/standin-research.md): ResNet-18 and DenseNet-121 at 64 px, where their last targeted maps
-# are 2x2 (at 32 px ResNet-18's layer4 is 1x1 and a tag covers all of it); VGG-16 at 32 px (a
-# 64-px VGG-16 run costs ~4x; no BatchNorm: lr 1e-4 to leave its ln 2 plateau); EfficientNet-B0
+# The stand-in, Adam, one thread, three to five seeds for ResNet-18 and DenseNet-121 (issue 20's
+# means and paired intervals; model_seeds below) and one for the appendix architectures (the λ
+# searches on the first seed), VGG-16 not run (_VGG_OUT), ResNet-18 and DenseNet-121 fine-tuned
+# from their digits-pretrained starts (Pretraining; issue 20, measured in
+# docs/standin-research.md) at 64 px, where their last targeted maps are 2x2 (at 32 px
+# ResNet-18's layer4 is 1x1 and a tag covers all of it); VGG-16 at 32 px from random weights
+# (the size Table 1 times it at; no BatchNorm: lr 1e-4 to leave its ln 2 plateau); EfficientNet-B0
 # and MobileNet-v2 at 32 px from random weights.
 _EXTRA = {"per_class": {"pneu": 28, "knee": 12}, "batch_size": 8, "image_size": 32}
 _COST = {"rbr": "RBR costs ~70-225 CPU-s a run (8.6-10.5x No XS), x3 with a λ search: over budget",
