@@ -60,17 +60,21 @@ def test_every_chapter_of_the_toc_has_a_claim():
 
 
 def test_an_opening_shows_the_first_finding_and_the_verdict_and_folds_the_rest():
-    found = ("PNEU: precision 2.2% (e.g. 0.4× random; one seed). No XS +0.908; TAP +0.020. "
+    rest = "No XS +0.908; " + "TAP +0.020, " * 15 + "RRR +0.1."  # 35 words
+    found = (f"PNEU: precision 2.2% (e.g. 0.4× random; one seed). {rest} "
              "The reproduction report's verdict: not judged here (one seed: no interval).")
     text = openings.paragraph("medical_teachers", "quick", found, standin=True)
     shown, _, folded = text.partition("<details")
     # the first sentence ends at the first ". " outside brackets, not at "e.g."
-    assert shown.rstrip().endswith("**This build** (profile `quick`, on the digits stand-in for the "
-                                   "paper's images): PNEU: precision 2.2% (e.g. 0.4× random; one "
-                                   "seed). The reproduction report's verdict: not judged here "
-                                   "(one seed: no interval).")
-    assert "What else this build measured</summary>\n\nNo XS +0.908; TAP +0.020.\n\n</details>" \
-        in folded
+    assert shown.rstrip().endswith(
+        "**This build** (profile `quick`, on the digits stand-in for the paper's images): PNEU: "
+        "precision 2.2% (e.g. 0.4× random; one seed). The reproduction report's verdict: not "
+        "judged here (one seed: no interval).")
+    assert f"What else this build measured</summary>\n\n{rest}\n\n</details>" in folded
+    # a short rest stays in view, before the verdict
+    short = openings.paragraph("mnist", "quick", "A. B c. The reproduction report's verdict: x.")
+    assert "<details" not in short
+    assert short.endswith(": A. B c. The reproduction report's verdict: x.")
     # one clause and no verdict: nothing to fold
     assert "<details" not in openings.paragraph("lambda_search", "quick", "the search chose 1e-2.")
     assert openings.headline("a; b. c. d") == ("a; b.", "c. d")

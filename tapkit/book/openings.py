@@ -93,9 +93,9 @@ def paragraph(chapter: str, profile: str, found: str, standin: bool | None = Non
     """The opening as Markdown: the paper's claim for ``chapter``, the first sentence of what this
     build found (``found``) and the report's verdict (the sentence :func:`.claims.verdicts`
     ends ``found`` with, where it does), in two or three sentences (issue 39); the rest of
-    ``found``, the evidence, folded beneath them. ``calibration`` names how the data were
-    calibrated (the quick Decoy-MNIST's recorded labels), in the first sentence as a stand-in
-    is."""
+    ``found``, the evidence, folded beneath them where it is long (:data:`FOLD_WORDS`).
+    ``calibration`` names how the data were calibrated (the quick Decoy-MNIST's recorded
+    labels), in the first sentence as a stand-in is."""
     if chapter not in CLAIMS:
         raise ValueError(f"no opening claim for chapter {chapter!r}: add it to "
                          f"tapkit.book.openings.CLAIMS (known: {sorted(CLAIMS)})")
@@ -104,6 +104,8 @@ def paragraph(chapter: str, profile: str, found: str, standin: bool | None = Non
              + (f", {calibration}" if calibration else ""))
     evidence, lead, verdict = found.partition(VERDICT_LEAD)
     head, rest = headline(evidence)
+    if len(rest.split()) <= FOLD_WORDS:  # a short rest stays in view: no fold for one clause
+        head, rest = f"{head} {rest}".strip(), ""
     shown = " ".join(part for part in (head[:1].upper() + head[1:], lead + verdict) if part)
     text = f"**The paper:** {CLAIMS[chapter]} **This build** ({where}): {shown.strip()}"
     if rest:
@@ -112,6 +114,9 @@ def paragraph(chapter: str, profile: str, found: str, standin: bool | None = Non
     return text
 
 
+FOLD_WORDS = 30
+"""An opening folds the evidence after its first sentence only when more than this many words
+follow it."""
 _ABBREVIATIONS = ("e.g", "i.e", "al", "Fig", "Figs", "Eq", "Eqs", "App", "vs", "cf")
 
 
