@@ -130,10 +130,10 @@ def prepare(book: Path, executed: Path, results: Path, profile: str) -> None:
     generated.mkdir(exist_ok=True)
     times = {nb.stem: chapter_time(nbformat.read(nb, as_version=4))
              for nb in executed.glob("*.ipynb") if not nb.name.endswith(SKIP)}
-    table = status_table(chapters(book / "_toc.yml"), results / profile / "tables", profile, times)
+    toc = parts(book / "_toc.yml")  # one reading of _toc.yml: its chapters and their parts
+    table = status_table(list(toc), results / profile / "tables", profile, times)
     (generated / "status.md").write_text(table)
-    (generated / "verdicts.md").write_text(verdicts(results / profile / "tables",
-                                                    parts(book / "_toc.yml")))
+    (generated / "verdicts.md").write_text(verdicts(results / profile / "tables", toc))
 
 
 def parts(toc: Path) -> dict[str, str]:

@@ -277,6 +277,10 @@ def teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, root: str | Pat
             + verdicts(page_claims(Evidence(Path(root)), "teachers", TEACHER_TABLES)))
 
 
+# the tables the distillation page's claims read: its own and the teachers page's
+DISTILLATION_TABLES = ("mnist_kd", "mnist_kd_cost", *TEACHER_TABLES)
+
+
 def distillation_found(summary: pd.DataFrame, root: str | Path | None = None) -> str:
     """TAP against KD/AT/JT on MNIST: each student's accuracy lost when the decoys are permuted
     (``summary``: teacher, method, split, mean), which lose clearly less than No XS, and, with
@@ -295,10 +299,6 @@ def distillation_found(summary: pd.DataFrame, root: str | Path | None = None) ->
     judged = [] if root is None else page_claims(Evidence(Path(root)), "distillation",
                                                  DISTILLATION_TABLES)
     return text[0].upper() + text[1:] + (" " + verdicts(judged) if judged else "")
-
-
-# the tables the distillation page's claims read: its own and the teachers page's
-DISTILLATION_TABLES = ("mnist_kd", "mnist_kd_cost", *TEACHER_TABLES)
 
 
 def explorer_found(summary: pd.DataFrame) -> str:
