@@ -54,7 +54,10 @@ $(X)/report.ipynb $(X)/comparisons.ipynb: $(GATHERED)
 # on PNEU to four (~95 s) and the speed chapter's VGG-16 and ResNet-18 to fewer rounds (~80 s):
 # in the fresh clone of 3edf5ef the MNIST lane ended at 16:13:41 and the medical lane at
 # 16:12:40, the build 2,625 s. Since then pneu trains ResNet-18 on five seeds (~210 CPU-s more,
-# for the Theorem-1 overlap on PNEU), which makes the medical lane the longer one.
+# for the Theorem-1 overlap on PNEU), which makes the medical lane the longer one. The stripe
+# appendix (2026-11-29: ResNet-18's No XS and TAP, three seeds, ~200 CPU-s a data set) sits in
+# both lanes, pneu's paid for by ResNet-18's fourth RRR seed (~110 s), knee's in the shorter
+# MNIST lane.
 # Then report and
 # comparisons, side by side. Seconds in the fresh-clone build of 0e6f65f on a slow 2-core AMD EPYC
 # (docs/performance.md, twelfth session): MNIST lane 213+87+645+550+1414+553+16+681 = 4159,

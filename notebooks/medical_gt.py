@@ -164,9 +164,7 @@ display(Markdown(f"""## Appendix: the stripe artifact
 
 The appendix's second contamination: a vertical stripe (6 px wide at 224 px, up to 15 px from
 the left or right edge, scaled with the image) whose brightness is {TEXT['stripe']}. λ from the
-paper's stripe table. This profile runs the architectures in `stripe_models`:
-{list(medical.per_experiment(s.stripe_models, experiment) or []) or 'none'} (the quick profile
-spends its CPU budget on the main setting; the paper profile runs all three)."""))
+paper's stripe table. {medical.stripe_scope(s, experiment)}"""))
 
 # %% tags=["hide-input"]
 stripe_models = medical.per_experiment(s.stripe_models, experiment)
@@ -175,8 +173,9 @@ if stripe_models:
     stripe = medical.run_frame(stripe_runs, root, device)
     stripe_label = report.provenance_label(stripe, profile)
     stripe_summary = medical.summarise(stripe)
-    report.write_table(stripe_summary, root, f"{experiment}_stripe",
-                       medical.table_meta(s, experiment, stripe_models, methods, stripe_label))
+    stripe_meta = medical.table_meta(s, experiment, stripe_models, methods, stripe_label)
+    report.write_table(stripe_summary, root, f"{experiment}_stripe", stripe_meta)
+    report.write_table(medical.runs_table(stripe), root, f"{experiment}_stripe_runs", stripe_meta)
     chapter.medical_figure(ch, stripe_summary, experiment, stripe_models, methods,
                            f"{NAME} with stripes, ground-truth masks — {on}",
                            f"{experiment}_stripe", runs=stripe)

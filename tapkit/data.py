@@ -281,12 +281,13 @@ def tag_scale(size: int) -> float:
 
 
 def medical_contamination(kind: str, num_classes: int, size: int,
-                          tag_px: int | None = None,
-                          label_box: bool = False) -> tuple[Callable, sc.Assignment]:
+                          tag_px: int | None = None, label_box: bool = False,
+                          stripe_px: int | None = None) -> tuple[Callable, sc.Assignment]:
     """Text tags (main text) or stripes (appendix) for a binary or five-grade task; ``tag_px``:
     the tags' height in pixels where the widest tag fits the image (None, or an image too small
     for it, e.g. the appendix architectures' 32 px: :func:`tag_scale`'s); ``label_box``: each
-    tag printed as a label, black letters on a white box (:func:`.contamination.text_tag`)."""
+    tag printed as a label, black letters on a white box (:func:`.contamination.text_tag`);
+    ``stripe_px``: the stripes' width in pixels (None: the paper's 6 px at 224, scaled)."""
     permute: sc.Assignment = "swapped" if num_classes == 2 else "permuted"
     if kind == "tag":
         tags = sc.PNEU_TAGS if num_classes == 2 else sc.KNEE_TAGS
@@ -298,7 +299,7 @@ def medical_contamination(kind: str, num_classes: int, size: int,
     if kind == "stripe":
         step = 127.0 if num_classes == 2 else 51.0
         scale = size / 224.0
-        width, offset = max(2, round(6 * scale)), max(1, round(15 * scale))
+        width, offset = stripe_px or max(2, round(6 * scale)), max(1, round(15 * scale))
         return (lambda x, y, rng: sc.stripe(x, y, rng, width=width, max_offset=offset, step=step)), permute
     raise ValueError(f"unknown artifact {kind!r}; expected 'tag' or 'stripe'")
 
@@ -391,7 +392,8 @@ def digits_standin(task: str, seed: int = 0, size: int = 64, artifact: str = "ta
                    test_per_class: int | None = None,
                    label_noise: float = 0.0,
                    tag_px: int | None = None, texture: float = 0.0,
-                   label_box: bool = False) -> tuple[Task, dict[str, Split]]:
+                   label_box: bool = False,
+                   stripe_px: int | None = None) -> tuple[Task, dict[str, Split]]:
     """A stand-in for PNEU (``task="pneu"``: digits 0-4 vs 5-9) or KNEE (``task="knee"``: digits
     0-4 as grades) built from the embedded real digits (training images from the stand-in half of
     :func:`embedded_pools`), resized to ``size`` and run through the medical protocol (3 channels,
@@ -458,7 +460,8 @@ def digits_standin(task: str, seed: int = 0, size: int = 64, artifact: str = "ta
     if texture > 0:
         texture_rng = np.random.default_rng([seed, 0x7E47])
         xtr, xte = textured(xtr, texture, texture_rng), textured(xte, texture, texture_rng)
-    contaminate, permute = medical_contamination(artifact, classes, size, tag_px, label_box)
+    contaminate, permute = medical_contamination(artifact, classes, size, tag_px, label_box,
+                                                 stripe_px)
     splits = build_splits(xtr, ytr, xte, yte, contaminate, permute, seed, IMAGENET_MEAN,
                           IMAGENET_STD, 3, clean_fraction)
     return Task(f"{task}-standin", classes, 3, size, "f1" if classes == 2 else "mae"), splits
@@ -510,7 +513,7 @@ def embedded_standin(task: str, src: Embedded, seed: int = 0, size: int = 64,
     draws."""
     return digits_standin(task, seed, size, artifact, clean_fraction, per_class, test_per_class,
                           label_noise=src.label_noise, tag_px=src.tag_px, texture=src.texture,
-                          label_box=src.label_box)
+                          label_box=src.label_box, stripe_px=src.stripe_px)
 
 def _medical(experiment: str, src: Source, seed: int, clean_fraction: float,
              image_size: int | None, artifact: str, per_class: int | None,

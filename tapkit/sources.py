@@ -96,12 +96,15 @@ class Embedded(_Source):
     ``embedded:label_noise=P,tag_px=N``; plain ``embedded`` without them, so the configs (and
     keys) of runs without them are unchanged. The stand-ins' look: ``texture``, the sigma of a
     noisy background under the digits, and ``label_box``, tags printed as labels
-    (:func:`tapkit.data.digits_standin`), written ``texture=S`` and ``tag=box``."""
+    (:func:`tapkit.data.digits_standin`), written ``texture=S`` and ``tag=box``;
+    ``stripe_px``, the stripe appendix's stripe width in pixels (None: the paper's 6 px at 224,
+    scaled), written ``stripe_px=N``."""
 
     label_noise: float = 0.0
     tag_px: int | None = None
     texture: float = 0.0
     label_box: bool = False
+    stripe_px: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "label_noise", float(self.label_noise))
@@ -111,6 +114,10 @@ class Embedded(_Source):
             object.__setattr__(self, "tag_px", int(self.tag_px))
             if self.tag_px < 5:
                 raise ValueError(f"tag_px must be at least 5 (legible letters), got {self.tag_px}")
+        if self.stripe_px is not None:
+            object.__setattr__(self, "stripe_px", int(self.stripe_px))
+            if self.stripe_px < 1:
+                raise ValueError(f"stripe_px must be at least 1, got {self.stripe_px}")
         object.__setattr__(self, "texture", float(self.texture))
         if not 0.0 <= self.texture <= 0.5:
             raise ValueError(f"texture must lie in [0, 0.5] (the noise's sigma, a fraction of "
@@ -120,7 +127,8 @@ class Embedded(_Source):
         options = ([f"label_noise={self.label_noise:g}"] if self.label_noise else []) + (
             [f"tag_px={self.tag_px}"] if self.tag_px is not None else []) + (
             [f"texture={self.texture:g}"] if self.texture else []) + (
-            ["tag=box"] if self.label_box else [])
+            ["tag=box"] if self.label_box else []) + (
+            [f"stripe_px={self.stripe_px}"] if self.stripe_px is not None else [])
         return "embedded" + (":" + ",".join(options) if options else "")
 
     def describe(self) -> str:
@@ -129,20 +137,24 @@ class Embedded(_Source):
         return ", ".join(([f"label noise p = {self.label_noise:g}"] if self.label_noise else [])
                          + ([f"tags {self.tag_px} px tall"] if self.tag_px is not None else [])
                          + ([f"textured background σ = {self.texture:g}"] if self.texture else [])
-                         + (["label-box tags"] if self.label_box else []))
+                         + (["label-box tags"] if self.label_box else [])
+                         + ([f"stripes {self.stripe_px} px wide"] if self.stripe_px is not None
+                            else []))
 
     @classmethod
     def parse(cls, text: str) -> "Embedded":
-        """``embedded:label_noise=P,tag_px=N,texture=S,tag=box`` (any of the options, in any
-        order)."""
-        fields = {"label_noise": float, "tag_px": int, "texture": float, "tag": _tag_style}
+        """``embedded:label_noise=P,tag_px=N,texture=S,tag=box,stripe_px=W`` (any of the
+        options, in any order)."""
+        fields = {"label_noise": float, "tag_px": int, "texture": float, "tag": _tag_style,
+                  "stripe_px": int}
         values = {}
         for item in text[len("embedded:"):].split(","):
             name, _, number = item.partition("=")
             name = name.strip()
             if name not in fields or name in values:
                 raise ValueError(f"unknown or repeated option {name!r} in source {text!r}; "
-                                 "expected 'embedded:label_noise=P,tag_px=N,texture=S,tag=box'")
+                                 "expected 'embedded:label_noise=P,tag_px=N,texture=S,tag=box,"
+                                 "stripe_px=W'")
             try:
                 values[name] = fields[name](number)
             except ValueError:
@@ -281,9 +293,10 @@ def parse_source(value: "Source | str | None", experiment: str = "decoy-mnist") 
         raise TypeError(f"a data source is a string or one of {[t.__name__ for t in SOURCE_TYPES]}"
                         f", not {type(value).__name__}")
     if isinstance(value, Embedded) and not medical and (
-            value.tag_px is not None or value.texture or value.label_box):
-        raise ValueError(f"tag sizes, textures and label boxes belong to the PNEU/KNEE "
-                         f"stand-ins, not {experiment}: write 'embedded' or "
+            value.tag_px is not None or value.texture or value.label_box
+            or value.stripe_px is not None):
+        raise ValueError(f"tag sizes, stripe widths, textures and label boxes belong to the "
+                         f"PNEU/KNEE stand-ins, not {experiment}: write 'embedded' or "
                          f"'embedded:label_noise=P'")
     if isinstance(value, Embedded) and value.label_noise and pretrain:
         raise ValueError(f"{experiment} trains on clean records: write 'embedded'")

@@ -3,6 +3,7 @@ annotation and τ, and the configs the plans make: the same as configs built dir
 protocols, for every chapter of the quick and paper profiles."""
 
 import dataclasses
+from dataclasses import replace
 import math
 
 import pandas as pd
@@ -73,7 +74,7 @@ def _setting1(p, root, experiment, models, cases, artifact) -> list:
                                           seed, artifact)
                 for c in cases if not setting1.why_not_run(p, experiment, m, c)
                 # the quick profile: VGG-16, and Base, on the first seed only
-                for seed in p.seeds_on(m, experiment) if seed in p.seeds_for(c)]
+                for seed in p.seeds_on(m, experiment) if seed in p.seeds_for(c, m)]
     return out
 
 
@@ -127,8 +128,10 @@ def expected(chapter: str, profile: str, root, source: str) -> list:
     if chapter in ("pneu", "knee"):
         out = _setting1(p, root, chapter, medical_plans.ARCHITECTURES, setting1.cases(), "tag")
         stripes = protocols.per_experiment(p.stripe_models, chapter)
-        return out + (_setting1(p, root, chapter, stripes, setting1.cases(), "stripe")
-                      if stripes else [])
+        # the stripe appendix: its own cases, on the first stripe_seeds seeds
+        sp = replace(p, seeds=p.seeds[:p.stripe_seeds or len(p.seeds)])
+        cases = [c for c in setting1.cases() if c in (p.stripe_cases or setting1.cases())]
+        return out + (_setting1(sp, root, chapter, stripes, cases, "stripe") if stripes else [])
     if chapter == "extra_architectures":
         return [c for e in medical_plans.DATASETS
                 for c in _setting1(p, root, e, medical_plans.EXTRA_ARCHITECTURES,

@@ -269,7 +269,8 @@ def test_a_plan_trains_nothing_and_asks_for_its_stages_first(tmp_path):
         chapter_plans.PLANS["pneu"](p, tmp_path)
     assert not (tmp_path / "runs").exists()  # nothing trained, nothing written
     stages = chapter_plans.CHAPTER_SPECS["pneu"].stages(p, tmp_path)
-    assert [s.name for s in stages] == ["lambda_choice_pneu_tag"]
+    # the tags' search, and the stripe appendix's (the quick and smoke profiles: ResNet-18)
+    assert [s.name for s in stages] == ["lambda_choice_pneu_tag", "lambda_choice_pneu_stripe"]
     asked = []
 
     def made_up(configs):  # the search's records, λ 1e-2 best: no training
@@ -281,7 +282,8 @@ def test_a_plan_trains_nothing_and_asks_for_its_stages_first(tmp_path):
     cells = chapter_plans.planned("pneu", p, tmp_path, made_up)
     assert asked[0] == [c.cfg.key() for c in stages[0].cells]
     assert (tmp_path / "tables" / "lambda_choice_pneu_tag.csv").exists()
-    assert {c.table for c in cells} == {"lambda_choice_pneu_tag", "pneu_gt"}
+    assert {c.table for c in cells} == {"lambda_choice_pneu_tag", "pneu_gt",
+                                        "lambda_choice_pneu_stripe", "pneu_stripe"}
     assert chapter_plans.CHAPTER_SPECS["mnist"].stages(p, tmp_path) == []
     t = chapter_plans.protocol_for("medical_teachers", "smoke")
     teachers = chapter_plans.CHAPTER_SPECS["medical_teachers"].stages(t, tmp_path)

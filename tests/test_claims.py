@@ -412,6 +412,27 @@ def test_claims_table_lists_every_claim_of_the_paper_with_its_line(tmp_path):
     assert 'href="pneu.html"' in html and "paper (line 374)" in html
 
 
+def test_the_stripe_claims_read_the_stripe_runs_and_speak_of_stripes(tmp_path):
+    """The appendix's stripe claims are judged by Setting 1's judge on the stripe tables only
+    (the tags' runs decide nothing there), in the stripe's words; a seed where No XS ignored the
+    stripe is dropped and named (hand: No XS reliance 0.6, 0.5, 0.4 on PNEU, TAP's about 0)."""
+    meta = {"data": "the digits stand-in for PNEU", "origin": "stand-in"}
+    write_table(medical_runs({("resnet18", "none"): NONE, ("resnet18", "tap"): TAP}), tmp_path,
+                "pneu_gt_runs", meta)
+    table = claim_table.claims_table(tmp_path).set_index("id")
+    assert table.loc["stripes_pneu", "verdict"] == claims.NOT_RUN  # no stripe table yet
+    # No XS ignores the stripe in seed 0 (reliance 0.02): two seeds left, 0.5 and 0.4
+    ignored = [(0.95, 0.93, 0.9), *NONE[1:]]
+    write_table(medical_runs({("resnet18", "none"): ignored, ("resnet18", "tap"): TAP}),
+                tmp_path, "pneu_stripe_runs", meta)
+    row = claim_table.claims_table(tmp_path).set_index("id").loc["stripes_pneu"]
+    assert row.test == "TAP keeps deep CNNs off the stripe" and row.seeds == "2 seeds"
+    assert "reliance on the stripe (metric lost when the stripe is swapped" in row.evidence
+    assert "seed 0 dropped: No XS did not take the shortcut (reliance +0.020)" in row.evidence
+    assert "tag" not in row.evidence and row.chapter == "pneu"
+    assert table.loc["stripes_knee", "verdict"] == claims.NOT_RUN
+
+
 def test_the_claim_registry_rejects_a_duplicate_and_an_unknown_claim():
     from tapkit.book import claim_specs
 

@@ -400,10 +400,12 @@ def test_label_noise_source_round_trips_and_leaves_plain_keys_alone():
 
 
 @pytest.mark.parametrize("text, experiment, says", [
-    ("embedded:tag_px=14", "decoy-mnist", "tag sizes, textures and label boxes belong to the PNEU"),
+    ("embedded:tag_px=14", "decoy-mnist", "tag sizes, stripe widths, textures and label boxes"),
+    ("embedded:stripe_px=4", "decoy-mnist", "belong to the PNEU/KNEE stand-ins"),
+    ("embedded:stripe_px=0", "knee", "stripe_px must be at least 1"),
     ("embedded:texture=0.2", "decoy-mnist", "label boxes belong to the PNEU/KNEE"),
     ("embedded:label_noise=0.1", "digits-pretrain", "clean records"),
-    ("embedded:noise=0.1", "pneu", "label_noise=P,tag_px=N,texture=S,tag=box"),
+    ("embedded:noise=0.1", "pneu", "label_noise=P,tag_px=N,texture=S,tag=box,stripe_px=W"),
     ("embedded:tag_px=3", "knee", "at least 5"),
     ("embedded:tag_px=14,tag_px=12", "knee", "repeated"),
     ("embedded:texture=0.9", "pneu", "texture must lie"),
@@ -434,6 +436,26 @@ def test_the_stand_ins_tag_height_is_a_source_option_with_its_own_key():
 
     quick = protocols.medical("quick")
     assert quick.source_for("knee").tag_px == 14 and quick.source_for("pneu").tag_px is None
+
+
+def test_the_stand_ins_stripe_width_is_a_source_option_with_its_own_key():
+    """``stripe_px=W`` widens the stripe appendix's stripes (the paper's 6 px at 224 scale to 2 px
+    at 64) and only them: the tags' images stay as they were, and the runs get their own keys."""
+    wide = sources.parse_source("embedded:label_noise=0.5,stripe_px=4", "knee")
+    assert wide == sources.Embedded(0.5, stripe_px=4)
+    assert str(wide) == "embedded:label_noise=0.5,stripe_px=4"
+    assert "stripes 4 px wide" in wide.describe()
+    plain = TrainConfig(experiment="knee", model="resnet18", image_size=64, per_class=4)
+    assert plain.replace(source=wide).key() != plain.replace(source="embedded:label_noise=0.5").key()
+    widths = {}
+    for px in (None, 4):
+        _, s = data.digits_standin("knee", size=64, per_class=3, test_per_class=3,
+                                   artifact="stripe", stripe_px=px)
+        widths[px] = set((s["train"].mask.amax(dim=(1, 2)) > 0).sum(-1).tolist())
+        _, t = data.digits_standin("knee", size=64, per_class=3, test_per_class=3, stripe_px=px)
+        widths[px, "tag"] = t["train"].x
+    assert widths[None] == {2} and widths[4] == {4}
+    assert torch.equal(widths[None, "tag"], widths[4, "tag"])
 
 
 def test_a_textured_stand_in_lays_its_digits_over_noise_and_keeps_its_labels():

@@ -487,13 +487,14 @@ def test_a_setting2_plan_given_its_own_threshold_rule_uses_it(tmp_path):
 
 def test_the_quick_stand_ins_carry_their_calibrated_label_noise():
     """PNEU's stand-in flips 5% of its labels, KNEE's moves half a grade (the tag follows) and
-    draws its tags 14 px tall: set by the profile wherever the source is the stand-in, also when a
-    notebook names it."""
+    draws its tags 14 px tall and its stripes 4 px wide: set by the profile wherever the source is
+    the stand-in, also when a notebook names it."""
     quick = protocols.medical("quick")
+    knee = "embedded:label_noise=0.5,tag_px=14,stripe_px=4"
     assert [str(quick.source_for(e)) for e in ("pneu", "knee")] == [
-        "embedded:label_noise=0.05", "embedded:label_noise=0.5,tag_px=14"]
+        "embedded:label_noise=0.05", knee]
     named = protocols.medical("quick", source="embedded")
-    assert str(named.source_for("knee")) == "embedded:label_noise=0.5,tag_px=14"
+    assert str(named.source_for("knee")) == knee
     # a source that names its own calibration keeps it
     own = protocols.medical("quick", source="embedded:label_noise=0.2")
     assert str(own.source_for("knee")) == "embedded:label_noise=0.2"
@@ -556,6 +557,27 @@ def test_an_architecture_may_train_on_more_seeds_of_one_data_set_than_of_the_oth
     with pytest.raises(ValueError, match="several experiments"):
         s.seeds_on("densenet121")
     assert s.seeds_on("resnet18") == (0, 1, 2)
+
+
+def test_a_case_may_train_on_fewer_seeds_of_one_architecture():
+    """``case_seeds`` keyed by architecture: each named one on its own count (capped by its
+    ``model_seeds``), one not named on every seed; without an architecture to read the count by,
+    the protocol refuses rather than guesses."""
+    s = replace(protocols.medical("quick"), seeds=(0, 1, 2, 3, 4),
+                case_seeds={"rrr": {"densenet121": 4, "resnet18": 2}},
+                model_seeds={"resnet18": 5, "densenet121": 3}, not_run={})
+    assert s.seeds_of("resnet18", "rrr", "pneu") == (0, 1)
+    assert s.seeds_of("densenet121", "rrr", "pneu") == (0, 1, 2)
+    assert s.seeds_of("vgg16", "rrr", "pneu") == (0, 1, 2, 3, 4)
+    assert s.seeds_of("resnet18", "tap", "pneu") == (0, 1, 2, 3, 4)
+    assert s.seed_counts(["resnet18", "densenet121"], "pneu") == (5, {"densenet121": 3, "rrr": 3})
+    with pytest.raises(ValueError, match="several models"):
+        s.seeds_for("rrr")
+    runs = medical_plans.medical_runs(s, "pneu", ["resnet18", "densenet121"], ["rrr"],
+                                      lambdas={"rrr": 1.0})
+    assert sorted((r.model, r.seed) for r in runs) == [
+        ("densenet121", 0), ("densenet121", 1), ("densenet121", 2), ("resnet18", 0),
+        ("resnet18", 1)]
 
 
 def test_a_case_never_counts_more_seeds_than_its_architectures_train():

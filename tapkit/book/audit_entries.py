@@ -126,13 +126,14 @@ ENTRIES: tuple[Entry, ...] = (
           "The stripes are 6 pixels wide and randomly placed up to 15 pixels away from the edge",
           "create_pneu.py:178-187; create_knee.py:133-140 (224 // 40 = 5 px, drawn 6 wide, "
           "0-10 px from the edge)", probes.stripe_geometry, S,
-          "Scaled with the image side (quick: 64 px); the released code's offsets reach 10 px."),
+          "Scaled with the image side (quick: 64 px; KNEE's stand-in 4 px wide, where at 2 px "
+          "No XS barely read its five brightnesses); the released code's offsets reach 10 px."),
     Entry("Stripe brightness", "data", 669, r"$255 - label * 127$",
           "create_pneu.py:151,167,173; create_knee.py:104,120", probes.stripe_brightness, S),
     Entry("Stripe experiments", "data", 669,
           "we add a vertical stripe to the sides of the images", "create_pneu.py:287-310",
           lambda p: tuple(name(m) for m in reads.medical(p).stripe_models), S,
-          "quick: no stripe runs (CPU budget)."),
+          "quick: ResNet-18's No XS and TAP on three seeds (the CPU budget)."),
     Entry("Stand-in label noise", "data", 319,
           "PNEU contains 5,232 paediatric chest radiographs", "—",
           lambda p: _label_noise(reads.medical(p)), X,

@@ -107,10 +107,11 @@ def tag_place(profile: str) -> str:
 
 
 @functools.cache
-def stripe(side: int, classes: int) -> tuple[int, int, float]:
+def stripe(side: int, classes: int, width: int | None = None) -> tuple[int, int, float]:
     """Width, largest offset from the edge and brightness step of the stripes written on 200
-    blank 2-px-high rows ``side`` px wide."""
-    contaminate, _ = data.medical_contamination("stripe", classes, side)
+    blank 2-px-high rows ``side`` px wide (``width``: a stand-in's own, None: the paper's
+    scaled)."""
+    contaminate, _ = data.medical_contamination("stripe", classes, side, stripe_px=width)
     y = np.arange(200) % 2
     img, mask = contaminate(np.zeros((200, 2, side), np.float32), y, np.random.default_rng(0))
     cols = [np.flatnonzero(m[0]) for m in mask]
@@ -121,7 +122,10 @@ def stripe(side: int, classes: int) -> tuple[int, int, float]:
 def stripe_geometry(profile: str) -> str:
     side = tag_side(profile)
     width, offset, _ = stripe(side, 2)
-    return f"{width} px wide, up to {offset} px from the edge (at {side} px)"
+    embedded = reads.medical(profile).embedded
+    wider = "".join(f"; {e.upper()} stand-in's {stripe(side, 2, embedded[e].stripe_px)[0]} px wide"
+                    for e in sorted(embedded) if embedded[e].stripe_px is not None)
+    return f"{width} px wide, up to {offset} px from the edge (at {side} px){wider}"
 
 
 def stripe_brightness(profile: str) -> dict[str, str]:

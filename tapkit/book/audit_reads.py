@@ -78,7 +78,9 @@ def seeds(profile: str) -> dict[str, Any]:
     out.update({f"MNIST {name(c)}": m.seeds_for(c) for c in m.case_seeds})
     out.update({f"{name(k)} {name(e)}" if isinstance(p.model_seeds[k], Mapping) else name(k):
                 p.seeds_on(k, e) for k in p.model_seeds for e in p.experiments})
-    out.update({f"medical {name(c)}": p.seeds_for(c) for c in p.case_seeds})
+    for c, n in p.case_seeds.items():  # one count, or counts by architecture
+        out.update({f"{name(m)} {name(c)}": p.seeds_for(c, m) for m in n}
+                   if isinstance(n, Mapping) else {f"medical {name(c)}": p.seeds_for(c)})
     return out
 
 

@@ -11,6 +11,7 @@ their own, called with the :class:`.evidence.Evidence` and the claim's methods.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Callable
 
@@ -59,12 +60,18 @@ def _left_out_text(why: dict[str, list[str]]) -> str:
         f"{', '.join(names)}: {reason}" for reason, names in why.items())
 
 
-def on_medical(judge, only: tuple[str, ...] = MEDICAL_EXPERIMENTS) -> Judge:
-    """``judge(runs, data, origins, *methods)`` on Setting 1's per-run tables of ``only``. A
-    judged claim's evidence names each of the paper's architectures (:data:`tapkit.models.Role.
-    MAIN`) this build did not train: the verdict is on those that ran, and says so."""
+SETTING1_RUNS = "{}_gt_runs"  # Setting 1's per-run tables (the tags'), by experiment
+STRIPE_RUNS = "{}_stripe_runs"  # the stripe appendix's, by experiment
+
+
+def on_medical(judge, only: tuple[str, ...] = MEDICAL_EXPERIMENTS,
+               table: str = SETTING1_RUNS) -> Judge:
+    """``judge(runs, data, origins, *methods)`` on the per-run tables ``table`` of ``only``
+    (Setting 1's by default). A judged claim's evidence names each of the paper's architectures
+    (:data:`tapkit.models.Role.MAIN`) this build did not train: the verdict is on those that
+    ran, and says so."""
     def run(ev: Evidence, methods: Methods = ()):
-        runs, data, origins = ev.medical_data(only)
+        runs, data, origins = ev.medical_data(only, table)
         claim = with_left_out_reason(judge(runs, data, origins, *methods) if runs else None,
                                      ev, only, methods)
         missing = _untrained(runs)
@@ -72,8 +79,28 @@ def on_medical(judge, only: tuple[str, ...] = MEDICAL_EXPERIMENTS) -> Judge:
             return claim
         return replace(claim, evidence=claim.evidence + "; " + ", ".join(
             f"{e.upper()} {label(m)}" for e in only for m in missing) + ": not run here")
-    run.reads = tuple(f"{e}_gt_runs" for e in only)
+    run.reads = tuple(table.format(e) for e in only)
     return run
+
+
+def on_stripes(judge, only: tuple[str, ...]) -> Judge:
+    """:func:`on_medical` on the stripe appendix's per-run tables: the same judges, which speak
+    of the tag, read with the stripe as the artifact (the claim, its evidence and reasons)."""
+    inner = on_medical(judge, only, STRIPE_RUNS)
+
+    def run(ev: Evidence, methods: Methods = ()):
+        claim = inner(ev, methods)
+        if claim is None:
+            return None
+        return replace(claim, **{f: _stripe_words(getattr(claim, f))
+                                 for f in ("claim", "evidence", "reason", "brief")})
+    run.reads = inner.reads
+    return run
+
+
+def _stripe_words(text: str) -> str:
+    """``text`` about tags, about stripes (whole words: "stage" stays)."""
+    return re.sub(r"\btag(s?)\b", r"stripe\1", text)
 
 
 def _untrained(runs: dict[str, pd.DataFrame]) -> list[str]:

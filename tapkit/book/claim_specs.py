@@ -26,7 +26,7 @@ import pandas as pd
 from ..experiments.cells import Annotation
 from .claim_judges import (EXTRA_RUNS, KD_TABLE, cost, cost_share, matches, matches_at_cost,
                            mnist_teacher, on_cell, on_every_architecture, on_extra, on_medical,
-                           on_mnist, on_overlap,
+                           on_mnist, on_overlap, on_stripes,
                            on_speed, on_summary, on_table, on_teacher_table, oom, reemerge,
                            reemerge_each, reemerges_in_layers, second_order_cost, students_beat,
                            suppresses_in, xs_protect)
@@ -88,7 +88,7 @@ SETTINGS: Mapping[str, tuple[str, tuple[str, ...]]] = {
     "speed": ("speed_memory", ("speed_memory",)),
     "overlap": ("overlap", ("overlap",)),
     "appendix_architectures": ("extra_architectures", ("extra_pneu", "extra_knee")),
-    "appendix_stripes": ("pneu", ("pneu_stripe", "knee_stripe")),
+    "appendix_stripes": ("pneu", ("pneu_stripe_runs", "knee_stripe_runs")),
     "theory": ("method", ()),
 }
 
@@ -140,6 +140,8 @@ for _spec in (
               on_every_architecture(keeps_off_claim, ("pneu",))),
     ClaimSpec("tap_protects_knee", "knee", on_medical(keeps_off_claim, ("knee",))),
     ClaimSpec("rrr_spurious_densenet_pneu", "pneu", on_cell(reemerge, "pneu", "densenet121")),
+    ClaimSpec("stripes_pneu", "pneu", on_stripes(keeps_off_claim, ("pneu",))),
+    ClaimSpec("stripes_knee", "knee", on_stripes(keeps_off_claim, ("knee",))),
     ClaimSpec("extra_architectures", "extra_architectures", on_extra(keeps_off_claim)),
     ClaimSpec("extra_arch_pneu_less_vulnerable", "extra_architectures",
               on_extra(little_reliance_claim, ("pneu",))),

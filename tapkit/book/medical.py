@@ -272,6 +272,23 @@ def details_table(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[DETAIL_COLUMNS].round({"seconds": 1})
 
 
+def stripe_scope(s: Protocol, experiment: str) -> str:
+    """What the profile trains of the stripe appendix on ``experiment`` (:meth:`Protocol.stripes`),
+    for the appendix's first paragraph."""
+    models = per_experiment(s.stripe_models, experiment)
+    if not models:
+        return ("This profile runs no stripe cells (its CPU budget goes to the main setting; the "
+                "paper profile runs all three architectures).")
+    stripes, cases = s.stripes(setting1_cases())
+    scope = (f"This profile trains {', '.join(label(m) for m in models)} with "
+             f"{', '.join(label(c) for c in cases)} on seeds "
+             f"{', '.join(map(str, stripes.seeds))}")
+    if len(cases) == len(setting1_cases()) and len(models) == len(ARCHITECTURES):
+        return scope + "."
+    return scope + (" (its CPU budget; the paper profile trains every case on all three "
+                    "architectures).")
+
+
 def paper_stripe_table(experiment: str) -> pd.DataFrame:
     """The paper's stripe-artifact appendix values for ``experiment`` (``gt_results.csv``): one
     row per architecture and method, the mean per split."""

@@ -113,7 +113,7 @@ def medical_found(summary: pd.DataFrame, experiment: str, root: str | Path,
     if skip:
         text += (" Not trained in this profile: "
                  + ", ".join(label(m) for m in skip) + ".")
-    judged = page_claims(ev, experiment, [table])
+    judged = page_claims(ev, experiment, [table, f"{experiment}_stripe_runs"])  # and stripes'
     return text + (" " + verdicts(judged) if judged else "")
 
 

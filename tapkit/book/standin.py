@@ -181,8 +181,9 @@ def calibration_figure(frame: pd.DataFrame | None = None):
 
 def standin_images(task: str, n: int = 6, seed: int = 0):
     """The stand-in's contaminated training images as the quick profile trains them (its image
-    size per architecture: 64 px for ResNet-18 and DenseNet-121, 32 px for VGG-16), each titled
-    with its recorded label and the digit's true class."""
+    size per architecture: 64 px for ResNet-18 and DenseNet-121, 32 px for VGG-16; then the
+    stripe appendix's, at its architectures' size), each titled with its recorded label and the
+    digit's true class."""
     import matplotlib.pyplot as plt
     import numpy as np
 
@@ -190,13 +191,16 @@ def standin_images(task: str, n: int = 6, seed: int = 0):
 
     p = protocols.medical("quick")
     sizes = sorted({p.settings(task, m).image_size for m in models_where(Role.MAIN)}, reverse=True)
+    stripes = protocols.per_experiment(p.stripe_models, task)
+    rows = [(size, "tag") for size in sizes] + sorted(
+        {(p.settings(task, m).image_size, "stripe") for m in stripes}, reverse=True)
     src = p.source_for(task)
-    fig, axes = plt.subplots(len(sizes), n, figsize=(1.5 * n, 2.3 * len(sizes) + 0.4),
+    fig, axes = plt.subplots(len(rows), n, figsize=(1.5 * n, 2.3 * len(rows) + 0.4),
                              squeeze=False)
     fig.suptitle(f"{task.upper()} stand-in" + (f", {src.describe()}" if src.describe() else ""),
                  fontsize=10)
-    for r, size in enumerate(sizes):
-        _, splits = embedded_standin(task, src, seed, size, per_class=20)
+    for r, (size, artifact) in enumerate(rows):
+        _, splits = embedded_standin(task, src, seed, size, artifact=artifact, per_class=20)
         _, clean = digits_standin(task, seed, size, per_class=20)
         x = splits["train"].x
         pixels = (x * np.array(IMAGENET_STD)[:, None, None] + np.array(IMAGENET_MEAN)[:, None, None])
@@ -204,9 +208,9 @@ def standin_images(task: str, n: int = 6, seed: int = 0):
             i = j * (len(x) // n)
             axes[r, j].imshow(pixels[i].permute(1, 2, 0).clamp(0, 1).numpy())
             recorded, true = splits["train"].y[i].item(), clean["train"].y[i].item()
-            axes[r, j].set_title(f"{size} px\nlabel {recorded}" + ("" if recorded == true
-                                                                  else f" (digit {true})"),
-                                 fontsize=9)
+            kind = "" if artifact == "tag" else f", {artifact}"
+            axes[r, j].set_title(f"{size} px{kind}\nlabel {recorded}" + (
+                "" if recorded == true else f" (digit {true})"), fontsize=9)
             axes[r, j].axis("off")
     fig.tight_layout()
     return fig

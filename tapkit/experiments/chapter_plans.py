@@ -235,13 +235,17 @@ def searched_runs(p: Protocol, root: str | Path, experiment: str, models: Sequen
                           table)
 
 
-def _medical_tables(p: Protocol, experiment: str, models: Sequence[str],
-                    cases: Sequence[str] | None) -> list[tuple[str, Sequence[str], str]]:
-    """``(artifact, models, table)`` of each table of Setting 1 on ``experiment``: the tags', and
-    the stripes' for the protocol's ``stripe_models``."""
-    out = [("tag", models, f"{experiment}_gt")]
+def _medical_tables(p: Protocol, experiment: str, models: Sequence[str], cases: Sequence[str]
+                    ) -> list[tuple[Protocol, str, Sequence[str], Sequence[str], str]]:
+    """``(protocol, artifact, models, cases, table)`` of each table of Setting 1 on
+    ``experiment``: the tags', and the stripes' for the protocol's ``stripe_models`` (on its
+    stripe cases and seeds, :meth:`Protocol.stripes`)."""
+    out = [(p, "tag", models, cases, f"{experiment}_gt")]
     stripes = protocols.per_experiment(p.stripe_models, experiment)
-    return out + ([("stripe", stripes, f"{experiment}_stripe")] if stripes else [])
+    if stripes:
+        stripe_protocol, stripe_cases = p.stripes(cases)
+        out.append((stripe_protocol, "stripe", stripes, stripe_cases, f"{experiment}_stripe"))
+    return out
 
 
 def medical_gt_stages(p: Protocol, root: str | Path, experiment: str = "pneu",
@@ -249,8 +253,8 @@ def medical_gt_stages(p: Protocol, root: str | Path, experiment: str = "pneu",
                       cases: Sequence[str] | None = None, **_: Any) -> list[Stage]:
     """The λ searches :func:`medical_gt`'s tables are trained after."""
     cases = cases or setting1.cases()
-    return [lambda_search_stage(p, root, experiment, ms, cases, artifact)
-            for artifact, ms, _ in _medical_tables(p, experiment, models, cases)]
+    return [lambda_search_stage(tp, root, experiment, ms, cs, artifact)
+            for tp, artifact, ms, cs, _ in _medical_tables(p, experiment, models, cases)]
 
 
 def medical_gt(p: Protocol, root: str | Path, experiment: str = "pneu",
@@ -262,8 +266,8 @@ def medical_gt(p: Protocol, root: str | Path, experiment: str = "pneu",
     ``"<experiment>_stripe"``, each at its λ search's choice (:func:`medical_gt_stages`;
     ``cases`` None: every case, :func:`.setting1.cases`)."""
     cases = cases or setting1.cases()
-    return [c for artifact, ms, table in _medical_tables(p, experiment, models, cases)
-            for c in searched_runs(p, root, experiment, ms, cases, artifact, lambdas, table)]
+    return [c for tp, artifact, ms, cs, table in _medical_tables(p, experiment, models, cases)
+            for c in searched_runs(tp, root, experiment, ms, cs, artifact, lambdas, table)]
 
 
 def extra_stages(p: Protocol, root: str | Path, datasets: Sequence[str] = MEDICAL_DATASETS,

@@ -139,10 +139,15 @@ class Protocol(_TrainsMethods, _Protocol):
     (:meth:`source_for`), so that a chapter of the stand-in never asks for a folder.
     ``search[method]``: one λ grid, or one per architecture (XS terms differ by orders of
     magnitude between networks trained from scratch); ``ablation``: the report's grid of the
-    loss normalisations; ``case_seeds[case]``: a case on the first n seeds only;
+    loss normalisations; ``case_seeds[case]``: a case on the first n seeds only, n one count or
+    counts keyed by architecture (one not named: every seed; quick: RRR on DenseNet-121's four
+    PNEU seeds and ResNet-18's first three);
     ``model_seeds[model]``: an architecture on the first n seeds only, n one count or counts
     keyed by experiment (the quick profile keeps VGG-16 and the appendix architectures on one,
     ResNet-18 on five, DenseNet-121 on four PNEU and three KNEE seeds).
+    ``stripe_models``: the architectures of the stripe appendix (one tuple, or one per
+    experiment), trained on ``stripe_cases`` (None: every case) and the first ``stripe_seeds``
+    seeds (None: the tag table's; :meth:`stripes`).
     ``per_class``, ``test_per_class`` (stand-in test digits per class; None:
     ``max(per_class // 4, 10)``), ``not_run`` and every ``model_overrides`` value may be keyed by
     experiment. ``variants[model]``: the registry entry an architecture trains as (recorded in
@@ -185,11 +190,13 @@ class Protocol(_TrainsMethods, _Protocol):
     options: MethodOptionsTable = field(default_factory=lambda: EQUATIONS)
     search: Mapping[str, Any] = field(default_factory=dict)
     ablation: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
-    case_seeds: Mapping[str, int] = field(default_factory=dict)
+    case_seeds: Mapping[str, int | Mapping[str, int]] = field(default_factory=dict)
     model_seeds: Mapping[str, int | Mapping[str, int]] = field(default_factory=dict)
     model_overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     method_batch_size: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     stripe_models: tuple[str, ...] = ()
+    stripe_cases: tuple[str, ...] | None = None
+    stripe_seeds: int | None = None
     variants: Mapping[str, str] = field(default_factory=dict)
     not_run: Mapping[str, Any] = field(default_factory=dict)
     pretraining: Pretraining | None = None
@@ -208,15 +215,21 @@ class Protocol(_TrainsMethods, _Protocol):
             object.__setattr__(self, "source", str(self.source))
         check_options_table(self.options)
 
-    def seeds_for(self, case: str) -> tuple[int, ...]:
-        """The seeds Setting 1 trains ``case`` on: all, or the first ``case_seeds[case]``."""
-        return self.seeds[:self.case_seeds[case]] if case in self.case_seeds else self.seeds
+    def seeds_for(self, case: str, model: str | None = None) -> tuple[int, ...]:
+        """The seeds Setting 1 trains ``case`` on: all, or the first ``case_seeds[case]``, a
+        count or counts keyed by architecture (``model``; None: the protocol's only one)."""
+        if case not in self.case_seeds:
+            return self.seeds
+        n = self.case_seeds[case]
+        if isinstance(n, Mapping):
+            n = n.get(self._only("model", model), len(self.seeds))
+        return self.seeds[:n]
 
     def seeds_of(self, model: str, case: str, experiment: str | None = None) -> tuple[int, ...]:
         """The seeds a medical table of ``experiment`` trains ``case`` of ``model`` on: the
         shorter of :meth:`seeds_on` and :meth:`seeds_for` (quick: Base on the first seed of each
         stand-in)."""
-        return min(self.seeds_on(model, experiment), self.seeds_for(case), key=len)
+        return min(self.seeds_on(model, experiment), self.seeds_for(case, model), key=len)
 
     def seeds_on(self, model: str, experiment: str | None = None) -> tuple[int, ...]:
         """The seeds a medical table of ``experiment`` trains ``model`` on: all, or the first
@@ -229,6 +242,15 @@ class Protocol(_TrainsMethods, _Protocol):
             n = per_experiment(n, self._only("experiment", experiment))
         return self.seeds[:n]
 
+    def stripes(self, cases: Sequence[str]) -> tuple[Protocol, tuple[str, ...]]:
+        """The protocol and cases the stripe appendix's table trains: ``cases`` narrowed to
+        ``stripe_cases`` (None: all of them), every architecture on at most the first
+        ``stripe_seeds`` seeds (None: the tag table's)."""
+        kept = tuple(c for c in cases if self.stripe_cases is None or c in self.stripe_cases)
+        if self.stripe_seeds is None:
+            return self, kept
+        return dataclasses.replace(self, seeds=self.seeds[:self.stripe_seeds]), kept
+
     def seed_counts(self, models: Sequence[str], experiment: str | None = None
                     ) -> tuple[int, dict[str, int]]:
         """How many seeds a medical table of ``experiment`` trains: the most any of ``models``
@@ -236,7 +258,8 @@ class Protocol(_TrainsMethods, _Protocol):
         fewer (:meth:`seeds_on`, :meth:`seeds_for`); e.g. ``(5, {"resnet18": 3, "base": 1})``."""
         per = {m: len(self.seeds_on(m, experiment)) for m in models}
         n = max(per.values(), default=len(self.seeds))
-        per |= {c: len(self.seeds_for(c)) for c in self.case_seeds}
+        per |= {c: max((len(self.seeds_of(m, c, experiment)) for m in models), default=n)
+                for c in self.case_seeds}
         return n, {k: v for k, v in per.items() if v < n}
 
     def grid(self, method: str, model: str | None = None) -> tuple[float, ...]:
