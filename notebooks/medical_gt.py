@@ -163,7 +163,8 @@ display(medical.details_table(frame))
 display(Markdown(f"""## Appendix: the stripe artifact
 
 The appendix's second contamination: a vertical stripe (6 px wide at 224 px, up to 15 px from
-the left or right edge, scaled with the image) whose brightness is {TEXT['stripe']}. λ from the
+the left or right edge, scaled with the image) whose brightness is {TEXT['stripe']}. λ as for
+the tags: searched on the stripes' own validation split where the profile searches, else the
 paper's stripe table. {medical.stripe_scope(s, experiment)}"""))
 
 # %% tags=["hide-input"]
