@@ -177,15 +177,17 @@ if stripe_models:
     stripe_meta = medical.table_meta(s, experiment, stripe_models, methods, stripe_label)
     report.write_table(stripe_summary, root, f"{experiment}_stripe", stripe_meta)
     report.write_table(medical.runs_table(stripe), root, f"{experiment}_stripe_runs", stripe_meta)
+    stripe_left = medical.stripe_left_out(s, experiment, stripe_models, methods)
     chapter.medical_figure(ch, stripe_summary, experiment, stripe_models, methods,
                            f"{NAME} with stripes, ground-truth masks — {on}",
-                           f"{experiment}_stripe", runs=stripe)
+                           f"{experiment}_stripe", runs=stripe, left=stripe_left)
     stripe_both = medical.beside_paper(stripe_summary, experiment, "stripe")
     report.write_comparison(stripe_both, root, f"{experiment}_stripe", f"{stripe_label} · {on}",
                             ["model", "case"], medical.origin(s))
     display(Markdown(f"*{TEXT['metric']} with stripes, mean (std) — ours on the {on}; "
                      f"{stripe_label}*"))
-    display(medical.wide_table(stripe_both, stripe_models, methods))
+    display(medical.wide_table(stripe_both, stripe_models, methods, stripe_left,
+                               medical.paper_summary(experiment, "stripe")))
 else:
     display(Markdown(f"**Not run in the `{profile}` profile** (CPU budget): the stripe appendix "
                      f"on {NAME} runs in the paper profile, or here with "

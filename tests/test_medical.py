@@ -512,6 +512,16 @@ def test_a_collapsed_seed_is_named_and_not_averaged_into_taps_reliance():
     assert "-0.027" not in text
     assert "TAP -0.027 (clean 0.822)" in medical.findings(summary, medical.task_metric("pneu"),
                                                           ["resnet18"], ["none", "tap"])
+    # the stripe appendix's findings speak of the stripe; the cells its stripe cases leave out
+    # (quick: Base and RRR) are named with why, beside the profile's not_run ones (RBR)
+    quick = protocols.medical("quick")
+    left = medical.stripe_left_out(quick, "pneu", ["resnet18"], setting1.cases())
+    assert left[("resnet18", "base")] == left[("resnet18", "rrr")] == setting1.STRIPES_FEWER
+    assert "RBR costs" in left[("resnet18", "rbr")] and ("resnet18", "tap") not in left
+    text = medical.findings(summary, medical.task_metric("pneu"), ["resnet18"],
+                            setting1.cases(), left=left, artifact="stripe")
+    assert "when the stripes are permuted (Δ -0.500): it learned the stripe" in text
+    assert "Not run here: Base, RRR, RBR." in text and "tag" not in text
     t = medical.seed_table(runs, "pneu").set_index(["architecture", "method"])
     # reliance 0.05 and 0.03: mean 0.040, t(1) 12.706 * 0.01414 / sqrt(2) = 0.127
     assert t.loc[("ResNet-18", "TAP"), "reliance on the tag"] == "0.040 [-0.087, 0.167] (2 seeds)"

@@ -285,12 +285,13 @@ def show_committed(chapter: Chapter, patterns: Iterable[str], how_to: str,
 
 def medical_figure(ch: Chapter, summary: pd.DataFrame, experiment: str, models, methods,
                    title: str, name: str, caveat: bool = False,
-                   runs: pd.DataFrame | None = None, caption: str | None = None) -> None:
+                   runs: pd.DataFrame | None = None, caption: str | None = None,
+                   left: Mapping[tuple[str, str], str] | None = None) -> None:
     """The paper's medical figure for ``summary`` (saved as ``figures/<name>.png`` and shown;
     ``runs``, the per-run rows, give the Δ panel its error bars; ``caption``, e.g. the
     provenance, in italics under it),
-    followed by the findings computed from it, the cells the profile leaves out and why (and,
-    with ``caveat``, the stand-in's caveat)."""
+    followed by the findings computed from it, the cells the profile leaves out and why (``left``;
+    None: the protocol's ``not_run``) (and, with ``caveat``, the stand-in's caveat)."""
     import matplotlib.pyplot as plt
     from IPython.display import Markdown, display
 
@@ -298,17 +299,19 @@ def medical_figure(ch: Chapter, summary: pd.DataFrame, experiment: str, models, 
 
     untrained = medical.untrained(ch.settings)
     metric = medical.task_metric(experiment)
-    left = medical.left_out(ch.settings, experiment, models, methods)
+    if left is None:
+        left = medical.left_out(ch.settings, experiment, models, methods)
     artifact = "stripe" if "stripe" in name else "tag"
     paper = medical.paper_summary(experiment, artifact) if experiment in medical.DATASETS else None
     fig = medical.plot_results(summary, metric, models, methods, title, untrained, paper,
                                medical.constant_score(experiment)  # on the balanced stand-in
-                               if medical.is_standin(ch.settings) else None, runs)
+                               if medical.is_standin(ch.settings) else None, runs, artifact)
     report.save_figure(fig, ch.root, name)
     plt.show()
     if caption:
         display(Markdown(f"*{caption}*"))
-    display(Markdown(medical.findings(summary, metric, models, methods, untrained, left, runs)))
+    display(Markdown(medical.findings(summary, metric, models, methods, untrained, left, runs,
+                                      artifact)))
     if left:
         display(Markdown(medical.left_out_note(left)))
     if caveat and medical.is_standin(ch.settings):

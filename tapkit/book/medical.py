@@ -20,7 +20,7 @@ from ..experiments.medical_plans import (ARCHITECTURES, DATASETS,  # noqa: F401
                                          EXTRA_ARCHITECTURES, LAMBDA_SETTINGS,
                                          chapter_settings, has_batchnorm, left_out,
                                          medical_runs, paper_lambdas, run_models,
-                                         searched_lambdas, untrained)
+                                         searched_lambdas, stripe_left_out, untrained)
 from ..experiments.setting1 import case_config, cases as setting1_cases  # noqa: F401
 from ..experiments.medical_runs import (pretraining_frame, read_choice,  # noqa: F401
                                         run_frame, search_and_choose, search_frame,
@@ -301,7 +301,7 @@ def paper_stripe_table(experiment: str) -> pd.DataFrame:
 def plot_results(summary: pd.DataFrame, metric: TaskMetric, models: Sequence[str],
                  cases: Sequence[str], title: str, untrained: Sequence[str] = (),
                  paper: pd.DataFrame | None = None, constant: float | None = None,
-                 runs: pd.DataFrame | None = None):
+                 runs: pd.DataFrame | None = None, artifact: str = "tag"):
     """The paper's PNEU/KNEE figure: test performance on SC(X*, y) (left) and the Δ-metric,
     permuted − contaminated (right), bars per architecture and case, with the std over seeds as
     error bars (a one-seed cell has none; the Δ panel's from ``runs``, the per-run rows,
@@ -378,7 +378,7 @@ def plot_results(summary: pd.DataFrame, metric: TaskMetric, models: Sequence[str
     axes[0].legend(fontsize=7, ncol=min(ncol, 4), loc="upper center",
                    bbox_to_anchor=(0.5, -0.12))
     better = "higher" if metric.higher_is_better else "lower"
-    fig.suptitle(f"{title}\n{better} is better; a model that uses the tag loses performance "
+    fig.suptitle(f"{title}\n{better} is better; a model that uses the {artifact} loses performance "
                  f"when it is permuted" + ("; black marks: the paper's values" if marked else ""),
                  fontsize=8)
     fig.tight_layout()
@@ -415,7 +415,7 @@ def _xs_delta(case: str, r, means: pd.DataFrame | None, failed: dict, model: str
 def findings(summary: pd.DataFrame, metric: TaskMetric, models: Sequence[str],
              cases: Sequence[str], skip: Sequence[str] = (),
              left: Mapping[tuple[str, str], str] | None = None,
-             runs: pd.DataFrame | None = None) -> str:
+             runs: pd.DataFrame | None = None, artifact: str = "tag") -> str:
     """Plain statements of what the numbers show: per architecture, the Δ-metric of No XS (did the
     model learn the tag? judged on its :func:`tapkit.metrics.tag_reliance` by
     :func:`.thresholds.tag_use`) and of each XS method, and the clean score of Base.
@@ -439,7 +439,7 @@ def findings(summary: pd.DataFrame, metric: TaskMetric, models: Sequence[str],
                 lines.append(f"- **{name}**: not run in this profile ({'; '.join(sorted(why))}).")
             continue
         row = wide.loc[(model, no_xs())]
-        verdict = tag_use(tag_reliance(row["contaminated"], row["permuted"], metric))
+        verdict = tag_use(tag_reliance(row["contaminated"], row["permuted"], metric), artifact)
         parts = []
         for case in cases:
             if case in ("base", no_xs()) or (model, case) not in wide.index:
@@ -449,7 +449,7 @@ def findings(summary: pd.DataFrame, metric: TaskMetric, models: Sequence[str],
                 f"test images." if (model, "base") in wide.index else "")
         gone = [label(c) for c in cases if (model, c) in (left or {})]
         lines.append(f"- **{name}**: No XS {row['contaminated']:.3f} → {row['permuted']:.3f} when "
-                     f"the tags are permuted (Δ {row['permuted'] - row['contaminated']:+.3f}): it "
+                     f"the {artifact}s are permuted (Δ {row['permuted'] - row['contaminated']:+.3f}): it "
                      f"{verdict}. Δ under XS: {', '.join(parts) if parts else '—'}; clean "
                      f"{metric.name.upper()} of No XS {row['clean']:.3f}.{base}"
                      + (f" Not run here: {', '.join(gone)}." if gone else ""))

@@ -113,9 +113,9 @@ def clearly_less(reliance: float, reference: float, gap: float = MARGIN) -> bool
     return reliance < reference - gap
 
 
-def tag_use(reliance: float) -> str:
-    """How much a model used the tag, in words, from its reliance (:data:`LEARNED`,
-    :data:`MARGIN`)."""
+def tag_use(reliance: float, artifact: str = "tag") -> str:
+    """How much a model used the tag (``artifact``: or the stripe), in words, from its reliance
+    (:data:`LEARNED`, :data:`MARGIN`)."""
     if reliance > LEARNED:
-        return "learned the tag"
-    return "barely used the tag" if reliance > MARGIN else "did not learn the tag"
+        return f"learned the {artifact}"
+    return f"barely used the {artifact}" if reliance > MARGIN else f"did not learn the {artifact}"

@@ -27,7 +27,7 @@ from .cells import Cell, masks_of
 from .paper_tables import lambdas_of, paper_lambda_table
 from .protocols import Protocol, medical
 from .setting1 import case_config, cases as setting1_cases, why_not_run
-from .setting1 import left_out  # noqa: F401  (the chapters' and pages' name for it)
+from .setting1 import left_out, stripe_left_out  # noqa: F401  (the chapters' and pages' names)
 
 ARCHITECTURES = tuple(models_where(Role.MAIN))  # VGG-16, ResNet-18, DenseNet-121
 EXTRA_ARCHITECTURES = tuple(models_where(Role.APPENDIX))  # EfficientNet-B0, MobileNet-v2

@@ -63,6 +63,18 @@ def left_out(s: Protocol, experiment: str, models: Sequence[str],
     return {k: why for k, why in found.items() if why}
 
 
+STRIPES_FEWER = "this profile trains the stripe appendix on fewer cases (its CPU budget)"
+
+
+def stripe_left_out(s: Protocol, experiment: str, models: Sequence[str],
+                    cases: Sequence[str]) -> dict[tuple[str, str], str]:
+    """:func:`left_out` of the stripe appendix's table: the protocol's ``not_run`` cells and the
+    cases its ``stripe_cases`` leave out (:meth:`Protocol.stripes`)."""
+    _, kept = s.stripes(cases)
+    return {**{(m, c): STRIPES_FEWER for m in models for c in cases if c not in kept},
+            **left_out(s, experiment, models, cases)}
+
+
 def case_config(p: Protocol, experiment: str | None, model: str | None, case: str,
                 lam: float | None, seed: int, artifact: str = "tag") -> TrainConfig:
     """The run of one case. RRR and RBR take their input gradients per image, with BatchNorm on
