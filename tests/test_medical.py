@@ -513,11 +513,14 @@ def test_a_collapsed_seed_is_named_and_not_averaged_into_taps_reliance():
     assert "TAP -0.027 (clean 0.822)" in medical.findings(summary, medical.task_metric("pneu"),
                                                           ["resnet18"], ["none", "tap"])
     # the stripe appendix's findings speak of the stripe; the cells its stripe cases leave out
-    # (quick: Base and RRR) are named with why, beside the profile's not_run ones (RBR)
+    # (quick: Base, RRR and RBR) are named with that reason, not their tag cells' (RBR's cost)
     quick = protocols.medical("quick")
     left = medical.stripe_left_out(quick, "pneu", ["resnet18"], setting1.cases())
-    assert left[("resnet18", "base")] == left[("resnet18", "rrr")] == setting1.STRIPES_FEWER
-    assert "RBR costs" in left[("resnet18", "rbr")] and ("resnet18", "tap") not in left
+    assert left == dict.fromkeys([("resnet18", c) for c in ("base", "rrr", "rbr")],
+                                 setting1.STRIPES_FEWER)
+    narrow = dataclasses.replace(quick, stripe_cases=("none", "tap", "rbr"))
+    assert "RBR costs" in medical.stripe_left_out(narrow, "pneu", ["resnet18"],
+                                                  setting1.cases())[("resnet18", "rbr")]
     text = medical.findings(summary, medical.task_metric("pneu"), ["resnet18"],
                             setting1.cases(), left=left, artifact="stripe")
     assert "when the stripes are permuted (Δ -0.500): it learned the stripe" in text

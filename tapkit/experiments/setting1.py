@@ -68,11 +68,12 @@ STRIPES_FEWER = "this profile trains the stripe appendix on fewer cases (its CPU
 
 def stripe_left_out(s: Protocol, experiment: str, models: Sequence[str],
                     cases: Sequence[str]) -> dict[tuple[str, str], str]:
-    """:func:`left_out` of the stripe appendix's table: the protocol's ``not_run`` cells and the
-    cases its ``stripe_cases`` leave out (:meth:`Protocol.stripes`)."""
+    """:func:`left_out` of the stripe appendix's table: the cases its ``stripe_cases`` leave out
+    (:meth:`Protocol.stripes`), whatever else the protocol says of their tag cells, and the
+    protocol's ``not_run`` cells among those it keeps."""
     _, kept = s.stripes(cases)
-    return {**{(m, c): STRIPES_FEWER for m in models for c in cases if c not in kept},
-            **left_out(s, experiment, models, cases)}
+    return {**left_out(s, experiment, models, cases),
+            **{(m, c): STRIPES_FEWER for m in models for c in cases if c not in kept}}
 
 
 def case_config(p: Protocol, experiment: str | None, model: str | None, case: str,
