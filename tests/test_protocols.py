@@ -580,6 +580,23 @@ def test_a_case_may_train_on_fewer_seeds_of_one_architecture():
         ("resnet18", 1)]
 
 
+def test_the_stripe_appendix_trains_its_own_cases_on_its_first_seeds():
+    """``stripe_cases`` and ``stripe_seeds`` narrow the stripe table only (quick: No XS and TAP on
+    three seeds); unset, it trains what the tag table does."""
+    s = replace(protocols.medical("quick"), seeds=(0, 1, 2, 3, 4), stripe_models=("resnet18",),
+                stripe_cases=("none", "tap"), stripe_seeds=2, not_run={})
+    sp, cases = s.stripes(setting1.cases())
+    assert cases == ("none", "tap") and sp.seeds == (0, 1) and s.seeds == (0, 1, 2, 3, 4)
+    runs = medical_plans.medical_runs(sp, "pneu", ["resnet18"], cases, "stripe",
+                                      lambdas={"tap": 1e-2})
+    assert [(r.method, r.seed) for r in runs] == [("none", 0), ("none", 1), ("tap", 0),
+                                                  ("tap", 1)]
+    assert {r.cfg.artifact for r in runs} == {"stripe"}
+    assert s.stripes(["base", "tap"])[1] == ("tap",)
+    full = replace(s, stripe_cases=None, stripe_seeds=None)
+    assert full.stripes(setting1.cases()) == (full, tuple(setting1.cases()))
+
+
 def test_a_case_never_counts_more_seeds_than_its_architectures_train():
     """A case's own seed count above every architecture's is capped by :meth:`Protocol.seeds_of`,
     so the pages' count is the architectures' most, not the case's."""
