@@ -107,8 +107,9 @@ plt.show()
 
 # %% [markdown]
 # The stand-ins' training images at the sizes the chapters train them (64 px for ResNet-18 and
-# DenseNet-121, 32 px for VGG-16), with each image's recorded label and, where the noise moved
-# it, the digit's class.
+# DenseNet-121, 32 px for VGG-16; the last row: the stripe appendix's stripes, as ResNet-18
+# trains on them), with each image's recorded label and, where the noise moved it, the digit's
+# class.
 
 # %% tags=["hide-input"]
 for task in standin.TASKS:  # PNEU and KNEE
