@@ -159,10 +159,11 @@ display(medical.wide_table(both, models, methods, left, medical.paper_summary(ex
 display(Markdown(f"*Runs — {on}; {label}*"))
 display(medical.details_table(frame))
 
-# %% tags=["hide-input"]
-display(Markdown(f"""## Appendix: the stripe artifact
+# %% [markdown]
+# ## Appendix: the stripe artifact
 
-The appendix's second contamination: a vertical stripe (6 px wide at 224 px, up to 15 px from
+# %% tags=["hide-input"]
+display(Markdown(f"""The appendix's second contamination: a vertical stripe (6 px wide at 224 px, up to 15 px from
 the left or right edge, scaled with the image) whose brightness is {TEXT['stripe']}. λ as for
 the tags: searched on the stripes' own validation split where the profile searches, else the
 paper's stripe table. {medical.stripe_scope(s, experiment)}"""))
