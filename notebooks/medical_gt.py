@@ -29,7 +29,7 @@ results = None         # None: <repository>/results
 # %% tags=["hide-input"]
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, medical, openings, profile_notes, report, standin
+from tapkit.book import chapter, medical, openings, profile_notes, report, standin, table_display
 from tapkit.experiments import chapter_plans, protocols
 from tapkit.book.params import ParameterError
 
@@ -157,7 +157,7 @@ display(medical.wide_table(both, models, methods, left, medical.paper_summary(ex
 
 # %% tags=["hide-input"]
 display(Markdown(f"*Runs — {on}; {label}*"))
-display(medical.details_table(frame))
+display(table_display.styled(medical.details_table(frame)))
 
 # %% [markdown]
 # ## Appendix: the stripe artifact

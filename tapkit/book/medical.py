@@ -268,8 +268,9 @@ def loss_table(frame: pd.DataFrame) -> pd.DataFrame:
 def details_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Per run of :func:`run_frame`, with the architecture each trained as (``trained as``):
     everything that tells two runs apart (:data:`DETAIL_COLUMNS`: λ, options, epochs, batch,
-    starting weights) and how each went, seconds to 0.1."""
-    return frame[DETAIL_COLUMNS].round({"seconds": 1})
+    starting weights) and how each went, in whole seconds."""
+    return frame[DETAIL_COLUMNS].astype({"seconds": float}).round({"seconds": 0}).astype(
+        {"seconds": int})
 
 
 def stripe_scope(s: Protocol, experiment: str) -> str:
