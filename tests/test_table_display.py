@@ -50,3 +50,9 @@ def test_a_formatted_table_labels_its_keys_and_prints_lambda_sign_and_shares():
     assert frame.loc[0, "method"] == "tap"  # the caller's frame keeps its keys
     four = table_display.styled(pd.DataFrame({"x": [0.123456]}), digits=4).to_html()
     assert "0.1235" in four
+    # a long text (a run's starting weights) keeps a readable column, a short one does not ask
+    weights = "run 800fa336305ab7eb (digits pretraining, ResNet-18, 4 epochs) fine-tuned"
+    long = table_display.styled(pd.DataFrame({"weights": [weights], "status": ["ok"]}))
+    css = long.to_html()
+    assert css.count(f"min-width: {table_display.TEXT_WIDTH}") == 1 and weights in css
+    assert "min-width" not in table_display.styled(pd.DataFrame({"status": ["ok"]})).to_html()

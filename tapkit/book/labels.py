@@ -35,7 +35,10 @@ ANNOTATION_LABELS = {Annotation.GROUND_TRUTH: "ground truth", Annotation.TEACHER
 OTHER_LABELS = {"lam": "λ", "val_loss": "validation loss", "no teacher": "no teacher",
                 "speed_ratio": "speed ÷ No XS", "mem_ratio": "memory ÷ No XS",
                 "paper_speed_ratio": "the paper's speed ÷ No XS",
-                "paper_mem_ratio": "the paper's memory ÷ No XS"}
+                "paper_mem_ratio": "the paper's memory ÷ No XS",
+                "batch_size": "batch", "task_loss_first": "task loss, first epoch",
+                "task_loss_last": "task loss, last epoch", "model": "architecture",
+                "case": "method"}
 
 
 def experiment_labels() -> dict[str, str]:

@@ -63,7 +63,8 @@ def styled(frame: pd.DataFrame, *, digits: int = 3, percent: Collection[str] = (
     (:func:`.labels.lam_text`), a column named ``Δ...`` signed, the ``percent`` columns as
     percentages, every other float to ``digits`` decimals, missing values as ``na_rep``, and
     the row numbers of a plain range index hidden; numbers never break inside a cell (``1e-4``
-    stays on one line) and a table wider than the page scrolls inside its box."""
+    stays on one line), a long text keeps a readable column (:data:`TEXT_WIDTH`), and a table
+    wider than the page scrolls inside its box."""
     shown = readable(frame)
     for original, col in zip(frame.columns, shown.columns):
         if not pd.api.types.is_numeric_dtype(frame[original]):
@@ -76,8 +77,12 @@ def styled(frame: pd.DataFrame, *, digits: int = 3, percent: Collection[str] = (
             formats[col] = lam_text
         elif pd.api.types.is_float_dtype(frame[original]):
             formats[col] = ("{:+.%df}" if str(original).startswith("Δ") else "{:.%df}") % digits
+    wide = [col for original, col in zip(frame.columns, shown.columns)
+            if not pd.api.types.is_numeric_dtype(frame[original])
+            and shown[col].astype(str).str.len().max() > LONG_TEXT]  # as readable_html's
     out = (shown.style.format(formats, na_rep=na_rep)
            .set_properties(subset=list(formats), **{"white-space": "nowrap"})
+           .set_properties(subset=wide, **{"min-width": TEXT_WIDTH})
            .set_table_attributes('style="display: block; overflow-x: auto"'))
     if isinstance(frame.index, pd.RangeIndex):
         out = out.hide(axis="index")
