@@ -41,7 +41,7 @@ results = None         # None: <repository>/results
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, medical, openings, report
+from tapkit.book import chapter, medical, openings, report, table_display
 from tapkit.experiments import chapter_plans
 
 ch = chapter.open_chapter(globals(), "extra_architectures", "medical", datasets, notes=False)
@@ -75,7 +75,7 @@ for experiment in datasets:
                      "The paper has no table for these architectures.*"))
     display(medical.summary_table(summary))
     display(Markdown(f"*Training loss, first and last epoch — {on}; {label}*"))
-    display(medical.loss_table(frame))
+    display(table_display.styled(medical.loss_table(frame)))
 if medical.is_standin(s):
     display(Markdown(medical.standin_caveat(s, models)))
 
