@@ -512,6 +512,12 @@ def test_a_collapsed_seed_is_named_and_not_averaged_into_taps_reliance():
     assert "-0.027" not in text
     assert "TAP -0.027 (clean 0.822)" in medical.findings(summary, medical.task_metric("pneu"),
                                                           ["resnet18"], ["none", "tap"])
+    # a No XS that learned the task in no seed (F1 0: one class) is not said to ignore the tag
+    flat = runs.assign(contaminated=0.0, permuted=0.0, clean=0.0)
+    flat_summary = summary.assign(mean=0.0)
+    text = medical.findings(flat_summary, medical.task_metric("pneu"), ["resnet18"],
+                            ["none", "tap"], runs=flat)
+    assert "it did not learn the task in any seed" in text and "did not learn the tag" not in text
     # the stripe appendix's findings speak of the stripe; the cells its stripe cases leave out
     # (quick: Base, RRR and RBR) are named with that reason, not their tag cells' (RBR's cost)
     quick = protocols.medical("quick")

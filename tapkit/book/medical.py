@@ -419,7 +419,8 @@ def findings(summary: pd.DataFrame, metric: TaskMetric, models: Sequence[str],
              runs: pd.DataFrame | None = None, artifact: str = "tag") -> str:
     """Plain statements of what the numbers show: per architecture, the Δ-metric of No XS (did the
     model learn the tag? judged on its :func:`tapkit.metrics.tag_reliance` by
-    :func:`.thresholds.tag_use`) and of each XS method, and the clean score of Base.
+    :func:`.thresholds.tag_use`; with ``runs``, a No XS that learned the task in no seed is said
+    to, not to have left the tag alone) and of each XS method, and the clean score of Base.
     Architectures in ``skip`` (untrained ones) are named as such; cells in ``left`` (the
     profile's ``not_run``) are named as not run. With ``runs`` (the per-run frame), an XS
     method's Δ and clean score are over its runs that learned the task, and the seeds left
@@ -441,6 +442,10 @@ def findings(summary: pd.DataFrame, metric: TaskMetric, models: Sequence[str],
             continue
         row = wide.loc[(model, no_xs())]
         verdict = tag_use(tag_reliance(row["contaminated"], row["permuted"], metric), artifact)
+        if means is not None and (model, no_xs()) in means.index and pd.isna(
+                means.loc[(model, no_xs()), "contaminated"]):  # a constant loses nothing
+            verdict = (f"did not learn the task in any seed, so what it lost says nothing of "
+                       f"its use of the {artifact}")
         parts = []
         for case in cases:
             if case in ("base", no_xs()) or (model, case) not in wide.index:
