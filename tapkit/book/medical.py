@@ -269,17 +269,15 @@ def details_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Per run of :func:`run_frame`, with the architecture each trained as (``trained as``):
     everything that tells two runs apart (:data:`DETAIL_COLUMNS`: λ, options, epochs, batch,
     starting weights) and how each went, in whole seconds."""
-    return frame[DETAIL_COLUMNS].astype({"seconds": float}).round({"seconds": 0}).astype(
-        {"seconds": int})
+    return frame[DETAIL_COLUMNS].assign(seconds=frame["seconds"].round().astype("Int64"))
 
 
 def stripe_scope(s: Protocol, experiment: str) -> str:
     """What the profile trains of the stripe appendix on ``experiment`` (:meth:`Protocol.stripes`),
-    for the appendix's first paragraph."""
+    for the appendix's first paragraph; ``""`` where it trains none (the page then says so)."""
     models = per_experiment(s.stripe_models, experiment)
     if not models:
-        return ("This profile runs no stripe cells (its CPU budget goes to the main setting; the "
-                "paper profile runs all three architectures).")
+        return ""
     stripes, cases = s.stripes(setting1_cases())
     scope = (f"This profile trains {', '.join(label(m) for m in models)} with "
              f"{', '.join(label(c) for c in cases)} on seeds "

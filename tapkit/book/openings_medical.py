@@ -19,7 +19,7 @@ from ..experiments.setting1 import xs_cases
 from ..methods import no_xs, proposed_method
 from ..metrics import tag_reliance, task_metric
 from . import report
-from .claim_judges import EXTRA_RUNS, OVERLAP_TABLES
+from .claim_judges import EXTRA_RUNS, OVERLAP_TABLES, SETTING1_RUNS, STRIPE_RUNS
 from .claim_specs import page_claims
 from .evidence import Evidence
 from .claims import verdicts
@@ -102,7 +102,7 @@ def medical_found(summary: pd.DataFrame, experiment: str, root: str | Path,
     chapter's per-run table under ``root`` (:func:`.claim_specs.page_claims`: the report's
     cells, seeds and reasons). Architectures in ``skip`` (untrained) are named, and so are the
     seeds behind a mean that did not learn the task (:func:`unlearned`)."""
-    ev, table = Evidence(Path(root)), f"{experiment}_gt_runs"  # the page's table, read once
+    ev, table = Evidence(Path(root)), SETTING1_RUNS.format(experiment)  # the page's, read once
     runs = ev.table(table)[0]
     loss = learned_losses(summary, runs, experiment, ["model", "case"])
     flagged = unlearned(runs, experiment)
@@ -113,7 +113,7 @@ def medical_found(summary: pd.DataFrame, experiment: str, root: str | Path,
     if skip:
         text += (" Not trained in this profile: "
                  + ", ".join(label(m) for m in skip) + ".")
-    judged = page_claims(ev, experiment, [table, f"{experiment}_stripe_runs"])  # and stripes'
+    judged = page_claims(ev, experiment, [table, STRIPE_RUNS.format(experiment)])
     return text + (" " + verdicts(judged) if judged else "")
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from ...methods import comparators
+from ...methods import comparators, no_xs, proposed_method
 from ...sources import Embedded
 from ..protocols import (BENCH_CONTEXT, EQUATIONS, RELEASED, BenchProtocol, LambdaSource,
                          MethodOptionsTable, PretrainTask, Pretraining, Profile, Protocol,
@@ -183,7 +183,7 @@ MEDICAL = Protocol(
     # 0.62, 0.45 -> 0.73, 0.44 -> 0.84 (the paper's rise ~1.5: the stand-in's stripe is a weak
     # shortcut), TAP (λ 1e-3) flat. ~30 CPU-s a run, seven a data set with the search's other λ;
     # Base (it judges no stripe claim) and RRR (~100 CPU-s a run) not on stripes
-    stripe_models=("resnet18",), stripe_cases=("none", "tap"), stripe_seeds=3,
+    stripe_models=("resnet18",), stripe_cases=(no_xs(), proposed_method()), stripe_seeds=3,
     overlap_images=100)  # of 200 (PNEU) and 300 (KNEE): the chapter in ~60 CPU-s, not ~150
 
 # The stand-in's ResNet-18 students with TAP at tau 0.01 (VGG-16's XS runs are over the quick
