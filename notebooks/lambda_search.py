@@ -42,7 +42,7 @@ results = None        # None: <repository>/results
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, lambda_figures, openings, profile_notes, report
+from tapkit.book import chapter, lambda_figures, openings, profile_notes, report, table_display
 from tapkit.experiments import chapter_plans, plans, protocols
 from tapkit.experiments.executors import run_many
 
@@ -57,7 +57,7 @@ runs = run_many(chapter_plans.configs(cells), root / "runs", device)
 label = report.provenance_label(runs, profile)
 search = lambda_figures.search_table(runs)
 display(Markdown(f"*{label}*"))
-display(search)
+display(table_display.styled(search))
 
 # %% tags=["hide-input"]
 choice = plans.choose_lambdas(search, guard=s.lambda_guard)
@@ -66,7 +66,7 @@ report.write_table(search, root, "lambda_search", {"label": label})
 paper = lambda_figures.paper_mnist_lambdas()
 display(Markdown(f"**Chosen λ beside the paper's**: the `{profile}` profile chooses by "
                  f"{profile_notes.lambda_criterion(s.lambda_guard)}."))
-display(lambda_figures.choice_beside_paper(choice, paper))
+display(table_display.styled(lambda_figures.choice_beside_paper(choice, paper)))
 
 # %% tags=["hide-input"]
 fig = lambda_figures.search_figure(search)

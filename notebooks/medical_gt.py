@@ -104,14 +104,15 @@ if len(search):
     choice = medical.read_choice(root, experiment)
     display(Markdown(f"## The λ search on the {on}\n\nEvery grid value on the first seed; the "
                      f"chosen λ (✓) has the lowest validation loss (the paper's criterion) among "
-                     "the runs that learned the task: their clean validation score (`val_clean`) "
-                     "goes at least a quarter of the way from a constant prediction's to perfect "
-                     "(`learned`). Column `unguarded` marks the paper's criterion alone. "
+                     "the runs that learned the task: their clean validation score goes at "
+                     "least a quarter of the way from a constant prediction's to perfect (*share "
+                     "learned*). *Chosen without the guard* marks the paper's criterion "
+                     "alone. "
                      f"{TEXT['metric']} on the three test splits is shown for reading the choice "
                      "only; it plays no part in it. What was chosen:"))
     display(Markdown(medical.search_findings(search, choice, experiment)))
     display(Markdown(f"*λ search — {on}; {label}*"))
-    display(medical.search_table(search, choice))
+    display(table_display.styled(medical.search_table(search, choice)))
 else:
     display(Markdown(f"No λ search in the `{profile}` profile: the XS methods use the paper's λ."))
 

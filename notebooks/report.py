@@ -115,7 +115,7 @@ else:
 #
 # The paper's λ were tuned on its authors' code {cite:p}`zhang2023tapcode`, whose TAP, RRR and RBR are scaled differently
 # from the equations (table above). The appendix page *The loss normalisations behind the
-# paper's λ* trains each method at every λ of one grid in both forms; its table and, under it,
+# paper's λ, and TAP's κ* trains each method at every λ of one grid in both forms; its table and, under it,
 # what it measured:
 
 # %% tags=["hide-input"]

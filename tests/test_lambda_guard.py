@@ -65,7 +65,7 @@ def test_the_medical_page_marks_both_choices_and_says_what_the_guard_changed():
     choice = plans.choose_lambdas(search, ["model", "method"])
     table = medical.search_table(search, choice)
     assert table.chosen.tolist() == ["", "✓", ""] and table.unguarded.tolist() == ["", "", "✓"]
-    assert table.learned.tolist() == pytest.approx([0.4, 0.34, -0.02], abs=1e-3)
+    assert table.learned_share.tolist() == pytest.approx([0.4, 0.34, -0.02], abs=1e-3)
     text = medical.search_findings(search, choice, "pneu")
     assert "λ = 0.1 " in text and "without the guard the paper's criterion would choose λ = 1 " in text
 

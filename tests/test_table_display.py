@@ -56,3 +56,17 @@ def test_a_formatted_table_labels_its_keys_and_prints_lambda_sign_and_shares():
     css = long.to_html()
     assert css.count(f"min-width: {table_display.TEXT_WIDTH}") == 1 and weights in css
     assert "min-width" not in table_display.styled(pd.DataFrame({"status": ["ok"]})).to_html()
+
+
+def test_a_lambda_search_table_reads_as_labels_with_every_lambda_column_in_scientific_notation():
+    """The λ search's and choice's columns (issue 39: the pages showed ``val_clean``,
+    ``lam_unguarded``, ``True`` and λ 1e-4 as ``0.0001``)."""
+    choice = pd.DataFrame({"method": ["tap"], "lam": [1e-2], "val_loss": [0.619],
+                           "learned": [True], "lam_unguarded": [1e-4],
+                           "val_loss_unguarded": [0.5], "guard": [False], "paper λ": [1e-3]})
+    html = table_display.styled(choice).to_html()
+    cells = [c.strip() for c in re.findall(r"<td[^>]*>([^<]*)</td>", html)]
+    assert cells == ["TAP", "1e-2", "0.619", "yes", "1e-4", "0.500", "no", "1e-3"]
+    for key in ("val_loss_unguarded", "lam_unguarded", "learned", "guard", "True", "False"):
+        assert f">{key}<" not in html
+    assert ">λ without the guard<" in html and ">learned the task<" in html

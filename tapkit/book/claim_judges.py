@@ -30,7 +30,7 @@ from .labels import in_prose, label
 from .medical_claims import (matches_at_cost_claim, reemerge_claim,
                              reemerges_in_layers_claim, suppresses_claim)
 from .medical_notes import LEFT_OUT_HEADING
-from .mnist_claims import matches_claim, removes_claim, teacher_claim
+from .mnist_claims import kappa_claim, matches_claim, removes_claim, teacher_claim
 from .origin import DataOrigin
 from .teacher_claims import students_beat_teachers_claim
 from .thresholds import ANNOTATION_LIFT
@@ -240,6 +240,12 @@ def on_table(judge, name: str) -> Judge:
         return None if frame is None else judge(frame, meta, *methods)
     run.reads = (name,)
     return run
+
+
+# the κ ablation's per-run table (the normalisation appendix's, tapkit.book.kappa_ablation)
+KAPPA_TABLE = "kappa_ablation"
+kappa_choice = on_table(lambda frame, meta, *methods: kappa_claim(
+    frame, meta.get("data", "MNIST"), *methods), KAPPA_TABLE)
 
 
 def second_order_cost(ev: Evidence, methods: Methods = ()):

@@ -38,7 +38,15 @@ OTHER_LABELS = {"lam": "λ", "val_loss": "validation loss", "no teacher": "no te
                 "paper_mem_ratio": "the paper's memory ÷ No XS",
                 "batch_size": "batch", "task_loss_first": "task loss, first epoch",
                 "task_loss_last": "task loss, last epoch", "model": "architecture",
-                "case": "method"}
+                "case": "method",
+                # the λ searches' columns (the criterion, the guard, the choice without it)
+                "val_clean": "clean validation score",
+                "val_constant": "a constant's validation score",
+                "learned_share": "share learned (0 a constant, 1 perfect)",
+                "learned": "learned the task", "guard": "guarded",
+                "lam_unguarded": "λ without the guard",
+                "val_loss_unguarded": "its validation loss",
+                "unguarded": "chosen without the guard"}
 
 
 def experiment_labels() -> dict[str, str]:
@@ -67,6 +75,13 @@ def in_prose(key: object) -> str:
     if text.endswith("teacher"):
         return f"the {text}"
     return "random masks" if text == ANNOTATION_LABELS[Annotation.RANDOM] else text
+
+
+def is_lam_column(key: object) -> bool:
+    """Whether a table's column holds λ values (``lam``, ``lam_unguarded``, ``paper λ``): the
+    columns :func:`lam_text` prints."""
+    text = str(key)
+    return text == "lam" or text.startswith("lam_") or "λ" in text
 
 
 def lam_text(value: float) -> str:

@@ -195,7 +195,7 @@ def standin_caveat(s: Protocol, models: Sequence[str], experiment: str | None = 
 def search_table(search: pd.DataFrame, choice: pd.DataFrame) -> pd.DataFrame:
     """The λ search, one row per run: λ, validation loss (the paper's criterion), the clean
     validation score and how far it goes from a constant prediction's to perfect (the guard,
-    :func:`tapkit.experiments.plans.learned_share`), last training loss, the three test scores,
+    :func:`tapkit.experiments.plans.learned_share`: ``learned_share``), last training loss, the three test scores,
     and which λ each criterion chose: ``chosen`` the profile's choice (with the guard where its
     protocol's ``lambda_guard`` says), ``unguarded`` the paper's criterion alone."""
     def marks(column: str) -> list[str]:
@@ -203,9 +203,10 @@ def search_table(search: pd.DataFrame, choice: pd.DataFrame) -> pd.DataFrame:
         return ["✓" if (r.model, r.method, r.lam) in picked else "" for r in search.itertuples()]
 
     out = search.assign(architecture=search.model.map(label),
-                        learned=learned_share(search), chosen=marks("lam"),
+                        learned_share=learned_share(search), chosen=marks("lam"),
                         unguarded=marks("lam_unguarded"))
-    cols = ["architecture", "method", "lam", "val_loss", "val_clean", "learned", "task_loss_last",
+    cols = ["architecture", "method", "lam", "val_loss", "val_clean", "learned_share",
+            "task_loss_last",
             "contaminated", "permuted", "clean", "chosen", "unguarded"]
     return out[[c for c in cols if c in out.columns]].round(3)
 

@@ -20,7 +20,7 @@ from ..experiments.cells import Annotation
 from ..experiments.table1 import architectures
 from ..methods import comparators, get_method, no_xs, proposed_method, xs_methods
 from ..metrics import tag_reliance, task_metric
-from .claim_judges import TEACHER_TABLES
+from .claim_judges import KAPPA_TABLE, TEACHER_TABLES
 from .claim_specs import page_claims
 from .evidence import Evidence
 from .claims import NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, VERDICT_LEAD, VERDICTS, verdicts
@@ -75,7 +75,8 @@ CLAIMS: dict[str, str] = {
                 "light up on the patch, and TAP moves both off it.",
     "normalisation": "The paper's λ were tuned with its authors' code, whose TAP, RRR and RBR "
                      "are normalised differently from the equations it prints; the paper does "
-                     "not discuss the difference.",
+                     "not discuss the difference. It chose TAP's κ = 3 as a balance between "
+                     "capturing the influence of the targeted pixels and over-regularising.",
     "protocol": "The Experimental Design section and the appendix fix the data, contamination, "
                 "models, optimiser, λ search, losses, teachers and metrics; the authors' released "
                 "code, with which the paper's λ were tuned, sets what the text leaves open and in "
@@ -312,10 +313,11 @@ def explorer_found(summary: pd.DataFrame) -> str:
             "the share of its input gradient on the patch): " + "; ".join(parts) + ".")
 
 
-def normalisation_found(table: pd.DataFrame) -> str:
+def normalisation_found(table: pd.DataFrame, root: str | Path | None = None) -> str:
     """The equations against the released code's normalisations at equal λ: per method, the
     largest change of the permuted-decoy accuracy (``table``: method, lam, form, status,
-    permuted)."""
+    permuted); with ``root``, the report's verdict on the page's κ claim
+    (:func:`.claim_specs.page_claims` on the κ ablation's table)."""
     parts, gaps = [], []
     for method, grp in table.groupby("method", sort=False):
         wide = grp[grp["status"] == "ok"].pivot_table(index="lam", columns="form",
@@ -331,8 +333,11 @@ def normalisation_found(table: pd.DataFrame) -> str:
                      f"{wide.loc[lam, 'released']:.3f} with the released form, {diff[lam]:+.3f})")
     verdict = ("the same λ does not give the same model" if gaps and max(gaps) > MNIST_GAP else
                f"at these λ the two forms train alike (within {MNIST_GAP:g})")
-    return ("the largest change of the permuted-decoy accuracy between the two forms at equal λ: "
-            + "; ".join(parts) + f". So {verdict}.")
+    text = ("the largest change of the permuted-decoy accuracy between the two forms at equal "
+            "λ: " + "; ".join(parts) + f". So {verdict}.")
+    found = [] if root is None else page_claims(Evidence(Path(root)), "normalisation",
+                                                (KAPPA_TABLE,))
+    return text + (" " + verdicts(found) if found else "")
 
 
 def speed_found(ratios: pd.DataFrame, label: str) -> str:

@@ -12,7 +12,7 @@ from typing import Any, Collection
 
 import pandas as pd
 
-from .labels import label, lam_text
+from .labels import is_lam_column, label, lam_text
 
 MISSING = "—"
 
@@ -59,21 +59,24 @@ def styled(frame: pd.DataFrame, *, digits: int = 3, percent: Collection[str] = (
            na_rep: str = MISSING):
     """``frame`` as a formatted table, for the tables a chapter shows with a number format
     (a pandas ``Styler`` bypasses :func:`install`'s formatter): :func:`readable`'s labels, text
-    cells that are keys read as labels too (``"none"`` -> ``"No XS"``), λ in scientific notation
-    (:func:`.labels.lam_text`), a column named ``Δ...`` signed, the ``percent`` columns as
+    cells that are keys read as labels too (``"none"`` -> ``"No XS"``), true/false as yes/no, λ
+    in scientific notation (:func:`.labels.lam_text`, every column :func:`.labels.is_lam_column`
+    names), a column named ``Δ...`` signed, the ``percent`` columns as
     percentages, every other float to ``digits`` decimals, missing values as ``na_rep``, and
     the row numbers of a plain range index hidden; numbers never break inside a cell (``1e-4``
     stays on one line), a long text keeps a readable column (:data:`TEXT_WIDTH`), and a table
     wider than the page scrolls inside its box."""
     shown = readable(frame)
     for original, col in zip(frame.columns, shown.columns):
-        if not pd.api.types.is_numeric_dtype(frame[original]):
+        if pd.api.types.is_bool_dtype(frame[original]):
+            shown[col] = frame[original].map({True: "yes", False: "no"}).to_numpy()
+        elif not pd.api.types.is_numeric_dtype(frame[original]):
             shown[col] = frame[original].map(_shown).to_numpy()
     formats: dict[Any, Any] = {}
     for original, col in zip(frame.columns, shown.columns):
         if original in percent:
             formats[col] = "{:.0%}"
-        elif original == "lam":
+        elif is_lam_column(original) and pd.api.types.is_numeric_dtype(frame[original]):
             formats[col] = lam_text
         elif pd.api.types.is_float_dtype(frame[original]):
             formats[col] = ("{:+.%df}" if str(original).startswith("Δ") else "{:.%df}") % digits

@@ -11,12 +11,14 @@ in :mod:`.setting2_plans`; the medical chapters' Setting-1 lists in :mod:`.medic
 from __future__ import annotations
 
 import csv
+import dataclasses
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
 from ..config import TrainConfig
+from ..methods import no_xs, proposed_method
 from ..metrics import TASK_METRICS
 from .cells import Cell, masks_of
 from .protocols import EQUATIONS, MNIST_LAMBDAS, RELEASED, Protocol
@@ -40,6 +42,25 @@ def normalisation_configs(p: Protocol) -> list[tuple[str, TrainConfig]]:
     return [(name, p.config(method=m, lam=float(lam), seed=p.seeds[0], options=table.get(m)))
             for m, lams in p.ablation.items() for lam in lams
             for name, table in (("equations", EQUATIONS), ("released", RELEASED))]
+
+
+def kappa_configs(p: Protocol, lams: Mapping[str, float]) -> list[tuple[int | None, TrainConfig]]:
+    """TAP's κ ablation (the method section, l.209: "a choice of κ = 3 ... a good balance between
+    capturing the influence of targeted pixels and preventing over-regularisation"; the paper
+    reports none): the MNIST chapter's runs of the proposed method at each κ of ``p.kappas`` and
+    at its options' own (the MNIST chapter's runs, reused), with No XS beside each seed for the
+    claim's precondition (No XS took the decoy), on the seeds the chapter trains TAP on, at
+    ``lams``; ``(κ, config)`` pairs, κ None for No XS. Empty when ``p.kappas`` is."""
+    if not p.kappas:
+        return []
+    method = proposed_method()
+    pairs: list[tuple[int | None, TrainConfig]] = []
+    for seed in p.seeds_for(method):
+        own = mnist_case_config(p, method, lams, seed)
+        pairs.append((None, mnist_case_config(p, no_xs(), lams, seed)))
+        pairs += [(k, own.replace(options=dataclasses.replace(own.options, kernel_size=k)))
+                  for k in sorted({own.options.kernel_size, *p.kappas})]
+    return pairs
 
 
 # A run "learned the task" when its clean validation score goes at least this share of the way

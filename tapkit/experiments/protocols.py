@@ -139,7 +139,9 @@ class Protocol(_TrainsMethods, _Protocol):
     (:meth:`source_for`), so that a chapter of the stand-in never asks for a folder.
     ``search[method]``: one λ grid, or one per architecture (XS terms differ by orders of
     magnitude between networks trained from scratch); ``ablation``: the report's grid of the
-    loss normalisations; ``case_seeds[case]``: a case on the first n seeds only, n one count or
+    loss normalisations; ``kappas``: the κ of Eq. 7's max-pool (TAP's ``kernel_size``) that the
+    κ ablation trains beside the options' own, on Decoy-MNIST with the MNIST chapter's seeds and
+    λ (:func:`tapkit.experiments.plans.kappa_configs`; empty: no ablation); ``case_seeds[case]``: a case on the first n seeds only, n one count or
     counts keyed by architecture (one not named: every seed; quick: RRR on DenseNet-121's four
     PNEU seeds and ResNet-18's first three);
     ``model_seeds[model]``: an architecture on the first n seeds only, n one count or counts
@@ -190,6 +192,7 @@ class Protocol(_TrainsMethods, _Protocol):
     options: MethodOptionsTable = field(default_factory=lambda: EQUATIONS)
     search: Mapping[str, Any] = field(default_factory=dict)
     ablation: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    kappas: tuple[int, ...] = ()
     case_seeds: Mapping[str, int | Mapping[str, int]] = field(default_factory=dict)
     model_seeds: Mapping[str, int | Mapping[str, int]] = field(default_factory=dict)
     model_overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)

@@ -16,7 +16,7 @@ from ..protocols import (BENCH_CONTEXT, PAPER_GRIDS, RELEASED, BenchProtocol, Pr
 # does, among every converged run (no guard)
 MNIST = Protocol("paper", ("decoy-mnist",), ("two_layer_cnn",), "mnist", (0, 1, 2, 3, 4),
                  epochs=50, batch_size=256, optimizer="sgd", lr=1e-3, options=RELEASED,
-                 search=PAPER_GRIDS, ablation=PAPER_GRIDS, lambda_guard=False)
+                 search=PAPER_GRIDS, ablation=PAPER_GRIDS, lambda_guard=False, kappas=(1, 5))
 
 # Seeds, teachers' clean fractions, training τ, XS methods, KD teachers; random masks of the
 # patch's coverage, RRR/RBR with the 10% teacher only, TAP with both in the distillation table

@@ -39,7 +39,10 @@ PAPER_LAMBDA_FORMS: MethodOptionsTable = MappingProxyType(
 MNIST = Protocol("quick", ("decoy-mnist",), ("two_layer_cnn",), "embedded", (0, 1, 2), epochs=3,
                  batch_size=64, optimizer="adam", lr=1e-3, options=PAPER_LAMBDA_FORMS,
                  search={"tap": (1e-4, 1e-3, 1e-2)}, embedded={"decoy-mnist": Embedded(0.05)},
-                 ablation={"tap": (1e-4, 1e-3, 1e-2), "rrr": (1e-3,)})
+                 ablation={"tap": (1e-4, 1e-3, 1e-2), "rrr": (1e-3,)},
+                 # the method section's κ = 3 (l.209; no ablation in the paper) beside κ = 1 (no
+                 # growth) and 5: six TAP runs of ~15 CPU-s (2026-11-29, the claim was *not run*)
+                 kappas=(1, 5))
 
 # Teachers 5 epochs on their 360 and 36 digits (10 CPU-s), students the MNIST protocol's 3, on two
 # of Setting 1's three seeds (~190 CPU-s a seed; three from 2026-11-27 until the build of 062cd9c
