@@ -45,8 +45,13 @@ from tapkit.experiments import plans, protocols
 from tapkit.experiments.executors import run_many
 
 ch = chapter.open_chapter(globals(), "normalisation", "mnist", show=True)
-pairs = plans.normalisation_configs(ch.settings)
 s, root = ch.settings, ch.root
+
+# %% [markdown]
+# ## The equations and the released code at equal λ
+
+# %% tags=["hide-input"]
+pairs = plans.normalisation_configs(ch.settings)
 runs = run_many([cfg for _, cfg in pairs], root / "runs", device)
 runs.insert(0, "form", [name for name, _ in pairs])
 runs["Δ-accuracy"] = runs["permuted"] - runs["contaminated"]
@@ -82,15 +87,15 @@ if skipped:
 # accuracy on the digits, and either lowers the accuracy on permuted digits.
 
 # %% tags=["hide-input"]
-pairs = plans.kappa_configs(s, plans.mnist_lambdas(root))
-kappa_runs = run_many([cfg for _, cfg in pairs], root / "runs", device)
-kappas = kappa_ablation.kappa_table(pairs, kappa_runs)
+kappa_pairs = plans.kappa_configs(s, plans.mnist_lambdas(root))
+kappa_runs = run_many([cfg for _, cfg in kappa_pairs], root / "runs", device)
+kappas = kappa_ablation.kappa_table(kappa_pairs, kappa_runs)
 kappa_label = report.provenance_label(kappa_runs, profile)
 report.write_table(kappas, root, "kappa_ablation", {"label": kappa_label, "data": ch.data()[0]})
-display(Markdown(kappa_ablation.kappa_caption(pairs, kappa_label)))
+display(Markdown(kappa_ablation.kappa_caption(kappa_pairs, kappa_label)))
 display(table_display.styled(kappa_ablation.kappa_summary(kappas)))
 display(Markdown(kappa_ablation.kappa_findings(kappas, ch.data()[0])))
 
 # %% tags=["hide-input"]
 ch.opening(openings.normalisation_found(table, root))
-ch.finish(seeds=sorted({cfg.seed for _, cfg in pairs} | set(s.seeds[:1])));
+ch.finish(seeds=sorted({cfg.seed for _, cfg in kappa_pairs} | set(s.seeds[:1])));

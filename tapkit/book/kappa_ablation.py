@@ -47,10 +47,10 @@ def kappa_summary(table: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (case, kappa), grp in ok.groupby(["case", "kernel_size"], dropna=False, sort=False):
         means = grp[list(SPLITS)].mean()
-        rows.append({"case": case, "κ": "—" if pd.isna(kappa) else str(int(kappa)),
+        rows.append({"case": case, "κ": kappa,
                      "seeds": len(grp), **means.to_dict(),
                      "Δ-accuracy": float((grp["permuted"] - grp["contaminated"]).mean())})
-    out = pd.DataFrame(rows)
+    out = pd.DataFrame(rows).astype({"κ": "Int64"})
     return out.sort_values("case", key=lambda c: c != no_xs(), kind="stable").reset_index(drop=True)
 
 
@@ -58,5 +58,4 @@ def kappa_findings(table: pd.DataFrame, data: str) -> str:
     """The report's verdict on the κ claim (:func:`.mnist_claims.kappa_claim`, the same cells,
     seeds and preconditions), as the page gives it."""
     claim = kappa_claim(table, data)
-    return (f"**{claim.claim}**: *{verdict_text(claim.verdict, claim.reason)}* "
-            f"({claim.seeds}). {claim.evidence}.")
+    return f"**{claim.claim}**: *{verdict_text(claim.verdict, claim.reason)}*. {claim.evidence}."

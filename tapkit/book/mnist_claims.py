@@ -262,9 +262,9 @@ def kappa_claim(runs: pd.DataFrame, data: str, method: str | None = None) -> Cla
         diff = paired_difference(on_seeds(mine, seeds.kept) or mine,
                                  on_seeds(theirs, seeds.kept) or theirs,
                                  bounds=ACCURACY.range(1))
-        parts.append(f"permuted accuracy, {own} − {other} (paired): {diff.text()}")
+        parts.append(f"{own} − {other} {diff.text()}")
         verdicts.append(keeps_verdict(diff.lo, diff.hi, -MARGIN))
-    evidence = "; ".join(parts) + seeds.note("MNIST")
+    evidence = "permuted accuracy (paired): " + "; ".join(parts) + seeds.note("MNIST")
     if len(seeds.kept) < 2:
         return untestable(claim, where, evidence, _seeds(diff), data, few_reason(seeds))
     return Claim(claim, where, evidence, _seeds(diff), data, combined(verdicts))

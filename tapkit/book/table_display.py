@@ -86,7 +86,10 @@ def styled(frame: pd.DataFrame, *, digits: int = 3, percent: Collection[str] = (
     out = (shown.style.format(formats, na_rep=na_rep)
            .set_properties(subset=list(formats), **{"white-space": "nowrap"})
            .set_properties(subset=wide, **{"min-width": TEXT_WIDTH})
-           .set_table_attributes('style="display: block; overflow-x: auto"'))
+           .set_table_attributes('style="display: block; overflow-x: auto"')
+           # cells apart: a dash or a short number beside the next column reads as one ("—3")
+           .set_table_styles([{"selector": "td, th", "props": [("padding", "0.15em 0.6em")]}],
+                             overwrite=False))
     if isinstance(frame.index, pd.RangeIndex):
         out = out.hide(axis="index")
     return out
