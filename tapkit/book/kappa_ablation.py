@@ -58,4 +58,5 @@ def kappa_findings(table: pd.DataFrame, data: str) -> str:
     """The report's verdict on the κ claim (:func:`.mnist_claims.kappa_claim`, the same cells,
     seeds and preconditions), as the page gives it."""
     claim = kappa_claim(table, data)
-    return f"**{claim.claim}**: *{verdict_text(claim.verdict, claim.reason)}*. {claim.evidence}."
+    evidence = claim.evidence[:1].upper() + claim.evidence[1:]
+    return f"**{claim.claim}**: *{verdict_text(claim.verdict, claim.reason)}*. {evidence}."
