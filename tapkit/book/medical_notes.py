@@ -194,9 +194,9 @@ def standin_caveat(s: Protocol, models: Sequence[str], experiment: str | None = 
 
 def search_table(search: pd.DataFrame, choice: pd.DataFrame) -> pd.DataFrame:
     """The λ search, one row per run: λ, validation loss (the paper's criterion), the clean
-    validation score and how far it goes from a constant prediction's to perfect (the guard,
-    :func:`tapkit.experiments.plans.learned_share`: ``learned_share``), last training loss, the three test scores,
-    and which λ each criterion chose: ``chosen`` the profile's choice (with the guard where its
+    validation score and how far it goes from a constant prediction's to perfect
+    (``learned_share``, the guard's :func:`tapkit.experiments.plans.learned_share`), last training
+    loss, the three test scores, and which λ each criterion chose: ``chosen`` the profile's choice (with the guard where its
     protocol's ``lambda_guard`` says), ``unguarded`` the paper's criterion alone."""
     def marks(column: str) -> list[str]:
         picked = {(r.model, r.method, getattr(r, column)) for r in choice.itertuples()}
