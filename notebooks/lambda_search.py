@@ -56,8 +56,8 @@ cells = chapter_plans.lambda_search(s, root, grids=grids)
 runs = run_many(chapter_plans.configs(cells), root / "runs", device)
 label = report.provenance_label(runs, profile)
 search = lambda_figures.search_table(runs)
-display(Markdown(f"*{label}*"))
-display(table_display.styled(search))
+display(Markdown(lambda_figures.search_caption(search, label)))
+display(lambda_figures.search_shown(search))
 
 # %% tags=["hide-input"]
 choice = plans.choose_lambdas(search, guard=s.lambda_guard)

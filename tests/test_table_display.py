@@ -70,3 +70,20 @@ def test_a_lambda_search_table_reads_as_labels_with_every_lambda_column_in_scien
     for key in ("val_loss_unguarded", "lam_unguarded", "learned", "guard", "True", "False"):
         assert f">{key}<" not in html
     assert ">λ without the guard<" in html and ">learned the task<" in html
+
+
+def test_the_lambda_search_page_states_the_constant_score_once_and_shows_the_rest():
+    from tapkit.book import lambda_figures
+
+    runs = pd.DataFrame({"method": ["tap", "tap"], "lam": [1e-4, 1e-2], "status": ["ok", "ok"],
+                         "val_loss": [1.004, 0.619], "contaminated": [0.968, 0.967],
+                         "permuted": [0.815, 0.949], "metric": ["accuracy", "accuracy"],
+                         "val_clean": [0.591, 0.867], "val_constant": [0.1003, 0.1003]})
+    search = lambda_figures.search_table(runs)
+    html = lambda_figures.search_shown(search).to_html()
+    cells = [c.strip() for c in re.findall(r"<td[^>]*>([^<]*)</td>", html)]
+    assert cells[:7] == ["TAP", "1e-4", "ok", "1.004", "0.968", "0.815", "0.591"]
+    assert "accuracy" not in cells and "0.100" not in cells
+    caption = lambda_figures.search_caption(search, "profile quick")
+    assert caption == "*profile quick; a constant prediction's clean validation accuracy: 0.100*"
+    assert lambda_figures.search_caption(search.drop(columns="val_constant"), "p") == "*p*"

@@ -24,6 +24,26 @@ def search_table(runs: pd.DataFrame) -> pd.DataFrame:
     return runs.reindex(columns=SEARCH_COLUMNS)
 
 
+def search_shown(search: pd.DataFrame):
+    """:func:`search_table` as its page shows it (:func:`.table_display.styled`): without the
+    columns that hold one value for every run (the metric's name, a constant prediction's
+    clean validation score), which :func:`search_caption` states once, so that the table fits
+    the page's column."""
+    return table_display.styled(search.drop(columns=["metric", "val_constant"], errors="ignore"))
+
+
+def search_caption(search: pd.DataFrame, label: str) -> str:
+    """The search table's caption: the runs' provenance (``label``) and what a constant
+    prediction scores on the clean validation split, against which the guard reads each run's
+    clean validation score."""
+    constant = search.get("val_constant", pd.Series(dtype=float)).dropna()
+    metric = search.get("metric", pd.Series(dtype=object)).dropna()
+    if constant.empty:
+        return f"*{label}*"
+    name = metric.iloc[0] if len(metric) else "score"
+    return f"*{label}; a constant prediction's clean validation {name}: {constant.max():.3f}*"
+
+
 def paper_mnist_lambdas() -> pd.DataFrame:
     """The paper's Setting-1 λ on MNIST (ground-truth masks), one row per method, ``mean``
     the λ it printed."""
