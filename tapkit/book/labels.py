@@ -43,8 +43,8 @@ OTHER_LABELS = {"lam": "λ", "val_loss": "validation loss", "no teacher": "no te
                 "val_clean": "clean validation score",
                 "val_constant": "a constant's validation score",
                 "learned_share": "share learned (0 a constant, 1 perfect)",
-                "learned": "learned the task", "guard": "guarded",
-                "lam_unguarded": "λ without the guard",
+                "learned": "learned", "guard": "guarded",
+                "lam_unguarded": "λ unguarded",
                 "val_loss_unguarded": "its validation loss",
                 "unguarded": "chosen without the guard"}
 
