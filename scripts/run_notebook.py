@@ -21,6 +21,7 @@ reach a page of the book.
 import argparse
 import logging
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -107,6 +108,20 @@ def place_opening(nb) -> bool:
     return True
 
 
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def failure_text(err: BaseException, lines: int = 40) -> str:
+    """What made a notebook fail, for the build's log (CI keeps the log, not the failed
+    notebook): a cell's error with the last ``lines`` lines of its traceback (papermill's
+    ``PapermillExecutionError``), or the exception itself (a kernel that died, a timeout)."""
+    if hasattr(err, "ename") and hasattr(err, "traceback"):
+        trace = ANSI.sub("", "\n".join(err.traceback)).splitlines()
+        head = f"cell {getattr(err, 'exec_count', '?')}: {err.ename}: {err.evalue}"
+        return "\n".join([head, *trace[-lines:]])
+    return f"{type(err).__name__}: {err}"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("source", type=Path)
@@ -135,11 +150,12 @@ def main() -> int:
         pm.execute_notebook(str(src), str(tmp), parameters=parameters,
                             cwd=str(args.source.parent), kernel_name="python3",
                             progress_bar=True, log_output=False)
-    except Exception:
+    except Exception as err:  # noqa: BLE001 -- every failure fails the build, with its cause
         failed = args.out.with_suffix(".failed.ipynb")
         if tmp.exists():
             tmp.replace(failed)
-        log.error("FAILED: %s (partial notebook with the traceback: %s)", args.source, failed)
+        log.error("FAILED: %s (partial notebook with the traceback: %s)\n%s", args.source,
+                  failed, failure_text(err))
         return 1
     finally:
         src.unlink(missing_ok=True)
