@@ -108,11 +108,14 @@ if len(search):
                      "least a quarter of the way from a constant prediction's to perfect (*share "
                      "learned*). *Chosen without the guard* marks the paper's criterion "
                      "alone. "
-                     f"{TEXT['metric']} on the three test splits is shown for reading the choice "
-                     "only; it plays no part in it. What was chosen:"))
+                     f"{TEXT['metric']} on the three test splits, in the second table, is for "
+                     "reading the choice only; it plays no part in it. What was chosen:"))
     display(Markdown(medical.search_findings(search, choice, experiment)))
     display(Markdown(f"*λ search — {on}; {label}*"))
-    display(table_display.styled(medical.search_table(search, choice)))
+    display(medical.search_choice_shown(search, choice))
+    display(Markdown(f"*The search's runs on the test splits ({TEXT['metric']}), for reading "
+                     f"the choice only — {on}*"))
+    display(medical.search_scores_shown(search, choice))
 else:
     display(Markdown(f"No λ search in the `{profile}` profile: the XS methods use the paper's λ."))
 

@@ -4,6 +4,8 @@ the task, beside the criterion alone."""
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pytest
 import torch
@@ -68,6 +70,18 @@ def test_the_medical_page_marks_both_choices_and_says_what_the_guard_changed():
     assert table.learned_share.tolist() == pytest.approx([0.4, 0.34, -0.02], abs=1e-3)
     text = medical.search_findings(search, choice, "pneu")
     assert "λ = 0.1 " in text and "without the guard the paper's criterion would choose λ = 1 " in text
+    # the page shows it as two tables: what chose λ, then the test scores (no part in it)
+    chose = medical.search_choice_shown(search, choice).data
+    assert list(chose.columns) == ["architecture", "method", "λ", "validation loss",
+                                   "clean validation score",
+                                   "share learned (0 a constant, 1 perfect)", "chosen",
+                                   "chosen without the guard"]
+    assert chose["chosen"].tolist() == ["", "✓", ""] and chose["method"].iloc[0] == "TAP"
+    scores = medical.search_scores_shown(search, choice)
+    assert list(scores.data.columns)[3:] == ["task loss, last epoch", "contaminated", "permuted",
+                                             "clean"]
+    cells = re.findall(r">([^<>]+)</td>", scores.to_html())
+    assert cells[:7] == ["ResNet-18", "TAP", "1e-2", "0.210", "0.920", "0.570", "0.780"]
 
 
 def test_the_paper_profile_picks_the_lowest_loss_even_where_the_run_failed_the_guard():

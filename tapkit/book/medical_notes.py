@@ -22,6 +22,7 @@ from ..metrics import constant_score as metrics_constant_score
 from ..metrics import task_metric
 from .labels import (ANNOTATION_LABELS, ARCH_LABELS, CASE_LABELS, OTHER_LABELS,  # noqa: F401
                      label, lam_text)
+from . import table_display
 from .report import mark_row_not_run
 from .thresholds import NEAR_CHANCE
 
@@ -209,6 +210,32 @@ def search_table(search: pd.DataFrame, choice: pd.DataFrame) -> pd.DataFrame:
             "task_loss_last",
             "contaminated", "permuted", "clean", "chosen", "unguarded"]
     return out[[c for c in cols if c in out.columns]].round(3)
+
+
+# The search's page shows :func:`search_table` as two tables that each fit the page's column at
+# 1280 px (its twelve columns scrolled): what chose λ, and what the runs scored on the test
+# splits, which plays no part in the choice
+CHOICE_COLUMNS = ("architecture", "method", "lam", "val_loss", "val_clean", "learned_share",
+                  "chosen", "unguarded")
+SCORE_COLUMNS = ("architecture", "method", "lam", "task_loss_last", "contaminated", "permuted",
+                 "clean")
+
+
+def _shown(search: pd.DataFrame, choice: pd.DataFrame, columns: tuple[str, ...]):
+    table = search_table(search, choice)
+    return table_display.styled(table[[c for c in columns if c in table.columns]])
+
+
+def search_choice_shown(search: pd.DataFrame, choice: pd.DataFrame):
+    """The λ search's choice as its page shows it: per run the criterion (validation loss), the
+    guard (clean validation score, share learned) and the marks of each criterion's choice."""
+    return _shown(search, choice, CHOICE_COLUMNS)
+
+
+def search_scores_shown(search: pd.DataFrame, choice: pd.DataFrame):
+    """The λ search's runs on the test splits (and their last training loss), for reading the
+    choice: none of it decides λ."""
+    return _shown(search, choice, SCORE_COLUMNS)
 
 
 def constant_score(experiment: str) -> float:
