@@ -74,9 +74,9 @@ def test_the_medical_page_marks_both_choices_and_says_what_the_guard_changed():
     chose = medical.search_choice_shown(search, choice).data
     assert list(chose.columns) == ["architecture", "method", "λ", "validation loss",
                                    "clean validation score",
-                                   "share learned (0 a constant, 1 perfect)", "chosen",
-                                   "chosen without the guard"]
-    assert chose["chosen"].tolist() == ["", "✓", ""] and chose["method"].iloc[0] == "TAP"
+                                   "share learned (0 a constant, 1 perfect)", "chosen"]
+    # one column of marks: the choice, and the paper's criterion alone where the guard differs
+    assert chose["chosen"].tolist() == ["", "✓", "(unguarded)"] and chose["method"].iloc[0] == "TAP"
     scores = medical.search_scores_shown(search, choice)
     assert list(scores.data.columns)[3:] == ["task loss, last epoch", "contaminated", "permuted",
                                              "clean"]

@@ -216,7 +216,8 @@ def search_table(search: pd.DataFrame, choice: pd.DataFrame) -> pd.DataFrame:
 # 1280 px (its twelve columns scrolled): what chose λ, and what the runs scored on the test
 # splits, which plays no part in the choice
 CHOICE_COLUMNS = ("architecture", "method", "lam", "val_loss", "val_clean", "learned_share",
-                  "chosen", "unguarded")
+                  "chosen")
+UNGUARDED_MARK = "(unguarded)"  # the paper's criterion alone, where the guard chose otherwise
 SCORE_COLUMNS = ("architecture", "method", "lam", "task_loss_last", "contaminated", "permuted",
                  "clean")
 
@@ -228,8 +229,13 @@ def _shown(search: pd.DataFrame, choice: pd.DataFrame, columns: tuple[str, ...])
 
 def search_choice_shown(search: pd.DataFrame, choice: pd.DataFrame):
     """The λ search's choice as its page shows it: per run the criterion (validation loss), the
-    guard (clean validation score, share learned) and the marks of each criterion's choice."""
-    return _shown(search, choice, CHOICE_COLUMNS)
+    guard (clean validation score, share learned) and one column of marks: ✓ the chosen λ,
+    :data:`UNGUARDED_MARK` the λ the paper's criterion alone would choose where the guard
+    changed the choice (one column, not two, so that the table fits the page)."""
+    table = search_table(search, choice)
+    marks = [c or (UNGUARDED_MARK if u else "") for c, u in zip(table.chosen, table.unguarded)]
+    table = table.assign(chosen=marks)
+    return table_display.styled(table[[c for c in CHOICE_COLUMNS if c in table.columns]])
 
 
 def search_scores_shown(search: pd.DataFrame, choice: pd.DataFrame):
