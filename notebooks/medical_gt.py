@@ -106,8 +106,8 @@ if len(search):
                      f"chosen λ (✓) has the lowest validation loss (the paper's criterion) among "
                      "the runs that learned the task: their clean validation score goes at "
                      "least a quarter of the way from a constant prediction's to perfect (*share "
-                     "learned*); *(unguarded)* marks the λ the paper's criterion alone would choose "
-                     "where the guard chose another. "
+                     "learned*); *(unguarded)* marks the λ the paper's criterion alone would "
+                     "choose where the guard chose another. "
                      f"{TEXT['metric']} on the three test splits, in the second table, is for "
                      "reading the choice only; it plays no part in it. What was chosen:"))
     display(Markdown(medical.search_findings(search, choice, experiment)))
