@@ -66,7 +66,7 @@ report.write_table(search, root, "lambda_search", {"label": label})
 paper = lambda_figures.paper_mnist_lambdas()
 display(Markdown(f"**Chosen λ beside the paper's**: the `{profile}` profile chooses by "
                  f"{profile_notes.lambda_criterion(s.lambda_guard)}."))
-display(table_display.styled(lambda_figures.choice_beside_paper(choice, paper)))
+display(lambda_figures.choice_shown(choice, paper))
 
 # %% tags=["hide-input"]
 fig = lambda_figures.search_figure(search)

@@ -72,6 +72,21 @@ def test_a_lambda_search_table_reads_as_labels_with_every_lambda_column_in_scien
     assert ">λ unguarded<" in html and ">its validation loss<" in html
 
 
+def test_the_choice_beside_the_papers_leaves_the_profiles_guard_to_the_text():
+    from tapkit.book import lambda_figures
+
+    paper = pd.DataFrame({"method": ["tap", "rrr"], "mean": [1e-3, 10.0]})
+    choice = pd.DataFrame({"method": ["tap", "rrr"], "lam": [1e-2, 1.0], "learned": [True, False],
+                           "guard": [True, True]})
+    shown = lambda_figures.choice_shown(choice, paper)
+    assert list(shown.data.columns) == ["method", "λ", "learned", "paper λ"]
+    cells = [c.strip() for c in re.findall(r"<td[^>]*>([^<]*)</td>", shown.to_html())]
+    assert cells == ["TAP", "1e-2", "yes", "1e-3", "RRR", "1", "no", "1e1"]
+    # a table whose methods were chosen differently keeps the column
+    mixed = lambda_figures.choice_shown(choice.assign(guard=[True, False]), paper)
+    assert "guarded" in list(mixed.data.columns)
+
+
 def test_the_lambda_search_page_states_the_constant_score_once_and_shows_the_rest():
     from tapkit.book import lambda_figures
 

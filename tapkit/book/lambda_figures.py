@@ -58,6 +58,17 @@ def choice_beside_paper(choice: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFra
                         on="method")
 
 
+def choice_shown(choice: pd.DataFrame, paper: pd.DataFrame):
+    """:func:`choice_beside_paper` as its page shows it (:func:`.table_display.styled`), without
+    the ``guard`` column where it holds one value for every method: whether the profile guards
+    its choice is the profile's, which the text above the table states
+    (:func:`.profile_notes.lambda_criterion`), and the table then fits the page's column."""
+    table = choice_beside_paper(choice, paper)
+    if "guard" in table and table["guard"].nunique(dropna=False) <= 1:
+        table = table.drop(columns="guard")
+    return table_display.styled(table)
+
+
 def search_figure(search: pd.DataFrame):
     """``search``'s ``val_loss`` against ``lam`` (log scale), one line per method."""
     fig, ax = plt.subplots(figsize=(5, 3))
