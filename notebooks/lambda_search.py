@@ -42,7 +42,7 @@ results = None        # None: <repository>/results
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from tapkit.book import chapter, lambda_figures, openings, profile_notes, report, table_display
+from tapkit.book import chapter, lambda_figures, openings, profile_notes, report
 from tapkit.experiments import chapter_plans, plans, protocols
 from tapkit.experiments.executors import run_many
 

@@ -222,8 +222,7 @@ SCORE_COLUMNS = ("architecture", "method", "lam", "task_loss_last", "contaminate
                  "clean")
 
 
-def _shown(search: pd.DataFrame, choice: pd.DataFrame, columns: tuple[str, ...]):
-    table = search_table(search, choice)
+def _shown(table: pd.DataFrame, columns: tuple[str, ...]):
     return table_display.styled(table[[c for c in columns if c in table.columns]])
 
 
@@ -234,14 +233,13 @@ def search_choice_shown(search: pd.DataFrame, choice: pd.DataFrame):
     changed the choice (one column, not two, so that the table fits the page)."""
     table = search_table(search, choice)
     marks = [c or (UNGUARDED_MARK if u else "") for c, u in zip(table.chosen, table.unguarded)]
-    table = table.assign(chosen=marks)
-    return table_display.styled(table[[c for c in CHOICE_COLUMNS if c in table.columns]])
+    return _shown(table.assign(chosen=marks), CHOICE_COLUMNS)
 
 
 def search_scores_shown(search: pd.DataFrame, choice: pd.DataFrame):
     """The λ search's runs on the test splits (and their last training loss), for reading the
     choice: none of it decides λ."""
-    return _shown(search, choice, SCORE_COLUMNS)
+    return _shown(search_table(search, choice), SCORE_COLUMNS)
 
 
 def constant_score(experiment: str) -> float:
