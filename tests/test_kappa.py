@@ -49,8 +49,9 @@ def test_kappa_three_is_reproduced_when_no_other_kappa_beats_it_by_the_margin():
     table = _table({1: (0.90, 0.91, 0.905), 3: (0.95, 0.96, 0.955), 5: (0.94, 0.96, 0.945)})
     claim = kappa_claim(table, "Decoy-MNIST")
     assert claim.verdict == REPRODUCED and claim.seeds == "3 seeds"
-    assert claim.evidence.startswith("permuted accuracy (paired): κ = 3 − κ = 1 0.050 [0.050, 0.050]")
-    assert "; κ = 3 − κ = 5 0.007" in claim.evidence
+    assert claim.evidence.startswith(
+        "permuted accuracy, κ = 3 − κ = 1 (paired): 0.050 [0.050, 0.050] (3 seeds)")
+    assert "; permuted accuracy, κ = 3 − κ = 5 (paired): 0.007" in claim.evidence
 
 
 def test_a_larger_kappa_clearly_better_fails_the_claim_and_a_wide_interval_decides_nothing():
@@ -61,10 +62,11 @@ def test_a_larger_kappa_clearly_better_fails_the_claim_and_a_wide_interval_decid
 
 
 def test_a_collapsed_run_drops_its_seed_and_one_seed_left_judges_nothing():
-    # κ = 1 predicts a constant (contaminated accuracy 0.1) in seed 0: the seed is dropped
+    # κ = 1 predicts a constant (contaminated accuracy 0.1) in seed 0: the seed is dropped from
+    # κ = 1's comparison, and κ = 5's keeps all three (each pair on the seeds its runs learned)
     dropped = _table({1: (0.10, 0.91, 0.905), 3: (0.95, 0.96, 0.955), 5: (0.94, 0.95, 0.945)})
     claim = kappa_claim(dropped, "Decoy-MNIST")
-    assert claim.verdict == REPRODUCED and claim.seeds == "2 seeds"
+    assert claim.verdict == REPRODUCED and claim.seeds == "2–3 seeds"
     assert "MNIST seed 0 dropped: κ = 1 did not learn the task" in claim.evidence
     # No XS kept off the decoy in two seeds: the precondition holds in one seed only
     one = _table({1: (0.90, 0.91, 0.905), 3: (0.95, 0.96, 0.955), 5: (0.94, 0.96, 0.945)},

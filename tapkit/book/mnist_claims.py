@@ -246,25 +246,10 @@ def kappa_claim(runs: pd.DataFrame, data: str, method: str | None = None) -> Cla
     where = "Method, Eq. 7 (l.209)"
     keyed = runs.assign(case=[kappa_case(k) if c == method else c
                               for c, k in zip(runs["case"], runs["kernel_size"])])
-    others = [kappa_case(k) for k in sorted({int(k) for k in runs.loc[runs["case"] == method,
-                                                                        "kernel_size"]})
-              if k != paper]
-    if (gone := _absence(keyed, [own, *others, no_xs()])) or not others:
-        gone = gone or "no κ beside the paper's ran"
-        kind = NOT_RUN if gone.endswith("not run") or not others else NOT_TESTABLE
-        return Claim(claim, where, gone, "0 seeds", data, kind, reason=gone)
-    seeds = _mnist_comparison(keyed, [own, *others, no_xs()])
-    permuted = _permuted(keyed)
-    mine = per_seed(keyed, own, permuted)
-    parts, verdicts = [], []
-    for other in others:
-        theirs = per_seed(keyed, other, permuted)
-        diff = paired_difference(on_seeds(mine, seeds.kept) or mine,
-                                 on_seeds(theirs, seeds.kept) or theirs,
-                                 bounds=ACCURACY.range(1))
-        parts.append(f"{own} − {other} {diff.text()}")
-        verdicts.append(keeps_verdict(diff.lo, diff.hi, -MARGIN))
-    evidence = "permuted accuracy (paired): " + "; ".join(parts) + seeds.note("MNIST")
-    if len(seeds.kept) < 2:
-        return untestable(claim, where, evidence, _seeds(diff), data, few_reason(seeds))
-    return Claim(claim, where, evidence, _seeds(diff), data, combined(verdicts))
+    others = tuple(kappa_case(k) for k in sorted({int(k) for k in runs.loc[
+        runs["case"] == method, "kernel_size"]}) if k != paper)
+    if not others:
+        gone = "no κ beside the paper's ran"
+        return Claim(claim, where, gone, "0 seeds", data, NOT_RUN, reason=gone)
+    return _paired_claim(keyed, data, claim, where, own, others, "permuted",
+                         lambda lo, hi: keeps_verdict(lo, hi, -MARGIN), every=True)
