@@ -234,8 +234,9 @@ def kappa_claim(runs: pd.DataFrame, data: str, method: str | None = None) -> Cla
     lowers the accuracy on permuted digits. Reproduced when ``method``'s (None: the paper's own)
     permuted accuracy with the paper's κ (its options' default) is not worse than with each other
     κ of the ablation by more than :data:`MARGIN` (each paired difference's interval above
-    −MARGIN, :func:`keeps_verdict`); not reproduced when one lies wholly below; on the seeds where
-    every run learned the task and No XS took the decoy. ``runs``: the κ ablation's per-run
+    −MARGIN, :func:`keeps_verdict`); not reproduced when one lies wholly below; each difference
+    on the seeds where both κ's runs learned the task and No XS took the decoy, as every MNIST
+    paired claim (:func:`_paired_claim`; each κ is needed). ``runs``: the κ ablation's per-run
     table (``case``, ``kernel_size``, ``seed``, ``status`` and the splits;
     :func:`tapkit.experiments.plans.kappa_configs`)."""
     method = method or proposed_method()
