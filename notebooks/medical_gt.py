@@ -112,10 +112,11 @@ if len(search):
                      "reading the choice only; it plays no part in it. What was chosen:"))
     display(Markdown(medical.search_findings(search, choice, experiment)))
     display(Markdown(f"*λ search — {on}; {label}*"))
-    display(medical.search_choice_shown(search, choice))
+    search_runs = medical.search_table(search, choice)
+    display(medical.search_choice_shown(search_runs))
     display(Markdown(f"*The search's runs on the test splits ({TEXT['metric']}), for reading "
                      f"the choice only — {on}*"))
-    display(medical.search_scores_shown(search, choice))
+    display(medical.search_scores_shown(search_runs))
 else:
     display(Markdown(f"No λ search in the `{profile}` profile: the XS methods use the paper's λ."))
 

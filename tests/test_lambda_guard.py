@@ -71,13 +71,13 @@ def test_the_medical_page_marks_both_choices_and_says_what_the_guard_changed():
     text = medical.search_findings(search, choice, "pneu")
     assert "λ = 0.1 " in text and "without the guard the paper's criterion would choose λ = 1 " in text
     # the page shows it as two tables: what chose λ, then the test scores (no part in it)
-    chose = medical.search_choice_shown(search, choice).data
+    chose = medical.search_choice_shown(table).data
     assert list(chose.columns) == ["architecture", "method", "λ", "validation loss",
                                    "clean validation score",
                                    "share learned (0 a constant, 1 perfect)", "chosen"]
     # one column of marks: the choice, and the paper's criterion alone where the guard differs
     assert chose["chosen"].tolist() == ["", "✓", "(unguarded)"] and chose["method"].iloc[0] == "TAP"
-    scores = medical.search_scores_shown(search, choice)
+    scores = medical.search_scores_shown(table)
     assert list(scores.data.columns)[3:] == ["task loss, last epoch", "contaminated", "permuted",
                                              "clean"]
     cells = re.findall(r">([^<>]+)</td>", scores.to_html())

@@ -226,20 +226,20 @@ def _shown(table: pd.DataFrame, columns: tuple[str, ...]):
     return table_display.styled(table[[c for c in columns if c in table.columns]])
 
 
-def search_choice_shown(search: pd.DataFrame, choice: pd.DataFrame):
-    """The λ search's choice as its page shows it: per run the criterion (validation loss), the
-    guard (clean validation score, share learned) and one column of marks: ✓ the chosen λ,
-    :data:`UNGUARDED_MARK` the λ the paper's criterion alone would choose where the guard
-    changed the choice (one column, not two, so that the table fits the page)."""
-    table = search_table(search, choice)
+def search_choice_shown(table: pd.DataFrame):
+    """The λ search's choice (``table``: :func:`search_table`) as its page shows it: per run the
+    criterion (validation loss), the guard (clean validation score, share learned) and one
+    column of marks: ✓ the chosen λ, :data:`UNGUARDED_MARK` the λ the paper's criterion alone
+    would choose where the guard changed the choice (one column, not two, so that the table
+    fits the page)."""
     marks = [c or (UNGUARDED_MARK if u else "") for c, u in zip(table.chosen, table.unguarded)]
     return _shown(table.assign(chosen=marks), CHOICE_COLUMNS)
 
 
-def search_scores_shown(search: pd.DataFrame, choice: pd.DataFrame):
-    """The λ search's runs on the test splits (and their last training loss), for reading the
-    choice: none of it decides λ."""
-    return _shown(search_table(search, choice), SCORE_COLUMNS)
+def search_scores_shown(table: pd.DataFrame):
+    """The λ search's runs (``table``: :func:`search_table`) on the test splits, and their last
+    training loss, for reading the choice: none of it decides λ."""
+    return _shown(table, SCORE_COLUMNS)
 
 
 def constant_score(experiment: str) -> float:
