@@ -556,11 +556,15 @@ def test_a_cell_not_run_keeps_the_papers_number_beside_not_run():
                           for m, v in (("resnet18", 0.95), ("vgg16", 0.986))
                           for sp in ("contaminated", "permuted", "clean")])
     both = medical.report.beside(ours, paper, ["model", "case", "split"])
-    table = medical.wide_table(both, ["vgg16", "resnet18"], ["none"],
-                               {("vgg16", "none"): "too slow here"}, paper)
+    table = medical.wide_table(both, ["vgg16", "resnet18"], ["none", "tap"],
+                               {("vgg16", "none"): "too slow here", ("vgg16", "tap"): "too slow here",
+                                ("resnet18", "tap"): "not on this data"}, paper)
     vgg, res = table.loc[("VGG-16", "No XS")], table.loc[("ResNet-18", "No XS")]
-    assert vgg["permuted (ours)"] == "not run" and vgg["permuted (paper)"] == "0.986 (0.002)"
-    assert vgg["why not run"] == "too slow here" and res["why not run"] == ""
+    assert vgg["permuted (ours)"] == "not run [1]" and vgg["permuted (paper)"] == "0.986 (0.002)"
+    assert table.loc[("VGG-16", "TAP"), "clean (ours)"] == "not run [1]"  # one reason, one mark
+    assert table.loc[("ResNet-18", "TAP"), "clean (ours)"] == "not run [2]"
+    assert table.attrs["notes"] == ["too slow here", "not on this data"]
+    assert not any("why" in c for c in table.columns)
     assert res["permuted (ours)"] == "0.900 (0.010)" and res["permuted (paper)"] == "0.950 (0.002)"
 
 

@@ -117,9 +117,12 @@ def test_every_model_takes_one_step_with_every_method(name):
             assert xs64.item() > 0.0, (name, method)
         else:
             assert xs.item() > 0.0, (name, method)
-        before = [p.detach().clone() for p in model.parameters()]
+        # the step reaches the input layer (the first parameter; a copy of that one only:
+        # VGG-16's whole 0.5 GB of weights copied per method cost more than its steps)
+        first = next(model.parameters())
+        before = first.detach().clone()
         opt.zero_grad(set_to_none=True)
         (task + xs).backward()
         opt.step()
-        assert any(not torch.equal(b, p) for b, p in zip(before, model.parameters())), (name, method)
+        assert not torch.equal(before, first), (name, method)
         assert all(not m.training for m in teacher.model.modules()), "the teacher stays frozen"

@@ -34,18 +34,22 @@ def test_side_by_side_pairs_ours_and_the_papers_per_split_in_order():
     assert table.loc["rrr"].isna().all()   # asked for, not run: left for the caller to fill
 
 
-def test_a_case_left_out_says_not_run_and_why_beside_the_papers_number():
+def test_a_case_left_out_says_not_run_and_why_under_the_table():
     """The MNIST page's tables for a case the profile does not train (quick: RBR): *not run*
-    in our columns and the interval table, the paper's mean (std) kept, the reason beside."""
+    in our columns and the interval table, the paper's mean (std) kept, the reason a footnote."""
     both = _both([("tap", s, 0.97, 0.01, 0.979, 0.002) for s in report.SPLITS])
     table = report.side_by_side(both, "case", ["tap", "rbr"])
     paper = pd.DataFrame({"case": ["rbr"] * 3, "split": list(report.SPLITS),
                           "mean": [0.992, 0.982, 0.982], "std": [0.001, 0.001, 0.004]})
     marked = report.mark_not_run(table, {("two_layer_cnn", "rbr"): "too dear"}, paper)
-    assert marked.loc["rbr"].tolist() == ["not run", "0.992 (0.001)", "not run", "0.982 (0.001)",
-                                          "not run", "0.982 (0.004)", "too dear"]
-    assert marked.loc["tap", "why not run"] == "" and marked.loc["tap", "permuted (ours)"] == \
-        "0.970 (0.010)"
+    assert marked.loc["rbr"].tolist() == ["not run [1]", "0.992 (0.001)", "not run [1]",
+                                          "0.982 (0.001)", "not run [1]", "0.982 (0.004)"]
+    assert marked.attrs["notes"] == ["too dear"] and "notes" not in table.attrs
+    assert marked.loc["tap", "permuted (ours)"] == "0.970 (0.010)"
+    # the page prints the reason once, under the table
+    from tapkit.book import table_display
+    page = table_display.readable_html(marked)
+    assert page.count("too dear") == 1 and page.index("too dear") > page.index("</table>")
     assert report.mark_not_run(table, {}, paper) is table  # nothing left out: unchanged
     runs = pd.DataFrame({"case": ["tap", "tap"], "status": ["ok", "ok"],
                          **{s: [0.96, 0.98] for s in report.SPLITS}})

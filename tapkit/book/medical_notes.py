@@ -295,11 +295,10 @@ def mark_left_out(table: pd.DataFrame, left: Mapping[tuple[str, str], str],
                   models: Sequence[str], cases: Sequence[str],
                   paper: Mapping[tuple[str, str, str], str] | None = None) -> pd.DataFrame:
     """``table`` (indexed by architecture and method labels) with *not run* in the rows of the
-    cells left out, and a ``why not run`` column; ``paper`` (``(model, case, split)`` -> the
-    paper's cell text) fills their paper columns, so that the paper's number stays visible where
-    ours did not run."""
+    cells left out, each reason a footnote (:func:`.report.mark_row_not_run`); ``paper``
+    (``(model, case, split)`` -> the paper's cell text) fills their paper columns, so that the
+    paper's number stays visible where ours did not run."""
     out = table.copy()
-    out["why not run"] = ""
     for (model, case), why in left.items():
         if model in models and case in cases:
             mark_row_not_run(out, (label(model), label(case)), why,

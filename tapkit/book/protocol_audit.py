@@ -114,9 +114,12 @@ def write_protocol_audit(results_dir: str | Path) -> pd.DataFrame:
 
 _CELL = {"white-space": "normal", "vertical-align": "top", "text-align": "left",
          "font-size": "0.85em"}
-_WIDTH = {"setting": "9em", "group": "5em", "paper_line": "3.5em", "paper_quote": "23em",
-          "released": "11em", "paper_profile": "13em", "quick_profile": "13em",
-          "verdict": "7em", "reason": "18em"}
+# column widths (at the cells' 0.85em) that add up to the book's 992-px column at 1280 px: the
+# text wraps in taller rows instead of the table scrolling sideways (102 em made it 1,640 px;
+# 58 em and the cells' padding fit)
+_WIDTH = {"setting": "6em", "group": "4em", "paper_line": "3em", "paper_quote": "11em",
+          "released": "7em", "paper_profile": "7em", "quick_profile": "7em",
+          "verdict": "5em", "reason": "8em"}
 VERDICT_COLOURS = {Verdict.SAME.value: "#d9f2d9", Verdict.RELEASED.value: "#e3ecf7",
                    Verdict.DEVIATION.value: "#fdf3c8", Verdict.STANDIN.value: "#eeeeee"}
 

@@ -17,10 +17,11 @@ from ..metrics import EXPERIMENT_METRICS, TaskMetric, tag_reliance
 from ..results import write_atomic
 from .labels import label, lam_text
 from .origin import DataOrigin
+from .table_display import footnote
 from .thresholds import MARGIN
 
 SPLITS = ("contaminated", "permuted", "clean")
-NOT_RUN_CELL = "not run"  # our cell of a case the profile leaves out (its reason beside it)
+NOT_RUN_CELL = "not run"  # our cell of a case the profile leaves out (its reason a footnote)
 _WRITTEN: list[Path] = []  # the tables this process wrote, in order (a chapter's kernel: its own)
 
 
@@ -219,12 +220,13 @@ def side_by_side(both: pd.DataFrame, index: str | Sequence[str],
 
 
 def mark_row_not_run(table: pd.DataFrame, key, why: str, paper: Mapping[str, str]) -> None:
-    """Row ``key`` of a :func:`side_by_side` table (``table``, which has a ``why not run``
-    column) as a cell the profile leaves out: *not run* in our columns, ``why`` beside them,
-    and the paper's cell text per split (``paper``; "–" where it has none) where no row of ours
-    brought it, so that the paper's number stays visible where ours did not run."""
-    table.loc[key, [c for c in table.columns if c.endswith(" (ours)")]] = NOT_RUN_CELL
-    table.loc[key, "why not run"] = why
+    """Row ``key`` of a :func:`side_by_side` table (``table``) as a cell the profile leaves out:
+    *not run* in our columns with the mark of ``why``, a footnote of the table
+    (:func:`.table_display.footnote`: ``not run [1]``), and the paper's cell text per split
+    (``paper``; "–" where it has none) where no row of ours brought it, so that the paper's
+    number stays visible where ours did not run."""
+    cell = f"{NOT_RUN_CELL} {footnote(table, why)}"
+    table.loc[key, [c for c in table.columns if c.endswith(" (ours)")]] = cell
     for col in [c for c in table.columns if c.endswith(" (paper)")]:
         if pd.isna(table.loc[key, col]):
             table.loc[key, col] = paper.get(col.removesuffix(" (paper)"), "–")
@@ -239,7 +241,6 @@ def mark_not_run(table: pd.DataFrame, left: Mapping[tuple[str, str], str],
     if not left:
         return table
     out = table.copy()
-    out["why not run"] = ""
     theirs = ({} if paper is None else
               {(r.case, r.split): fmt(r.mean, r.std) for r in paper.itertuples()})
     for (_, case), why in left.items():

@@ -8,6 +8,7 @@ downloads one parses the ids the code uses."""
 
 from __future__ import annotations
 
+import html
 from typing import Any, Collection
 
 import pandas as pd
@@ -38,13 +39,32 @@ def readable(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 LONG_TEXT, TEXT_WIDTH = 60, "24em"
+# ``DataFrame.attrs`` key of a table's footnotes: cells point to them as ``[1]``, ``[2]``, ...
+# (:func:`footnote`) and the page prints them under the table (:func:`readable_html`), so that a
+# long reason (why a cell was not run) takes no column of its own: a column of such reasons
+# made the PNEU/KNEE tables ~1,170 px wide in a 992-px column, their rows several lines tall
+NOTES = "notes"
+
+
+def footnote(table: pd.DataFrame, text: str) -> str:
+    """The mark of ``text`` among ``table``'s footnotes, added once: ``[1]``, ``[2]``, ..."""
+    notes = table.attrs.setdefault(NOTES, [])
+    if text not in notes:
+        notes.append(text)
+    return f"[{notes.index(text) + 1}]"
+
+
+def _notes_html(frame: pd.DataFrame) -> str:
+    notes = frame.attrs.get(NOTES) or []
+    return "".join(f'<p class="table-note">[{i}] {html.escape(n)}</p>'
+                   for i, n in enumerate(notes, 1))
 
 
 def readable_html(frame: pd.DataFrame) -> str:
     """``frame`` as the page shows it: :func:`readable`, missing values as :data:`MISSING`, long
-    texts uncut (a "why not run" note is read whole) in a column at least :data:`TEXT_WIDTH`
+    texts uncut (a long note is read whole) in a column at least :data:`TEXT_WIDTH`
     wide (else the browser squeezes it into a sliver one word wide), pandas' row and column
-    limits kept."""
+    limits kept, and its footnotes (:data:`NOTES`) under it."""
     shown = readable(frame)
     wide = {c: TEXT_WIDTH for c in shown.columns
             if not pd.api.types.is_numeric_dtype(shown[c])
@@ -52,7 +72,7 @@ def readable_html(frame: pd.DataFrame) -> str:
     with pd.option_context("display.max_colwidth", None):
         return shown.to_html(na_rep=MISSING, notebook=True, col_space=wide or None,
                              max_rows=pd.get_option("display.max_rows"),
-                             max_cols=pd.get_option("display.max_columns"))
+                             max_cols=pd.get_option("display.max_columns")) + _notes_html(frame)
 
 
 def styled(frame: pd.DataFrame, *, digits: int = 3, percent: Collection[str] = (),
