@@ -13,8 +13,9 @@ THREADS = 1 if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1 else 2
 # The allocator every training run sets (tapkit.experiments.run.train_run) from the start of the
 # session, not from whichever test first trains: a test that steps a model itself (every model
 # with every method, VGG-16's 0.5 GB of weights and gradients) otherwise faults in fresh pages at
-# each step (measured: VGG-16's one step with every method 51 -> 40 s). mallopt, not the
-# environment: the processes the tests spawn for a fresh allocator get glibc's defaults
+# each step (measured beside a build, one thread: VGG-16's one step with every method 29.9 and
+# 28.3 s -> 26.4 and 21.0 s). mallopt, not the environment: the processes the tests spawn for a
+# fresh allocator get glibc's defaults
 allocator.reusing_cpu_allocator()
 
 

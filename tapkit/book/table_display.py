@@ -42,7 +42,8 @@ LONG_TEXT, TEXT_WIDTH = 60, "24em"
 # ``DataFrame.attrs`` key of a table's footnotes: cells point to them as ``[1]``, ``[2]``, ...
 # (:func:`footnote`) and the page prints them under the table (:func:`readable_html`), so that a
 # long reason (why a cell was not run) takes no column of its own: a column of such reasons
-# made the PNEU/KNEE tables ~1,170 px wide in a 992-px column, their rows several lines tall
+# made the PNEU/KNEE tables beside the paper 1,166 px wide (782 px without it; their page's text
+# column is 688 px at 1280, beside the contents) and their rows several lines tall
 NOTES = "notes"
 
 
