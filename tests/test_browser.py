@@ -617,14 +617,17 @@ UNREADABLE = {"NaN": re.compile(r"\bNaN\b"), "None": re.compile(r"\bNone\b(?! [a
               "an internal id": re.compile(r"\b(teacher_10|teacher_1|ground_truth|speed_ratio)\b"),
               "a Python dict": re.compile(r"\{'[^']+': ")}
 TOO_WIDE_PX = 1600   # a figure wider than this renders its text below 9 pt at page width
-# each table of the page's main column that reaches past it, unless an ancestor scrolls it
+# each table of the page's text column that reaches past it, unless an ancestor scrolls it. The
+# column is the article, not <main>: beside the page's contents sidebar it is 688 px at 1280,
+# where <main>, which holds the sidebar too, is 992
 OVERFLOWING_TABLES = """() => {
-  const main = document.querySelector('main') || document.body;
-  const right = main.getBoundingClientRect().right + 2;
-  const scrolls = el => { for (let a = el.parentElement; a && a !== main; a = a.parentElement) {
+  const col = document.querySelector('article.bd-article') || document.querySelector('main')
+      || document.body;
+  const right = col.getBoundingClientRect().right + 2;
+  const scrolls = el => { for (let a = el.parentElement; a && a !== col; a = a.parentElement) {
       const o = getComputedStyle(a).overflowX; if (o === 'auto' || o === 'scroll') return true; }
     return false; };
-  return [...main.querySelectorAll('table')].filter(t => t.offsetParent !== null
+  return [...col.querySelectorAll('table')].filter(t => t.offsetParent !== null
       && t.getBoundingClientRect().right > right && !scrolls(t))
     .map(t => (t.innerText || '').trim().slice(0, 60));
 }"""
