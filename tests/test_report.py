@@ -50,6 +50,8 @@ def test_a_case_left_out_says_not_run_and_why_under_the_table():
     from tapkit.book import table_display
     page = table_display.readable_html(marked)
     assert page.count("too dear") == 1 and page.index("too dear") > page.index("</table>")
+    with pytest.raises(ValueError, match="footnotes"):  # a Styler would drop the reason
+        table_display.styled(marked)
     assert report.mark_not_run(table, {}, paper) is table  # nothing left out: unchanged
     runs = pd.DataFrame({"case": ["tap", "tap"], "status": ["ok", "ok"],
                          **{s: [0.96, 0.98] for s in report.SPLITS}})

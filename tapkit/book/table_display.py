@@ -86,7 +86,12 @@ def styled(frame: pd.DataFrame, *, digits: int = 3, percent: Collection[str] = (
     percentages, every other float to ``digits`` decimals, missing values as ``na_rep``, and
     the row numbers of a plain range index hidden; numbers never break inside a cell (``1e-4``
     stays on one line), a long text keeps a readable column (:data:`TEXT_WIDTH`), and a table
-    wider than the page scrolls inside its box."""
+    wider than the page scrolls inside its box. A table with footnotes (:data:`NOTES`) is shown
+    by :func:`readable_html` (display the frame itself), which prints them: a ``Styler`` would
+    keep the marks and drop what they point to."""
+    if frame.attrs.get(NOTES):
+        raise ValueError("this table has footnotes, which styled() cannot print under it: "
+                         "display the DataFrame itself (table_display.readable_html)")
     shown = readable(frame)
     for original, col in zip(frame.columns, shown.columns):
         if pd.api.types.is_bool_dtype(frame[original]):
