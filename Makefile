@@ -47,8 +47,8 @@ $(X)/report.ipynb $(X)/comparisons.ipynb: $(GATHERED)
 # equations-form runs are lambda_search's, long in the cache; its κ ablation trains TAP at κ 1 and
 # 5 on three seeds, ~90 CPU-s, from 2026-11-29) and extra_architectures (reads no
 # other chapter). Medical lane: data, pneu, medical_teachers, medical_distillation (after it:
-# beside it, it waited on the runs both share), visual, overlap (which reads the PNEU/KNEE runs
-# of every seed). normalisation and extra_architectures (~175 s) have changed lanes with the
+# beside it, it waited on the runs both share); visual and overlap (which reads the PNEU/KNEE
+# runs of every seed) beside those two, in the slot the MNIST lane has left. normalisation and extra_architectures (~175 s) have changed lanes with the
 # cells: MNIST lane from 2026-11-29 (pneu took DenseNet-121's RRR seeds), medical lane when mnist
 # took RBR's three seeds (fresh clone of 062cd9c: MNIST lane 2,963 s, medical lane 3,072), and
 # the MNIST lane again when the MNIST Setting-2 chapters went to two seeds (~230 s), DenseNet-121
@@ -72,17 +72,20 @@ $(X)/explorer.ipynb: | $(X)/mnist.ipynb
 $(X)/speed_memory.ipynb: | $(X)/explorer.ipynb
 $(X)/pneu.ipynb: | $(X)/data.ipynb
 $(X)/medical_distillation.ipynb: | $(X)/medical_teachers.ipynb
-$(X)/visual.ipynb: | $(X)/medical_distillation.ipynb
+# visual and overlap (~100 s) run beside medical_teachers and medical_distillation (~250 s)
+# once pneu ends, where the MNIST lane has ended before it (2026-11-30: pneu trains VGG-16's
+# three PNEU seeds, ~150 CPU-s; the MNIST lane only its pretrained start, ~35)
 $(X)/overlap.ipynb: | $(X)/visual.ipynb
 $(X)/normalisation.ipynb: | $(X)/speed_memory.ipynb
 $(X)/extra_architectures.ipynb: | $(X)/normalisation.ipynb
-# The MNIST lane begins with DenseNet-121's digits-pretrained start (~190 CPU-s), which pneu
+# The MNIST lane begins with DenseNet-121's and VGG-16's digits-pretrained starts (~190 and ~35
+# CPU-s), which pneu
 # would otherwise train after ResNet-18's at the head of the longer lane: pneu finds it in the
 # store (or waits on its lock) and the medical lane sheds ~190 s (2026-11-29, for DenseNet-121's
 # fourth RRR seed). Other profiles pretrain nothing here (`tapkit pretrain` names and skips it).
 $(X)/starts.done: $(LIBRARY) | $(STAMP)
 	mkdir -p $(X)
-	$(if $(THREADS),OMP_NUM_THREADS=$(THREADS)) $(VENV)/bin/tapkit pretrain --profile $(PROFILE) --models densenet121
+	$(if $(THREADS),OMP_NUM_THREADS=$(THREADS)) $(VENV)/bin/tapkit pretrain --profile $(PROFILE) --models densenet121,vgg16
 	touch $@
 # report runs with comparisons (4 s) only, so it may use every core
 $(X)/report.ipynb: THREADS :=

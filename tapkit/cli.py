@@ -241,16 +241,19 @@ def _pretrain(args: argparse.Namespace) -> int:
 
     p = medical(args.profile)
     pretrained = p.pretraining.models if p.pretraining is not None else ()
-    models = [m for m in args.models.split(",") if m] if args.models else list(pretrained)
+    models = ([m for m in args.models.split(",") if m] if args.models
+              else [m for m in p.models if p.variants.get(m, m) in pretrained])
     unknown = [m for m in models if m not in list_models()]
     if unknown:
         raise ValueError(f"unknown model(s) {', '.join(unknown)}: choose some of "
                          f"{', '.join(pretrained) or ', '.join(list_models())}")
-    skipped = [m for m in models if m not in pretrained]
+    # an architecture trains as its registry variant (quick: VGG-16 as vgg16_quarter), and its
+    # start at that architecture's settings
+    skipped = [m for m in models if p.variants.get(m, m) not in pretrained]
     if skipped:
         log.info("the %s profile pretrains no %s: nothing to train for it", args.profile,
                  ", ".join(skipped))
-    models = [m for m in models if m in pretrained]
+    models = [m for m in models if p.variants.get(m, m) in pretrained]
     root = Path(args.results) if args.results is not None else results_root(args.profile)
     frame = pretraining_frame(p, args.experiment, models, root, resolve_device(args.device))
     for row in frame.itertuples():

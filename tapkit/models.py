@@ -236,6 +236,26 @@ def _vgg16_authors(num_classes: int = 2, in_channels: int = 3, weights=None) -> 
     return model
 
 
+def _vgg16_quarter(num_classes: int = 2, in_channels: int = 3, weights=None) -> nn.Module:
+    """VGG-16's thirteen convolutions and five max-pools with a quarter of their channels (16 to
+    128), and the authors' head (2,048 -> 1024 -> ReLU -> Dropout(0.5) -> classes). The quick
+    profile's stand-in for VGG-16 on the CPU: the same depth and the same five targeted max-pool
+    outputs (``VGG16_POOLS``) at ~1/16 of the convolutions' cost (a 64-px run ~20 CPU-s, the
+    full width's ~200-260). ImageNet weights do not fit it (``weights`` raises)."""
+    from torchvision.models.vgg import VGG, cfgs, make_layers
+
+    if weights is not None:
+        raise ValueError("ImageNet weights are VGG-16's full width; vgg16_quarter has none")
+    widths = [v if v == "M" else v // 4 for v in cfgs["D"]]
+    features = make_layers(widths, batch_norm=False)
+    if in_channels != 3:
+        features[0] = nn.Conv2d(in_channels, widths[0], kernel_size=3, padding=1)
+    model = VGG(features, num_classes=num_classes)
+    model.classifier = nn.Sequential(nn.Linear(widths[-2] * 7 * 7, 1024), nn.ReLU(),
+                                     nn.Dropout(0.5), nn.Linear(1024, num_classes))
+    return model
+
+
 # Targets as the paper's Models section states them; ``*_released``/``*_authors`` entries are the
 # released code's choices (see the book's reproduction report).
 VGG16_POOLS = ("features.4", "features.9", "features.16", "features.23", "features.30")
@@ -243,6 +263,8 @@ register_model("vgg16", VGG16_POOLS, "vgg16", label="VGG-16", role=Role.MAIN)(
     _tv_builder("vgg16"))
 register_model("vgg16_authors", VGG16_POOLS, "vgg16", label="VGG-16 (authors' head)")(
     _vgg16_authors)
+register_model("vgg16_quarter", VGG16_POOLS, "vgg16", label="VGG-16 (quarter width)")(
+    _vgg16_quarter)
 register_model("resnet18", ("layer1", "layer2", "layer3", "layer4"), "resnet18",
                label="ResNet-18", role=Role.MAIN)(
     _tv_builder("resnet18"))

@@ -159,7 +159,7 @@ def test_smoke_profile_trims_every_protocol():
     quick, smoke = protocols.medical("quick"), protocols.medical("smoke")
     assert smoke.epochs == 1 < quick.epochs and smoke.source == "embedded"
     assert smoke.per_class["pneu"] < quick.per_class["pneu"]
-    # every smoke run is one epoch (VGG-16 too, as the authors' 40M-parameter head), and its λ
+    # every smoke run is one epoch (VGG-16 too, at the quick profile's quarter width), and its λ
     # search one value per grid
     from tapkit.experiments import medical_plans
 
@@ -169,7 +169,7 @@ def test_smoke_profile_trims_every_protocol():
     from tapkit.experiments.setting1 import case_config
 
     vgg = case_config(smoke, "knee", "vgg16", "none", None, 0)  # not run, but configured
-    assert (vgg.model, vgg.epochs) == ("vgg16_authors", 1)
+    assert (vgg.model, vgg.epochs) == ("vgg16_quarter", 1)
     grids = [smoke.grid(m, a) for m in ("tap", "rrr", "rbr") for a in medical_plans.ARCHITECTURES]
     assert max(map(len, grids)) == 1
     assert protocols.mnist("smoke").epochs == 1 and protocols.bench("smoke").steps == 1

@@ -217,9 +217,11 @@ def test_medical_runs_use_the_paper_lambdas_and_batchnorm_eval_for_rbr():
     s = medical.chapter_settings("quick", not_run={})  # every cell, at the paper's λ
     runs = medical.medical_runs(s, "pneu", ["vgg16", "resnet18"], setting1.cases())
     by = {(r.model, r.method): r.cfg for r in runs}
-    # VGG-16 on the first seed, ResNet-18 on five (the quick profile's model_seeds), but Base
-    # on the first and RRR on three (its case_seeds for ResNet-18)
-    assert s.seeds == (0, 1, 2, 3, 4) and len(runs) == len(setting1.cases()) * (1 + 5) - 4 - 2
+    # VGG-16 on three seeds, ResNet-18 on five (the quick profile's model_seeds), but Base
+    # on the first (two fewer for VGG-16, four for ResNet-18) and ResNet-18's RRR on three (its
+    # case_seeds)
+    assert s.seeds == (0, 1, 2, 3, 4)
+    assert len(runs) == len(setting1.cases()) * (3 + 5) - (2 + 4) - 2
     assert [r.seed for r in runs if r.model == "resnet18" and r.method == "tap"] == [0, 1, 2, 3, 4]
     assert [r.seed for r in runs if r.model == "resnet18" and r.method == "base"] == [0]
     assert by["resnet18", "tap"].lam == 1e-3 and by["resnet18", "rbr"].lam == 1e7
@@ -230,7 +232,7 @@ def test_medical_runs_use_the_paper_lambdas_and_batchnorm_eval_for_rbr():
     assert by["resnet18", "none"].data == "contaminated"
     vgg = s.model_overrides["vgg16"]
     assert by["vgg16", "none"].epochs == vgg["epochs"] and by["resnet18", "none"].epochs == s.epochs
-    assert by["vgg16", "none"].model == "vgg16_authors" and by["vgg16", "none"].lr == 1e-4
+    assert by["vgg16", "none"].model == "vgg16_quarter" and by["vgg16", "none"].lr == 3e-4
     stripe = medical.medical_runs(s, "knee", ["resnet18"], ["tap"], "stripe")
     assert stripe[0].cfg.artifact == "stripe" and stripe[0].cfg.lam == 1e-3
 
@@ -254,15 +256,15 @@ def test_standin_note_and_names_say_what_the_data_is():
     assert "tags 14 px tall" in medical.standin_note(s, "knee")
     assert "tags at least 10 px tall" in medical.standin_note(s, "pneu")
     # the sizes the chapter's architectures train at: the appendix architectures' own (32 px,
-    # 28 digits per class), the main chapters' otherwise; VGG-16, which the quick profile does
-    # not run, is not named
+    # 28 digits per class), the main chapters' otherwise; VGG-16 (at 64 px as the others on
+    # PNEU since 2026-11-30) is named only where it trains at a size of its own
     extra = medical.standin_note(s, "pneu", ["efficientnet_b0", "mobilenet_v2"])
     assert "32×32 px, 28 images per class for training and validation, 100 per class" in extra
     main = medical.standin_note(s, "pneu", ["vgg16", "resnet18", "densenet121"])
     assert "64×64 px, 300 images per class for training and validation, 100 per class" in main
     assert "VGG-16" not in main and "32×32" not in main
-    ran = dataclasses.replace(s, not_run={})  # VGG-16 trained: named with its own size
-    assert "VGG-16: 32×32 px" in medical.standin_note(ran, "pneu", ["vgg16", "resnet18"])
+    own = dataclasses.replace(s, model_overrides={"vgg16": {"image_size": 32}})
+    assert "VGG-16: 32×32 px" in medical.standin_note(own, "pneu", ["vgg16", "resnet18"])
     real = dataclasses.replace(s, source="/data/knee")
     assert medical.data_name(real, "knee").startswith("KNEE")
     assert "stand-in" not in medical.standin_note(real, "knee").lower()
@@ -329,16 +331,19 @@ def test_overlap_images_are_spread_over_a_split_ordered_by_class():
 def test_quick_profile_leaves_cells_out_with_a_reason_and_searches_per_architecture():
     s = protocols.medical("quick")
     runs = medical.medical_runs(s, "pneu", medical.ARCHITECTURES, setting1.cases(), lambdas={"tap": 1.0, "rrr": 1.0})
-    # five seeds of each ResNet-18 cell, four of DenseNet-121's (three on KNEE); VGG-16 not
-    # run (the budget)
+    # five seeds of each ResNet-18 cell, four of DenseNet-121's (three on KNEE), three of
+    # VGG-16's (its quarter width, PNEU only) without its RRR and RBR
     assert [r.seed for r in runs if r.model == "resnet18" and r.method == "none"] == [
         0, 1, 2, 3, 4]
     assert [r.seed for r in runs if r.model == "densenet121" and r.method == "none"] == [
         0, 1, 2, 3]
     knee = medical.medical_runs(s, "knee", ["densenet121"], ["tap"], lambdas={"tap": 1.0})
     assert [r.seed for r in knee] == [0, 1, 2]
-    assert not [r for r in runs if r.model == "vgg16"]
+    assert sorted({(r.method, r.seed) for r in runs if r.model == "vgg16"}) == [
+        ("base", 0), ("none", 0), ("none", 1), ("none", 2), ("tap", 0), ("tap", 1), ("tap", 2)]
     assert medical.run_models(s, "pneu", medical.ARCHITECTURES, setting1.cases()) == [
+        "vgg16", "resnet18", "densenet121"]
+    assert medical.run_models(s, "knee", medical.ARCHITECTURES, setting1.cases()) == [
         "resnet18", "densenet121"]
     # RRR on every one of DenseNet-121's four seeds and the first three of ResNet-18's five
     # (case_seeds by architecture)
@@ -348,21 +353,24 @@ def test_quick_profile_leaves_cells_out_with_a_reason_and_searches_per_architect
         0, 1, 2]
     runs = [r for r in runs if r.seed == 0]
     assert [(r.model, r.method) for r in runs] == [
+        ("vgg16", "base"), ("vgg16", "none"), ("vgg16", "tap"),
         ("resnet18", "base"), ("resnet18", "none"), ("resnet18", "rrr"), ("resnet18", "tap"),
         ("densenet121", "base"), ("densenet121", "none"), ("densenet121", "rrr"),
         ("densenet121", "tap")]
-    assert {r.model: r.cfg.epochs for r in runs} == {"resnet18": 3, "densenet121": 3}
-    assert {r.model: r.cfg.image_size for r in runs} == {"resnet18": 64, "densenet121": 64}
-    # VGG-16's own settings stay in the profile (the speed page's efficiency row reads them)
-    assert (s.settings("pneu", "vgg16").epochs, s.settings("pneu", "vgg16").image_size) == (4, 32)
+    assert {r.model: r.cfg.epochs for r in runs} == {"vgg16": 4, "resnet18": 3, "densenet121": 3}
+    assert {r.model: r.cfg.image_size for r in runs} == {
+        "vgg16": 64, "resnet18": 64, "densenet121": 64}
     left = medical.left_out(s, "pneu", medical.ARCHITECTURES, setting1.cases())
-    assert sorted(left) == sorted([*((("vgg16", c) for c in setting1.cases())), ("resnet18", "rbr"),
+    assert sorted(left) == sorted([("vgg16", "rrr"), ("vgg16", "rbr"), ("resnet18", "rbr"),
                                    ("densenet121", "rbr")])
     # KNEE leaves both RRRs out: ResNet-18's did not learn the task at 14-px tags, and
     # DenseNet-121's four PNEU seeds are what the budget holds
-    assert sorted(medical.left_out(s, "knee", medical.ARCHITECTURES, setting1.cases())) == sorted(
-        [*left, ("resnet18", "rrr"), ("densenet121", "rrr")])
-    assert "CPU-s" in left["vgg16", "rrr"] and "CPU-s" in left["vgg16", "none"]
+    # and VGG-16 (no TAP λ kept its quarter width off KNEE's tag while it learned)
+    knee_left = medical.left_out(s, "knee", medical.ARCHITECTURES, setting1.cases())
+    assert sorted(knee_left) == sorted(
+        [*left, ("resnet18", "rrr"), ("densenet121", "rrr"),
+         *((("vgg16", c) for c in ("base", "none", "tap")))])
+    assert "double backward" in left["vgg16", "rrr"] and "no TAP λ" in knee_left["vgg16", "none"]
     # not_run may be keyed by experiment first
     by_exp = dataclasses.replace(s, not_run={"knee": {"resnet18": {"tap": "why"}}})
     assert medical.left_out(by_exp, "knee", ["resnet18"], ["tap"]) == {("resnet18", "tap"): "why"}
@@ -570,7 +578,8 @@ def test_a_cell_not_run_keeps_the_papers_number_beside_not_run():
 
 def test_the_per_architecture_note_names_only_the_pages_architectures():
     """The quick profile trains the appendix's two architectures on smaller data: their page
-    says so, the pages of the paper's three (where they are not shown) do not."""
+    says so, the pages of the paper's three (where they are not shown) do not; VGG-16's quarter
+    width is said where VGG-16 is shown."""
     from tapkit.book import medical_notes
     from tapkit.experiments import protocols
 
@@ -579,7 +588,9 @@ def test_the_per_architecture_note_names_only_the_pages_architectures():
     assert "EfficientNet-B0 is trained with 28 (PNEU) / 12 (KNEE) images per class" in every
     only = medical_notes.override_note(s, ["efficientnet_b0"])
     assert "EfficientNet-B0" in only and "MobileNet-v2" not in only
-    assert medical_notes.override_note(s, ["vgg16", "resnet18", "densenet121"]) == ""
+    assert medical_notes.override_note(s, ["resnet18", "densenet121"]) == ""
+    main = medical_notes.override_note(s, ["vgg16", "resnet18", "densenet121"])
+    assert "VGG-16 is <code>vgg16_quarter</code>" in main and "EfficientNet" not in main
 
 
 def test_a_stand_in_page_counts_the_seeds_of_its_own_data_set():

@@ -128,20 +128,19 @@ def test_a_started_run_learns_from_the_stored_start(tmp_path):
 
 def test_stand_in_runs_of_pretrained_architectures_share_one_start_and_real_data_has_none(tmp_path):
     quick = protocols.medical("quick")
-    # VGG-16 (not run by the quick profile) with a start, to see its overrides reach the start
-    pre = dataclasses.replace(quick.pretraining, models=(*quick.pretraining.models, "vgg16_authors"))
-    withvgg = dataclasses.replace(quick, pretraining=pre, not_run={})
+    # VGG-16, whose overrides (its learning rate) reach its start, as its variant
+    withvgg = dataclasses.replace(quick, not_run={})
     cells = medical_plans.medical_runs(withvgg, "pneu", ["vgg16", "resnet18"], ["base", "tap"],
                                        lambdas={"tap": 1e-3})
     starts = {(c.model, c.cfg.start.key()) for c in cells}
     assert len(starts) == 2  # one per architecture, whatever the case
     vgg = next(c.cfg for c in cells if c.model == "vgg16")
-    assert (vgg.start.model, vgg.start.image_size, vgg.start.lr) == ("vgg16_authors", 32, 1e-4)
+    assert (vgg.start.model, vgg.start.image_size, vgg.start.lr) == ("vgg16_quarter", 64, 3e-4)
     assert vgg.start.experiment == "digits-pretrain" and vgg.start.epochs == quick.pretraining.epochs
     # what the pages report (pretraining_frame) is the start the runs use, overrides included
     for cell in cells:
         assert medical_plans.start_config(withvgg, "pneu", cell.model) == cell.cfg.start
-    assert medical_plans.start_config(quick, "pneu", "vgg16") is None  # the quick profile's
+    assert medical_plans.start_config(quick, "pneu", "efficientnet_b0") is None  # not pretrained
     extra = medical_plans.medical_runs(quick, "pneu", ["mobilenet_v2"], ["base"])
     assert extra[0].cfg.start is None  # not in Pretraining.models: random weights
     folder = tmp_path / "chest_xray"
@@ -204,10 +203,16 @@ def test_tapkit_pretrain_stores_the_start_the_stand_in_runs_read(tmp_path, caplo
     assert [p.name for p in (tmp_path / "runs").iterdir()] == [cell.cfg.start.key()]
     stamp = (store.path(cell.cfg.start) / "metrics.json").stat().st_mtime_ns
     with caplog.at_level(logging.INFO, logger="tapkit"):
-        assert main(["pretrain", "--profile", "smoke", "--models", "densenet121,vgg16",
+        assert main(["pretrain", "--profile", "smoke", "--models", "densenet121,mobilenet_v2",
                      "--results", str(tmp_path)]) == 0
     assert (store.path(cell.cfg.start) / "metrics.json").stat().st_mtime_ns == stamp  # not retrained
-    assert "pretrains no vgg16" in caplog.text
+    assert "pretrains no mobilenet_v2" in caplog.text
+    # an architecture is named as the chapters name it, and trains as its variant at its own
+    # settings: the start VGG-16's cells read
+    vgg = medical_plans.medical_runs(smoke, "pneu", ["vgg16"], ["none"])[0]
+    assert main(["pretrain", "--profile", "smoke", "--models", "vgg16",
+                 "--results", str(tmp_path)]) == 0
+    assert store.load(vgg.cfg.start)["config"]["model"] == "vgg16_quarter"
     with pytest.raises(SystemExit) as err:
         main(["pretrain", "--profile", "smoke", "--models", "densenet12", "--results", str(tmp_path)])
     assert err.value.code == 2

@@ -109,13 +109,14 @@ def test_quick_profile_keeps_the_equations_where_it_searches_and_its_trimmed_sea
     assert {c.source for c in configs["mnist"]} == {sources.Embedded(label_noise=0.05)}
     # the medical stand-in: two λ for TAP on ResNet-18 (the two the guarded search has chosen),
     # one for DenseNet-121's TAP (the one it chose) and for each RRR (DenseNet-121's at
-    # ResNet-18's choice: its seed-0 run), none for VGG-16 (the budget)
+    # ResNet-18's choice: its seed-0 run), one for VGG-16's TAP (its measured λ, no search)
     quick = protocols.medical("quick")
     found = {(r.model, r.method): [] for r in medical_plans.search_runs(quick, "pneu", medical.ARCHITECTURES, XS)}
     for r in medical_plans.search_runs(quick, "pneu", medical.ARCHITECTURES, XS):
         found[r.model, r.method].append(r.lam)
     assert found == {("resnet18", "rrr"): [1e-1], ("resnet18", "tap"): [1e-3, 1e-2],
-                     ("densenet121", "tap"): [1e-3], ("densenet121", "rrr"): [1e-1]}
+                     ("densenet121", "tap"): [1e-3], ("densenet121", "rrr"): [1e-1],
+                     ("vgg16", "tap"): [3e-2]}
     # KNEE leaves RRR out (at its 14-px tags RRR did not learn the task), and says why
     knee = medical_plans.search_runs(quick, "knee", medical.ARCHITECTURES, XS)
     assert {(r.model, r.method) for r in knee} == {("resnet18", "tap"), ("densenet121", "tap")}

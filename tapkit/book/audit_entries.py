@@ -150,8 +150,8 @@ ENTRIES: tuple[Entry, ...] = (
                           + ("" if run_models(reads.medical(p), "pneu", [m], cases()) else " (not run)")
                           for m in reads.medical(p).models), S,
           "EfficientNet-B0 and MobileNet-v2 are the appendix's (LaTeX line 805). quick: VGG-16 "
-          "not run (at 64 px ~200-260 CPU-s a run; at 32 px its last map is 1×1 and no λ "
-          "kept TAP off the tag while it learned)."),
+          "at a quarter of its channels (the full width costs ~200-260 CPU-s a 64-px run), on "
+          "PNEU only."),
     Entry("Two-layer CNN targets", "model", 345,
           "We apply TAP to both layers of the two-layer CNN", "src/model.py:187-192",
           lambda p: target_layers(reads.mnist(p).models[0]), S,
