@@ -217,11 +217,10 @@ def test_medical_runs_use_the_paper_lambdas_and_batchnorm_eval_for_rbr():
     s = medical.chapter_settings("quick", not_run={})  # every cell, at the paper's λ
     runs = medical.medical_runs(s, "pneu", ["vgg16", "resnet18"], setting1.cases())
     by = {(r.model, r.method): r.cfg for r in runs}
-    # VGG-16 on three seeds, ResNet-18 on five (the quick profile's model_seeds), but Base
-    # on the first (two fewer for VGG-16, four for ResNet-18) and ResNet-18's RRR on three (its
-    # case_seeds)
+    # VGG-16 and ResNet-18 on five seeds (the quick profile's model_seeds), but Base on the
+    # first and ResNet-18's RRR on three (its case_seeds)
     assert s.seeds == (0, 1, 2, 3, 4)
-    assert len(runs) == len(setting1.cases()) * (3 + 5) - (2 + 4) - 2
+    assert len(runs) == len(setting1.cases()) * (5 + 5) - (4 + 4) - 2
     assert [r.seed for r in runs if r.model == "resnet18" and r.method == "tap"] == [0, 1, 2, 3, 4]
     assert [r.seed for r in runs if r.model == "resnet18" and r.method == "base"] == [0]
     assert by["resnet18", "tap"].lam == 1e-3 and by["resnet18", "rbr"].lam == 1e7
@@ -331,7 +330,7 @@ def test_overlap_images_are_spread_over_a_split_ordered_by_class():
 def test_quick_profile_leaves_cells_out_with_a_reason_and_searches_per_architecture():
     s = protocols.medical("quick")
     runs = medical.medical_runs(s, "pneu", medical.ARCHITECTURES, setting1.cases(), lambdas={"tap": 1.0, "rrr": 1.0})
-    # five seeds of each ResNet-18 cell, four of DenseNet-121's (three on KNEE), three of
+    # five seeds of each ResNet-18 cell, four of DenseNet-121's (three on KNEE), five of
     # VGG-16's (its quarter width, PNEU only) without its RRR and RBR
     assert [r.seed for r in runs if r.model == "resnet18" and r.method == "none"] == [
         0, 1, 2, 3, 4]
@@ -340,7 +339,7 @@ def test_quick_profile_leaves_cells_out_with_a_reason_and_searches_per_architect
     knee = medical.medical_runs(s, "knee", ["densenet121"], ["tap"], lambdas={"tap": 1.0})
     assert [r.seed for r in knee] == [0, 1, 2]
     assert sorted({(r.method, r.seed) for r in runs if r.model == "vgg16"}) == [
-        ("base", 0), ("none", 0), ("none", 1), ("none", 2), ("tap", 0), ("tap", 1), ("tap", 2)]
+        ("base", 0), *((c, seed) for c in ("none", "tap") for seed in range(5))]
     assert medical.run_models(s, "pneu", medical.ARCHITECTURES, setting1.cases()) == [
         "vgg16", "resnet18", "densenet121"]
     assert medical.run_models(s, "knee", medical.ARCHITECTURES, setting1.cases()) == [
