@@ -23,7 +23,7 @@ from ..metrics import task_metric
 from .labels import (ANNOTATION_LABELS, ARCH_LABELS, CASE_LABELS, OTHER_LABELS,  # noqa: F401
                      label, lam_text)
 from . import table_display
-from .report import mark_row_not_run
+from .report import mark_cells_not_run
 from .thresholds import NEAR_CHANCE
 
 CLASSES = {"pneu": 2, "knee": 5}
@@ -299,13 +299,12 @@ def mark_left_out(table: pd.DataFrame, left: Mapping[tuple[str, str], str],
                   models: Sequence[str], cases: Sequence[str],
                   paper: Mapping[tuple[str, str, str], str] | None = None) -> pd.DataFrame:
     """``table`` (indexed by architecture and method labels) with *not run* in the rows of the
-    cells left out, each reason a footnote (:func:`.report.mark_row_not_run`); ``paper``
+    cells of ``models`` × ``cases`` left out (:func:`.report.mark_cells_not_run`); ``paper``
     (``(model, case, split)`` -> the paper's cell text) fills their paper columns, so that the
     paper's number stays visible where ours did not run."""
-    out = table.copy()
-    for (model, case), why in left.items():
-        if model in models and case in cases:
-            mark_row_not_run(out, (label(model), label(case)), why,
-                             {split: text for (m, c, split), text in (paper or {}).items()
-                              if (m, c) == (model, case)})
-    return out
+    theirs: dict[tuple[str, str], dict[str, str]] = {}
+    for (model, case, split), text in (paper or {}).items():
+        theirs.setdefault((model, case), {})[split] = text
+    return mark_cells_not_run(
+        table, left, lambda m, c: (label(m), label(c)) if m in models and c in cases else None,
+        theirs)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
@@ -232,22 +232,36 @@ def mark_row_not_run(table: pd.DataFrame, key, why: str, paper: Mapping[str, str
             table.loc[key, col] = paper.get(col.removesuffix(" (paper)"), "–")
 
 
+def mark_cells_not_run(table: pd.DataFrame, left: Mapping[tuple[str, str], str],
+                       row_of: Callable[[str, str], Any],
+                       paper: Mapping[tuple[str, str], Mapping[str, str]] | None = None
+                       ) -> pd.DataFrame:
+    """A :func:`side_by_side` table with the cells this profile leaves out (``left``:
+    ``{(model, case): why}``) marked *not run*, each reason a footnote
+    (:func:`mark_row_not_run`): ``row_of(model, case)`` is the cell's row in ``table`` (None, or
+    a row the table lacks: not shown there), ``paper[model, case]`` its paper cells per split.
+    Nothing left out: ``table`` itself."""
+    if not left:
+        return table
+    out = table.copy()
+    for (model, case), why in left.items():
+        row = row_of(model, case)
+        if row is not None and row in out.index:
+            mark_row_not_run(out, row, why, (paper or {}).get((model, case), {}))
+    return out
+
+
 def mark_not_run(table: pd.DataFrame, left: Mapping[tuple[str, str], str],
                  paper: pd.DataFrame | None = None) -> pd.DataFrame:
     """A :func:`side_by_side` table indexed by case with the cases this profile leaves out
     (``left``: ``{(model, case): why}``, e.g. :func:`.plans.mnist_left_out`) marked
-    (:func:`mark_row_not_run`), the paper's cells from ``paper`` (``case``, ``split``,
+    (:func:`mark_cells_not_run`), the paper's cells from ``paper`` (``case``, ``split``,
     ``mean``, ``std``)."""
-    if not left:
-        return table
-    out = table.copy()
-    theirs = ({} if paper is None else
-              {(r.case, r.split): fmt(r.mean, r.std) for r in paper.itertuples()})
-    for (_, case), why in left.items():
-        if case in out.index:
-            mark_row_not_run(out, case, why, {split: text for (c, split), text in theirs.items()
-                                              if c == case})
-    return out
+    theirs: dict[str, dict[str, str]] = {}
+    for r in (paper.itertuples() if paper is not None else ()):
+        theirs.setdefault(r.case, {})[r.split] = fmt(r.mean, r.std)
+    return mark_cells_not_run(table, left, lambda _model, case: case,
+                              {key: theirs.get(key[1], {}) for key in left})
 
 
 def provenance_label(runs: pd.DataFrame, profile: str) -> str:
