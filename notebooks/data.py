@@ -106,8 +106,8 @@ report.save_figure(fig, root, "standin_calibration")
 plt.show()
 
 # %% [markdown]
-# The stand-ins' training images at the sizes the chapters train them (64 px for ResNet-18 and
-# DenseNet-121, 32 px for VGG-16; the last row: the stripe appendix's stripes, as ResNet-18
+# The stand-ins' training images at the size the chapters train them (64 px for VGG-16,
+# ResNet-18 and DenseNet-121; the last row: the stripe appendix's stripes, as ResNet-18
 # trains on them), with each image's recorded label and, where the noise moved it, the digit's
 # class.
 

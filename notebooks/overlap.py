@@ -97,10 +97,9 @@ display(Markdown(f"*{label}*"))
 #
 # Recall and precision, ours (mean over seeds) beside the paper's (five seeds, real data at
 # 224 px). The `map_size` row gives the spatial size of each map before upsampling: on the quick
-# profile's stand-in (64 px for ResNet-18 and DenseNet-121, 32 px for VGG-16) the deepest maps
-# are 2×2 or 1×1, so their upsampled top quartile is decided by a handful of values (a 1×1 map is
-# constant, and its "top quartile" is the first rows of the image by tie order). Only the input
-# gradients and the first layers carry much information there.
+# profile's stand-in (64 px) the deepest maps are 2×2, so their upsampled top quartile is decided
+# by a handful of values. Only the input gradients and the first layers carry much information
+# there.
 
 # %% tags=["hide-input"]
 for experiment in datasets:

@@ -21,8 +21,9 @@
 #
 # `tapkit.experiments.table1.measure` measures the table from the profile's protocol, the same
 # function the GPU lease (`scripts/gpu.py`) calls: its architectures, methods and loss forms,
-# named under the settings below (both profiles time the VGG-16 with the authors' head, the one
-# their chapters train; the paper profile also the authors' released losses). For each model, `tapkit.benchmark.bench` times the methods
+# named under the settings below (both profiles time the full-width VGG-16 with the authors'
+# head, the one the paper profile's chapters train, where the quick profile's train a quarter of
+# its width; the paper profile also the authors' released losses). For each model, `tapkit.benchmark.bench` times the methods
 # interleaved: all pairs built and warmed up, then rounds of one training step per method, the
 # rounds going through every order of the methods in turn, so that machine noise and drift slow
 # every method of a round alike and no method always runs right after the same one. No XS and

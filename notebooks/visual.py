@@ -65,10 +65,10 @@ figure1 = (visual.figure(ch, "pneu", figure1_model, list(xs_cases()), 1, "visual
 #
 # Rows: for each image, one row per method; columns: the image, |input gradient|, and the
 # activation maps of the four penalised layers (each map drawn over the whole image, so a 2×2 map
-# shows as four blocks). In the quick profile the images are 64 px (VGG-16: 32 px), so the
-# deepest maps are 2×2 (VGG-16: 1×1) and the first layers show best where the tag is. Cells the
-# profile does not run (in the quick profile: VGG-16, RBR, RRR on KNEE; the PNEU and KNEE chapters
-# say why) have no rows, and an architecture with none has no figure.
+# shows as four blocks). In the quick profile the images are 64 px, so the deepest maps are 2×2
+# and the first layers show best where the tag is. Cells the profile does not run (in the quick
+# profile: RBR, VGG-16's RRR, RRR and VGG-16 on KNEE; the PNEU and KNEE chapters say why) have
+# no rows, and an architecture with none has no figure.
 
 # %% tags=["hide-input"]
 panels = {}

@@ -55,8 +55,8 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("Image side (medical)", "data", 320,
           r"We centre-crop and resize to $224\!\times\!224$ pixels", "create_pneu.py:50-62,235",
           lambda p: reads.per_model(p, lambda r, m: r.image_size), S,
-          "quick: 64 px for ResNet-18 and DenseNet-121 (their last targeted maps stay 2×2), "
-          "32 px for VGG-16 and the appendix architectures (CPU cost)."),
+          "quick: 64 px for VGG-16, ResNet-18 and DenseNet-121 (their last targeted maps stay "
+          "2×2), 32 px for the appendix architectures (CPU cost)."),
     Entry("Validation split", "data", 320,
           r"reserve $10\%$ of the training split for validation",
           "create_decoy_mnist.py:98-99; create_pneu.py:231,245-248", probes.val_fraction, S,

@@ -181,7 +181,7 @@ def calibration_figure(frame: pd.DataFrame | None = None):
 
 def standin_images(task: str, n: int = 6, seed: int = 0):
     """The stand-in's contaminated training images as the quick profile trains them (its image
-    size per architecture: 64 px for ResNet-18 and DenseNet-121, 32 px for VGG-16; then the
+    sizes over its architectures: 64 px for VGG-16, ResNet-18 and DenseNet-121; then the
     stripe appendix's, at its architectures' size), each titled with its recorded label and the
     digit's true class."""
     import matplotlib.pyplot as plt
