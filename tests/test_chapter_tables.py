@@ -49,14 +49,16 @@ def test_the_xs_teacher_table_names_annotations_and_prints_tau():
     assert table.iloc[0].tolist() == ["0.875 (0.177)", "0.375 (0.177)", "0.625 (0.177)"]
 
 
-def test_the_quality_table_puts_each_annotator_in_its_own_columns():
-    quality = pd.DataFrame({"rule": ["quantile"] * 2, "tau": [0.01] * 2,
-                            "annotator": ["10% teacher", "random"],
-                            "precision": [0.12345, 0.02], "recall": [0.5, 0.02],
-                            "coverage": [0.01, 0.01], "lift": [6.1725, 1.0]})
+def test_the_quality_table_has_a_row_per_annotator_rule_and_tau_and_no_empty_cells():
+    quality = pd.DataFrame({"annotator": ["teacher_10", "teacher_10", "random (GT coverage)"],
+                            "rule": ["quantile", "absolute", "random"], "tau": [0.01] * 3,
+                            "precision": [0.12345, 0.2, 0.02], "recall": [0.5, 0.3, 0.02],
+                            "coverage": [0.01, 0.02, 0.01], "lift": [6.1725, 10.0, 1.0]})
     table = mnist_setting2.quality_table(quality)
-    assert table.loc[("quantile", 0.01), ("precision", "10% teacher")] == 0.123
-    assert table.loc[("quantile", 0.01), ("lift", "random")] == 1.0
+    assert list(table.columns) == ["precision", "recall", "coverage", "lift"]
+    assert table.loc[("teacher_10", "quantile", 0.01), "precision"] == 0.123
+    assert table.loc[("random (GT coverage)", "random", 0.01), "lift"] == 1.0
+    assert len(table) == 3 and not table.isna().any().any()
 
 
 def test_the_overlap_side_tables_read_sizes_and_chance_per_dataset():

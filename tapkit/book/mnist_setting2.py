@@ -120,10 +120,12 @@ def quality_findings(quality_mean: pd.DataFrame, gt_coverage: float,
 
 
 def quality_table(quality_mean: pd.DataFrame) -> pd.DataFrame:
-    """:func:`annotation_quality`'s means as the chapter shows them: one row per threshold rule
-    and τ, precision, recall, coverage and lift per annotator (three decimals)."""
-    return quality_mean.pivot(index=["rule", "tau"], columns="annotator",
-                              values=["precision", "recall", "coverage", "lift"]).round(3)
+    """:func:`annotation_quality`'s means as the chapter shows them: one row per annotator,
+    threshold rule and τ it has (a teacher under both rules, a random baseline under its own),
+    its precision, recall, coverage and lift (three decimals): four columns that fit the page,
+    where one column per annotator and measure made sixteen, half of them empty."""
+    return (quality_mean.set_index(["annotator", "rule", "tau"])
+            [["precision", "recall", "coverage", "lift"]].round(3))
 
 
 def quality_figure(quality_mean: pd.DataFrame):
