@@ -48,8 +48,8 @@ $(X)/report.ipynb $(X)/comparisons.ipynb: $(GATHERED)
 # 5 on three seeds, ~90 CPU-s, from 2026-11-29) and extra_architectures (reads no
 # other chapter). Medical lane: data, pneu, medical_teachers, medical_distillation (after it:
 # beside it, it waited on the runs both share); visual and overlap (which reads the PNEU/KNEE
-# runs of every seed) beside those two, in the slot the MNIST lane has left. normalisation and extra_architectures (~175 s) have changed lanes with the
-# cells: MNIST lane from 2026-11-29 (pneu took DenseNet-121's RRR seeds), medical lane when mnist
+# runs of every seed) beside those two, in the slot the MNIST lane has left. normalisation and
+# extra_architectures (~175 s) have changed lanes with the cells: MNIST lane from 2026-11-29 (pneu took DenseNet-121's RRR seeds), medical lane when mnist
 # took RBR's three seeds (fresh clone of 062cd9c: MNIST lane 2,963 s, medical lane 3,072), and
 # the MNIST lane again when the MNIST Setting-2 chapters went to two seeds (~230 s), DenseNet-121
 # on PNEU to four (~95 s) and the speed chapter's VGG-16 and ResNet-18 to fewer rounds (~80 s):
@@ -74,7 +74,7 @@ $(X)/pneu.ipynb: | $(X)/data.ipynb
 $(X)/medical_distillation.ipynb: | $(X)/medical_teachers.ipynb
 # visual and overlap (~100 s) run beside medical_teachers and medical_distillation (~250 s)
 # once pneu ends, where the MNIST lane has ended before it (2026-11-30: pneu trains VGG-16's
-# three PNEU seeds, ~150 CPU-s; the MNIST lane only its pretrained start, ~35)
+# five PNEU seeds, ~220 CPU-s; the MNIST lane only its pretrained start, ~35)
 $(X)/overlap.ipynb: | $(X)/visual.ipynb
 $(X)/normalisation.ipynb: | $(X)/speed_memory.ipynb
 $(X)/extra_architectures.ipynb: | $(X)/normalisation.ipynb

@@ -238,7 +238,8 @@ def _vgg16_authors(num_classes: int = 2, in_channels: int = 3, weights=None) -> 
 
 def _vgg16_quarter(num_classes: int = 2, in_channels: int = 3, weights=None) -> nn.Module:
     """VGG-16's thirteen convolutions and five max-pools with a quarter of their channels (16 to
-    128), and the authors' head (2,048 -> 1024 -> ReLU -> Dropout(0.5) -> classes). The quick
+    128), and the authors' head (128 x 7 x 7 -> 1024 -> ReLU -> Dropout(0.5) -> classes, after
+    torchvision's 7x7 adaptive pooling). The quick
     profile's stand-in for VGG-16 on the CPU: the same depth and the same five targeted max-pool
     outputs (``VGG16_POOLS``) at ~1/16 of the convolutions' cost (a 64-px run ~20 CPU-s, the
     full width's ~200-260). ImageNet weights do not fit it (``weights`` raises)."""

@@ -94,7 +94,10 @@ _COST = {"rbr": "RBR costs ~70-225 CPU-s a run (8.6-10.5x No XS), x3 with a λ s
 # seeds 1 and 2 stayed on the tag (0.126, 0.325) and at 1e-3 seed 0 did (0.892). From random
 # weights (lr 1e-4) No XS took the tag but TAP at 1e-3 stayed on it, 1e-2 half (0.672, clean
 # 0.705) and 0.1 collapsed (F1 0.0); at lr 1e-4 from the start No XS leant on the tag 0.23-0.39
-# only. Not on KNEE (_VGG_KNEE). Earlier (2026-11-26 to 11-29) VGG-16 was not run: the full
+# only. Five seeds in the book (model_seeds): over its first three TAP's reliance 0.037
+# [-0.066, 0.140] spanned the 0.1 "TAP keeps deep CNNs off the tag" is judged on, over five
+# 0.037 [-0.002, 0.075] (fresh clone's store, two threads). Not on KNEE (_VGG_KNEE). Earlier
+# (2026-11-26 to 11-29) VGG-16 was not run: the full
 # width at 64 px costs ~1,600 CPU-s for three seeds of No XS and TAP and a Base, and at 32 px
 # its last map is 1x1 and no λ kept TAP off the tag while it learned
 _VGG_KNEE = ("the quarter-width VGG-16 took KNEE's tag without XS (MAE rise 0.68 / 0.80 / 0.83, "
