@@ -141,6 +141,10 @@ def test_stand_in_runs_of_pretrained_architectures_share_one_start_and_real_data
     for cell in cells:
         assert medical_plans.start_config(withvgg, "pneu", cell.model) == cell.cfg.start
     assert medical_plans.start_config(quick, "pneu", "efficientnet_b0") is None  # not pretrained
+    # nor for an architecture the profile runs nothing of there (the quick KNEE page asks the
+    # store for no VGG-16 start)
+    assert medical_plans.start_config(quick, "pneu", "vgg16") is not None
+    assert medical_plans.start_config(quick, "knee", "vgg16") is None
     extra = medical_plans.medical_runs(quick, "pneu", ["mobilenet_v2"], ["base"])
     assert extra[0].cfg.start is None  # not in Pretraining.models: random weights
     folder = tmp_path / "chest_xray"

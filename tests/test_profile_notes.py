@@ -73,7 +73,8 @@ def test_the_quick_medical_profile_names_per_architecture_values_and_skips_cells
     items = profile_notes.changes(quick, paper, CASES, DEEP, "pneu")
     text = " ".join(items)
     assert "3 epochs (VGG-16: 4 epochs) instead of 50 epochs" in text
-    assert "images of 64 (VGG-16: 32) px instead of 224" in text
+    assert "images of 64 px instead of 224" in text  # VGG-16 too, since its quarter width
+    assert "at learning rate 0.001 (VGG-16: Adam at learning rate 0.0003)" in text
     assert "digits stand-in" in text
     assert "RBR" not in text  # not run on any architecture in the quick profile
     assert "RRR at the λ of this profile's search" in text

@@ -73,8 +73,11 @@ def has_batchnorm(model: str) -> bool:
 
 
 def start_config(p: Protocol, experiment: str, model: str):
-    """The pretraining run architecture ``model``'s stand-in runs start from (with its overrides:
-    VGG-16's own image size and learning rate), or None (:meth:`Protocol.start`)."""
+    """The pretraining run architecture ``model``'s stand-in runs on ``experiment`` start from
+    (with its overrides: VGG-16's own learning rate), or None (:meth:`Protocol.start`; or no
+    run of ``model`` on ``experiment``: quick, VGG-16 on KNEE)."""
+    if not run_models(p, experiment, [model], setting1_cases()):
+        return None
     return p.start(p.settings(experiment, model))
 
 
