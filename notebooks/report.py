@@ -38,8 +38,8 @@ results = None       # None: <repository>/results
 import pandas as pd
 from IPython.display import HTML, Markdown, display
 
-from tapkit.book import (chapter, claim_table, lambda_figures, openings, report, table_display,
-                         thresholds)
+from tapkit.book import (chapter, claim_table, lambda_figures, medical, openings, report,
+                         table_display, thresholds)
 from tapkit.experiments import plans, protocols
 from tapkit.experiments.executors import run_many
 from tapkit.methods import no_xs
@@ -82,6 +82,9 @@ report.write_table(table, root, "claims",
 display(Markdown(f"**Profile `{profile}`** — {len(table)} claims: " + ", ".join(
     f"{n} {v}" for v, n in table["verdict"].value_counts().items()) + "."))
 display(HTML(claim_table.to_html(table)))
+# the architectures this profile trains otherwise than the paper (quick: VGG-16 at a quarter of
+# its width), which the deep-CNN verdicts above are about
+display(HTML(medical.override_note(protocols.medical(profile))))
 
 # %% [markdown]
 # ### The same claims on the paper profile (committed results)
