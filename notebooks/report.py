@@ -81,10 +81,10 @@ report.write_table(table, root, "claims",
                    {"profile": profile, "provenance": provenance(resolve_device(device))})
 display(Markdown(f"**Profile `{profile}`** — {len(table)} claims: " + ", ".join(
     f"{n} {v}" for v, n in table["verdict"].value_counts().items()) + "."))
-display(HTML(claim_table.to_html(table)))
 # the architectures this profile trains otherwise than the paper (quick: VGG-16 at a quarter of
-# its width), which the deep-CNN verdicts above are about
+# its width), which the deep-CNN verdicts below are about
 display(HTML(medical.override_note(protocols.medical(profile))))
+display(HTML(claim_table.to_html(table)))
 
 # %% [markdown]
 # ### The same claims on the paper profile (committed results)
