@@ -253,7 +253,7 @@ def _pretrain(args: argparse.Namespace) -> int:
     if skipped:
         log.info("the %s profile pretrains no %s: nothing to train for it", args.profile,
                  ", ".join(skipped))
-    models = [m for m in models if p.variants.get(m, m) in pretrained]
+    models = [m for m in models if m not in skipped]
     root = Path(args.results) if args.results is not None else results_root(args.profile)
     frame = pretraining_frame(p, args.experiment, models, root, resolve_device(args.device))
     for row in frame.itertuples():

@@ -106,7 +106,7 @@ _VGG_KNEE = ("the quarter-width VGG-16 took KNEE's tag without XS (MAE rise 0.68
              "on seed 1; 1e-2 collapsed; measured 2026-11-30)")
 _VGG_XS = ("RRR and RBR need VGG-16's double backward through every layer; the quick budget holds "
            "the paper's DenseNet-121 RRR case instead")
-_NOT_RUN = {"vgg16": {"rbr": _VGG_XS, "rrr": _VGG_XS},
+_NOT_RUN = {"vgg16": dict.fromkeys(comparators(), _VGG_XS),
             "densenet121": {"rbr": _COST["rbr"], "rrr": _COST["rrr"]},
             "resnet18": {"rbr": _COST["rbr"]}}
 # KNEE's ResNet-18 RRR stays out since its tags are 14 px tall (2026-11-27, for the 50-minute CI
