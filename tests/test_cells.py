@@ -65,7 +65,7 @@ def _setting1(p, root, experiment, models, cases, artifact) -> list:
     """A medical Setting-1 table's λ search and runs (the search's choice read from ``root``)."""
     out = [setting1.case_config(p, experiment, m, x, float(lam), p.seeds[0], artifact)
            for m in models for x in ("rrr", "rbr", "tap") if x in cases
-           if not setting1.why_not_run(p, experiment, m, x) for lam in p.grid(x, m)]
+           if not setting1.why_not_run(p, experiment, m, x) for lam in p.grid(x, m, experiment)]
     chosen = medical_plans.searched_lambdas(root, experiment, artifact)
     for m in models:
         lams = {**medical_plans.paper_lambdas(experiment, m, artifact), **chosen.get(m, {})}

@@ -68,8 +68,17 @@ def grids(profile: str, method: Method) -> dict[str, str]:
     method = method_name(method)
     out = {"MNIST": mnist(profile).grid(method)}
     p = medical(profile)
-    out.update({name(m): p.grid(method, m) for m in p.models})
-    return {k: grid_text(g) for k, g in out.items() if g} or {"every model": "not searched"}
+    out.update({name(m): _per_experiment(p.grids(method, m)) for m in p.models})
+    return ({k: g if isinstance(g, str) else grid_text(g) for k, g in out.items() if g}
+            or {"every model": "not searched"})
+
+
+def _per_experiment(grids: dict[str, tuple[float, ...]]) -> tuple[float, ...] | str:
+    """One grid where every experiment has it, else each experiment's (``"0.01 (PNEU), 0.001
+    (KNEE)"``)."""
+    if len(set(grids.values())) <= 1:
+        return next(iter(grids.values()), ())
+    return ", ".join(f"{grid_text(g)} ({e.upper()})" for e, g in grids.items() if g)
 
 
 def seeds(profile: str) -> dict[str, Any]:

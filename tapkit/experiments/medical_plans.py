@@ -135,7 +135,8 @@ def search_runs(p: Protocol, experiment: str, models: Sequence[str],
     ``not_run`` cell), on the first seed."""
     return [case_cell(p, experiment, model, method, float(lam), p.seeds[0], artifact)
             for model in models for method in methods
-            if not why_not_run(p, experiment, model, method) for lam in p.grid(method, model)]
+            if not why_not_run(p, experiment, model, method)
+            for lam in p.grid(method, model, experiment)]
 
 
 def choice_name(experiment: str, artifact: str = "tag") -> str:

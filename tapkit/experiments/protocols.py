@@ -138,7 +138,8 @@ class Protocol(_TrainsMethods, _Protocol):
     several checks each experiment's source when that experiment's first config is built
     (:meth:`source_for`), so that a chapter of the stand-in never asks for a folder.
     ``search[method]``: one λ grid, or one per architecture (XS terms differ by orders of
-    magnitude between networks trained from scratch); ``ablation``: the report's grid of the
+    magnitude between networks trained from scratch), an architecture's one grid or one per
+    experiment (quick: ResNet-18's TAP at the one value its search chose on each); ``ablation``: the report's grid of the
     loss normalisations; ``kappas``: the κ of Eq. 7's max-pool (TAP's ``kernel_size``) that the
     κ ablation trains beside the options' own, on Decoy-MNIST with the MNIST chapter's seeds and
     λ (:func:`tapkit.experiments.plans.kappa_configs`; empty: no ablation); ``case_seeds[case]``: a case on the first n seeds only, n one count or
@@ -265,11 +266,23 @@ class Protocol(_TrainsMethods, _Protocol):
                 for c in self.case_seeds}
         return n, {k: v for k, v in per.items() if v < n}
 
-    def grid(self, method: str, model: str | None = None) -> tuple[float, ...]:
-        """The λ grid of ``method`` on ``model`` (empty: not searched)."""
+    def grid(self, method: str, model: str | None = None,
+             experiment: str | None = None) -> tuple[float, ...]:
+        """The λ grid of ``method`` on ``model`` and ``experiment`` (empty: not searched). A grid
+        kept per experiment, asked without one: every experiment's values, ascending (whether
+        and what the architecture is searched at all)."""
         grid = self.search.get(method, ())
-        return tuple(grid.get(self._only("model", model), ()) if isinstance(grid, Mapping)
-                     else grid)
+        if isinstance(grid, Mapping):
+            grid = grid.get(self._only("model", model), ())
+        if not isinstance(grid, Mapping):
+            return tuple(grid)
+        if experiment is not None:
+            return tuple(grid.get(experiment, ()))
+        return tuple(sorted({lam for g in grid.values() for lam in g}))
+
+    def grids(self, method: str, model: str) -> dict[str, tuple[float, ...]]:
+        """:meth:`grid` on each of this protocol's experiments (its audit row's text)."""
+        return {e: self.grid(method, model, e) for e in self.experiments}
 
     def _only(self, kind: str, given: str | None) -> str:
         """``given``, or this protocol's only experiment or model when ``given`` is None."""

@@ -107,7 +107,7 @@ def student_lambdas(p: Protocol, t: TeachersProtocol, root: str | Path, experime
     elif t.lambda_source is LambdaSource.SEARCHED:
         own = setting1_lambdas(root, e, model)
         lams = {**paper_student_lambdas(e, model),
-                **{m: lam for m, lam in own.items() if p.grid(m, model)}}
+                **{m: lam for m, lam in own.items() if p.grid(m, model, e)}}
     else:
         lams = {**setting1_lambdas(root, e, model), **dict.fromkeys(t.kd_methods, t.kd_lambda)}
     lams.update({k: float(v) for k, v in (lambdas or {}).items() if not isinstance(v, Mapping)})

@@ -173,12 +173,19 @@ MEDICAL = Protocol(
     not_run={"pneu": {**_NOT_RUN, "densenet121": {"rbr": _COST["rbr"]}},
              "knee": {**_NOT_RUN, "vgg16": _VGG_KNEE,
                       "resnet18": {"rbr": _COST["rbr"], "rrr": _KNEE_RRR}}},
-    # TAP's grid: 1e-3 and 1e-2 for ResNet-18, the values the guarded search chose (PNEU
-    # 1e-2, KNEE 1e-3, in every quick build since the stand-ins' calibration); DenseNet-121
+    # TAP's grid: 1e-3 and 1e-2 for ResNet-18 until 2026-11-30 (below), the values the
+    # guarded search chose (PNEU 1e-2, KNEE 1e-3, in every quick build since the stand-ins'
+    # calibration); DenseNet-121
     # 1e-3, which it chose on both in each of those builds (1e-2, ~140 CPU-s a build, and
     # 1e-4, ~230, never chosen, dropped for the CI budget)
     # VGG-16 (vgg16_quarter) 3e-2, one value, as measured above (1e-3 and 1e-2 stayed on the tag)
-    search={"tap": {"resnet18": (1e-3, 1e-2), "densenet121": (1e-3,), "vgg16": (3e-2,)},
+    # ResNet-18 at one value per data set since 2026-11-30 (~100 CPU-s a build, for the
+    # 50-minute budget after VGG-16's five PNEU seeds): the value its guarded search over (1e-3,
+    # 1e-2) chose in every quick build since the calibration, tags and stripes alike (PNEU 1e-2,
+    # KNEE 1e-3; the fresh clone of 678e37c: on PNEU 1e-3 let seed 0 keep 0.125 of the stripe,
+    # on KNEE 1e-2 scored MAE 0.61 against 1e-3's 0.54)
+    search={"tap": {"resnet18": {"pneu": (1e-2,), "knee": (1e-3,)}, "densenet121": (1e-3,),
+                    "vgg16": (3e-2,)},
             # RRR (the equations' scale), one value: on the calibrated stand-ins 1e1 and 1e2
             # collapse (PNEU F1 0.667, a constant), 1 fails the learned-task guard (PNEU
             # clean F1 0.683 on validation, KNEE MAE 1.27 against a constant's 1.2) and 0.1
@@ -257,15 +264,18 @@ MEDICAL_TEACHERS = TeachersProtocol((0,), (0.1, 0.01), (0.01,), ("tap",), (0.1,)
 # 192 since 2026-11-29 (the 50-minute budget, ~80 s): in the fresh clone of 062cd9c their TAP
 # intervals were [0.987, 1.010] and [0.979, 0.993] over 128 and 320 rounds, 0.03-0.04 above
 # 0.95, a margin that the wider intervals of fewer rounds (x1.4 and x1.3) keep; DenseNet-121's
-# ([0.970, 0.992]) keeps its 192
+# ([0.970, 0.992]) keeps its 192. DenseNet-121 and ResNet-18 128 since 2026-11-30 (~60 CPU-s, for
+# the 50-minute budget after VGG-16's five PNEU seeds): their TAP intervals over 192 rounds in
+# the fresh clone of 678e37c were [0.97, 0.99] both, +-0.011; x1.22 wider over 128, +-0.013,
+# within issue 36's +-0.03 and 0.02 above the 0.95 the claim is judged on
 # Table 1 times the authors' full-width VGG-16 (what the paper timed), not the quarter width
 # the stand-in chapters train
 _VGG = "vgg16_authors"
 EFFICIENCY = ((BENCH_CONTEXT[0], "sgd"),) + as_trained(MNIST, MEDICAL)
 BENCH = BenchProtocol(batch_size=4, image_size=64, steps=3, warmup=1, threads=1,
                       model_steps={_VGG: 2}, paired_steps=24,
-                      model_paired_steps={_VGG: 64, "two_layer_cnn": 12, "densenet121": 192,
-                                          "resnet18": 192},
+                      model_paired_steps={_VGG: 64, "two_layer_cnn": 12, "densenet121": 128,
+                                          "resnet18": 128},
                       memory_passes=2, efficiency=EFFICIENCY, efficiency_threads=1,
                       models=(f"{_VGG}@4x32", "resnet18", "densenet121"),
                       context=(f"two_layer_cnn@{MNIST.batch_size}x28",), options=EQUATIONS)
