@@ -78,7 +78,8 @@ s, root = ch.settings, ch.root
 # %% tags=["hide-input"]
 table = claim_table.claims_table(root)
 report.write_table(table, root, "claims",
-                   {"profile": profile, "provenance": provenance(resolve_device(device))})
+                   {"profile": profile, "provenance": provenance(resolve_device(device)),
+                    "variants": medical.variant_notes(protocols.medical(profile))})
 display(Markdown(f"**Profile `{profile}`** — {len(table)} claims: " + ", ".join(
     f"{n} {v}" for v, n in table["verdict"].value_counts().items()) + "."))
 # the architectures this profile trains otherwise than the paper (quick: VGG-16 at a quarter of

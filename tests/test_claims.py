@@ -7,10 +7,11 @@ import re
 import pandas as pd
 import pytest
 
-from tapkit.book import (claim_table, claims, cost_claims, medical_claims, mnist_claims,
-                         teacher_claims)
+from tapkit.book import (claim_table, claims, cost_claims, medical_claims, medical_notes,
+                         mnist_claims, teacher_claims)
 from tapkit.book.origin import DataOrigin
 from tapkit.book.report import write_table
+from tapkit.experiments import protocols
 from tapkit.experiments.cells import Annotation
 
 
@@ -804,6 +805,13 @@ def test_the_first_page_has_a_row_and_a_link_for_every_claim(tmp_path):
     assert "reproduced</td>" in judged and "not run" not in judged.split("<tbody>")[1]
     assert folded.count("<tr><td>") == (~table.verdict.isin(claim_table.JUDGED)).sum()
     assert "did not run" in claim_table.first_page(None)
+    # what the rows' "VGG-16" stands for on a profile that trains it as another entry: the
+    # report's sentence, after the line, before any row (the paper profile has another)
+    quick = medical_notes.variant_notes(protocols.medical("quick"))
+    assert len(quick) == 1 and "`vgg16_quarter`" in quick[0]
+    assert "`vgg16_authors`" in medical_notes.variant_notes(protocols.medical("paper"))[0]
+    noted = claim_table.first_page(table, {"variants": quick}).split("<table")[0]
+    assert quick[0] in noted and quick[0] not in page
     # the verdicts counted per part of the book above the rows: every claim here is an MNIST
     # chapter's or the speed chapter's, counted in its part; a part without claims has no row
     parts = {"mnist": "Setting 1", "speed_memory": "Setting 1", "teachers": "Setting 2"}

@@ -115,7 +115,9 @@ def first_page(table: pd.DataFrame | None, meta: dict | None = None,
     first, one row each — the claim linked to its chapter, the paper's number, this build's
     evidence, and the verdict, coloured, with its reason; then, folded, the claims this build
     could not judge (*not run*, *not testable here*) in the same columns. ``table``: the
-    report's ``claims`` table (None: the report did not run); ``parts``: each chapter's part of
+    report's ``claims`` table (None: the report did not run); ``meta``: its provenance
+    (``profile``, ``provenance``, and ``variants``: a sentence per architecture the profile
+    trains as another registry entry, printed after the line); ``parts``: each chapter's part of
     the book (``_toc.yml``), for a count of the verdicts per part above the rows."""
     if table is None:
         return ("*The reproduction report did not run in this build, so no claim has a verdict "
@@ -129,6 +131,9 @@ def first_page(table: pd.DataFrame | None, meta: dict | None = None,
             + ", ".join(f"{counts[v]} *{v}*" for v in VERDICT_COLOURS if v in counts)
             + ". Each claim links to the chapter that measures it; the reasons and the numbers "
             "behind every verdict are in the reproduction report.")
+    # the architectures the profile trains as another entry (quick: VGG-16 at a quarter of its
+    # width), which the rows below name by the paper's name
+    line += "".join(f" {note}" for note in meta.get("variants", ()))
     order = {v: i for i, v in enumerate((*JUDGED, NOT_RUN, NOT_TESTABLE))}
     ranked = table.assign(_rank=table["verdict"].map(order)).sort_values("_rank", kind="stable")
     judged = ranked[ranked["verdict"].isin(JUDGED)]

@@ -7,6 +7,7 @@ chose. Every statement is computed from the protocol or the tables, so it change
 from __future__ import annotations
 
 import math
+import re
 from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
@@ -37,16 +38,26 @@ VARIANTS = {"vgg16_authors": "the authors' classifier head (25088→1024→ReLU�
                              "fine-tuned from its digits-pretrained start"}
 
 
+def variant_notes(s: Protocol, models: Iterable[str] | None = None) -> list[str]:
+    """One Markdown sentence per architecture that the profile trains as another registry entry
+    (``s.variants``; quick: VGG-16 at a quarter of its width) among ``models`` (None: every one
+    of the profile's it runs): what the page's name stands for. The report stores them with its
+    claim table, and the intro's verdicts print them (the verdicts say "VGG-16")."""
+    shown = list(s.models if models is None else models)
+    run = set(run_models(s, s.experiments[0], shown, cases()))
+    return [f"**{label(model)} is `{variant}`** in this profile: "
+            f"{VARIANTS.get(variant, variant)}; every run's config records it."
+            for model, variant in s.variants.items() if model in run]
+
+
 def override_note(s: Protocol, models: Iterable[str] | None = None) -> str:
     """A visible note (HTML admonition) when the profile trains some of the page's architectures
     (``models``; None: every one of the profile's) differently from the others (another registry
     entry, other settings, none at all), or an empty string."""
     shown = list(s.models if models is None else models)
-    notes, run = [], set(run_models(s, s.experiments[0], shown, cases()))
-    for model, variant in s.variants.items():
-        if model in run:
-            notes.append(f"<b>{label(model)} is <code>{variant}</code></b> in this profile: "
-                         f"{VARIANTS.get(variant, variant)}; every run's config records it.")
+    run = set(run_models(s, s.experiments[0], shown, cases()))
+    notes = [re.sub(r"`([^`]+)`", r"<code>\1</code>", re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", n))
+             for n in variant_notes(s, shown)]
     for model, change in s.model_overrides.items():
         name = label(model)
         if model not in run:
