@@ -33,7 +33,8 @@ from .labels import label
 from .medical_notes import (ARCH_LABELS, CASE_LABELS, budget_note, constant_score,  # noqa: F401
                             left_out_note, left_out_record, mark_left_out, override_note,
                             pretraining_note, search_choice_shown, search_findings,
-                            search_scores_shown, search_table, standin_caveat)
+                            search_scores_shown, search_table, standin_caveat,
+                            variant_notes)
 from ..seedstats import mean_ci, paired_difference
 from .claims import on_seeds, per_seed
 from .preconditions import failed_seeds, judged_seeds, learned_task
