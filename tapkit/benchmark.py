@@ -213,9 +213,12 @@ def _in_child(threads: int, allocator, fn, *args):
 
 # Fresh processes are forked from a server process that has imported this module (and so torch)
 # and allocated no tensor, not spawned: a spawned process imported torch afresh each time (6-9 s
-# on a slow 2-core host, ~9 spawns in the quick speed chapter)
+# on a slow 2-core host, ~9 spawns in the quick speed chapter). The server also imports
+# torchvision and torch._dynamo (sympy, ~800 modules), which each child otherwise imported at
+# its first model or optimizer step: a ResNet-18 memory pass 3.3-5.3 s -> 2.5-2.8 s, the same
+# peaks (2026-11-30)
 _FRESH = multiprocessing.get_context("forkserver")
-_FRESH.set_forkserver_preload([__name__])
+_FRESH.set_forkserver_preload([__name__, "torch._dynamo", "torchvision"])
 
 
 def _fresh_cpu_process(fn, allocator, args: tuple, device: str, threads: int | None = None):

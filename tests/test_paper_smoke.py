@@ -151,7 +151,7 @@ def test_paper_profile_medical_chapter_runs_with_supplied_weights(tmp_path, monk
     results = tmp_path / "results"
     _execute("medical_gt", tmp_path, {
         "experiment": "pneu", "profile": "paper", "source": data, "models": "['resnet18']", "epochs": "1",
-        "seeds": "[0]", "image_size": "64", "grids": "{'tap': [1e-6, 1e-3]}",
+        "seeds": "[0]", "image_size": "32", "grids": "{'tap': [1e-6, 1e-3]}",
         "stripe_models": "[]", "results": results, "device": "cpu"},
         env={"TORCH_HOME": str(home)}, monkeypatch=monkeypatch)
     runs = _runs(results)
@@ -159,7 +159,7 @@ def test_paper_profile_medical_chapter_runs_with_supplied_weights(tmp_path, monk
     assert {r["config"]["model"] for r in runs} == {"resnet18"}
     assert all(r["weights"] != "random" and "fallback" not in r["weights"] for r in runs)
     assert all(r["config"]["pretrained"] and not r["config"]["weights_fallback"] for r in runs)
-    assert all(r["config"]["image_size"] == 64 and r["config"]["optimizer"] == "sgd" for r in runs)
+    assert all(r["config"]["image_size"] == 32 and r["config"]["optimizer"] == "sgd" for r in runs)
     # the λ search tried both grid values for TAP; the chapter then trained every case
     taps = sorted(r["config"]["lam"] for r in runs if r["config"]["method"] == "tap")
     assert 1e-6 in taps and 1e-3 in taps

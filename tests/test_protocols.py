@@ -107,19 +107,26 @@ def test_quick_profile_keeps_the_equations_where_it_searches_and_its_trimmed_sea
     assert [(c.method, c.lam) for c in configs["lambda_search"]] == [
         ("tap", 1e-4), ("tap", 1e-3), ("tap", 1e-2)]
     assert {c.source for c in configs["mnist"]} == {sources.Embedded(label_noise=0.05)}
-    # the medical stand-in: two λ for TAP on ResNet-18 (the two the guarded search has chosen),
-    # one for DenseNet-121's TAP (the one it chose) and for each RRR (DenseNet-121's at
-    # ResNet-18's choice: its seed-0 run), one for VGG-16's TAP (its measured λ, no search)
+    # the medical stand-in: one λ per data set for TAP on ResNet-18 (the one the guarded search
+    # over 1e-3 and 1e-2 chose there), one for DenseNet-121's TAP (the one it chose) and for
+    # each RRR (DenseNet-121's at ResNet-18's choice: its seed-0 run), one for VGG-16's TAP (its
+    # measured λ, no search)
     quick = protocols.medical("quick")
     found = {(r.model, r.method): [] for r in medical_plans.search_runs(quick, "pneu", medical.ARCHITECTURES, XS)}
     for r in medical_plans.search_runs(quick, "pneu", medical.ARCHITECTURES, XS):
         found[r.model, r.method].append(r.lam)
-    assert found == {("resnet18", "rrr"): [1e-1], ("resnet18", "tap"): [1e-3, 1e-2],
+    assert found == {("resnet18", "rrr"): [1e-1], ("resnet18", "tap"): [1e-2],
                      ("densenet121", "tap"): [1e-3], ("densenet121", "rrr"): [1e-1],
                      ("vgg16", "tap"): [3e-2]}
-    # KNEE leaves RRR out (at its 14-px tags RRR did not learn the task), and says why
+    # KNEE leaves RRR out (at its 14-px tags RRR did not learn the task), and says why; its
+    # ResNet-18 TAP at KNEE's own value
     knee = medical_plans.search_runs(quick, "knee", medical.ARCHITECTURES, XS)
-    assert {(r.model, r.method) for r in knee} == {("resnet18", "tap"), ("densenet121", "tap")}
+    assert {(r.model, r.method, r.lam) for r in knee} == {("resnet18", "tap", 1e-3),
+                                                         ("densenet121", "tap", 1e-3)}
+    # asked without a data set, a grid kept per data set is every data set's values (whether
+    # the architecture is searched at all, and the audit's text)
+    assert quick.grid("tap", "resnet18") == (1e-3, 1e-2)
+    assert quick.grids("tap", "resnet18") == {"pneu": (1e-2,), "knee": (1e-3,)}
     assert "learned the task in none" in medical_plans.left_out(
         quick, "knee", ["resnet18"], XS)[("resnet18", "rrr")]
     assert ("resnet18", "rrr") not in medical_plans.left_out(quick, "pneu", ["resnet18"], XS)
@@ -235,10 +242,20 @@ def test_papermill_string_parameter_runs_the_data_chapter(tmp_path):
                                                         "results": str(tmp_path / "results")},
                         cwd=str(ROOT / "notebooks"), kernel_name="python3", progress_bar=False)
     assert (tmp_path / "results" / "quick" / "figures" / "data_mnist.png").exists()
-    with pytest.raises(pm.PapermillExecutionError, match="parameter seeds='\\[1,' is not valid"):
-        pm.execute_notebook(str(src), str(tmp_path / "bad.ipynb"), parameters={"seeds": "[1,"},
-                            cwd=str(ROOT / "notebooks"), kernel_name="python3",
-                            progress_bar=False)
+    # an invalid string, injected by papermill's own parameterizer, stops the chapter's opening
+    # cell with the parameter named. Run here, not in a second kernel: the run above already
+    # proves the kernel path (a second one cost 8 of the test's 20 s), and papermill stops at the
+    # first raising cell, so its cells up to the chapter's opening are all that kernel ran
+    bad = pm.parameterize.parameterize_notebook(pm.iorw.load_notebook_node(str(src)),
+                                                {"seeds": "[1,"}, kernel_name="python3",
+                                                language="python")
+    cells = [c.source for c in bad.cells if c.cell_type == "code"]
+    opening = next(i for i, c in enumerate(cells) if "chapter.open_chapter(globals()" in c)
+    assert any('seeds = "[1,"' in c for c in cells[:opening]), cells[:opening]
+    ns = {"__name__": "__main__"}
+    with pytest.raises(params.ParameterError, match="parameter seeds='\\[1,' is not valid"):
+        for code in cells[:opening + 1]:
+            exec(compile(code, "<data.ipynb>", "exec"), ns)
 
 
 def test_a_case_may_train_on_the_first_seeds_only():
