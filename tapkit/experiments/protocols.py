@@ -139,8 +139,8 @@ class Protocol(_TrainsMethods, _Protocol):
     (:meth:`source_for`), so that a chapter of the stand-in never asks for a folder.
     ``search[method]``: one λ grid, or one per architecture (XS terms differ by orders of
     magnitude between networks trained from scratch), an architecture's one grid or one per
-    experiment (quick: ResNet-18's TAP at the one value its search chose on each); ``ablation``: the report's grid of the
-    loss normalisations; ``kappas``: the κ of Eq. 7's max-pool (TAP's ``kernel_size``) that the
+    experiment (quick: ResNet-18's TAP at the one value its search chose on each);
+    ``ablation``: the report's grid of the loss normalisations; ``kappas``: the κ of Eq. 7's max-pool (TAP's ``kernel_size``) that the
     κ ablation trains beside the options' own, on Decoy-MNIST with the MNIST chapter's seeds and
     λ (:func:`tapkit.experiments.plans.kappa_configs`; empty: no ablation); ``case_seeds[case]``: a case on the first n seeds only, n one count or
     counts keyed by architecture (one not named: every seed; quick: RRR on DenseNet-121's four
