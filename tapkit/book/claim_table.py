@@ -3,7 +3,6 @@ from the tables one profile's build wrote, and its HTML form."""
 
 from __future__ import annotations
 
-import re
 from html import escape
 from pathlib import Path
 from typing import Mapping
@@ -13,6 +12,7 @@ import pandas as pd
 from .claim_specs import claims_table as _claims_table
 from .claims import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, REPRODUCED, shorten,
                      verdict_text)
+from .table_display import inline_html
 
 VERDICT_COLOURS = {REPRODUCED: "#d9f2d9", NOT_REPRODUCED: "#f8d7d7", NOT_RUN: "#eeeeee",
                    INCONCLUSIVE: "#fdf3c8", NOT_TESTABLE: "#e3ecf7"}
@@ -65,12 +65,6 @@ def committed_html(root: str | Path, link: str = "{chapter}.html") -> str:
 JUDGED = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE)  # the verdicts the evidence decided
 
 
-def _inline(text: str) -> str:
-    """``text`` escaped for HTML, its Markdown code spans (`` `embedded:label_noise=0.05` ``, a
-    data source) as ``<code>``: the first page's tables are HTML, where Markdown is not read."""
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(text))
-
-
 def _summary_rows(table: pd.DataFrame) -> str:
     """The first page's rows: the claim linked to its chapter with its LaTeX line, the paper's
     number, this build's evidence and the data cut short (whole on hover), the verdict."""
@@ -79,10 +73,10 @@ def _summary_rows(table: pd.DataFrame) -> str:
         rows.append(f'<tr><td><a href="notebooks/{escape(r.chapter)}.html">{escape(r.claim)}</a>'
                     f"<br><small>line {r.tex_line}</small></td>"
                     f'<td title="{escape(str(r.paper_number))}"><small>'
-                    f"{_inline(shorten(r.paper_number, 160))}</small></td>"
+                    f"{inline_html(shorten(r.paper_number, 160))}</small></td>"
                     f'<td title="{escape(str(r.evidence))}"><small>'
-                    f"{_inline(shorten(r.evidence, 220))}</small></td>"
-                    f'<td title="{escape(str(r.data))}"><small>{_inline(shorten(r.data, 90))}'
+                    f"{inline_html(shorten(r.evidence, 220))}</small></td>"
+                    f'<td title="{escape(str(r.data))}"><small>{inline_html(shorten(r.data, 90))}'
                     "</small></td>" + _cell(r.verdict, r.reason) + "</tr>")
     return ('<table class="claims"><thead><tr><th>Claim</th><th>The paper\'s number</th>'
             "<th>This build</th><th>Data</th><th>Verdict</th></tr></thead><tbody>"

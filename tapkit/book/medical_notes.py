@@ -7,7 +7,6 @@ chose. Every statement is computed from the protocol or the tables, so it change
 from __future__ import annotations
 
 import math
-import re
 from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
@@ -56,8 +55,7 @@ def override_note(s: Protocol, models: Iterable[str] | None = None) -> str:
     entry, other settings, none at all), or an empty string."""
     shown = list(s.models if models is None else models)
     run = set(run_models(s, s.experiments[0], shown, cases()))
-    notes = [re.sub(r"`([^`]+)`", r"<code>\1</code>", re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", n))
-             for n in variant_notes(s, shown)]
+    notes = [table_display.inline_html(n) for n in variant_notes(s, shown)]
     for model, change in s.model_overrides.items():
         name = label(model)
         if model not in run:

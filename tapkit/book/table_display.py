@@ -9,6 +9,7 @@ downloads one parses the ids the code uses."""
 from __future__ import annotations
 
 import html
+import re
 from typing import Any, Collection
 
 import pandas as pd
@@ -53,6 +54,14 @@ def footnote(table: pd.DataFrame, text: str) -> str:
     if text not in notes:
         notes.append(text)
     return f"[{notes.index(text) + 1}]"
+
+
+def inline_html(text: object) -> str:
+    """``text`` escaped for HTML, with Markdown's inline bold (``**...**``) and code spans
+    (`` `...` ``) as ``<b>`` and ``<code>``: prose shown inside raw HTML (the first page's
+    tables, an admonition), where Markdown is not read."""
+    bold = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", html.escape(str(text)))
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", bold)
 
 
 def _notes_html(frame: pd.DataFrame) -> str:
