@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import importlib
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -35,7 +36,7 @@ def library_names(source: str) -> tuple[dict[str, object], list[tuple[str, str, 
                         raise AssertionError(f"line {node.lineno}: {node.module} has no "
                                              f"{alias.name}") from None
                     value = getattr(parent, alias.name)
-                if isinstance(value, type(ast)):
+                if isinstance(value, ModuleType):
                     modules[alias.asname or alias.name] = value
     used = [(n.value.id, n.attr, n.lineno) for n in ast.walk(tree)
             if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
