@@ -183,6 +183,9 @@ def medical_runs(cells: dict[tuple[str, str], list[tuple[float, float, float]]],
 # TAP 0.6, 0.49, 0.41: mean 0.5, sd √0.0091 = 0.0954, lo 0.5 - 0.237 = 0.263 > 0.02
 NONE = [(0.95, 0.35, 0.9), (0.95, 0.45, 0.9), (0.95, 0.55, 0.9)]
 TAP = [(0.90, 0.90, 0.9), (0.90, 0.89, 0.9), (0.90, 0.91, 0.9)]
+# Base's clean F-score 0.91, 0.92, 0.90: TAP's (0.9) is worse by 0.01, 0.02, 0.0 (mean 0.01, sd
+# 0.01, half-width 4.303 · 0.01 / √3 = 0.0248: [-0.015, 0.035], within 0.05: matches Base)
+BASE = [(0.90, 0.90, 0.91), (0.90, 0.90, 0.92), (0.90, 0.90, 0.90)]
 STANDIN = ({"pneu": "the digits stand-in for PNEU"}, {"pneu": DataOrigin.STANDIN})
 
 
@@ -220,6 +223,38 @@ def test_keeps_off_claim_is_judged_on_the_stand_ins_seeds_and_labelled():
         {"pneu": medical_runs({("resnet18", "none"): NONE, ("resnet18", "tap"): used})}, *STANDIN)
     # TAP's reliance [0.126, 0.374] lies wholly above 0.1: not kept off
     assert c.verdict == claims.NOT_REPRODUCED and "— not reproduced" in c.evidence
+
+
+def test_matches_base_is_judged_on_clean_images_and_counts_taps_unlearned_seeds():
+    runs = lambda tap, base=BASE: {"pneu": medical_runs(  # noqa: E731
+        {("resnet18", "base"): base, ("resnet18", "none"): NONE, ("resnet18", "tap"): tap})}
+    c = medical_claims.keeps_off_claim(runs(TAP), *STANDIN, None, True)
+    assert c.verdict == claims.REPRODUCED
+    assert ("TAP's clean F-score worse than Base's by 0.010 [-0.015, 0.035] (3 seeds), paired "
+            "with Base on the same seeds — matches Base within 0.05: reproduced") in c.evidence
+    # off the tag, but 0.15 under Base's clean F-score in every seed: the claim fails, and the
+    # evidence keeps the tag's verdict apart from Base's
+    low = [(0.76, 0.76, 0.76), (0.76, 0.75, 0.77), (0.76, 0.77, 0.75)]
+    c = medical_claims.keeps_off_claim(runs(low), *STANDIN, None, True)
+    assert c.verdict == claims.NOT_REPRODUCED
+    assert "off the tag: reproduced" in c.evidence and "within 0.05: not reproduced" in c.evidence
+    # without matches_base the same runs keep off the tag: the claims that say only that
+    assert medical_claims.keeps_off_claim(runs(low), *STANDIN).verdict == claims.REPRODUCED
+    # a TAP that never learns the task cannot judge the tag (a constant keeps off every tag),
+    # but it does not match Base: not reproduced, never not testable
+    dead = [(0.70, 0.70, 0.70)] * 3
+    c = medical_claims.keeps_off_claim(runs(dead), *STANDIN, None, True)
+    assert c.verdict == claims.NOT_REPRODUCED and "the tag not judged" in c.evidence
+    assert medical_claims.keeps_off_claim(runs(dead), *STANDIN).verdict == claims.NOT_TESTABLE
+    # Base on one seed: its score is the reference, TAP's interval alone (0.9 against 0.91);
+    # the evidence says so
+    c = medical_claims.keeps_off_claim(runs(TAP, BASE[:1]), *STANDIN, None, True)
+    assert "against Base's 0.910 (1 seed; its spread over seeds is not in the interval)" in \
+        c.evidence
+    # no Base: it cannot be matched, so the claim cannot be reproduced
+    no_base = {"pneu": medical_runs({("resnet18", "none"): NONE, ("resnet18", "tap"): TAP})}
+    assert medical_claims.keeps_off_claim(no_base, *STANDIN, None, True).verdict == \
+        claims.INCONCLUSIVE
 
 
 def test_keeps_off_claim_skips_a_no_xs_that_never_used_the_tag_and_one_seed():
@@ -386,7 +421,7 @@ def test_claims_table_lists_every_claim_of_the_paper_with_its_line(tmp_path):
     assert table.loc["tap_keeps_off_deep_pneu", "reason"] == \
         "left out by this profile: PNEU VGG-16 TAP: no"
     three = {(m, c): v for m in ("vgg16", "resnet18", "densenet121")
-             for c, v in (("none", NONE), ("tap", TAP))}
+             for c, v in (("base", BASE), ("none", NONE), ("tap", TAP))}
     write_table(medical_runs(three), tmp_path, "pneu_gt_runs",
                 {"data": "the digits stand-in for PNEU", "origin": "stand-in"})
     table = claim_table.claims_table(tmp_path).set_index("id")
@@ -712,7 +747,7 @@ def test_the_appendix_architectures_claims_read_their_chapters_per_run_tables(tm
     # tag, TAP keeps off it; the report judges "TAP keeps them off" on the chapter's per-run
     # tables and leaves "RRR fails on EfficientNet-B0" not run (no RRR cell)
     rows = {(m, c): v for m in ("efficientnet_b0", "mobilenet_v2")
-            for c, v in (("none", NONE), ("tap", TAP))}
+            for c, v in (("base", BASE), ("none", NONE), ("tap", TAP))}
     for exp in ("pneu", "knee"):
         runs = medical_runs(rows) if exp == "pneu" else medical_runs(
             {k: [(1 - a, 1 - b, 1 - cl) for a, b, cl in v] for k, v in rows.items()},
@@ -735,7 +770,7 @@ def test_the_appendix_architectures_claims_read_their_chapters_per_run_tables(tm
         "mean"].mean().reset_index() for e in ("pneu", "knee")}
     text = openings_medical.extra_found(summaries, None, tmp_path)
     assert ("The reproduction report's verdict: *reproduced* for “TAP keeps deep CNNs off the "
-            "tag” (on the stand-in)") in text and "*not run* for “RRR let the tag" in text
+            "tag and matches Base” (on the stand-in)") in text and "*not run* for “RRR let the tag" in text
     # one seed, as the quick profile trains them: not testable, with why
     write_table(medical_runs({k: v[:1] for k, v in rows.items()}), tmp_path, "extra_pneu_runs",
                 {"data": "the digits stand-in for PNEU", "origin": "stand-in"})

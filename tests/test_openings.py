@@ -116,7 +116,7 @@ def test_medical_opening_signs_knee_mae_so_that_more_is_worse(tmp_path):
     flag = " (did not learn the task)"
     assert text.startswith("MAE added when the tags are permuted (more means more use of the "
                            f"tag): No XS — ResNet-18{flag}, DenseNet-121 +0.500; TAP — "
-                           f"ResNet-18{flag}." + openings_medical._FLAGGED)
+                           f"ResNet-18{flag}." + openings_medical.flagged_note())
     # one seed: no paired interval to judge
     assert "Not trained in this profile: VGG-16." in text
     # contaminated MAE 1.0 against a constant's 1.2 is a sixth of the way to 0: neither learned
@@ -347,7 +347,7 @@ def test_medical_opening_names_the_seeds_that_did_not_learn_the_task():
     text = openings_medical.extra_found({"pneu": summary}, {"pneu": runs})
     assert text == ("metric lost when the tags are permuted (more means more use of the tag): "
                     "PNEU F-score: No XS — DenseNet-121 +0.630, TAP — DenseNet-121 +0.030 (seed 1 "
-                    "did not learn the task)." + openings_medical._FLAGGED)
+                    "did not learn the task)." + openings_medical.flagged_note())
     # seed 1, a constant's F-score both ways (-0.02), is not averaged in: with it, +0.005 would
     # pass for keeping off the tag; the summary's means still hold it
     assert "+0.005" not in text

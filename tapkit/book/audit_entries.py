@@ -76,11 +76,12 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("Seeds", "data", 339, "We report averaged results from 5 different seeds.",
           "configs/config.yaml:11 (one seed per run)", reads.seeds, S,
           "quick: three seeds for the intervals over seeds, five for ResNet-18 (where three "
-          "left TAP's reliance on KNEE and its Theorem-1 overlap on PNEU undecided), four for "
-          "DenseNet-121 on PNEU, RRR on DenseNet-121's four PNEU seeds (the paper's "
+          "left TAP's reliance on KNEE and its Theorem-1 overlap on PNEU undecided) and for "
+          "VGG-16 on PNEU (where three left \"TAP keeps deep CNNs off the tag\" undecided), four "
+          "for DenseNet-121 on PNEU, RRR on DenseNet-121's four PNEU seeds (the paper's "
           "re-emergence case, ~4× a No XS run) and ResNet-18's first three, the stripe appendix "
-          "on three; one for VGG-16, the appendix architectures and the stand-ins' Base, which "
-          "judges no claim."),
+          "on three; one for the appendix architectures and the stand-ins' Base, which judges "
+          "no claim."),
     Entry("MNIST normalisation", "data", 319,
           r"MNIST contains 60,000 $28\!\times\!28$ pixel images of handwritten digits",
           "src/data.py:81-86", lambda p: {"mean": data.MNIST_MEAN, "std": data.MNIST_STD},

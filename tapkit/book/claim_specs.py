@@ -18,6 +18,7 @@ number shown on its page that no judge reads yet). Registering a claim twice rai
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Collection, Mapping
 
@@ -45,6 +46,10 @@ from .summary_claims import (annotation_robust_claim, fail_to_protect_claim, kd_
 from .teacher_claims import (annotation_claim, comparators_on_tag_claim, medical_teacher_claim,
                              random_masks_claim, substitutes_claim, tau_trend_claim,
                              teachers_alike_claim, teachers_close_claim)
+
+
+# the claims that say TAP "matches the Base model" as well as keeping off the tag
+keeps_off_and_matches = partial(keeps_off_claim, matches_base=True)
 
 
 @dataclass(frozen=True)
@@ -138,16 +143,16 @@ for _spec in (
     ClaimSpec("decoy_learned_pneu", "pneu", on_medical(no_xs_relies_claim, ("pneu",))),
     ClaimSpec("decoy_learned_knee", "knee", on_medical(no_xs_relies_claim, ("knee",))),
     ClaimSpec("tap_keeps_off_deep_pneu", "pneu",  # "for all three architectures"
-              on_every_architecture(keeps_off_claim, ("pneu",))),
-    ClaimSpec("tap_protects_knee", "knee", on_medical(keeps_off_claim, ("knee",))),
+              on_every_architecture(keeps_off_and_matches, ("pneu",))),
+    ClaimSpec("tap_protects_knee", "knee", on_medical(keeps_off_and_matches, ("knee",))),
     ClaimSpec("rrr_spurious_densenet_pneu", "pneu", on_cell(reemerge, "pneu", "densenet121")),
     ClaimSpec("stripes_pneu", "pneu", on_stripes(keeps_off_claim, ("pneu",))),
     ClaimSpec("stripes_knee", "knee", on_stripes(keeps_off_claim, ("knee",))),
-    ClaimSpec("extra_architectures", "extra_architectures", on_extra(keeps_off_claim)),
+    ClaimSpec("extra_architectures", "extra_architectures", on_extra(keeps_off_and_matches)),
     ClaimSpec("extra_arch_pneu_less_vulnerable", "extra_architectures",
               on_extra(little_reliance_claim, ("pneu",))),
     ClaimSpec("effnet_knee_tap_succeeds", "extra_architectures",
-              on_extra(keeps_off_claim, ("knee",), "efficientnet_b0")),
+              on_extra(keeps_off_and_matches, ("knee",), "efficientnet_b0")),
     ClaimSpec("effnet_knee_rrr_fails", "extra_architectures",
               on_extra(reemerge, ("knee",), "efficientnet_b0")),
     ClaimSpec("rbr_spurious_vgg_pneu", "pneu", on_cell(reemerge, "pneu", "vgg16")),

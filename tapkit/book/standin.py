@@ -21,6 +21,7 @@ from ..methods import Kind, methods_where, proposed_method
 from ..metrics import tag_reliance, task_metric
 from ..models import Role, models_where
 from . import labels
+from .thresholds import MATCHES_BASE
 
 # the paper's Base clean scores (gt_results.csv: PNEU F1, KNEE MAE over the three architectures;
 # MNIST accuracy 0.988 (0.001), drawn as its ± one std)
@@ -30,9 +31,10 @@ PAPER_BASE = {"pneu": (0.91, 0.95), "knee": (0.49, 0.60), "decoy-mnist": (0.987,
 # the noise-free quick profile is: 0.972 on its 4,000 digits and three epochs)
 TARGET_BASE = {"pneu": (0.85, 0.97), "knee": (0.3, 0.9), "decoy-mnist": (0.948, 1.0)}
 TARGET_RELIANCE = {"pneu": 0.3, "knee": 0.5, "decoy-mnist": 0.09}
-# ...and TAP's on the medical stand-ins: a clean score no worse than Base's by more than this
-# (F1 0.05, MAE 0.1), and a reliance on the tag at most this share of No XS's (means over seeds)
-TARGET_TAP_CLEAN = {"pneu": 0.05, "knee": 0.1}
+# ...and TAP's on the medical stand-ins: a clean score no worse than Base's by more than the
+# report's "matches the Base model" tolerance (F1 0.05, MAE 0.1), and a reliance on the tag at
+# most this share of No XS's (means over seeds)
+TARGET_TAP_CLEAN = MATCHES_BASE
 TARGET_TAP_SHARE = 0.25
 # the paper's No XS reliance where one number states it (MNIST: 0.995 − 0.819, the appendix
 # table of ground-truth results on MNIST, LaTeX line 760)

@@ -18,6 +18,11 @@ from ..methods import comparators, no_xs, proposed_method
 from .protocols import Protocol
 
 
+BASE = "base"
+"""The case of No XS trained on clean images (the paper's Base): the reference a method
+"matches"."""
+
+
 def xs_cases() -> tuple[str, ...]:
     """The XS losses of the paper's tables' rows, read from the method registry now (a method
     registered after import is one of them): the ones it compares with (RRR, RBR), its own
@@ -27,7 +32,7 @@ def xs_cases() -> tuple[str, ...]:
 
 def cases() -> tuple[str, ...]:
     """The paper's tables' rows: Base, No XS, then :func:`xs_cases`."""
-    return ("base", no_xs(), *xs_cases())
+    return (BASE, no_xs(), *xs_cases())
 
 
 def own_split(case: str) -> str:
@@ -35,7 +40,7 @@ def own_split(case: str) -> str:
     images), ``"contaminated"`` for the others. Whether a run learned its task is read there:
     a No XS run that reads the label off the tag scores a constant on clean images because it
     took the shortcut, not because it learned nothing (issue 36's preconditions)."""
-    return "clean" if case == "base" else "contaminated"
+    return "clean" if case == BASE else "contaminated"
 
 
 def why_not_run(p: Protocol, experiment: str, model: str, case: str) -> str | None:
