@@ -238,6 +238,11 @@ def test_matches_base_is_judged_on_clean_images_and_counts_taps_unlearned_seeds(
     c = medical_claims.keeps_off_claim(runs(low), *STANDIN, None, True)
     assert c.verdict == claims.NOT_REPRODUCED
     assert "off the tag: reproduced" in c.evidence and "within 0.05: not reproduced" in c.evidence
+    # the part that failed is the claim's reason, which a page's sentence gives in one parenthesis
+    assert c.reason == "matches Base not reproduced on PNEU ResNet-18"
+    assert claims.verdicts([c]).endswith("*not reproduced* for “TAP keeps deep CNNs off the tag "
+                                         "and matches Base” (on the stand-in; matches Base not "
+                                         "reproduced on PNEU ResNet-18).")
     # without matches_base the same runs keep off the tag: the claims that say only that
     assert medical_claims.keeps_off_claim(runs(low), *STANDIN).verdict == claims.REPRODUCED
     # a TAP that never learns the task cannot judge the tag (a constant keeps off every tag),

@@ -103,17 +103,27 @@ def verdicts(claims: Iterable[Claim], most: int = 200, reasons: int = 2) -> str:
     by = {v: [c for c in claims if c.verdict == v] for v in VERDICTS}
     quiet = (NOT_TESTABLE, NOT_RUN)
     every = len({c.claim for c in claims})
-    parts = [f"*{v}* for {_names(cs, every)}" for v, cs in by.items() if cs and v not in quiet]
+
+    def why(cs: list[Claim], evidence: bool = True) -> str:
+        found = list(dict.fromkeys(shorten(part, most) for c in cs for part in (
+            c.brief or c.reason or (c.evidence if evidence else "")).split("; ") if part))
+        return "; ".join(found[:reasons]) + (
+            f"; {len(found) - reasons} more in the reproduction report"
+            if len(found) > reasons else "")
+
+    def with_why(names: str, w: str) -> str:  # one parenthesis: "(on the stand-in; why)"
+        if not w:
+            return names
+        return f"{names[:-1]}; {w})" if names.endswith(")") else f"{names} ({w})"
+
+    # a judged claim that did not reproduce says which of its parts kept it (its reason), if any
+    parts = [f"*{v}* for " + with_why(_names(cs, every),
+                                      why(cs, evidence=False) if v != REPRODUCED else "")
+             for v, cs in by.items() if cs and v not in quiet]
     for v in quiet:
         if by[v]:
-            found = list(dict.fromkeys(shorten(part, most) for c in by[v]
-                                       for part in (c.brief or c.reason
-                                                    or c.evidence).split("; ")))
-            why = "; ".join(found[:reasons]) + (
-                f"; {len(found) - reasons} more in the reproduction report"
-                if len(found) > reasons else "")
-            parts.append(f"*{v}* for {_names(by[v], every)} ({why})" if parts or v != quiet[0]
-                         else f"not judged here ({why})")
+            parts.append(f"*{v}* for {_names(by[v], every)} ({why(by[v])})"
+                         if parts or v != quiet[0] else f"not judged here ({why(by[v])})")
     return VERDICT_LEAD + "; ".join(parts) + "."
 
 

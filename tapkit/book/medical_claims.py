@@ -140,7 +140,7 @@ def keeps_off_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str],
     method = method or proposed_method()
     own = label(method)
     claim = f"{own} keeps deep CNNs off the tag" + (" and matches Base" if matches_base else "")
-    parts, results, n_min, why = [], [], None, []
+    parts, results, n_min, why, open_parts = [], [], None, [], []
     for exp, model, rows, rel in cells(runs):
         if not {no_xs(), method} <= set(rows["case"]):
             continue
@@ -154,6 +154,7 @@ def keeps_off_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str],
         if len(seeds.kept) < 2:
             if match == NOT_REPRODUCED:  # no seed to judge the tag on, but it failed Base
                 results.append(match)
+                open_parts.append((f"matches Base {match}", name))
                 n_min = n_match if n_min is None else min(n_min, n_match)
                 parts.append(f"{name}: the tag not judged ({few_reason(seeds)}){versus} — "
                              f"{match}{seeds.note(name)}")
@@ -168,12 +169,23 @@ def keeps_off_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str],
                         keeps_verdict(t_e.lo, t_e.hi, LEARNED, higher_is_better=False)])
         verdict = combined([off, match])
         results.append(verdict)
+        if matches_base:  # the parts that kept the cell from being reproduced
+            open_parts += [(f"{part} {v}", name) for part, v in (("off the tag", off),
+                                                                ("matches Base", match))
+                           if v != REPRODUCED]
         both = f" — off the tag: {off}{versus}; together: " if matches_base else " — "
         parts.append(f"{name}: No XS {n_e.text()}, {own} {t_e.text()}, paired No XS − {own} "
                      f"{d.text()}{both}{verdict}{seeds.note(name)}")
     evidence = f"{RELIANCE} — " + ("; ".join(parts) or f"no architecture with No XS and {own}")
     return _judged_runs(claim, "Results, Figs. PNEU/KNEE", evidence, data, origins,
-                        n_min or 0, results, why)
+                        n_min or 0, results, why, _grouped(open_parts))
+
+
+def _grouped(pairs: Sequence[tuple[str, str]]) -> str:
+    """``[("matches Base inconclusive", "PNEU VGG-16"), ...]`` as one reason, each part once:
+    ``"matches Base inconclusive on PNEU VGG-16, PNEU ResNet-18"``."""
+    return "; ".join(f"{part} on {', '.join(n for p, n in pairs if p == part)}"
+                     for part in dict.fromkeys(p for p, _ in pairs))
 
 
 PAPER_REEMERGENCE = "the paper's cases: PNEU DenseNet-121 RRR F1 0.994 → 0.429, VGG-16 RBR 0.974 → 0.825"
@@ -510,13 +522,14 @@ def _a(name: str) -> str:
 
 def _judged_runs(claim: str, where: str, evidence: str, data: Mapping[str, str],
                  origins: Mapping[str, DataOrigin | None], seeds: int,
-                 results: Sequence[str], why: Sequence[str] = ()) -> Claim:
+                 results: Sequence[str], why: Sequence[str] = (), open_parts: str = "") -> Claim:
     """A claim on per-run tables: the cells' verdicts combined (:func:`.claims.combined`: any
     not reproduced, not reproduced; all reproduced, reproduced; else inconclusive); *not
     testable here* when no cell could be judged (``why``: each cell's reason) or the table does
     not record whether its data are the paper's; *not run* when no cell measured it. Judged on
     the digits stand-in too and labelled so (``standin``): a verdict on the stand-in says what
-    these networks did on it, not what they do on PNEU/KNEE."""
+    these networks did on it, not what they do on PNEU/KNEE. ``open_parts``: where a claim has
+    several parts, the ones that kept it from being reproduced, its reason."""
     data_text = "; ".join(f"{k.upper()}: {v}" for k, v in data.items()) or "unknown"
     standin = DataOrigin.STANDIN in origins.values()
     seeds_text = f"{seeds} seed{'s' if seeds != 1 else ''}"
@@ -524,9 +537,10 @@ def _judged_runs(claim: str, where: str, evidence: str, data: Mapping[str, str],
     if None in origins.values():
         return Claim(claim, where, evidence, seeds_text, data_text, NOT_TESTABLE, standin,
                      "its table does not record whether its data are the paper's (rebuild it)")
-    if results:
-        return Claim(claim, where, prefix + evidence, seeds_text, data_text,
-                     combined(list(results)), standin=standin)
+    if results:  # open_parts: for a claim of several parts, the ones that did not reproduce
+        verdict = combined(list(results))
+        return Claim(claim, where, prefix + evidence, seeds_text, data_text, verdict,
+                     standin=standin, reason=open_parts if verdict != REPRODUCED else "")
     if why:
         return Claim(claim, where, prefix + evidence, seeds_text, data_text, NOT_TESTABLE,
                      standin, "; ".join(why))
