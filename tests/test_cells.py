@@ -73,8 +73,9 @@ def _setting1(p, root, experiment, models, cases, artifact) -> list:
                                           lams.get(c) if c in ("rrr", "rbr", "tap") else 0.0,
                                           seed, artifact)
                 for c in cases if not setting1.why_not_run(p, experiment, m, c)
-                # the quick profile: VGG-16, and Base, on the first seed only
-                for seed in p.seeds_on(m, experiment) if seed in p.seeds_for(c, m)]
+                # the quick profile: Base on the first seed(s) only
+                for seed in p.seeds_on(m, experiment)
+                if seed in p.seeds_for(c, m, experiment)]
     return out
 
 

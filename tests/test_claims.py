@@ -251,6 +251,11 @@ def test_matches_base_is_judged_on_clean_images_and_counts_taps_unlearned_seeds(
     c = medical_claims.keeps_off_claim(runs(dead), *STANDIN, None, True)
     assert c.verdict == claims.NOT_REPRODUCED and "the tag not judged" in c.evidence
     assert medical_claims.keeps_off_claim(runs(dead), *STANDIN).verdict == claims.NOT_TESTABLE
+    # Base on two of TAP's three seeds: paired over those two (worse by 0.01, 0.02: 0.015),
+    # and the evidence says which
+    c = medical_claims.keeps_off_claim(runs(TAP, BASE[:2]), *STANDIN, None, True)
+    assert ("worse than Base's by 0.015 [-0.049, 0.079] (2 seeds), paired with Base on the 2 "
+            "seeds both ran (TAP's other 1 unpaired)") in c.evidence
     # Base on one seed: its score is the reference, TAP's interval alone (0.9 against 0.91);
     # the evidence says so
     c = medical_claims.keeps_off_claim(runs(TAP, BASE[:1]), *STANDIN, None, True)

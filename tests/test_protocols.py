@@ -591,6 +591,15 @@ def test_a_case_may_train_on_fewer_seeds_of_one_architecture():
     assert s.seed_counts(["resnet18", "densenet121"], "pneu") == (5, {"densenet121": 3, "rrr": 3})
     with pytest.raises(ValueError, match="several models"):
         s.seeds_for("rrr")
+    # an architecture's count may differ by data set (quick: ResNet-18's Base on three KNEE
+    # seeds, one PNEU seed); asked without the data set, a protocol of two refuses
+    t = replace(s, case_seeds={"base": {"resnet18": {"pneu": 1, "knee": 3}, "densenet121": 2}})
+    assert t.seeds_of("resnet18", "base", "knee") == (0, 1, 2)
+    assert t.seeds_of("resnet18", "base", "pneu") == (0,)
+    assert t.seeds_of("densenet121", "base", "knee") == (0, 1)
+    assert t.seed_counts(["resnet18"], "knee") == (5, {"base": 3})
+    with pytest.raises(ValueError, match="several experiments"):
+        t.seeds_for("base", "resnet18")
     runs = medical_plans.medical_runs(s, "pneu", ["resnet18", "densenet121"], ["rrr"],
                                       lambdas={"rrr": 1.0})
     assert sorted((r.model, r.seed) for r in runs) == [

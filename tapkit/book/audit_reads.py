@@ -87,9 +87,14 @@ def seeds(profile: str) -> dict[str, Any]:
     out.update({f"MNIST {name(c)}": m.seeds_for(c) for c in m.case_seeds})
     out.update({f"{name(k)} {name(e)}" if isinstance(p.model_seeds[k], Mapping) else name(k):
                 p.seeds_on(k, e) for k in p.model_seeds for e in p.experiments})
-    for c, n in p.case_seeds.items():  # one count, or counts by architecture
-        out.update({f"{name(m)} {name(c)}": p.seeds_for(c, m) for m in n}
-                   if isinstance(n, Mapping) else {f"medical {name(c)}": p.seeds_for(c)})
+    for c, n in p.case_seeds.items():  # one count, or counts by architecture (and experiment)
+        if not isinstance(n, Mapping):
+            out[f"medical {name(c)}"] = p.seeds_for(c)
+            continue
+        for m, k in n.items():
+            out.update({f"{name(m)} {name(c)} {name(e)}": p.seeds_for(c, m, e)
+                        for e in p.experiments} if isinstance(k, Mapping)
+                       else {f"{name(m)} {name(c)}": p.seeds_for(c, m)})
     return out
 
 

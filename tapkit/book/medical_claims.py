@@ -84,7 +84,8 @@ def base_gap(rows: pd.DataFrame, rel: pd.Series, exp: str,
     seeds where No XS learned the task and took the tag (the stand-in's conditions held,
     :mod:`.preconditions`). A run of ``method`` that did not learn the task counts: its failure
     is what "matches the Base model" is about, so it is never dropped into a success. Base pairs
-    seed by seed where it ran each of those seeds; else its mean over the seeds it ran is the
+    seed by seed over the seeds both ran, where there are two or more (the quick profile trains
+    ResNet-18's Base on three KNEE seeds); else Base's mean over the seeds it ran is the
     reference, and its own spread over seeds is not in the interval."""
     metric = task_metric(exp)
     seeds = judged_seeds(rows, rel, [no_xs()], metric).kept
@@ -94,9 +95,12 @@ def base_gap(rows: pd.DataFrame, rel: pd.Series, exp: str,
     if not own or not base:
         return None
     sign = -1.0 if metric.higher_is_better else 1.0  # worse by: Base − it (F1), it − Base (MAE)
-    if set(own) <= set(base) and len(own) > 1:
+    both = sorted(set(own) & set(base))
+    if len(both) > 1:  # paired over the seeds both ran (a seed's split is shared: it cancels)
         d = paired_difference(own, base, bounds=metric.range(1))
-        ref = "paired with Base on the same seeds"
+        ref = ("paired with Base on the same seeds" if len(both) == len(own) else
+               f"paired with Base on the {len(both)} seeds both ran ({label(method)}'s other "
+               f"{len(own) - len(both)} unpaired)")
     else:
         e = mean_ci(list(own.values()), bounds=metric.range())
         ref_value = sum(base.values()) / len(base)

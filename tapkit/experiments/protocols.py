@@ -194,7 +194,8 @@ class Protocol(_TrainsMethods, _Protocol):
     search: Mapping[str, Any] = field(default_factory=dict)
     ablation: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     kappas: tuple[int, ...] = ()
-    case_seeds: Mapping[str, int | Mapping[str, int]] = field(default_factory=dict)
+    case_seeds: Mapping[str, int | Mapping[str, int | Mapping[str, int]]] = field(
+        default_factory=dict)
     model_seeds: Mapping[str, int | Mapping[str, int]] = field(default_factory=dict)
     model_overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     method_batch_size: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
@@ -219,21 +220,26 @@ class Protocol(_TrainsMethods, _Protocol):
             object.__setattr__(self, "source", str(self.source))
         check_options_table(self.options)
 
-    def seeds_for(self, case: str, model: str | None = None) -> tuple[int, ...]:
+    def seeds_for(self, case: str, model: str | None = None,
+                  experiment: str | None = None) -> tuple[int, ...]:
         """The seeds Setting 1 trains ``case`` on: all, or the first ``case_seeds[case]``, a
-        count or counts keyed by architecture (``model``; None: the protocol's only one)."""
+        count or counts keyed by architecture (``model``; None: the protocol's only one), an
+        architecture's count one or one per experiment (None: the protocol's only one)."""
         if case not in self.case_seeds:
             return self.seeds
         n = self.case_seeds[case]
         if isinstance(n, Mapping):
             n = n.get(self._only("model", model), len(self.seeds))
+        if isinstance(n, Mapping):
+            n = per_experiment(n, self._only("experiment", experiment))
         return self.seeds[:n]
 
     def seeds_of(self, model: str, case: str, experiment: str | None = None) -> tuple[int, ...]:
         """The seeds a medical table of ``experiment`` trains ``case`` of ``model`` on: the
         shorter of :meth:`seeds_on` and :meth:`seeds_for` (quick: Base on the first seed of each
-        stand-in)."""
-        return min(self.seeds_on(model, experiment), self.seeds_for(case, model), key=len)
+        stand-in, ResNet-18's on KNEE on three)."""
+        return min(self.seeds_on(model, experiment), self.seeds_for(case, model, experiment),
+                   key=len)
 
     def seeds_on(self, model: str, experiment: str | None = None) -> tuple[int, ...]:
         """The seeds a medical table of ``experiment`` trains ``model`` on: all, or the first

@@ -15,6 +15,7 @@ from typing import Sequence
 
 from ..config import TrainConfig
 from ..methods import comparators, no_xs, proposed_method
+from ..models import model_label
 from .protocols import Protocol
 
 
@@ -52,13 +53,24 @@ def why_not_run(p: Protocol, experiment: str, model: str, case: str) -> str | No
 
 
 def seed_counts(p: Protocol, models: Sequence[str], experiment: str | None = None
-                ) -> tuple[int, dict[str, int]]:
+                ) -> tuple[int, dict[str, int | str]]:
     """:meth:`Protocol.seed_counts` of a page's ``models`` on ``experiment``, without the cases
     none of them trains there (:func:`why_not_run`; the quick profile's RRR on KNEE), so a
-    page never names a case's seeds where it has no such run."""
+    page never names a case's seeds where it has no such run. A case whose count differs
+    between the architectures that train it reads as its smallest count with the others named:
+    ``"1 (ResNet-18: 3)"`` (the quick profile's Base on KNEE)."""
     n, fewer = p.seed_counts(models, experiment)
-    return n, {k: v for k, v in fewer.items() if k in models or any(
-        not why_not_run(p, experiment, m, k) for m in models)}
+    out: dict[str, int | str] = {k: v for k, v in fewer.items() if k in models}
+    for case in fewer:
+        counts = {m: len(p.seeds_of(m, case, experiment)) for m in models
+                  if not why_not_run(p, experiment, m, case)}
+        if case in models or not counts:
+            continue
+        low = min(counts.values())
+        more = {m: k for m, k in counts.items() if k > low}
+        out[case] = (f"{low} (" + ", ".join(f"{model_label(m)}: {k}" for m, k in more.items())
+                     + ")" if more else fewer[case])
+    return n, out
 
 
 def left_out(s: Protocol, experiment: str, models: Sequence[str],
