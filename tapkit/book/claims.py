@@ -104,27 +104,33 @@ def verdicts(claims: Iterable[Claim], most: int = 200, reasons: int = 2) -> str:
     quiet = (NOT_TESTABLE, NOT_RUN)
     every = len({c.claim for c in claims})
 
-    def why(cs: list[Claim], evidence: bool = True) -> str:
-        found = list(dict.fromkeys(shorten(part, most) for c in cs for part in (
-            c.brief or c.reason or (c.evidence if evidence else "")).split("; ") if part))
-        return "; ".join(found[:reasons]) + (
-            f"; {len(found) - reasons} more in the reproduction report"
-            if len(found) > reasons else "")
-
-    def with_why(names: str, w: str) -> str:  # one parenthesis: "(on the stand-in; why)"
-        if not w:
-            return names
-        return f"{names[:-1]}; {w})" if names.endswith(")") else f"{names} ({w})"
-
     # a judged claim that did not reproduce says which of its parts kept it (its reason), if any
-    parts = [f"*{v}* for " + with_why(_names(cs, every),
-                                      why(cs, evidence=False) if v != REPRODUCED else "")
-             for v, cs in by.items() if cs and v not in quiet]
+    parts = [f"*{v}* for " + _with_reason(
+        _names(cs, every), _reasons(cs, most, reasons, evidence=False) if v != REPRODUCED else "")
+        for v, cs in by.items() if cs and v not in quiet]
     for v in quiet:
         if by[v]:
-            parts.append(f"*{v}* for {_names(by[v], every)} ({why(by[v])})"
-                         if parts or v != quiet[0] else f"not judged here ({why(by[v])})")
+            why = _reasons(by[v], most, reasons)
+            parts.append(f"*{v}* for {_names(by[v], every)} ({why})" if parts or v != quiet[0]
+                         else f"not judged here ({why})")
     return VERDICT_LEAD + "; ".join(parts) + "."
+
+
+def _reasons(claims: list[Claim], most: int, reasons: int, evidence: bool = True) -> str:
+    """The claims' reasons (or, with ``evidence``, their evidence where they give none), each
+    once and cut to ``most`` characters, at most ``reasons`` of them, the rest counted."""
+    found = list(dict.fromkeys(shorten(part, most) for c in claims for part in (
+        c.brief or c.reason or (c.evidence if evidence else "")).split("; ") if part))
+    return "; ".join(found[:reasons]) + (
+        f"; {len(found) - reasons} more in the reproduction report" if len(found) > reasons
+        else "")
+
+
+def _with_reason(names: str, why: str) -> str:
+    """``names`` and ``why`` in one parenthesis: "“…” (on the stand-in; why)"."""
+    if not why:
+        return names
+    return f"{names[:-1]}; {why})" if names.endswith(")") else f"{names} ({why})"
 
 
 def _names(claims: list[Claim], every: int) -> str:
