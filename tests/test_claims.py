@@ -251,6 +251,13 @@ def test_matches_base_is_judged_on_clean_images_and_counts_taps_unlearned_seeds(
     c = medical_claims.keeps_off_claim(runs(dead), *STANDIN, None, True)
     assert c.verdict == claims.NOT_REPRODUCED and "the tag not judged" in c.evidence
     assert medical_claims.keeps_off_claim(runs(dead), *STANDIN).verdict == claims.NOT_TESTABLE
+    # TAP learned the task in one seed of three: the tag cannot be judged, and its clean F-score
+    # 0.70 / 0.70 / 0.90 against Base's 0.91 / 0.92 / 0.90 (worse by 0.143 [-0.165, 0.452])
+    # neither matches nor clearly fails to: inconclusive, not dropped as untestable
+    c = medical_claims.keeps_off_claim(runs(dead[:2] + TAP[2:]), *STANDIN, None, True)
+    assert c.verdict == claims.INCONCLUSIVE
+    assert c.reason == "matches Base inconclusive on PNEU ResNet-18"
+    assert "worse than Base's by 0.143 [-0.165, 0.452] (3 seeds)" in c.evidence
     # Base on two of TAP's three seeds: paired over those two (worse by 0.01, 0.02: 0.015),
     # and the evidence says which
     c = medical_claims.keeps_off_claim(runs(TAP, BASE[:2]), *STANDIN, None, True)
