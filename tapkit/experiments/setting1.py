@@ -61,15 +61,15 @@ def seed_counts(p: Protocol, models: Sequence[str], experiment: str | None = Non
     ``"1 (ResNet-18: 3)"`` (the quick profile's Base on KNEE)."""
     n, fewer = p.seed_counts(models, experiment)
     out: dict[str, int | str] = {k: v for k, v in fewer.items() if k in models}
-    for case in fewer:
+    for case in (c for c in fewer if c not in models):
         counts = {m: len(p.seeds_of(m, case, experiment)) for m in models
                   if not why_not_run(p, experiment, m, case)}
-        if case in models or not counts:
+        if not counts:
             continue
         low = min(counts.values())
         more = {m: k for m, k in counts.items() if k > low}
         out[case] = (f"{low} (" + ", ".join(f"{model_label(m)}: {k}" for m, k in more.items())
-                     + ")" if more else fewer[case])
+                     + ")" if more else low)
     return n, out
 
 
