@@ -9,6 +9,7 @@ import pytest
 
 from tapkit.book import (claim_table, claims, cost_claims, medical_claims, medical_notes,
                          mnist_claims, teacher_claims)
+from tapkit.book.claim_judges import xs_protect
 from tapkit.book.origin import DataOrigin
 from tapkit.book.report import write_table
 from tapkit.experiments import protocols
@@ -272,6 +273,46 @@ def test_matches_base_is_judged_on_clean_images_and_counts_taps_unlearned_seeds(
     no_base = {"pneu": medical_runs({("resnet18", "none"): NONE, ("resnet18", "tap"): TAP})}
     assert medical_claims.keeps_off_claim(no_base, *STANDIN, None, True).verdict == \
         claims.INCONCLUSIVE
+
+
+def test_no_xs_looks_best_on_contaminated_images_within_the_tolerance_and_rivals_that_learned():
+    runs = lambda **cases: {"pneu": medical_runs(  # noqa: E731
+        {("resnet18", "none"): NONE, **{("resnet18", c): v for c, v in cases.items()}})}
+    # No XS 0.95 on contaminated images, TAP 0.90 and Base 0.90 on every seed: No XS is worse
+    # than each by -0.05 exactly (no spread), within 0.05 of the best: reproduced
+    c = medical_claims.no_xs_relies_claim(runs(tap=TAP, base=BASE), *STANDIN, looks_best=True)
+    assert c.claim == "No XS looks best on contaminated data but relies on the tag"
+    assert c.verdict == claims.REPRODUCED
+    assert ("No XS's contaminated F-score worse than TAP's by -0.050 [-0.050, -0.050] (3 seeds) "
+            "paired, than Base's by -0.050 [-0.050, -0.050] (3 seeds) paired — best within "
+            "0.05: reproduced; together: reproduced") in c.evidence
+    # an RRR at 0.99, 1.00, 0.98 beats No XS by 0.04, 0.05, 0.03
+    # (mean 0.04, half-width 4.303 · 0.01 / √3 = 0.0248: [0.015, 0.065] spans 0.05): inconclusive
+    rrr = [(0.99, 0.3, 0.9), (1.00, 0.3, 0.9), (0.98, 0.3, 0.9)]
+    c = medical_claims.no_xs_relies_claim(runs(tap=TAP, rrr=rrr), *STANDIN, looks_best=True)
+    assert c.verdict == claims.INCONCLUSIVE
+    assert "than RRR's by 0.040 [0.015, 0.065] (3 seeds) paired" in c.evidence
+    assert c.reason == "looks best inconclusive on PNEU ResNet-18"
+    # a Base that scores 0.99 on one seed only: No XS's interval against its mean, 0.04 worse
+    # with no spread: the evidence names the reference
+    c = medical_claims.no_xs_relies_claim(runs(base=[(0.99, 0.99, 0.99)]), *STANDIN,
+                                          looks_best=True)
+    assert ("worse than Base's by 0.040 [0.040, 0.040] (3 seeds) against its 0.990 over 1 seed"
+            in c.evidence)
+    assert c.verdict == claims.REPRODUCED
+    # an RRR 0.15 ahead on every seed (No XS at 0.80, which learned: a constant scores 2/3):
+    # not reproduced; an RRR run that never learned the task (0.70) is no rival and is left out
+    low = [(0.80, 0.35, 0.8), (0.80, 0.45, 0.8), (0.80, 0.55, 0.8)]
+    ahead = [(0.95, 0.3, 0.9), (0.96, 0.3, 0.9), (0.94, 0.3, 0.9)]
+    c = medical_claims.no_xs_relies_claim(
+        {"pneu": medical_runs({("resnet18", "none"): low, ("resnet18", "rrr"): ahead,
+                               ("resnet18", "tap"): [(0.70, 0.70, 0.70)] * 3})},
+        *STANDIN, looks_best=True)
+    assert c.verdict == claims.NOT_REPRODUCED and "TAP's" not in c.evidence
+    assert "worse than RRR's by 0.150 [0.125, 0.175] (3 seeds) paired" in c.evidence
+    # without looks_best the same runs judge the reliance alone
+    assert medical_claims.no_xs_relies_claim(runs(tap=TAP, rrr=ahead), *STANDIN).claim == \
+        "No XS relies on the tag"
 
 
 def test_keeps_off_claim_skips_a_no_xs_that_never_used_the_tag_and_one_seed():
@@ -854,7 +895,10 @@ def test_the_first_page_has_a_row_and_a_link_for_every_claim(tmp_path):
     # the decided claims first, the rest folded below them
     judged, folded = page.split("<details>")
     assert judged.count("<tr><td>") == (table.verdict.isin(claim_table.JUDGED)).sum() >= 1
-    assert "reproduced</td>" in judged and "not run" not in judged.split("<tbody>")[1]
+    # a row's verdict is its last cell: a judged one never says not run (its evidence may,
+    # where a part that ran fails the claim: "RRR not run" beside TAP's failure)
+    verdicts = re.findall(r'">([^<>]*)</td></tr>', judged.split("<tbody>")[1])
+    assert "reproduced" in verdicts and not any(v.startswith("not run") for v in verdicts)
     assert folded.count("<tr><td>") == (~table.verdict.isin(claim_table.JUDGED)).sum()
     assert "did not run" in claim_table.first_page(None)
     # what the rows' "VGG-16" stands for on a profile that trains it as another entry: the
@@ -884,6 +928,31 @@ def test_the_verdict_cell_cuts_a_long_reason_at_a_word_and_keeps_it_whole_on_hov
     assert f'title="{long}"' in cell
 
 
+def test_an_insensitive_model_loses_at_most_the_margin_when_the_decoys_are_permuted():
+    decoyed = [(0.98, 0.80)] * 3  # No XS loses 0.18: it took the decoy on every seed
+    # TAP's Δ-accuracy -0.03, -0.02, -0.025: mean -0.025, sd 0.005, half-width 4.303 · 0.005 /
+    # √3 = 0.0124: [-0.037, -0.013] spans -0.02: inconclusive, although TAP beats No XS by 0.155
+    near = [(0.98, 0.95), (0.98, 0.96), (0.98, 0.955)]
+    runs = runs_table({"none": decoyed, "tap": near})
+    c = mnist_claims.insensitive_claim(runs, "MNIST", "tap")
+    assert c.verdict == claims.INCONCLUSIVE
+    assert c.evidence == ("TAP Δ-accuracy (permuted − contaminated) -0.025 [-0.037, -0.013] "
+                          "(3 seeds), within 0.02")
+    assert mnist_claims.removes_claim(runs, "MNIST").verdict == claims.REPRODUCED
+    # -0.1 on every seed: halves No XS's loss and is still sensitive
+    half = runs_table({"none": decoyed, "tap": [(0.98, 0.88)] * 3})
+    assert mnist_claims.insensitive_claim(half, "MNIST", "tap").verdict == claims.NOT_REPRODUCED
+    # the part that kept the whole claim from being reproduced is its reason
+    c = xs_protect(pd.concat([half, runs_table({"base": [(0.97, 0.97)] * 3})]), "MNIST", "tap")
+    assert c.verdict == claims.NOT_REPRODUCED
+    assert c.reason == "TAP is insensitive to the decoy: not reproduced"
+    # a seed where No XS did not take the decoy is dropped and named
+    mixed = runs_table({"none": [(0.98, 0.80), (0.98, 0.80), (0.98, 0.975)],
+                        "base": [(0.97, 0.97)] * 3})
+    c = mnist_claims.insensitive_claim(mixed, "MNIST", "base")
+    assert c.verdict == claims.REPRODUCED and "seed 2 dropped" in c.evidence
+
+
 def test_a_comparator_that_never_ran_is_not_run_and_one_that_failed_is_not_testable():
     """The words keep apart a case with no run ("RBR not run": *not run*) and a case whose runs
     all failed ("no converged RBR run": *not testable here*), as the report's verdicts do."""
@@ -907,9 +976,15 @@ def test_a_comparator_that_never_ran_is_not_run_and_one_that_failed_is_not_testa
     # "the models trained with XS losses are insensitive": every XS method needed
     from tapkit.book.claim_judges import xs_protect
     c = xs_protect(both, "MNIST", "tap", "rrr", "rbr")
-    assert c.verdict == claims.NOT_RUN and c.reason == "RBR not run"
+    assert c.verdict == claims.NOT_RUN and c.reason == "RBR not run; Base not run"
     assert "TAP" in c.evidence and "RRR" in c.evidence and "RBR not run" in c.evidence
-    assert xs_protect(both, "MNIST", "tap", "rrr").verdict == claims.REPRODUCED
+    # the claim names the Base model too: insensitive with the XS losses, each needed
+    based = pd.concat([both, runs_table({"base": [(0.97, 0.97)] * 3})], ignore_index=True)
+    # TAP beats No XS, but its Δ -0.015, -0.01, -0.005 ([-0.022, 0.002]) spans -0.02
+    c = xs_protect(based, "MNIST", "tap", "rrr")
+    assert c.verdict == claims.INCONCLUSIVE
+    assert c.reason == "TAP is insensitive to the decoy: inconclusive"
+    assert xs_protect(both, "MNIST", "tap", "rrr").verdict == claims.NOT_RUN
     assert mnist_claims.removes_claim(runs_table({"none": decoyed}), "MNIST").verdict == claims.NOT_RUN
 
 

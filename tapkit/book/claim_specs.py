@@ -50,6 +50,8 @@ from .teacher_claims import (annotation_claim, comparators_on_tag_claim, medical
 
 # the claims that say TAP "matches the Base model" as well as keeping off the tag
 keeps_off_and_matches = partial(keeps_off_claim, matches_base=True)
+# the claims that say No XS looks best on contaminated data as well as relying on the tag
+looks_best_and_relies = partial(no_xs_relies_claim, looks_best=True)
 
 
 @dataclass(frozen=True)
@@ -140,8 +142,8 @@ for _spec in (
               "not EfficientNet-B0's RRR/RBR steps"),
     ClaimSpec("rrr_rbr_slower", "speed_memory", cost),
     ClaimSpec("tap_beats_rrr_rbr", "pneu", matches_at_cost),
-    ClaimSpec("decoy_learned_pneu", "pneu", on_medical(no_xs_relies_claim, ("pneu",))),
-    ClaimSpec("decoy_learned_knee", "knee", on_medical(no_xs_relies_claim, ("knee",))),
+    ClaimSpec("decoy_learned_pneu", "pneu", on_medical(looks_best_and_relies, ("pneu",))),
+    ClaimSpec("decoy_learned_knee", "knee", on_medical(looks_best_and_relies, ("knee",))),
     ClaimSpec("tap_keeps_off_deep_pneu", "pneu",  # "for all three architectures"
               on_every_architecture(keeps_off_and_matches, ("pneu",))),
     ClaimSpec("tap_protects_knee", "knee", on_medical(keeps_off_and_matches, ("knee",))),

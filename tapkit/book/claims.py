@@ -215,14 +215,19 @@ def every_part(claim: str, parts: Sequence[Claim]) -> Claim:
     and RBR"): a part that fails fails it; else a part this build did not run leaves it *not
     run* and one it could not judge *not testable here* (every unjudged part *not run*: not run;
     else not testable), each reason kept; else the parts' verdicts combined
-    (:func:`combined`). The evidence is every part's; seeds and data are the first's."""
+    (:func:`combined`), whose reason names the judged parts that kept it from being reproduced.
+    The evidence is every part's; seeds and data are the first's."""
     head = parts[0]
     verdicts = [p.verdict for p in parts]
     open_ = [p for p in parts if p.verdict in (NOT_RUN, NOT_TESTABLE)]
     evidence = "; ".join(dict.fromkeys(p.evidence for p in parts))
     if NOT_REPRODUCED in verdicts or not open_:
-        return replace(head, claim=claim, evidence=evidence, verdict=combined(verdicts),
-                       reason="", brief="")
+        kept = [p for p in parts if p.verdict in (NOT_REPRODUCED, INCONCLUSIVE)]
+        verdict = combined(verdicts)
+        reason = ("; ".join(dict.fromkeys(f"{p.claim}: {p.verdict}" for p in kept))
+                  if verdict != REPRODUCED and len(parts) > 1 else "")
+        return replace(head, claim=claim, evidence=evidence, verdict=verdict, reason=reason,
+                       brief="")
     kind = NOT_RUN if all(p.verdict == NOT_RUN for p in open_) else NOT_TESTABLE
     return replace(head, claim=claim, evidence=evidence, verdict=kind,
                    reason="; ".join(dict.fromkeys(p.reason for p in open_ if p.reason)),

@@ -41,7 +41,9 @@ MATCHES_BASE = {"pneu": 0.05, "knee": 0.1}
 than Base's by at most this (F1 on PNEU, MAE on KNEE): issue 36's target for TAP on the digits
 stand-ins (:func:`.medical_claims.base_gap` says why clean). The paper's own "matches" spans gaps
 up to 0.099 MAE (VGG-16 on KNEE, clean 0.585 against Base's 0.486, the appendix's KNEE table) and
-0.007 F1 (ResNet-18 on PNEU, 0.918 against 0.925)."""
+0.007 F1 (ResNet-18 on PNEU, 0.918 against 0.925). The same tolerance reads "No XS looks best
+on contaminated data" (:func:`.medical_claims._looks_best_part`): the paper's No XS ties
+DenseNet-121's RRR there (0.994 F1 both)."""
 
 # LEARNED_SHARE (0.25, :mod:`tapkit.experiments.plans`): a model "learned the task" when its
 # score goes a quarter of the way from a constant prediction's to perfect (F1 0.75 where a
