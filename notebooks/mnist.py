@@ -121,5 +121,5 @@ display(Markdown(paper_profile.mnist_delta_line(root)))  # No XS's
 display(Markdown(paper_profile.mnist_lease_note(root)))
 
 # %% tags=["hide-input"]
-ch.opening(openings.mnist_found(runs, ch.data()[0]))
+ch.opening(openings.mnist_found(runs, root))
 ch.finish();

@@ -976,7 +976,7 @@ def test_a_comparator_that_never_ran_is_not_run_and_one_that_failed_is_not_testa
     # "the models trained with XS losses are insensitive": every XS method needed
     from tapkit.book.claim_judges import xs_protect
     c = xs_protect(both, "MNIST", "tap", "rrr", "rbr")
-    assert c.verdict == claims.NOT_RUN and c.reason == "RBR not run; Base not run"
+    assert c.verdict == claims.NOT_RUN and c.reason == "Base not run; RBR not run"
     assert "TAP" in c.evidence and "RRR" in c.evidence and "RBR not run" in c.evidence
     # the claim names the Base model too: insensitive with the XS losses, each needed
     based = pd.concat([both, runs_table({"base": [(0.97, 0.97)] * 3})], ignore_index=True)

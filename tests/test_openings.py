@@ -81,19 +81,29 @@ def test_an_opening_shows_the_first_finding_and_the_verdict_and_folds_the_rest()
     assert openings.headline(". a") == (".", "a")
 
 
-def test_mnist_opening_reads_the_runs_and_the_reports_verdicts():
+def test_mnist_opening_reads_the_runs_and_the_reports_verdicts(tmp_path):
+    def found(runs: pd.DataFrame) -> str:
+        report.write_table(runs, tmp_path, "mnist_gt_runs", {"data": "MNIST"})
+        return openings.mnist_found(runs, tmp_path)
+
     runs = _runs({"none": [(0.98, 0.50), (0.97, 0.52)], "tap": [(0.97, 0.95), (0.96, 0.96)],
                   "rrr": [(0.97, 0.96), (0.97, 0.95)]})
-    text = openings.mnist_found(runs, "MNIST")
+    text = found(runs)
     # means over two seeds: No XS 0.975 -> 0.510; TAP 0.955 permuted, RRR 0.955
     assert text.startswith("No XS's accuracy goes from 0.975 to 0.510 when the decoys are permuted")
     assert "TAP reaches 0.955 and RRR 0.955." in text
-    # paired TAP - RRR: (-0.01, +0.01), mean 0: its interval spans -0.02 -> inconclusive
-    assert "*reproduced* for “No XS learns the decoy on MNIST” and “TAP protects" in text
-    assert "*inconclusive* for “TAP matches RRR" in text
-    one = openings.mnist_found(_runs({"none": [(0.9, 0.8)], "tap": [(0.9, 0.9)]}), "MNIST")
-    assert one.endswith("The reproduction report's verdict: not judged here (fewer than two "
-                        "seeds trained).")
+    # the report's claims of the chapter, as the report judges them: No XS learns the decoy;
+    # paired TAP - RRR (-0.01, +0.01), mean 0, spans -0.02: inconclusive; the claims that need
+    # RBR or Base are not run
+    from tapkit.book.claim_specs import claims_table
+    table = claims_table(tmp_path).set_index("id")
+    assert table.loc["decoy_learned_mnist", "verdict"] == "reproduced"
+    assert table.loc["tap_matches_rrr_mnist", "verdict"] == "inconclusive"
+    assert "*reproduced* for “No XS learns the decoy on MNIST”" in text
+    assert "*inconclusive* for “TAP matches RRR on MNIST" in text
+    assert "not run" in text and "Base not run" in text  # the insensitivity claim names Base
+    one = found(_runs({"none": [(0.9, 0.8)], "tap": [(0.9, 0.9)]}))
+    assert "not judged here" in one and "fewer than two seeds" in one
 
 
 def test_medical_opening_signs_knee_mae_so_that_more_is_worse(tmp_path):

@@ -25,7 +25,6 @@ from .claim_specs import page_claims
 from .evidence import Evidence
 from .claims import NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, VERDICT_LEAD, VERDICTS, verdicts
 from .cost_claims import cost_claim, speed_claim
-from .mnist_claims import decoy_claim, matches_claim, removes_claim
 from .openings_medical import extra_found, medical_found, medical_kd_found, \
     medical_teachers_found, overlap_found, visual_found  # noqa: F401  (the chapters' functions)
 from .labels import count, in_prose, lam_text
@@ -236,9 +235,11 @@ def lambda_found(search: pd.DataFrame, choice: pd.DataFrame, paper: pd.DataFrame
             "no λ could be chosen: every search run failed to converge.")
 
 
-def mnist_found(runs: pd.DataFrame, data: str) -> str:
-    """Setting 1 on MNIST from the runs table (``case``, ``seed``, ``status`` and the splits)."""
-    m, own = _means(runs), proposed_method()
+def mnist_found(runs: pd.DataFrame, root: str | Path) -> str:
+    """Setting 1 on MNIST from the runs table (``case``, ``seed``, ``status`` and the splits),
+    and the report's verdicts on the chapter's claims (:func:`.claim_specs.page_claims` on the
+    runs table the chapter wrote under ``root``), so that the page quotes the report."""
+    m = _means(runs)
     cases = [c for c in xs_methods() if c in m.index]
     first = ""
     if no_xs() in m.index:
@@ -248,10 +249,7 @@ def mnist_found(runs: pd.DataFrame, data: str) -> str:
     reached = [f"{in_prose(c)} {m.loc[c, 'permuted']:.3f}" for c in cases]
     first += "on the permuted digits " + _and([reached[0].replace(" ", " reaches ", 1),
                                                *reached[1:]]) + "."
-    claims = [decoy_claim(runs, data)] if no_xs() in m.index else []
-    claims += [removes_claim(runs, data, own)] if {own, no_xs()} <= set(m.index) else []
-    claims += [matches_claim(runs, data, c, own) for c in comparators()
-               if c in m.index and own in m.index]
+    claims = page_claims(Evidence(Path(root)), "mnist", MNIST_TABLES)
     return first[0].upper() + first[1:] + (" " + verdicts(claims) if claims else "")
 
 
@@ -277,6 +275,9 @@ def teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, root: str | Pat
             f"{in_prose(own)} reaches {parts}" + (f" (No XS {none.iloc[0]:.3f})" if len(none) else "") + ". "
             + verdicts(page_claims(Evidence(Path(root)), "teachers", TEACHER_TABLES)))
 
+
+# the table the MNIST page's claims read (Setting 1's per-run table)
+MNIST_TABLES = ("mnist_gt_runs",)
 
 # the tables the distillation page's claims read: its own and the teachers page's
 DISTILLATION_TABLES = ("mnist_kd", "mnist_kd_cost", *TEACHER_TABLES)

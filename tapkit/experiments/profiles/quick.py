@@ -38,8 +38,9 @@ PAPER_LAMBDA_FORMS: MethodOptionsTable = MappingProxyType(
 # clone measures the build with it (docs/performance.md)
 # Base (No XS on clean digits) on every seed (2026-11-30, thirty-first session): "the Base model
 # and the models trained with XS losses are insensitive to the spurious signals" (l.362) names
-# it, and one seed gives its Δ-accuracy no interval (two more runs, ~26 CPU-s each; it trained
-# on the first seed only from the twenty-ninth session)
+# it, and one seed gives its Δ-accuracy no interval (two more runs, 11-14 CPU-s each on an
+# AVX-512 host; it trained on the first seed only from the twenty-ninth session). Its three
+# seeds lose 0.003 [0.001, 0.005] accuracy when the decoys are permuted
 MNIST = Protocol("quick", ("decoy-mnist",), ("two_layer_cnn",), "embedded", (0, 1, 2), epochs=3,
                  batch_size=64, optimizer="adam", lr=1e-3, options=PAPER_LAMBDA_FORMS,
                  search={"tap": (1e-4, 1e-3, 1e-2)}, embedded={"decoy-mnist": Embedded(0.05)},
