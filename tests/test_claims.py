@@ -212,6 +212,12 @@ def test_keeps_off_claim_is_judged_on_the_stand_ins_seeds_and_labelled():
     other = dataclasses.replace(c, claim="claim 3", verdict=claims.INCONCLUSIVE)
     assert claims.verdicts([*three, other]).startswith(
         "The reproduction report's verdict: *reproduced* for 3 claims; *inconclusive* for “claim 3”")
+    # three inconclusive claims counted, one of them with a reason: the reason is not all three's
+    undecided = [dataclasses.replace(t, verdict=claims.INCONCLUSIVE) for t in three]
+    undecided[0] = dataclasses.replace(undecided[0], reason="its part B: inconclusive")
+    assert claims.verdicts(undecided) == ("The reproduction report's verdict: *inconclusive* for "
+                                          "all 3 claims (among them: its part B: inconclusive).")
+    assert claims.verdicts(undecided[:2]).endswith("(on the stand-in; its part B: inconclusive).")
     # contaminated 0.70 against a constant's 2/3 goes 0.1 of the way to perfect (< 0.25): TAP
     # collapsed on its own training distribution
     dead = [(0.70, 0.70, 0.70)] * 3

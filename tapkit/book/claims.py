@@ -105,9 +105,9 @@ def verdicts(claims: Iterable[Claim], most: int = 200, reasons: int = 2) -> str:
     every = len({c.claim for c in claims})
 
     # a judged claim that did not reproduce says which of its parts kept it (its reason), if any
-    parts = [f"*{v}* for " + _with_reason(
-        _names(cs, every), _reasons(cs, most, reasons, evidence=False) if v != REPRODUCED else "")
-        for v, cs in by.items() if cs and v not in quiet]
+    parts = [f"*{v}* for " + _with_reason(_names(cs, every), _judged_reasons(cs, most, reasons)
+                                          if v != REPRODUCED else "")
+             for v, cs in by.items() if cs and v not in quiet]
     for v in quiet:
         if by[v]:
             why = _reasons(by[v], most, reasons)
@@ -124,6 +124,16 @@ def _reasons(claims: list[Claim], most: int, reasons: int, evidence: bool = True
     return "; ".join(found[:reasons]) + (
         f"; {len(found) - reasons} more in the reproduction report" if len(found) > reasons
         else "")
+
+
+def _judged_reasons(claims: list[Claim], most: int, reasons: int) -> str:
+    """The reasons of judged claims that did not reproduce (:func:`_reasons`, never their
+    evidence); where the sentence counts the claims rather than naming them and some give no
+    reason, "among them" says the reasons are not every claim's."""
+    why = _reasons(claims, most, reasons, evidence=False)
+    titles = {c.claim for c in claims}
+    unsaid = any(not (c.brief or c.reason) for c in claims)
+    return f"among them: {why}" if why and len(titles) > 2 and unsaid else why
 
 
 def _with_reason(names: str, why: str) -> str:
