@@ -446,24 +446,29 @@ def test_extra_opening_says_once_when_no_run_learned_the_task():
 
 
 def test_the_teachers_opening_quotes_the_reports_verdict_with_its_precondition(tmp_path):
-    """The teachers page and the report judge "TAP works with the 1% teacher's masks" the same
-    way: masks whose precision on the decoy is 0.92× a random mask's (under 1.5×) leave it not
-    testable on both, where the page once judged the accuracies alone (reproduced: +0.105)."""
+    """The teachers page and the report judge "TAP's accuracy does not depend on the quality of
+    annotations" the same way: the 1% teacher's masks, whose precision on the decoy is 0.92× a
+    random mask's (under 1.5×), leave it not testable on both, the teacher's name and lift said
+    where the reader meets it."""
     from tapkit.book import claim_table
     from tapkit.experiments.cells import Annotation
 
-    rows = [(Annotation.TEACHER_1.value, "tap", 0.01, 0.915, 0.019), (Annotation.NONE.value, "none",
-                                                                    None, 0.810, 0.009)]
+    rows = [(Annotation.GROUND_TRUTH.value, "tap", None, 0.960),
+            (Annotation.TEACHER_10.value, "tap", 0.01, 0.955),
+            (Annotation.TEACHER_1.value, "tap", 0.01, 0.950),
+            (Annotation.RANDOM.value, "tap", 0.01, 0.950),
+            (Annotation.NONE.value, "none", None, 0.810)]
     summary = pd.DataFrame([{"method": m, "annotation": a, "tau": t, "split": "permuted",
-                             "mean": mean, "std": sd, "count": 3} for a, m, t, mean, sd in rows])
-    quality = pd.DataFrame([{"annotator": "teacher_1", "rule": "quantile", "tau": 0.01,
-                             "precision": 0.019, "lift": 0.92},
-                            {"annotator": "random (GT coverage)", "rule": "random", "tau": 0.01,
-                             "precision": 0.020, "lift": 1.0}])
+                             "mean": mean, "std": 0.002, "count": 3} for a, m, t, mean in rows])
+    quality = pd.DataFrame([{"annotator": a, "rule": "quantile", "tau": 0.01, "precision": p,
+                             "lift": lift}
+                            for a, p, lift in (("teacher_10", 0.05, 2.5),
+                                               ("teacher_1", 0.019, 0.92),
+                                               ("random (GT coverage)", 0.020, 1.0))])
     report.write_table(summary, tmp_path, "mnist_teacher", {"threshold": "quantile"})
     report.write_table(quality, tmp_path, "annotation_quality")
     text = openings.teachers_found(quality, summary, tmp_path)
     assert ("the 1% teacher's masks mark the decoy no better than random ones (precision 0.92×"
             in text) and "*reproduced*" not in text
-    row = claim_table.claims_table(tmp_path).set_index("id").loc["teacher_1pct_works"]
+    row = claim_table.claims_table(tmp_path).set_index("id").loc["mnist_annotation_robust"]
     assert row.verdict == "not testable here" and "precision 0.92×" in row.reason

@@ -30,8 +30,7 @@ from .labels import in_prose, label
 from .medical_claims import (matches_at_cost_claim, reemerge_claim,
                              reemerges_in_layers_claim, suppresses_claim)
 from .medical_notes import LEFT_OUT_HEADING
-from .mnist_claims import (insensitive_claim, kappa_claim, matches_claim, removes_claim,
-                           teacher_claim)
+from .mnist_claims import insensitive_claim, kappa_claim, matches_claim, removes_claim
 from .origin import DataOrigin
 from .teacher_claims import students_beat_teachers_claim
 from .thresholds import ANNOTATION_LIFT, MARGIN
@@ -296,7 +295,7 @@ def on_summary(judge, name: str, masks: bool = False) -> Judge:
     return run
 
 
-# the MNIST teachers page's tables that weak_mnist_teachers and mnist_teacher read
+# the MNIST teachers page's tables that weak_mnist_teachers reads
 TEACHER_TABLES = ("mnist_teacher", "annotation_quality")
 
 
@@ -345,19 +344,6 @@ def matches_at_cost(ev: Evidence, methods: Methods = ()):
     return with_left_out_reason(
         every_part(f"{label(method)} matches {named} at a fraction of their cost", parts), ev,
         MEDICAL_EXPERIMENTS, tuple(others))
-
-
-def mnist_teacher(ev: Evidence, methods: Methods = ()):
-    """:func:`.mnist_claims.teacher_claim` on the MNIST Setting-2 table, not judged where the 1%
-    teacher's masks mark the decoy no better than random ones (:func:`weak_mnist_teachers`)."""
-    frame, _ = ev.table("mnist_teacher")
-    if frame is None:
-        return None
-    return teacher_claim(frame, "MNIST (Setting 2)", *methods,
-                         weak=weak_mnist_teachers(ev).get(Annotation.TEACHER_1.value))
-
-
-mnist_teacher.reads = TEACHER_TABLES
 
 
 def students_beat(ev: Evidence, methods: Methods = ()):

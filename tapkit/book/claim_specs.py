@@ -27,7 +27,7 @@ import pandas as pd
 from ..experiments.cells import Annotation
 from .claim_judges import (EXTRA_RUNS, KD_TABLE, cost, cost_share, kappa_choice, matches,
                            matches_at_cost,
-                           mnist_teacher, on_cell, on_every_architecture, on_extra, on_medical,
+                           on_cell, on_every_architecture, on_extra, on_medical,
                            on_mnist, on_overlap, on_stripes,
                            on_speed, on_summary, on_table, on_teacher_table, oom, reemerge,
                            reemerge_each, reemerges_in_layers, second_order_cost, students_beat,
@@ -44,8 +44,8 @@ from .report import paper_values
 from .summary_claims import (annotation_robust_claim, fail_to_protect_claim, kd_drops_claim,
                              kd_matches_claim)
 from .teacher_claims import (annotation_claim, comparators_on_tag_claim, medical_teacher_claim,
-                             random_masks_claim, substitutes_claim, tau_trend_claim,
-                             teachers_alike_claim, teachers_close_claim)
+                             one_percent_teacher_claim, random_masks_claim, substitutes_claim,
+                             tau_trend_claim, teachers_alike_claim, teachers_close_claim)
 
 
 # the claims that say TAP "matches the Base model" as well as keeping off the tag
@@ -185,7 +185,8 @@ for _spec in (
               on_teacher_table(comparators_on_tag_claim, "pneu")),
     ClaimSpec("rrr_rbr_teacher_spurious_knee", "medical_teachers",
               on_teacher_table(comparators_on_tag_claim, "knee")),
-    ClaimSpec("teacher_1pct_works", "teachers", mnist_teacher),
+    ClaimSpec("teacher_1pct_works", "medical_teachers",
+              on_teacher_table(one_percent_teacher_claim)),
     ClaimSpec("mnist_annotation_robust", "teachers",
               on_summary(annotation_robust_claim, "mnist_teacher", masks=True)),
     ClaimSpec("kd_mnist_at_jt_fail", "distillation", on_summary(fail_to_protect_claim, "mnist_kd")),

@@ -1,5 +1,5 @@
-"""The Decoy-MNIST claims (the paper's Setting 1 and its 1%-teacher claim on MNIST): No XS
-learns the decoy, an XS method protects the two-layer CNN from it, TAP matches RRR and RBR.
+"""The Decoy-MNIST claims (the paper's Setting 1 and its κ): No XS learns the decoy, an XS
+method protects the two-layer CNN from it, each model is insensitive to it, TAP matches RRR and RBR.
 
 Each compares methods as a paired difference over the seeds where every run learned the task and
 No XS took the decoy (:data:`.thresholds.DECOY_TAKEN`); the verdict rules are :mod:`.claims`'.
@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..experiments.cells import Annotation, tau_text
 from ..methods import comparators, get_method, no_xs, proposed_method
 from ..seedstats import Estimate, mean_ci, paired_difference
 from .claims import (ACCURACY, NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, Claim, combined, few_reason,
-                     keeps_verdict, on_seeds, per_seed, summary_difference, untestable,
-                     within_verdict)
+                     keeps_verdict, on_seeds, per_seed, untestable, within_verdict)
 from .labels import label
 from .preconditions import judged_seeds
 from .thresholds import DECOY_TAKEN, MARGIN
@@ -219,38 +217,6 @@ def _paired_claim(runs: pd.DataFrame, data: str, claim: str, where: str, method:
         kind = NOT_RUN if all(note.endswith("not run") for note in notes) else NOT_TESTABLE
         return Claim(claim, where, evidence + aside, n, data, kind, reason="; ".join(notes))
     return Claim(claim, where, evidence + aside, n, data, joined)
-
-
-def teacher_claim(summary: pd.DataFrame, data: str, method: str | None = None,
-                  weak: str | None = None) -> Claim:
-    """TAP (``method``; None: the paper's own) with masks from a teacher trained on 1% of clean
-    data beats No XS on permuted digits. Judged only where those masks mark the decoy better than
-    random ones (``weak``: why they do not, Setting 2's precondition, from
-    :func:`.claim_judges.weak_mnist_teachers`): else the claim, that the small teacher's annotations
-    are useful, cannot be told from one about random masks."""
-    method = method or proposed_method()
-    name = label(method)
-    claim = f"{name} works with masks from a teacher trained on 1% of clean data"
-    rows = summary[summary["split"] == "permuted"]
-    tap = rows[(rows["annotation"] == Annotation.TEACHER_1) & (rows["method"] == method)]
-    none = rows[rows["annotation"] == Annotation.NONE]
-    if tap.empty or none.empty:
-        return Claim(claim, "Setting 2, Fig. ts", f"no 1%-teacher {name} run in this build", "—",
-                     data, NOT_RUN)
-    t, n = tap.iloc[0], none.iloc[0]
-    count = int(min(t["count"], n["count"]))
-    evidence = (f"MNIST permuted accuracy: {name} with 1%-teacher masks (τ {tau_text(t['tau'])}) "
-                f"{t['mean']:.3f}, No XS {n['mean']:.3f}")
-    if count < 2:
-        return untestable(claim, "Setting 2, Fig. ts", evidence, f"{count} seed", data,
-                          "one seed: no interval (the paper's finding is on PNEU/KNEE)")
-    e = summary_difference(t, n)
-    evidence += f"; difference {e.text()} (unpaired)"
-    if weak:
-        return untestable(claim, "Setting 2, Fig. ts", evidence, f"{count} seeds", data,
-                          f"{weak}, so useful annotations cannot be told from random ones here")
-    return Claim(claim, "Setting 2, Fig. ts", evidence,
-                 f"{count} seeds", data, keeps_verdict(e.lo, e.hi, 0.0))
 
 
 def kappa_case(kernel_size: float) -> str:
