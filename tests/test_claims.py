@@ -1098,6 +1098,17 @@ def test_reemerges_in_layers_claim_pairs_rrr_against_tap_at_the_last_layer():
     c = medical_claims.reemerges_in_layers_claim(overlap, runs, *STANDIN, ["rrr"])
     assert c.verdict == claims.REPRODUCED and c.claim.startswith("RRR let the tags re-emerge")
     assert "paired RRR − TAP 0.38" in c.evidence and "Act 4" in c.evidence
+    # "re-emerge": hidden at the input first (RRR's input-gradient recall 0.02, 0.03, 0.01; its
+    # Act 4 above it by 0.38, 0.42, 0.34: mean 0.38, sd 0.04, half-width 4.303 · 0.04 / √3 =
+    # 0.099, [0.28, 0.48] above 0.05)
+    assert ("RRR here − at its input gradients 0.38 [0.28, 0.48] (3 seeds) — hidden at the "
+            "input: reproduced; together — reproduced") in c.evidence
+    # an RRR whose input gradients show the tag as much as its Act 4 (0.40, 0.45, 0.35 at both)
+    # hides nothing: the tag never left, so it did not re-emerge
+    shown = _overlap_runs({"rrr": [0.40, 0.45, 0.35], "tap": [0.0, 0.01, 0.0]},
+                          {"rrr": [0.40, 0.45, 0.35], "tap": [0.02, 0.01, 0.03]})
+    c = medical_claims.reemerges_in_layers_claim(shown, runs, *STANDIN, ["rrr"])
+    assert c.verdict == claims.NOT_REPRODUCED and "hidden at the input: not reproduced" in c.evidence
     # at the input the same runs show nothing re-emerging: every cell below the margin
     c = medical_claims.reemerges_in_layers_claim(overlap, runs, *STANDIN, ["rrr"], layers=["ig"])
     assert c.verdict == claims.NOT_REPRODUCED
