@@ -1109,6 +1109,7 @@ def test_reemerges_in_layers_claim_pairs_rrr_against_tap_at_the_last_layer():
                           {"rrr": [0.40, 0.45, 0.35], "tap": [0.02, 0.01, 0.03]})
     c = medical_claims.reemerges_in_layers_claim(shown, runs, *STANDIN, ["rrr"])
     assert c.verdict == claims.NOT_REPRODUCED and "hidden at the input: not reproduced" in c.evidence
+    assert c.reason == "hidden at the input not reproduced on PNEU ResNet-18 RRR"
     # at the input the same runs show nothing re-emerging: every cell below the margin
     c = medical_claims.reemerges_in_layers_claim(overlap, runs, *STANDIN, ["rrr"], layers=["ig"])
     assert c.verdict == claims.NOT_REPRODUCED

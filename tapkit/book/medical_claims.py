@@ -504,7 +504,7 @@ def reemerges_in_layers_claim(overlap: pd.DataFrame, runs: Mapping[str, pd.DataF
     tap = proposed_method()
     own, named, shown = label(tap), "/".join(label(m) for m in methods), _layers_text(layers)
     deeper = list(layers) != ["ig"]  # compared with the input gradients
-    parts, results, n_min, why = [], [], None, []
+    parts, results, n_min, why, open_parts = [], [], None, [], []
     for method in methods:
         name_m = label(method)
         ig = {name: high for _, name, _, high, _ in
@@ -525,6 +525,8 @@ def reemerges_in_layers_claim(overlap: pd.DataFrame, runs: Mapping[str, pd.DataF
                 hidden = keeps_verdict(g.lo, g.hi, RECALL_MARGIN)
                 text += (f" — above {own}: {verdict}; {name_m} here − at its input gradients "
                          f"{g.text(2)} — hidden at the input: {hidden}; together")
+                open_parts += [(f"{part} {v}", f"{name} {name_m}") for part, v in (
+                    (f"above {own}", verdict), ("hidden at the input", hidden)) if v != REPRODUCED]
                 verdict = combined([verdict, hidden])
             results.append(verdict)
             parts.append(f"{text} — {verdict}{seeds.note(name)}")
@@ -533,7 +535,7 @@ def reemerges_in_layers_claim(overlap: pd.DataFrame, runs: Mapping[str, pd.DataF
     some = _in_some_cell(results)
     return _judged_runs(f"{named} let the tags re-emerge in the deeper layers where {own} does "
                         "not", "Fig. 1; App. overlap tables", evidence, data, origins,
-                        n_min or 0, some, why)
+                        n_min or 0, some, why, _grouped(open_parts))
 
 
 def matches_at_cost_claim(runs: Mapping[str, pd.DataFrame], ratios: pd.DataFrame | None,
