@@ -395,10 +395,12 @@ def _recall_cells(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame],
             yield paper_name, _name(exp, model), seeds, per[0], per[1]
 
 
-def _recall_gap(overlap, runs, layers, lower: str, higher: str):
+def _recall_gap(overlap, runs, layers, lower: str, higher: str, more=None):
     """Each cell's evidence and verdict: the paired difference ``higher`` − ``lower`` of the
     recall over ``layers``, wholly above :data:`.thresholds.RECALL_MARGIN` reproduced, wholly
-    below it not reproduced, across it inconclusive; ``(parts, verdicts, fewest seeds, why)``."""
+    below it not reproduced, across it inconclusive; ``(parts, verdicts, fewest seeds, why)``.
+    ``more(name, recall of higher per seed, verdict)``: a further part of each cell, its words
+    and the cell's verdict with it."""
     parts, results, n_min, why = [], [], None, []
     for _, name, seeds, high, low in _recall_cells(overlap, runs, layers, lower, higher):
         if min(len(high), len(low)) < 2:
@@ -409,9 +411,10 @@ def _recall_gap(overlap, runs, layers, lower: str, higher: str):
         d = paired_difference(high, low, bounds=(-1.0, 1.0))
         n_min = d.n if n_min is None else min(n_min, d.n)
         verdict = keeps_verdict(d.lo, d.hi, RECALL_MARGIN)
+        words, verdict = more(name, high, verdict) if more else ("", verdict)
         results.append(verdict)
         parts.append(f"{name}: {label(higher)} {high_e.text(2)}, {label(lower)} {low_e.text(2)}, "
-                     f"paired {label(higher)} − {label(lower)} {d.text(2)} — {verdict}"
+                     f"paired {label(higher)} − {label(lower)} {d.text(2)}{words} — {verdict}"
                      f"{seeds.note(name)}")
     return parts, results, n_min, why
 
@@ -506,30 +509,25 @@ def reemerges_in_layers_claim(overlap: pd.DataFrame, runs: Mapping[str, pd.DataF
     deeper = list(layers) != ["ig"]  # compared with the input gradients
     parts, results, n_min, why, open_parts = [], [], None, [], []
     for method in methods:
-        name_m = label(method)
         ig = {name: high for _, name, _, high, _ in
               _recall_cells(overlap, runs, ("ig",), tap, method)} if deeper else {}
-        for _, name, seeds, high, low in _recall_cells(overlap, runs, layers, tap, method):
-            if min(len(high), len(low)) < 2:
-                parts.append(f"{name}: not testable{seeds.note(name)}")
-                why.append(f"{name}: {few_reason(seeds)}")
-                continue
-            high_e, low_e = (mean_ci(list(v.values()), bounds=(0.0, 1.0)) for v in (high, low))
-            d = paired_difference(high, low, bounds=(-1.0, 1.0))
-            n_min = d.n if n_min is None else min(n_min, d.n)
-            verdict = keeps_verdict(d.lo, d.hi, RECALL_MARGIN)
-            text = (f"{name}: {name_m} {high_e.text(2)}, {own} {low_e.text(2)}, paired "
-                    f"{name_m} − {own} {d.text(2)}")
-            if deeper and len(set(ig.get(name, {})) & set(high)) > 1:
-                g = paired_difference(high, ig[name], bounds=(-1.0, 1.0))
-                hidden = keeps_verdict(g.lo, g.hi, RECALL_MARGIN)
-                text += (f" — above {own}: {verdict}; {name_m} here − at its input gradients "
-                         f"{g.text(2)} — hidden at the input: {hidden}; together")
-                open_parts += [(f"{part} {v}", f"{name} {name_m}") for part, v in (
-                    (f"above {own}", verdict), ("hidden at the input", hidden)) if v != REPRODUCED]
-                verdict = combined([verdict, hidden])
-            results.append(verdict)
-            parts.append(f"{text} — {verdict}{seeds.note(name)}")
+
+        def hidden_first(name: str, high: dict[int, float], above: str, method: str = method,
+                         ig: dict = ig) -> tuple[str, str]:
+            """The method's recall here above its own at the input, paired."""
+            if len(set(ig.get(name, {})) & set(high)) < 2:
+                return "", above
+            g = paired_difference(high, ig[name], bounds=(-1.0, 1.0))
+            hidden = keeps_verdict(g.lo, g.hi, RECALL_MARGIN)
+            open_parts.extend((f"{part} {v}", f"{name} {label(method)}") for part, v in (
+                (f"above {own}", above), ("hidden at the input", hidden)) if v != REPRODUCED)
+            return (f" — above {own}: {above}; {label(method)} here − at its input gradients "
+                    f"{g.text(2)} — hidden at the input: {hidden}; together",
+                    combined([above, hidden]))
+
+        p, r, n, w = _recall_gap(overlap, runs, layers, tap, method, hidden_first)
+        parts, results, why = parts + p, results + r, why + w
+        n_min = n if n_min is None else (n_min if n is None else min(n_min, n))
     evidence = (f"top-quartile recall of the tags in the {shown} (chance {CHANCE_RECALL:g}) — "
                 + ("; ".join(parts) or f"no architecture with {named} and {own} maps"))
     some = _in_some_cell(results)
