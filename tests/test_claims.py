@@ -531,6 +531,20 @@ def test_the_stripe_claims_read_the_stripe_runs_and_speak_of_stripes(tmp_path):
     assert "seed 0 dropped: No XS did not take the shortcut (reliance +0.020)" in row.evidence
     assert "tag" not in row.evidence and row.chapter == "pneu"
     assert table.loc["stripes_knee", "verdict"] == claims.NOT_RUN
+    # KNEE: "save for an uptick in contamination sensitivity with DenseNet-121": a DenseNet-121
+    # TAP that relies on the stripe (MAE 0.5 -> 0.8 when swapped) is the claim's own exception,
+    # not a failure; ResNet-18's cell decides (No XS's MAE rises 1.0, 1.1, 1.2; TAP's by 0.0,
+    # 0.01, -0.01)
+    knee_meta = {"data": "the digits stand-in for KNEE", "origin": "stand-in"}
+    rising = [(0.1, 1.1, 0.5), (0.1, 1.2, 0.5), (0.1, 1.3, 0.5)]
+    kept = [(0.5, 0.5, 0.5), (0.5, 0.51, 0.5), (0.5, 0.49, 0.5)]
+    uptick = [(0.5, 0.8, 0.5), (0.5, 0.8, 0.5), (0.5, 0.8, 0.5)]
+    write_table(medical_runs({("resnet18", "none"): rising, ("resnet18", "tap"): kept,
+                              ("densenet121", "none"): rising, ("densenet121", "tap"): uptick},
+                             constant=1.2), tmp_path, "knee_stripe_runs", knee_meta)
+    row = claim_table.claims_table(tmp_path).set_index("id").loc["stripes_knee"]
+    assert row.verdict == claims.REPRODUCED and "KNEE DenseNet-121: No XS" not in row.evidence
+    assert "; KNEE DenseNet-121: not judged, the claim's own exception" in row.evidence
 
 
 def test_the_claim_registry_rejects_a_duplicate_and_an_unknown_claim():
