@@ -60,26 +60,28 @@ s, root = ch.settings, ch.root
 # A dropped seed is named in the evidence with its reason, never averaged into a success.
 #
 # **Intervals.** A mean over seeds carries its 95% Student-t interval, a comparison between two
-# methods the paired difference over the seeds both kept, with its interval; each interval is
-# cut to the values its quantity can take (an F-score's [0, 1], a reliance's [−1, 1]), which
-# keeps its 95% coverage. "TAP matches X" holds when the interval lies above −0.02; "No XS
-# learns the decoy" when its Δ-accuracy's lies below zero; "TAP keeps 0.95 of No XS's speed and
-# memory" when, on every benchmarked architecture, the interval of TAP's speed ratio over paired
-# rounds lies at or above 0.95 and that of its memory ratio at or below 1/0.95. On PNEU and KNEE,
-# "TAP keeps deep CNNs off the tag" needs the paired No XS − TAP reliance above 0.02 and TAP's
-# own reliance below 0.1; where the claim says TAP also "matches the Base model", TAP's clean
-# score must be no worse than Base's by more than 0.05 F1 or 0.1 MAE, read on every seed where
-# No XS took the tag, TAP's seeds that did not learn the task included (a collapsed TAP cannot
-# judge the tag, but it fails to match Base); where a claim says No XS first "looks best" on
-# contaminated data, its contaminated score must also be worse than no other case's by more than
-# that tolerance, against the other cases' runs that learned the task (a collapsed run is no
-# rival); "RRR/RBR let the tag re-emerge" holds where an RRR or RBR reliance
-# interval lies above 0.02; "TAP matches RRR and RBR at a fraction of their cost" pairs the
-# permuted-tag score over seeds (within 0.02, as on MNIST) and reads the time and memory from
-# this build's speed table. A claim about several methods together ("RRR and RBR", "the models
-# trained with XS losses") needs each of them: where one was not run, the claim is *not run*,
-# the others' evidence shown, unless one of them already fails it. The thresholds live in
-# `tapkit.book.thresholds`, the claims in `tapkit.book.claim_specs`.
+# methods the paired difference over the seeds both kept, with its interval; each interval is cut
+# to the values its quantity can take (an F-score's [0, 1], a reliance's [−1, 1]), which keeps its
+# 95% coverage. "TAP matches X" holds when the interval lies above −0.02; "No XS learns the decoy"
+# when its Δ-accuracy's lies below zero, and a model "insensitive" to it (Base, RRR, RBR, TAP)
+# when its Δ-accuracy's lies above −0.02; "TAP keeps 0.95 of No XS's speed and memory" when, on
+# every benchmarked architecture, the interval of TAP's speed ratio over paired rounds lies at or
+# above 0.95 and that of its memory ratio at or below 1/0.95. On PNEU and KNEE, "TAP keeps deep
+# CNNs off the tag" needs the paired No XS − TAP reliance above 0.02 and TAP's own reliance below
+# 0.1; where the claim says TAP also "matches the Base model", TAP's clean score must be no worse
+# than Base's by more than 0.05 F1 or 0.1 MAE, read on every seed where No XS took the tag, TAP's
+# seeds that did not learn the task included (a collapsed TAP cannot judge the tag, but it fails
+# to match Base); where a claim says No XS first "looks best" on contaminated data, its
+# contaminated score must also be worse than no other case's by more than that tolerance, against
+# the other cases' runs that learned the task (a collapsed run is no rival); "RRR/RBR let the tag
+# re-emerge" holds where an RRR or RBR reliance interval lies above 0.02, and "re-emerge in deeper
+# layers" where its Act-4 recall of the tags lies above TAP's and above its own input gradients'
+# by 0.05; "TAP matches RRR and RBR at a fraction of their cost" pairs the permuted-tag score over
+# seeds (within 0.02, as on MNIST) and reads the time and memory from this build's speed table. A
+# claim about several methods together ("RRR and RBR", "the models trained with XS losses") needs
+# each of them: where one was not run, the claim is *not run*, the others' evidence shown, unless
+# one of them already fails it. The thresholds live in `tapkit.book.thresholds`, the claims in
+# `tapkit.book.claim_specs`.
 
 # %% tags=["hide-input"]
 table = claim_table.claims_table(root)
