@@ -1057,6 +1057,17 @@ def test_suppresses_claim_pairs_each_seeds_recall_against_no_xs_on_the_judged_se
     acts = medical_claims.suppresses_claim(overlap, runs, *STANDIN,
                                            ["act1", "act2", "act3", "act4"])
     assert acts.verdict == claims.NOT_REPRODUCED and "activations" in acts.claim
+    # "TAP lowest among the XS losses": an RRR (it learned the task on every seed) whose input
+    # gradients show the tags less than TAP's (0.02, 0.03, 0.01: RRR − TAP -0.08, -0.09, -0.07,
+    # wholly below 0.05) fails the claim where No XS's contrast alone would reproduce it
+    with_rrr = {"pneu": medical_runs({("resnet18", "none"): NONE, ("resnet18", "tap"): TAP,
+                                      ("resnet18", "rrr"): TAP})}
+    low = pd.concat([overlap, _overlap_runs({"rrr": [0.02, 0.03, 0.01]})], ignore_index=True)
+    assert medical_claims.suppresses_claim(low, with_rrr, *STANDIN, ["ig"]).verdict == \
+        claims.REPRODUCED
+    c = medical_claims.suppresses_claim(low, with_rrr, *STANDIN, ["ig"], rivals=["rrr"])
+    assert c.verdict == claims.NOT_REPRODUCED and c.claim.endswith("more than the other XS losses")
+    assert "paired RRR − TAP -0.08 [-0.10, -0.06] (3 seeds) — not reproduced" in c.evidence
     # a seed where No XS did not take the tag is dropped: two seeds left, still judged
     took_not = [NONE[0], (0.95, 0.94, 0.9), NONE[2]]
     runs = {"pneu": medical_runs({("resnet18", "none"): took_not, ("resnet18", "tap"): TAP})}

@@ -204,9 +204,12 @@ def on_overlap(judge, only: tuple[str, ...] = MEDICAL_EXPERIMENTS,
     return run
 
 
-def suppresses_in(layers: tuple[str, ...]):
+def suppresses_in(layers: tuple[str, ...], rivals: bool = False):
+    """:func:`.medical_claims.suppresses_claim` in ``layers``, against No XS and, with
+    ``rivals``, the comparators (the claim's "lowest among the XS losses")."""
     return lambda frame, runs, data, origins, *methods: suppresses_claim(
-        frame, runs, data, origins, layers, *methods[:1])
+        frame, runs, data, origins, layers, *methods[:1],
+        rivals=comparators() if rivals else ())
 
 
 def reemerges_in_layers(frame, runs, data, origins, *methods: str) -> Claim:

@@ -427,20 +427,30 @@ def _layers_text(layers: Sequence[str]) -> str:
 
 def suppresses_claim(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame],
                      data: Mapping[str, str], origins: Mapping[str, DataOrigin | None],
-                     layers: Sequence[str], method: str | None = None) -> Claim:
+                     layers: Sequence[str], method: str | None = None,
+                     rivals: Sequence[str] = ()) -> Claim:
     """TAP (``method``; None: the paper's own) suppresses the tags in the top quartiles of
     ``layers`` (the appendix's overlap tables: ``ig``, the input gradient, or ``act1``–``act4``,
     the penalised layers; their mean recall per run). ``overlap``: the overlap chapter's per-run
     table (dataset, model, case, seed, layer, metric, value). Per data set and architecture, on
     the seeds where No XS took the tag and both learned the task (the per-run tables ``runs``,
     :mod:`.preconditions`), the paired difference No XS − TAP of that recall against
-    :data:`.thresholds.RECALL_MARGIN` (:func:`_recall_gap`); the cells combined."""
+    :data:`.thresholds.RECALL_MARGIN` (:func:`_recall_gap`), and, for each of ``rivals`` (the
+    other XS losses: "TAP lowest among the XS losses", the claims table's test) with maps in
+    the cell, the rival − TAP the same way; the cells combined."""
     method = method or proposed_method()
     own, shown = label(method), _layers_text(layers)
     parts, results, n_min, why = _recall_gap(overlap, runs, layers, method, no_xs())
-    evidence = (f"top-quartile recall of the tags in the {shown} (chance {CHANCE_RECALL:g}) — "
+    for rival in rivals:
+        p, r, n, _ = _recall_gap(overlap, runs, layers, method, rival)
+        parts, results = parts + [x for x in p if ": not testable" not in x], results + r
+        n_min = n if n_min is None else (n_min if n is None else min(n_min, n))
+    lowest = f" and the other XS losses' ({', '.join(map(label, rivals))})" if rivals else ""
+    evidence = (f"top-quartile recall of the tags in the {shown} (chance {CHANCE_RECALL:g}), "
+                f"No XS's{lowest} against {own}'s — "
                 + ("; ".join(parts) or f"no architecture with No XS and {own} maps"))
-    return _judged_runs(f"{own} suppresses the tags in the {shown}",
+    return _judged_runs(f"{own} suppresses the tags in the {shown}"
+                        + (", more than the other XS losses" if rivals else ""),
                         "App. overlap tables (l.591)", evidence, data, origins, n_min or 0,
                         results, why)
 
