@@ -445,9 +445,10 @@ def suppresses_claim(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame],
         p, r, n, _ = _recall_gap(overlap, runs, layers, method, rival)
         parts, results = parts + [x for x in p if ": not testable" not in x], results + r
         n_min = n if n_min is None else (n_min if n is None else min(n_min, n))
-    lowest = f" and the other XS losses' ({', '.join(map(label, rivals))})" if rivals else ""
-    evidence = (f"top-quartile recall of the tags in the {shown} (chance {CHANCE_RECALL:g}), "
-                f"No XS's{lowest} against {own}'s — "
+    lowest = (f", No XS's and the other XS losses' ({', '.join(map(label, rivals))}) against "
+              f"{own}'s" if rivals else "")
+    evidence = (f"top-quartile recall of the tags in the {shown} (chance {CHANCE_RECALL:g})"
+                f"{lowest} — "
                 + ("; ".join(parts) or f"no architecture with No XS and {own} maps"))
     return _judged_runs(f"{own} suppresses the tags in the {shown}"
                         + (", more than the other XS losses" if rivals else ""),
