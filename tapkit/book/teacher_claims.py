@@ -337,9 +337,7 @@ def substitutes_claim(summary: pd.DataFrame, meta: Mapping, method: str | None =
     read = (summary["method"] == method) & _at_tau(summary["tau"], CLAIM_TAU) & summary[
         "annotation"].isin([a.value for a in (*READS[:2], Annotation.GROUND_TRUTH)])
     parts, verdicts = [], []
-    for (exp, model), g in summary[read & (summary["split"] == "permuted")].groupby(
-            ["experiment", "model"], sort=False):
-        by = g.assign(annotation=g["annotation"].astype(str)).set_index("annotation")
+    for exp, model, by in _permuted_cells(summary, read):
         truth = Annotation.GROUND_TRUTH.value
         for teacher in [a.value for a in READS[:2] if a.value in by.index and truth in by.index]:
             d = score_difference(by.loc[teacher], by.loc[truth], exp)
@@ -351,9 +349,7 @@ def substitutes_claim(summary: pd.DataFrame, meta: Mapping, method: str | None =
                      "the ground truth", "—", "PNEU/KNEE", NOT_RUN,
                      reason="this build trained no TAP students of both a teacher and the ground "
                      "truth")
-    why = weak_teachers(quality, CLAIM_TAU) + [
-        w for e in dict.fromkeys(summary.loc[read, "experiment"])
-        for w in unlearned_students(summary[read & (summary["experiment"] == e)], e)]
+    why = _unjudged_students(summary, read, quality)
     verdict = (_in_some_cell(verdicts) or [INCONCLUSIVE])[0]
     return _medical_verdict(claim, "Setting 2, l.404", f"permuted score within {MARGIN:g} of the "
                             "ground truth's or above — " + "; ".join(parts), meta,
@@ -380,9 +376,7 @@ def one_percent_teacher_claim(summary: pd.DataFrame, meta: Mapping, method: str 
     read = (summary["method"].isin([method, no_xs()]) & _at_tau(summary["tau"], CLAIM_TAU)
             & summary["annotation"].isin([one, ten, truth, none]))
     parts, verdicts = [], []
-    for (exp, model), g in summary[read & (summary["split"] == "permuted")].groupby(
-            ["experiment", "model"], sort=False):
-        by = g.assign(annotation=g["annotation"].astype(str)).set_index("annotation")
+    for exp, model, by in _permuted_cells(summary, read):
         if one not in by.index or not {ten, truth, none} & set(by.index):
             continue
         cell = []
@@ -402,13 +396,29 @@ def one_percent_teacher_claim(summary: pd.DataFrame, meta: Mapping, method: str 
                      "of the 1% teacher", "—", "PNEU/KNEE", NOT_RUN,
                      reason="this build trained no cell with TAP students of the 1% teacher, of "
                      "the 10% teacher and of the ground truth, and No XS")
-    why = [w for w in weak_teachers(quality, CLAIM_TAU)] + [
-        w for e in dict.fromkeys(summary.loc[read, "experiment"])
-        for w in unlearned_students(summary[read & (summary["experiment"] == e)], e)]
+    why = _unjudged_students(summary, read, quality)
     verdict = (_in_some_cell(judged) or [INCONCLUSIVE])[0]
     return _medical_verdict(claim, "Setting 2, l.413", "permuted score, τ 0.01 — "
                             + "; ".join(parts), meta, lambda: verdict == REPRODUCED, why, verdict,
                             read=summary[read])
+
+
+def _permuted_cells(summary: pd.DataFrame, read: pd.Series):
+    """``(experiment, model, rows by annotation)`` of the ``read`` rows' permuted split, one per
+    (data set, architecture) cell: the cells the "in some cell" claims compare students in."""
+    for (exp, model), g in summary[read & (summary["split"] == "permuted")].groupby(
+            ["experiment", "model"], sort=False):
+        yield exp, model, g.assign(annotation=g["annotation"].astype(str)).set_index("annotation")
+
+
+def _unjudged_students(summary: pd.DataFrame, read: pd.Series,
+                       quality: pd.DataFrame | None) -> list[str]:
+    """Why the ``read`` students cannot judge a claim on any data set: the teachers whose masks
+    are no better than random (:func:`weak_teachers`) and, per data set, the students that did
+    not learn the task (:func:`unlearned_students`)."""
+    return weak_teachers(quality, CLAIM_TAU) + [
+        w for e in dict.fromkeys(summary.loc[read, "experiment"])
+        for w in unlearned_students(summary[read & (summary["experiment"] == e)], e)]
 
 
 def untaken_tag(summary: pd.DataFrame, experiment: str,
