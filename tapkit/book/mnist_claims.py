@@ -34,19 +34,24 @@ def decoy_claim(runs: pd.DataFrame, data: str) -> Claim:
     """No XS learns the decoy: its accuracy falls when the decoy is permuted (Δ < 0 over the
     seeds where No XS learned the task; inconclusive when the interval reaches 0)."""
     claim, where = "No XS learns the decoy on MNIST", "Results, Fig. MNIST; App. Table gt_mnist"
+    if (gone := _absence(runs, [no_xs()])):  # none ran (not run), or every one failed
+        return Claim(claim, where, gone, "0 seeds", data,
+                     NOT_RUN if gone.endswith("not run") else NOT_TESTABLE, reason=gone)
     seeds = judged_seeds(runs, -_delta(runs), [no_xs()], ACCURACY, shortcut=False)
-    every = per_seed(runs, no_xs(), _delta(runs))
-    if not every:  # none ran (not run), or every one that ran failed (not testable)
-        gone = _absence(runs, [no_xs()])
-        return Claim(claim, where, gone or "no converged No XS run", "0 seeds", data,
-                     NOT_RUN if gone.endswith("not run") else NOT_TESTABLE,
-                     reason=gone or "no No XS run converged")
-    d = mean_ci((on_seeds(every, seeds.kept) or every).values(), bounds=ACCURACY.range(1))
+    d = _delta_on(runs, no_xs(), seeds)
     evidence = f"No XS Δ-accuracy (permuted − contaminated) {d.text()}" + seeds.note("No XS")
     if len(seeds.kept) < 2:
         return untestable(claim, where, evidence, _seeds(d), data, few_reason(seeds))
     return Claim(claim, where, evidence, _seeds(d), data,
                  keeps_verdict(d.lo, d.hi, 0.0, higher_is_better=False))
+
+
+def _delta_on(runs: pd.DataFrame, case: str, seeds) -> Estimate:
+    """``case``'s Δ-accuracy (permuted − contaminated) over the seeds a claim kept (``seeds``:
+    :func:`.preconditions.judged_seeds`), or over every converged one where it kept none, for
+    the evidence of a claim then left unjudged."""
+    every = per_seed(runs, case, _delta(runs))
+    return mean_ci((on_seeds(every, seeds.kept) or every).values(), bounds=ACCURACY.range(1))
 
 
 def _mnist_comparison(runs: pd.DataFrame, methods: list[str]):
@@ -91,8 +96,7 @@ def insensitive_claim(runs: pd.DataFrame, data: str, case: str) -> Claim:
     if (absent := _absent_claim(runs, case, claim, data)):
         return absent
     seeds = _mnist_comparison(runs, [case, no_xs()])
-    every = per_seed(runs, case, _delta(runs))
-    d = mean_ci((on_seeds(every, seeds.kept) or every).values(), bounds=ACCURACY.range(1))
+    d = _delta_on(runs, case, seeds)
     evidence = (f"{name} Δ-accuracy (permuted − contaminated) {d.text()}, within {MARGIN:g}"
                 + seeds.note("MNIST"))
     if len(seeds.kept) < 2:
