@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from tapkit.book import (claim_table, claims, cost_claims, medical_claims, medical_notes,
-                         mnist_claims, teacher_claims)
+                         mnist_claims, overlap_claims, teacher_claims)
 from tapkit.book.claim_judges import xs_protect
 from tapkit.book.origin import DataOrigin
 from tapkit.book.report import write_table
@@ -1049,12 +1049,12 @@ def test_suppresses_claim_pairs_each_seeds_recall_against_no_xs_on_the_judged_se
     # 0.45, sd 0.0624, half-width 4.303 · 0.0624 / √3 = 0.155: [0.295, 0.605] > 0.05
     overlap = _overlap_runs({"none": [0.60, 0.50, 0.55], "tap": [0.10, 0.12, 0.08]},
                             {"none": [0.9, 0.8, 0.85], "tap": [0.88, 0.79, 0.86]})
-    ig = medical_claims.suppresses_claim(overlap, runs, *STANDIN, ["ig"])
+    ig = overlap_claims.suppresses_claim(overlap, runs, *STANDIN, ["ig"])
     assert ig.verdict == claims.REPRODUCED and ig.standin and ig.seeds == "3 seeds"
     assert ig.claim == "TAP suppresses the tags in the input gradients"
     assert "paired No XS − TAP 0.45 [0.29, 0.61] (3 seeds)" in ig.evidence
     # the activations: paired 0.02, 0.01, -0.01, wholly below 0.05: not suppressed
-    acts = medical_claims.suppresses_claim(overlap, runs, *STANDIN,
+    acts = overlap_claims.suppresses_claim(overlap, runs, *STANDIN,
                                            ["act1", "act2", "act3", "act4"])
     assert acts.verdict == claims.NOT_REPRODUCED and "activations" in acts.claim
     # "TAP lowest among the XS losses": an RRR (it learned the task on every seed) whose input
@@ -1063,19 +1063,19 @@ def test_suppresses_claim_pairs_each_seeds_recall_against_no_xs_on_the_judged_se
     with_rrr = {"pneu": medical_runs({("resnet18", "none"): NONE, ("resnet18", "tap"): TAP,
                                       ("resnet18", "rrr"): TAP})}
     low = pd.concat([overlap, _overlap_runs({"rrr": [0.02, 0.03, 0.01]})], ignore_index=True)
-    assert medical_claims.suppresses_claim(low, with_rrr, *STANDIN, ["ig"]).verdict == \
+    assert overlap_claims.suppresses_claim(low, with_rrr, *STANDIN, ["ig"]).verdict == \
         claims.REPRODUCED
-    c = medical_claims.suppresses_claim(low, with_rrr, *STANDIN, ["ig"], rivals=["rrr"])
+    c = overlap_claims.suppresses_claim(low, with_rrr, *STANDIN, ["ig"], rivals=["rrr"])
     assert c.verdict == claims.NOT_REPRODUCED and c.claim.endswith("more than the other XS losses")
     assert "paired RRR − TAP -0.08 [-0.10, -0.06] (3 seeds) — not reproduced" in c.evidence
     # a seed where No XS did not take the tag is dropped: two seeds left, still judged
     took_not = [NONE[0], (0.95, 0.94, 0.9), NONE[2]]
     runs = {"pneu": medical_runs({("resnet18", "none"): took_not, ("resnet18", "tap"): TAP})}
-    ig = medical_claims.suppresses_claim(overlap, runs, *STANDIN, ["ig"])
+    ig = overlap_claims.suppresses_claim(overlap, runs, *STANDIN, ["ig"])
     assert ig.seeds == "2 seeds" and "seed 1 dropped: No XS did not take the shortcut" in ig.evidence
     # no architecture with maps of both: not run
     none_only = overlap[overlap.case == "none"]
-    assert medical_claims.suppresses_claim(none_only, runs, *STANDIN, ["ig"]).verdict in (
+    assert overlap_claims.suppresses_claim(none_only, runs, *STANDIN, ["ig"]).verdict in (
         claims.NOT_TESTABLE, claims.NOT_RUN)
 
 
@@ -1086,7 +1086,7 @@ def test_theorem1_overlap_bounds_taps_input_gradient_precision_on_the_tags():
     # (tags covering what the paper's do: 22x44 of 224x224, so its bound of 1%)
     precision = _overlap_runs({"none": [0.10, 0.12, 0.08], "tap": [0.002, 0.004, 0.003]}).assign(
         metric="precision", chance=22 * 44 / 224 ** 2)
-    c = medical_claims.ig_overlap_claim(precision, runs, *STANDIN)
+    c = overlap_claims.ig_overlap_claim(precision, runs, *STANDIN)
     assert c.verdict == claims.REPRODUCED and c.standin and c.seeds == "3 seeds"
     assert c.claim == "Under TAP, less than 1% of the top-quartile input gradients lie on the tags"
     assert "PNEU ResNet-18: TAP 0.003 [0.001, 0.005] (3 seeds) against 0.010, No XS 0.100" in (
@@ -1094,21 +1094,21 @@ def test_theorem1_overlap_bounds_taps_input_gradient_precision_on_the_tags():
     assert "scaled" not in c.evidence
     # 0.05 on every seed but one: wholly above 1%, not reproduced; across it, inconclusive
     above = precision.assign(value=[0.10, 0.12, 0.08, 0.05, 0.06, 0.04])
-    assert medical_claims.ig_overlap_claim(above, runs, *STANDIN).verdict == claims.NOT_REPRODUCED
+    assert overlap_claims.ig_overlap_claim(above, runs, *STANDIN).verdict == claims.NOT_REPRODUCED
     across = precision.assign(value=[0.10, 0.12, 0.08, 0.0, 0.02, 0.001])
-    assert medical_claims.ig_overlap_claim(across, runs, *STANDIN).verdict == claims.INCONCLUSIVE
+    assert overlap_claims.ig_overlap_claim(across, runs, *STANDIN).verdict == claims.INCONCLUSIVE
     # tags covering 8.7% of each image (the KNEE stand-in's): the bound 1% x 8.7 / 1.93 = 0.0451.
     # TAP at 0.02, 0.03, 0.025 (mean 0.025, half-width 4.303 x 0.005 / 3^0.5 = 0.0124: [0.013,
     # 0.037]) is wholly under it; against the paper's absolute 1% it would be wholly above
     large = precision.assign(chance=0.087, value=[0.10, 0.12, 0.08, 0.02, 0.03, 0.025])
-    c = medical_claims.ig_overlap_claim(large, runs, *STANDIN)
+    c = overlap_claims.ig_overlap_claim(large, runs, *STANDIN)
     assert c.verdict == claims.REPRODUCED
     assert "TAP 0.025 [0.013, 0.037] (3 seeds) against 0.045" in c.evidence
     assert "PNEU's tags cover 8.7% of an image, so 0.045" in c.evidence
-    assert medical_claims.ig_overlap_claim(large.assign(chance=0.0193), runs,
+    assert overlap_claims.ig_overlap_claim(large.assign(chance=0.0193), runs,
                                            *STANDIN).verdict == claims.NOT_REPRODUCED
     # recall rows are not precision: no cell to judge
-    assert medical_claims.ig_overlap_claim(precision.assign(metric="recall"), runs,
+    assert overlap_claims.ig_overlap_claim(precision.assign(metric="recall"), runs,
                                            *STANDIN).verdict == claims.NOT_RUN
 
 
@@ -1120,7 +1120,7 @@ def test_reemerges_in_layers_claim_pairs_rrr_against_tap_at_the_last_layer():
     # Act 4 recall RRR 0.40, 0.45, 0.35 and TAP 0.02, 0.01, 0.03: paired 0.38, 0.44, 0.32
     overlap = _overlap_runs({"rrr": [0.02, 0.03, 0.01], "tap": [0.0, 0.01, 0.0]},
                             {"rrr": [0.40, 0.45, 0.35], "tap": [0.02, 0.01, 0.03]})
-    c = medical_claims.reemerges_in_layers_claim(overlap, runs, *STANDIN, ["rrr"])
+    c = overlap_claims.reemerges_in_layers_claim(overlap, runs, *STANDIN, ["rrr"])
     assert c.verdict == claims.REPRODUCED and c.claim.startswith("RRR let the tags re-emerge")
     assert "paired RRR − TAP 0.38" in c.evidence and "Act 4" in c.evidence
     # "re-emerge": hidden at the input first (RRR's input-gradient recall 0.02, 0.03, 0.01; its
@@ -1132,9 +1132,9 @@ def test_reemerges_in_layers_claim_pairs_rrr_against_tap_at_the_last_layer():
     # hides nothing: the tag never left, so it did not re-emerge
     shown = _overlap_runs({"rrr": [0.40, 0.45, 0.35], "tap": [0.0, 0.01, 0.0]},
                           {"rrr": [0.40, 0.45, 0.35], "tap": [0.02, 0.01, 0.03]})
-    c = medical_claims.reemerges_in_layers_claim(shown, runs, *STANDIN, ["rrr"])
+    c = overlap_claims.reemerges_in_layers_claim(shown, runs, *STANDIN, ["rrr"])
     assert c.verdict == claims.NOT_REPRODUCED and "hidden at the input: not reproduced" in c.evidence
     assert c.reason == "hidden at the input not reproduced on PNEU ResNet-18 RRR"
     # at the input the same runs show nothing re-emerging: every cell below the margin
-    c = medical_claims.reemerges_in_layers_claim(overlap, runs, *STANDIN, ["rrr"], layers=["ig"])
+    c = overlap_claims.reemerges_in_layers_claim(overlap, runs, *STANDIN, ["rrr"], layers=["ig"])
     assert c.verdict == claims.NOT_REPRODUCED

@@ -27,11 +27,11 @@ from .cost_claims import cost_claim, cost_share_claim, oom_claim
 from .distillation_claims import second_order_cost_claim
 from .evidence import Evidence, Judge, Methods
 from .labels import in_prose, label
-from .medical_claims import (matches_at_cost_claim, reemerge_claim,
-                             reemerges_in_layers_claim, suppresses_claim)
+from .medical_claims import matches_at_cost_claim, reemerge_claim
 from .medical_notes import LEFT_OUT_HEADING
 from .mnist_claims import insensitive_claim, kappa_claim, matches_claim, removes_claim
 from .origin import DataOrigin
+from .overlap_claims import reemerges_in_layers_claim, suppresses_claim
 from .teacher_claims import students_beat_teachers_claim
 from .thresholds import ANNOTATION_LIFT, MARGIN
 
@@ -205,7 +205,7 @@ def on_overlap(judge, only: tuple[str, ...] = MEDICAL_EXPERIMENTS,
 
 
 def suppresses_in(layers: tuple[str, ...], rivals: bool = False):
-    """:func:`.medical_claims.suppresses_claim` in ``layers``, against No XS and, with
+    """:func:`.overlap_claims.suppresses_claim` in ``layers``, against No XS and, with
     ``rivals``, the comparators (the claim's "lowest among the XS losses")."""
     return lambda frame, runs, data, origins, *methods: suppresses_claim(
         frame, runs, data, origins, layers, *methods[:1],

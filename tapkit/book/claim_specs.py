@@ -36,8 +36,8 @@ from .claims import NOT_RUN, NOT_TESTABLE, Claim
 from .cost_claims import speed_claim
 from .distillation_claims import behind_claim, best_or_tied_claim, distillation_on_tag_claim
 from .evidence import Evidence, Judge, Methods
-from .medical_claims import (ig_overlap_claim, keeps_off_claim, little_reliance_claim,
-                             no_xs_relies_claim)
+from .medical_claims import keeps_off_claim, little_reliance_claim, no_xs_relies_claim
+from .overlap_claims import ig_overlap_claim
 from .mnist_claims import close_claim, decoy_claim, slightly_below_claim
 from .report import paper_values
 from .summary_claims import (annotation_robust_claim, fail_to_protect_claim, kd_drops_claim,
