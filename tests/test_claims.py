@@ -1079,6 +1079,41 @@ def test_suppresses_claim_pairs_each_seeds_recall_against_no_xs_on_the_judged_se
         claims.NOT_TESTABLE, claims.NOT_RUN)
 
 
+def test_suppresses_claim_with_deepest_needs_taps_last_layer_below_chance():
+    """"Low throughout or decrease towards zero in the deeper layers" (l.591): both end low at
+    the deepest penalised layer, so TAP's Act-4 recall must lie below a random quartile's 0.25,
+    decided by its interval; the map's size is shown beside it."""
+    runs = {"pneu": medical_runs({("resnet18", "none"): NONE, ("resnet18", "tap"): TAP})}
+    overlap = _overlap_runs({"none": [0.60, 0.50, 0.55], "tap": [0.10, 0.12, 0.08]},
+                            {"none": [0.9, 0.8, 0.85], "tap": [0.05, 0.04, 0.06]})
+    overlap["map_size"] = overlap["layer"].map({"ig": "64×64", "act4": "2×2"}).fillna("8×8")
+    layers = ["act1", "act2", "act3", "act4"]
+    # TAP at Act 4 0.05, sd 0.01, half-width 4.303 · 0.01 / √3 = 0.025: [0.025, 0.075], below 0.25
+    c = overlap_claims.suppresses_claim(overlap, runs, *STANDIN, layers, deepest=True)
+    assert c.verdict == claims.REPRODUCED and c.claim.endswith("low at the deepest (Act 4)")
+    assert "TAP at Act 4 (a 2×2 map) 0.05 [0.03, 0.07] (3 seeds) against chance 0.25" in c.evidence
+
+    def at_act4(values):
+        moved = overlap.copy()
+        where = (moved.layer == "act4") & (moved.case == "tap")
+        moved.loc[where, "value"] = [values[s] for s in moved.loc[where, "seed"]]
+        return overlap_claims.suppresses_claim(moved, runs, *STANDIN, layers, deepest=True)
+
+    # 0.30, 0.20, 0.25: mean 0.25, sd 0.05, half-width 4.303 · 0.05 / √3 = 0.124, across 0.25;
+    # the mean over Act 1-4 (0.11) still far below No XS's, so Act 4 alone holds it back
+    c = at_act4([0.30, 0.20, 0.25])
+    assert c.verdict == claims.INCONCLUSIVE
+    assert c.reason == "low at Act 4 inconclusive on PNEU ResNet-18"
+    # 0.40, 0.45, 0.42: [0.361, 0.486], wholly above chance: the tags' corner stays in TAP's top
+    # quartile at the deepest layer
+    assert at_act4([0.40, 0.45, 0.42]).verdict == claims.NOT_REPRODUCED
+    # without deepest the same maps reproduce (the mean over the layers against No XS's)
+    moved = overlap.copy()
+    moved.loc[(moved.layer == "act4") & (moved.case == "tap"), "value"] = 0.43
+    assert overlap_claims.suppresses_claim(moved, runs, *STANDIN, layers).verdict == \
+        claims.REPRODUCED
+
+
 def test_theorem1_overlap_bounds_taps_input_gradient_precision_on_the_tags():
     runs = {"pneu": medical_runs({("resnet18", "none"): NONE, ("resnet18", "tap"): TAP})}
     # TAP's top-quartile IG precision 0.002, 0.004, 0.003 (mean 0.003, sd 0.001, half-width

@@ -204,12 +204,13 @@ def on_overlap(judge, only: tuple[str, ...] = MEDICAL_EXPERIMENTS,
     return run
 
 
-def suppresses_in(layers: tuple[str, ...], rivals: bool = False):
+def suppresses_in(layers: tuple[str, ...], rivals: bool = False, deepest: bool = False):
     """:func:`.overlap_claims.suppresses_claim` in ``layers``, against No XS and, with
-    ``rivals``, the comparators (the claim's "lowest among the XS losses")."""
+    ``rivals``, the comparators (the claim's "lowest among the XS losses"); with ``deepest``,
+    low at the last of ``layers`` too ("low throughout or decrease towards zero")."""
     return lambda frame, runs, data, origins, *methods: suppresses_claim(
         frame, runs, data, origins, layers, *methods[:1],
-        rivals=comparators() if rivals else ())
+        rivals=comparators() if rivals else (), deepest=deepest)
 
 
 def reemerges_in_layers(frame, runs, data, origins, *methods: str) -> Claim:

@@ -164,7 +164,8 @@ for _spec in (
         lambda frame, runs, data, origins, *methods: ig_overlap_claim(
             frame, runs, data, origins, *methods[:1]))),
     ClaimSpec("overlap_tap_activations", "overlap",
-              on_overlap(suppresses_in(("act1", "act2", "act3", "act4"), rivals=True))),
+              on_overlap(suppresses_in(("act1", "act2", "act3", "act4"), rivals=True,
+                                       deepest=True))),
     ClaimSpec("rrr_rbr_reemerge", "overlap",
               on_overlap(reemerges_in_layers, ("pneu",), "resnet18")),
     ClaimSpec("rrr_rbr_reemerge_appendix", "overlap", on_overlap(reemerges_in_layers)),

@@ -25,8 +25,8 @@ from .thresholds import (CHANCE_RECALL, PAPER_TAG_SHARE, RECALL_MARGIN, THEOREM1
 
 def _recall_cells(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame],
                   layers: Sequence[str], lower: str, higher: str, metric: str = "recall"):
-    """``(paper's data-set name, name, seeds, per-seed recall of higher, of lower)`` per data set
-    and architecture with
+    """``(paper's data-set name, architecture, name, seeds, per-seed recall of higher, of lower)``
+    per data set and architecture with
     both methods' maps: the mean top-quartile recall of the tags over ``layers`` (the overlap
     chapter's per-run table; ``metric`` "precision": its precision), on the seeds where No XS
     took the tag and both learned the task."""
@@ -44,7 +44,7 @@ def _recall_cells(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame],
                 if seed in seeds.kept}
                for case in (higher, lower)]
         if all(per):
-            yield paper_name, _name(exp, model), seeds, per[0], per[1]
+            yield paper_name, model, _name(exp, model), seeds, per[0], per[1]
 
 
 def _recall_gap(overlap, runs, layers, lower: str, higher: str, more=None):
@@ -54,7 +54,7 @@ def _recall_gap(overlap, runs, layers, lower: str, higher: str, more=None):
     ``more(name, recall of higher per seed, verdict)``: a further part of each cell, its words
     and the cell's verdict with it."""
     parts, results, n_min, why = [], [], None, []
-    for _, name, seeds, high, low in _recall_cells(overlap, runs, layers, lower, higher):
+    for _, _, name, seeds, high, low in _recall_cells(overlap, runs, layers, lower, higher):
         if min(len(high), len(low)) < 2:
             parts.append(f"{name}: not testable{seeds.note(name)}")
             why.append(f"{name}: {few_reason(seeds)}")
@@ -80,7 +80,7 @@ def _layers_text(layers: Sequence[str]) -> str:
 def suppresses_claim(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame],
                      data: Mapping[str, str], origins: Mapping[str, DataOrigin | None],
                      layers: Sequence[str], method: str | None = None,
-                     rivals: Sequence[str] = ()) -> Claim:
+                     rivals: Sequence[str] = (), deepest: bool = False) -> Claim:
     """TAP (``method``; None: the paper's own) suppresses the tags in the top quartiles of
     ``layers`` (the appendix's overlap tables: ``ig``, the input gradient, or ``act1``–``act4``,
     the penalised layers; their mean recall per run). ``overlap``: the overlap chapter's per-run
@@ -89,23 +89,74 @@ def suppresses_claim(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame],
     :mod:`.preconditions`), the paired difference No XS − TAP of that recall against
     :data:`.thresholds.RECALL_MARGIN` (:func:`_recall_gap`), and, for each of ``rivals`` (the
     other XS losses: "TAP lowest among the XS losses", the claims table's test) with maps in
-    the cell, the rival − TAP the same way; the cells combined."""
+    the cell, the rival − TAP the same way. With ``deepest`` (l.591: "either low throughout or
+    decrease towards zero in the deeper layers"), TAP's recall at the last of ``layers`` is
+    also low (:func:`_deepest_part`). The cells combined; the reason names the parts that kept
+    a cell from being reproduced."""
     method = method or proposed_method()
     own, shown = label(method), _layers_text(layers)
-    parts, results, n_min, why = _recall_gap(overlap, runs, layers, method, no_xs())
+    open_parts: list[tuple[str, str]] = []
+
+    def noted(versus: str):
+        def more(name: str, _high, verdict: str) -> tuple[str, str]:
+            if verdict != REPRODUCED:
+                open_parts.append((f"below {versus} {verdict}", name))
+            return "", verdict
+        return more
+
+    parts, results, n_min, why = _recall_gap(overlap, runs, layers, method, no_xs(),
+                                             noted("No XS"))
     for rival in rivals:
-        p, r, n, _ = _recall_gap(overlap, runs, layers, method, rival)
+        p, r, n, _ = _recall_gap(overlap, runs, layers, method, rival, noted(label(rival)))
         parts, results = parts + [x for x in p if ": not testable" not in x], results + r
         n_min = n if n_min is None else (n_min if n is None else min(n_min, n))
+    if deepest:
+        p, r, low = _deepest_part(overlap, runs, layers[-1], method)
+        parts, results, open_parts = parts + p, results + r, open_parts + low
     lowest = (f", No XS's and the other XS losses' ({', '.join(map(label, rivals))}) against "
               f"{own}'s" if rivals else "")
     evidence = (f"top-quartile recall of the tags in the {shown} (chance {CHANCE_RECALL:g})"
                 f"{lowest} — "
                 + ("; ".join(parts) or f"no architecture with No XS and {own} maps"))
     return _judged_runs(f"{own} suppresses the tags in the {shown}"
-                        + (", more than the other XS losses" if rivals else ""),
+                        + (", more than the other XS losses" if rivals else "")
+                        + (f", and is low at the deepest ({_act(layers[-1])})" if deepest
+                           else ""),
                         "App. overlap tables (l.591)", evidence, data, origins, n_min or 0,
-                        results, why)
+                        results, why, _grouped(open_parts))
+
+
+def _act(layer: str) -> str:
+    return layer.replace("act", "Act ")
+
+
+def _deepest_part(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame], layer: str,
+                  method: str) -> tuple[list[str], list[str], list[tuple[str, str]]]:
+    """"Either low throughout or decrease towards zero in the deeper layers" (l.591): both
+    halves end low at the deepest penalised layer, and a low deepest layer makes one of them
+    true, so each cell's TAP recall at ``layer`` is judged: its interval over the judged seeds
+    wholly below :data:`.thresholds.CHANCE_RECALL` (fewer of the tags' pixels than a top quartile
+    placed at random holds) reproduced, wholly above not reproduced, across inconclusive. The
+    paper's TAP scores 0.00–0.06 there. Precision is recall times a constant (the tags' and the
+    quartile's sizes are fixed), so recall decides both. The map's size is shown: at the
+    stand-ins' 64 px the deepest map is 2×2, each cell a quarter of the image, and the tags'
+    cell holds the digit's corner too. ``(parts, verdicts, open parts)``."""
+    sizes = (overlap[overlap["layer"] == layer].groupby(["dataset", "model"])["map_size"].first()
+             if "map_size" in overlap else pd.Series(dtype=object))
+    parts, results, open_parts = [], [], []
+    for dataset, model, name, _, _, tap in _recall_cells(overlap, runs, (layer,), method,
+                                                         no_xs()):
+        if len(tap) < 2:  # the comparison with No XS shows why
+            continue
+        e = mean_ci(list(tap.values()), bounds=(0.0, 1.0))
+        verdict = keeps_verdict(e.lo, e.hi, CHANCE_RECALL, higher_is_better=False)
+        results.append(verdict)
+        if verdict != REPRODUCED:
+            open_parts.append((f"low at {_act(layer)} {verdict}", name))
+        size = f" (a {sizes[(dataset, model)]} map)" if (dataset, model) in sizes.index else ""
+        parts.append(f"{name}: {label(method)} at {_act(layer)}{size} {e.text(2)} against "
+                     f"chance {CHANCE_RECALL:g} — low there: {verdict}")
+    return parts, results, open_parts
 
 
 def ig_overlap_claim(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame],
@@ -125,7 +176,7 @@ def ig_overlap_claim(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame],
     share = (overlap[overlap["metric"] == "precision"].groupby("dataset")["chance"].mean()
              if "chance" in overlap else pd.Series(dtype=float))
     parts, results, n_min, why, bounds = [], [], None, [], {}
-    for dataset, name, seeds, none, tap in _recall_cells(overlap, runs, ("ig",), method,
+    for dataset, _, name, seeds, none, tap in _recall_cells(overlap, runs, ("ig",), method,
                                                          no_xs(), "precision"):
         if len(tap) < 2:
             parts.append(f"{name}: not testable{seeds.note(name)}")
@@ -172,7 +223,7 @@ def reemerges_in_layers_claim(overlap: pd.DataFrame, runs: Mapping[str, pd.DataF
     deeper = list(layers) != ["ig"]  # compared with the input gradients
     parts, results, n_min, why, open_parts = [], [], None, [], []
     for method in methods:
-        ig = {name: high for _, name, _, high, _ in
+        ig = {name: high for _, _, name, _, high, _ in
               _recall_cells(overlap, runs, ("ig",), tap, method)} if deeper else {}
 
         def hidden_first(name: str, high: dict[int, float], above: str, method: str = method,
