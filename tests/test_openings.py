@@ -139,8 +139,9 @@ def test_medical_opening_signs_knee_mae_so_that_more_is_worse(tmp_path):
     assert report.loc["rrr_rbr_spurious_knee", "reason"] == \
         "left out by this profile: KNEE ResNet-18 RRR: over budget"
     assert report.loc["rrr_rbr_spurious_knee", "reason"] not in text
-    assert ("*not run* for “RRR and RBR each let the tag re-emerge on some architecture” (left "
-            "out by this profile; why: “Cells left out of this profile”, below)") in text
+    assert ("*not run* for “RRR and RBR each let the tag re-emerge on some architecture, "
+            "looking as well as TAP and Base” (left out by this profile; why: “Cells left out of "
+            "this profile”, below)") in text
     # a page whose table holds no run gives its numbers and no verdict
     write_table(runs.iloc[:0], tmp_path, "pneu_gt_runs", {"data": "PNEU", "origin": "paper"})
     pneu = openings_medical.medical_found(_summary({("resnet18", "none"): (0.9, 0.3)},

@@ -28,9 +28,9 @@ from ..experiments.cells import Annotation
 from .claim_judges import (EXTRA_RUNS, KD_TABLE, cost, cost_share, except_for, kappa_choice,
                            matches, matches_at_cost, on_cell, on_every_architecture, on_extra,
                            on_medical, on_mnist, on_overlap, on_speed, on_stripes, on_summary,
-                           on_table, on_teacher_table, oom, reemerge, reemerge_each,
-                           reemerges_in_layers, second_order_cost, students_beat, suppresses_in,
-                           xs_protect)
+                           on_table, on_teacher_table, oom, ostensibly_reemerge, reemerge,
+                           reemerge_each, reemerges_in_layers, second_order_cost, students_beat,
+                           suppresses_in, xs_protect)
 from .claim_needs import Needs
 from .claims import NOT_RUN, NOT_TESTABLE, Claim
 from .cost_claims import speed_claim
@@ -146,10 +146,13 @@ for _spec in (
     ClaimSpec("tap_keeps_off_deep_pneu", "pneu",  # "for all three architectures"
               on_every_architecture(keeps_off_and_matches, ("pneu",))),
     ClaimSpec("tap_protects_knee", "knee", on_medical(keeps_off_and_matches, ("knee",))),
-    ClaimSpec("rrr_spurious_densenet_pneu", "pneu", on_cell(reemerge, "pneu", "densenet121")),
-    ClaimSpec("stripes_pneu", "pneu", on_stripes(keeps_off_claim, ("pneu",))),
+    ClaimSpec("rrr_spurious_densenet_pneu", "pneu",
+              on_cell(ostensibly_reemerge, "pneu", "densenet121")),
+    # "TAP is successful in protecting models": off the stripe and ≈ Base (the claims table's
+    # test: "permuted F1 ≈ Base per arch")
+    ClaimSpec("stripes_pneu", "pneu", on_stripes(keeps_off_and_matches, ("pneu",))),
     ClaimSpec("stripes_knee", "knee",
-              on_stripes(except_for(keeps_off_claim, "densenet121"), ("knee",))),
+              on_stripes(except_for(keeps_off_and_matches, "densenet121"), ("knee",))),
     ClaimSpec("extra_architectures", "extra_architectures", on_extra(keeps_off_and_matches)),
     ClaimSpec("extra_arch_pneu_less_vulnerable", "extra_architectures",
               on_extra(little_reliance_claim, ("pneu",))),
@@ -157,7 +160,7 @@ for _spec in (
               on_extra(keeps_off_and_matches, ("knee",), "efficientnet_b0")),
     ClaimSpec("effnet_knee_rrr_fails", "extra_architectures",
               on_extra(reemerge, ("knee",), "efficientnet_b0")),
-    ClaimSpec("rbr_spurious_vgg_pneu", "pneu", on_cell(reemerge, "pneu", "vgg16")),
+    ClaimSpec("rbr_spurious_vgg_pneu", "pneu", on_cell(ostensibly_reemerge, "pneu", "vgg16")),
     ClaimSpec("rrr_rbr_spurious_knee", "knee", on_medical(reemerge_each, ("knee",))),
     ClaimSpec("overlap_tap_input_gradients", "overlap", on_overlap(suppresses_in(("ig",)))),
     ClaimSpec("theorem1_overlap", "overlap", on_overlap(

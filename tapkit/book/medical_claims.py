@@ -327,18 +327,24 @@ def _in_some_cell(results: Sequence[str]) -> list[str]:
 
 def reemerge_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str],
                    origins: Mapping[str, DataOrigin | None],
-                   methods: Sequence[str] | None = None) -> Claim:
+                   methods: Sequence[str] | None = None, looks_well: Sequence[str] = (),
+                   relies_more: Sequence[str] = ()) -> Claim:
     """RRR/RBR (``methods``; None: the comparators, :func:`tapkit.methods.comparators`) let the
     tag re-emerge on some architectures (Results: the paper's DenseNet-121 RRR). Per data set,
     architecture and method, on the seeds where No XS took the tag and both learned the task:
     the method's reliance interval wholly above :data:`.thresholds.MARGIN` re-emerges, wholly
-    below it does not, across it is inconclusive. Reproduced when some cell re-emerges, not
-    reproduced when every judged cell does not, else inconclusive. Architectures without RRR/RBR
-    runs are named."""
+    below it does not, across it is inconclusive. Where the claim says the method "seems to
+    perform well" or gives "ostensibly strong performance" (l.372, 393), its contaminated score
+    is also no worse than each case of ``looks_well`` (Base, TAP) by more than
+    :data:`.thresholds.MATCHES_BASE` (:func:`_looks_well_part`); where it says the sensitivity
+    is larger than theirs, its reliance exceeds each of ``relies_more``'s by
+    :data:`.thresholds.MARGIN` (:func:`_relies_more_part`). Reproduced when some cell holds every
+    part, not reproduced when every judged cell fails one, else inconclusive. Architectures
+    without RRR/RBR runs are named."""
     methods = list(comparators() if methods is None else methods)
     named = "/".join(label(m) for m in methods)
     claim = named + " let the tag re-emerge on some architectures"
-    parts, results, n_min, without, why = [], [], None, [], []
+    parts, results, n_min, without, why, open_parts = [], [], None, [], [], []
     for exp, model, rows, rel in cells(runs):
         found = False
         for method in methods:
@@ -350,13 +356,26 @@ def reemerge_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str],
                 parts.append(f"{name}: not testable{seeds.note(name)}")
                 why.append(f"{name}: {few_reason(seeds)}")
                 continue
-            e = mean_ci(list(on_seeds(per_seed(rows, method, rel), seeds.kept).values()),
-                        bounds=task_metric(exp).range(1))
+            own = on_seeds(per_seed(rows, method, rel), seeds.kept)
+            e = mean_ci(list(own.values()), bounds=task_metric(exp).range(1))
             n_min = e.n if n_min is None else min(n_min, e.n)
-            verdict = keeps_verdict(e.lo, e.hi, MARGIN)
+            relies = keeps_verdict(e.lo, e.hi, MARGIN)
+            more = ([(f"looks as well as {label(other)}",
+                      *_looks_well_part(rows, exp, method, seeds.kept, other))
+                     for other in looks_well]
+                    + [(f"relies more than {label(other)}",
+                        *_relies_more_part(rows, rel, exp, own, other))
+                       for other in relies_more])
+            verdict = combined([relies, *(v for _, v, _ in more)])
             results.append(verdict)
-            parts.append(f"{name} {e.text()}" + (" — relies on the tag" if verdict == REPRODUCED
-                                                  else "") + seeds.note(name))
+            if more:  # a claim of several parts: the ones that held the cell back
+                open_parts += [(f"{part} {v}", name) for part, v in
+                               [("relies on the tag", relies), *((p_, v) for p_, v, _ in more)]
+                               if v != REPRODUCED]
+            parts.append(f"{name} {e.text()}" + (" — relies on the tag" if relies == REPRODUCED
+                                                  else "")
+                         + "".join(words for _, _, words in more)
+                         + (f"; together: {verdict}" if more else "") + seeds.note(name))
         if not found:
             without.append(_name(exp, model))
     evidence = f"{RELIANCE} — " + ("; ".join(parts) or f"no {named} run")
@@ -366,7 +385,56 @@ def reemerge_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str],
         evidence += f" ({PAPER_REEMERGENCE})"
     some = _in_some_cell(results)
     return _judged_runs(claim, "Results, Figs. PNEU/KNEE (DenseNet-121 RRR)", evidence, data,
-                        origins, n_min or 0, some, why)
+                        origins, n_min or 0, some, why, _grouped(open_parts))
+
+
+def _looks_well_part(rows: pd.DataFrame, exp: str, method: str, seeds: Sequence[int],
+                     other: str) -> tuple[str, str]:
+    """"Seems to perform well (left panel) compared to TAP and even Base" (l.393; "ostensibly
+    strong performance", l.372): ``method``'s contaminated score on ``seeds`` no worse than
+    ``other``'s (its runs that learned the task) by more than :data:`.thresholds.MATCHES_BASE`,
+    decided by the interval of :func:`score_gap` (inconclusive on one seed or without
+    ``other``). Base's score is its clean one, as in :func:`base_gap`: Base never saw a tag, and
+    on the stand-in the tags can throw it (DenseNet-121 on PNEU: clean F1 0.908, contaminated
+    0.667, a constant's), where the paper's Base scores alike on both (VGG-16: 0.916 and
+    0.914). The verdict and the evidence's words."""
+    metric, tol = task_metric(exp), MATCHES_BASE[exp]
+    split = "clean" if other == BASE else "contaminated"
+    learned = rows[learned_task(rows, metric)]
+    own = on_seeds(per_seed(rows, method, rows["contaminated"]), seeds)
+    theirs = per_seed(learned, other, learned[split])
+    if not theirs:
+        return INCONCLUSIVE, f"; no {label(other)} run that learned the task to look well against"
+    g = score_gap(own, theirs, exp)
+    verdict = (keeps_verdict(g.estimate.lo, g.estimate.hi, tol, higher_is_better=False)
+               if g.estimate.n > 1 else INCONCLUSIVE)
+    how = "paired" if g.paired else f"against its {g.reference:.3f}"
+    return verdict, (f"; contaminated {metric.label} worse than {label(other)}'s {split} by "
+                     f"{g.estimate.text()} {how} — looks as well within {tol:g}: {verdict}")
+
+
+def _relies_more_part(rows: pd.DataFrame, rel: pd.Series, exp: str, own: Mapping[int, float],
+                      other: str) -> tuple[str, str]:
+    """"Significant contamination sensitivity", larger than ``other``'s (l.393: the paper's
+    RRR/RBR MAE rises 0.05-1.05 where TAP's and Base's barely move): the reliance ``own``
+    ({seed: reliance}) minus ``other``'s (its runs that learned the task), paired over the seeds
+    both ran where there are two, else against its mean, above :data:`.thresholds.MARGIN`,
+    decided by the interval. The verdict and the evidence's words."""
+    metric = task_metric(exp)
+    learned = learned_task(rows, metric)
+    theirs = per_seed(rows[learned], other, rel[learned])
+    if not theirs:
+        return INCONCLUSIVE, f"; no {label(other)} run that learned the task to rely more than"
+    both = sorted(set(own) & set(theirs))
+    if len(both) > 1:
+        d, how = paired_difference(own, theirs, bounds=metric.range(2)), "paired"
+    else:
+        e = mean_ci(list(own.values()), bounds=metric.range(1))
+        ref = sum(theirs.values()) / len(theirs)
+        d, how = Estimate(e.mean - ref, e.lo - ref, e.hi - ref, e.n), f"against its {ref:.3f}"
+    verdict = keeps_verdict(d.lo, d.hi, MARGIN)
+    return verdict, (f"; reliance above {label(other)}'s by {d.text()} {how} — relies more: "
+                     f"{verdict}")
 
 
 def matches_at_cost_claim(runs: Mapping[str, pd.DataFrame], ratios: pd.DataFrame | None,
