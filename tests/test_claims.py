@@ -341,6 +341,31 @@ def test_keeps_off_claim_skips_a_no_xs_that_never_used_the_tag_and_one_seed():
     assert unknown.verdict == claims.NOT_TESTABLE and "does not record" in unknown.reason
 
 
+def test_keeps_off_claim_with_best_among_compares_taps_permuted_score_with_each_rival():
+    """"TAP best among the XS losses" (the KNEE stripes, EfficientNet-B0): TAP's permuted score
+    no worse than each rival's that ran, within 0.05 F1; without rivals the cell says so and is
+    judged on the rest."""
+    cells_ = {("resnet18", "none"): NONE, ("resnet18", "tap"): TAP, ("resnet18", "base"): BASE}
+
+    def judged(rrr):
+        runs = {"pneu": medical_runs({**cells_, **({("resnet18", "rrr"): rrr} if rrr else {})})}
+        return medical_claims.keeps_off_claim(runs, *STANDIN, matches_base=True,
+                                              best_among=("rrr", "rbr"))
+    # an RRR on the tag (permuted 0.6, 0.62, 0.64): TAP's 0.90, 0.89, 0.91 better by 0.30, 0.27,
+    # 0.27 (worse by -0.28, sd 0.0173, half-width 4.303 · 0.0173 / √3 = 0.043), well within 0.05
+    c = judged([(0.9, 0.6, 0.9), (0.9, 0.62, 0.9), (0.9, 0.64, 0.9)])
+    assert c.verdict == claims.REPRODUCED
+    assert "permuted F-score worse than RRR's permuted by -0.280 [-0.323, -0.237]" in c.evidence
+    # an RRR off the tag and better on permuted images (0.99): TAP worse by 0.09, 0.10, 0.08
+    c = judged([(0.99, 0.99, 0.99)] * 3)
+    assert c.verdict == claims.NOT_REPRODUCED
+    assert c.reason == "best beside RRR not reproduced on PNEU ResNet-18"
+    # no rival trained: judged on the tag and Base, and said
+    c = judged(None)
+    assert c.verdict == claims.REPRODUCED
+    assert "best among the XS losses: no RRR, RBR run here to compare" in c.evidence
+
+
 def test_reemerge_claim_needs_an_rrr_or_rbr_interval_wholly_above_the_margin():
     # RRR reliance 0.3, 0.28, 0.26: mean 0.28, half-width 2.484 · 0.02 = 0.0497: relies
     relied = [(0.9, 0.6, 0.9), (0.9, 0.62, 0.9), (0.9, 0.64, 0.9)]

@@ -25,6 +25,7 @@ from typing import Collection, Mapping
 import pandas as pd
 
 from ..experiments.cells import Annotation
+from ..methods import comparators
 from .claim_judges import (EXTRA_RUNS, KD_TABLE, cost, cost_share, except_for, kappa_choice,
                            matches, matches_at_cost, on_cell, on_every_architecture, on_extra,
                            on_medical, on_mnist, on_overlap, on_speed, on_stripes, on_summary,
@@ -49,6 +50,9 @@ from .teacher_claims import (annotation_claim, comparators_on_tag_claim, medical
 
 # the claims that say TAP "matches the Base model" as well as keeping off the tag
 keeps_off_and_matches = partial(keeps_off_claim, matches_base=True)
+# ... and TAP best among the XS losses (the claims table's test for the KNEE stripes and
+# EfficientNet-B0: "TAP best permuted MAE among XS losses", "better than RRR and RBR")
+keeps_off_best = partial(keeps_off_claim, matches_base=True, best_among=comparators())
 # the claims that say No XS looks best on contaminated data as well as relying on the tag
 looks_best_and_relies = partial(no_xs_relies_claim, looks_best=True)
 
@@ -152,12 +156,12 @@ for _spec in (
     # test: "permuted F1 ≈ Base per arch")
     ClaimSpec("stripes_pneu", "pneu", on_stripes(keeps_off_and_matches, ("pneu",))),
     ClaimSpec("stripes_knee", "knee",
-              on_stripes(except_for(keeps_off_and_matches, "densenet121"), ("knee",))),
+              on_stripes(except_for(keeps_off_best, "densenet121"), ("knee",))),
     ClaimSpec("extra_architectures", "extra_architectures", on_extra(keeps_off_and_matches)),
     ClaimSpec("extra_arch_pneu_less_vulnerable", "extra_architectures",
               on_extra(little_reliance_claim, ("pneu",))),
     ClaimSpec("effnet_knee_tap_succeeds", "extra_architectures",
-              on_extra(keeps_off_and_matches, ("knee",), "efficientnet_b0")),
+              on_extra(keeps_off_best, ("knee",), "efficientnet_b0")),
     ClaimSpec("effnet_knee_rrr_fails", "extra_architectures",
               on_extra(reemerge, ("knee",), "efficientnet_b0")),
     ClaimSpec("rbr_spurious_vgg_pneu", "pneu", on_cell(ostensibly_reemerge, "pneu", "vgg16")),
