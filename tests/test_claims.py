@@ -990,10 +990,23 @@ def test_the_10_and_1pct_students_alike_and_comparators_with_teacher_masks():
     c = teacher_claims.teachers_alike_claim(one, {**REAL, "settings": {"seeds": [0]}},
                                             quality=quality)
     assert c.verdict == claims.NOT_TESTABLE and "0.005 (1 seed, no interval)" in c.evidence
-    # RRR with the 10% teacher's masks loses 0.60 F1 when the tags are swapped: on the tag
+    # RRR with the 10% teacher's masks loses 0.60 F1 when the tags are swapped: on the tag, and
+    # more than TAP with the same masks (0.01): 0.59, std √(4 · 0.01²) = 0.02, half-width
+    # 4.303 · 0.02 / √3 = 0.050
+    tap10 = summary_rows({("resnet18", "teacher_10"): (0.95, 0.94, 0.01)})
     rrr = summary_rows({("resnet18", "teacher_10"): (0.95, 0.35, 0.01)}).assign(method="rrr")
-    c = teacher_claims.comparators_on_tag_claim(rrr, REAL, "pneu", "rrr", quality=quality)
+    c = teacher_claims.comparators_on_tag_claim(pd.concat([rrr, tap10]), REAL, "pneu", "rrr",
+                                                quality=quality)
     assert c.verdict == claims.REPRODUCED and "ResNet-18 RRR 0.600 [" in c.evidence
+    assert "above TAP's by 0.590 [0.540, 0.640] (3 seeds)" in c.evidence
+    # "≫ TAP's": a TAP student just as much on the tag (0.60, std 0.001: the gap 0 ± 0.005,
+    # below 0.02) fails the claim; without a TAP student to compare it is undecided
+    both_on = pd.concat([rrr, tap10.assign(mean=[0.95, 0.35])]).assign(std=0.001)
+    assert teacher_claims.comparators_on_tag_claim(both_on, REAL, "pneu", "rrr",
+                                                   quality=quality).verdict == \
+        claims.NOT_REPRODUCED
+    c = teacher_claims.comparators_on_tag_claim(rrr, REAL, "pneu", "rrr", quality=quality)
+    assert c.verdict == claims.INCONCLUSIVE and "no TAP student to compare" in c.evidence
     # "RRR and RBR ... do not prevent learning the tags": RBR's students missing, not run
     c = teacher_claims.comparators_on_tag_claim(rrr, REAL, "pneu", quality=quality)
     assert c.verdict == claims.NOT_RUN and c.reason == "RBR: not run here"

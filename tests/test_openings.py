@@ -426,8 +426,10 @@ def test_setting2_medical_openings_flag_students_that_did_not_learn_the_task(tmp
     text = openings_medical.medical_kd_found(kd_summary, kd, tmp_path)
     report = claims_table(tmp_path).set_index("id")
     assert report.loc["kd_pneu_jt_kd_fail", "verdict"] == "not testable here"
-    assert report.loc["kd_pneu_jt_kd_fail", "reason"].startswith(
-        "PNEU ResNet-18 KD (10% teacher) did not learn the task (contaminated F1 0.660")
+    # (and the 10% teacher's masks, which TAP's students compared with it trained on, no better
+    # than random ones)
+    assert "PNEU ResNet-18 KD (10% teacher) did not learn the task (contaminated F1 0.660" in \
+        report.loc["kd_pneu_jt_kd_fail", "reason"]
     assert text.startswith(openings_medical.medical_kd_found(kd_summary, kd)) and \
         "PNEU ResNet-18 KD (10% teacher) did not learn the task" in text
     assert report.loc["kd_knee_jt_kd_poor", "verdict"] == "not run"  # PNEU's students only

@@ -30,14 +30,14 @@ from .thresholds import LEARNED, MARGIN, MATCHES_BASE, clearly_less
 RELIANCE = "reliance on the tag (metric lost when the tag is swapped, > 0 uses it)"
 
 
-def _reliances(frame: pd.DataFrame, experiment: str,
-               row: str = "case") -> list[tuple[str, str, Estimate]]:
-    """``(model, row, reliance)`` of a medical summary table, in its order, per model and its
-    ``row`` column (Setting 1's ``case``, Setting 2's ``annotation``): the reliance of
-    :func:`tapkit.metrics.tag_reliance` from the means of the contaminated and swapped splits,
-    with its std taken as √(σ_permuted² + σ_contaminated²), which ignores their covariance over
-    seeds (wider than the paired interval when, as usual, the two splits rise and fall
-    together)."""
+def _reliance_parts(frame: pd.DataFrame, experiment: str,
+                    row: str = "case") -> list[tuple[str, str, float, float, int]]:
+    """``(model, row, reliance, its std, seeds)`` of a medical summary table, in its order, per
+    model and its ``row`` column (Setting 1's ``case``, Setting 2's ``annotation``): the
+    reliance of :func:`tapkit.metrics.tag_reliance` from the means of the contaminated and
+    swapped splits, with its std taken as √(σ_permuted² + σ_contaminated²), which ignores their
+    covariance over seeds (wider than the paired interval when, as usual, the two splits rise
+    and fall together)."""
     metric = task_metric(experiment)
     out = []
     for (model, case), grp in frame.groupby(["model", row], sort=False):
@@ -45,9 +45,41 @@ def _reliances(frame: pd.DataFrame, experiment: str,
         if {"contaminated", "permuted"} <= set(rows.index):
             r = tag_reliance(rows.loc["contaminated", "mean"], rows.loc["permuted", "mean"], metric)
             sd = (rows.loc["permuted", "std"] ** 2 + rows.loc["contaminated", "std"] ** 2) ** 0.5
-            out.append((model, case, from_summary(r, sd, int(rows["count"].min()),
-                                                  bounds=metric.range(1))))
+            out.append((model, case, float(r), float(sd), int(rows["count"].min())))
     return out
+
+
+def _reliances(frame: pd.DataFrame, experiment: str,
+               row: str = "case") -> list[tuple[str, str, Estimate]]:
+    """``(model, row, reliance)`` of a medical summary table (:func:`_reliance_parts`), each an
+    interval within the metric's range."""
+    bounds = task_metric(experiment).range(1)
+    return [(model, case, from_summary(r, sd, n, bounds=bounds))
+            for model, case, r, sd, n in _reliance_parts(frame, experiment, row)]
+
+
+def reliance_gap(frame: pd.DataFrame, experiment: str, row: str, model: str, case: str,
+                 other: str) -> Estimate | None:
+    """How much more ``case`` relies on the tag than ``other`` on ``model`` in a medical summary
+    table (:func:`_reliance_parts`; ``row`` the column that holds them): the difference of the
+    reliances, its std the root of their variances' sum (unpaired: a summary keeps no seeds);
+    None where either is missing."""
+    found = {(m, c): (r, sd, n) for m, c, r, sd, n in _reliance_parts(frame, experiment, row)}
+    if (model, case) not in found or (model, other) not in found:
+        return None
+    (ra, sa, na), (rb, sb, nb) = found[(model, case)], found[(model, other)]
+    return from_summary(ra - rb, (sa ** 2 + sb ** 2) ** 0.5, min(na, nb),
+                        bounds=task_metric(experiment).range(2))
+
+
+def relies_more_verdict(reliance: Estimate, gap: Estimate | None) -> str:
+    """A student "not prevented from learning the tag" where TAP's was (the appendix's RRR/RBR
+    and KD/JT with teacher masks): its reliance interval above :data:`.thresholds.MARGIN` and
+    above TAP's by more than it (``gap``, :func:`reliance_gap`), each decided by its interval;
+    inconclusive without TAP's."""
+    alone = keeps_verdict(reliance.lo, reliance.hi, MARGIN)
+    more = INCONCLUSIVE if gap is None else keeps_verdict(gap.lo, gap.hi, MARGIN)
+    return combined([alone, more])
 
 
 def cells(runs: Mapping[str, pd.DataFrame]) -> Iterator[tuple[str, str, pd.DataFrame, pd.Series]]:
@@ -239,11 +271,12 @@ def keeps_off_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str],
         best = [(f"best beside {label(r)}",
                  *_no_worse_part(rows, exp, method, seeds.kept, r, "permuted", "best"))
                 for r in rivals]
-        absent = ([f"; best among the XS losses: no {', '.join(map(label, best_among))} run "
-                   "here to compare"] if best_among and not rivals else [])
+        missing = [label(r) for r in best_among if r not in rivals]
+        absent = [f"; best among the XS losses: no {', '.join(missing)} run here to compare"
+                  ] if missing else []
         verdict = combined([off, match, *(v for _, v, _ in best)])
         results.append(verdict)
-        several = matches_base or best
+        several = matches_base or bool(best)
         if several:  # the parts that kept the cell from being reproduced
             open_parts += [(f"{part} {v}", name) for part, v in
                            [("off the tag", off), *([("matches Base", match)] * matches_base),
