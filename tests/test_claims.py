@@ -217,7 +217,9 @@ def test_keeps_off_claim_is_judged_on_the_stand_ins_seeds_and_labelled():
     undecided[0] = dataclasses.replace(undecided[0], reason="its part B: inconclusive")
     assert claims.verdicts(undecided) == ("The reproduction report's verdict: *inconclusive* for "
                                           "all 3 claims (among them: its part B: inconclusive).")
-    assert claims.verdicts(undecided[:2]).endswith("(on the stand-in; its part B: inconclusive).")
+    # two named: each beside its own reason, none read as the other's
+    assert claims.verdicts(undecided[:2]).endswith(
+        "“claim 0” (on the stand-in; its part B: inconclusive) and “claim 1” (on the stand-in).")
     # contaminated 0.70 against a constant's 2/3 goes 0.1 of the way to perfect (< 0.25): TAP
     # collapsed on its own training distribution
     dead = [(0.70, 0.70, 0.70)] * 3

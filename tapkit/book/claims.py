@@ -105,8 +105,8 @@ def verdicts(claims: Iterable[Claim], most: int = 200, reasons: int = 2) -> str:
     every = len({c.claim for c in claims})
 
     # a judged claim that did not reproduce says which of its parts kept it (its reason), if any
-    parts = [f"*{v}* for " + _with_reason(_names(cs, every), _judged_reasons(cs, most, reasons)
-                                          if v != REPRODUCED else "")
+    parts = [f"*{v}* for " + (_names(cs, every) if v == REPRODUCED
+                              else _named_with_reasons(cs, every, most, reasons))
              for v, cs in by.items() if cs and v not in quiet]
     for v in quiet:
         if by[v]:
@@ -134,6 +134,20 @@ def _judged_reasons(claims: list[Claim], most: int, reasons: int) -> str:
     titles = {c.claim for c in claims}
     unsaid = any(not (c.brief or c.reason) for c in claims)
     return f"among them: {why}" if why and len(titles) > 2 and unsaid else why
+
+
+def _named_with_reasons(claims: list[Claim], every: int, most: int, reasons: int) -> str:
+    """Judged claims of one verdict with the reasons that kept them from being reproduced: each
+    named claim beside its own reason ("“A” (on the stand-in; why A) and “B” (why B)"), so that
+    no reason reads as another claim's; more than two are counted, with their reasons after
+    (:func:`_judged_reasons`)."""
+    named: dict[str, list[Claim]] = {}
+    for c in claims:
+        named.setdefault(_names([c], every), []).append(c)
+    if len(named) > 2:
+        return _with_reason(_names(claims, every), _judged_reasons(claims, most, reasons))
+    return " and ".join(_with_reason(name, _reasons(cs, most, reasons, evidence=False))
+                        for name, cs in named.items())
 
 
 def _with_reason(names: str, why: str) -> str:
