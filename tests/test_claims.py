@@ -807,9 +807,26 @@ def test_medical_teacher_claim_needs_teacher_students_near_zero_and_no_xs_below(
     good = summary_rows({("resnet18", "teacher_10"): (0.95, 0.94, 0.01),
                          ("resnet18", "teacher_1"): (0.95, 0.93, 0.01),  # hi = -0.02 + 0.035 > -0.02
                          ("resnet18", "none"): (1.00, 0.20, 0.01)})
+    # Setting 1's Base (clean F1 0.91, 0.92, 0.90) and ground-truth TAP (contaminated 0.90)
+    gt = medical_runs({("resnet18", "base"): BASE, ("resnet18", "tap"): TAP})
+    c = teacher_claims.medical_teacher_claim(good, REAL, setting1=gt)
+    # reliance on the tag: F-score lost when it is swapped, 0.95 - 0.93 = +0.020 ± 0.035, below
+    # 0.1; No XS's 0.80 above it by 0.78 (std √(4 · 0.01²) = 0.02, half-width 0.050); the
+    # student's contaminated 0.95 above Base's clean 0.91 (-0.04 ± 0.035) and ground-truth TAP's
+    # 0.90 (-0.05, std 0.01: ± 0.025), within 0.05 of both
+    assert c.verdict == claims.REPRODUCED, c
+    assert ("ResNet-18 1% teacher 0.020 [-0.015, 0.055] (3 seeds), No XS − it 0.780 [0.730, "
+            "0.830] (3 seeds), contaminated F1 below Base's clean by -0.040 [-0.075, -0.005] "
+            "(3 seeds), contaminated F1 below ground-truth TAP's contaminated by -0.050 [-0.075, "
+            "-0.025] (3 seeds) — reproduced") in c.evidence
+    # without Setting 1's runs "strong performances" is undecided, and says why
     c = teacher_claims.medical_teacher_claim(good, REAL)
-    # reliance on the tag: F-score lost when it is swapped, 0.95 - 0.93 = +0.020
-    assert c.verdict == claims.REPRODUCED and "ResNet-18 1% teacher +0.020" in c.evidence
+    assert c.verdict == claims.INCONCLUSIVE and "no Setting 1 Base run to compare" in c.evidence
+    assert c.reason.startswith("as Base inconclusive on ResNet-18 10% teacher τ 0.01")
+    # a student 0.10 below Base on contaminated images does not score "strongly"
+    weak = good.assign(mean=good["mean"] - 0.14)
+    c = teacher_claims.medical_teacher_claim(weak, REAL, setting1=gt)
+    assert c.verdict == claims.NOT_REPRODUCED and "as Base not reproduced" in c.reason
     bad = summary_rows({("resnet18", "teacher_10"): (0.95, 0.80, 0.01),  # hi = -0.115: on the tag
                         ("resnet18", "none"): (1.00, 0.20, 0.01)})
     assert teacher_claims.medical_teacher_claim(bad, REAL).verdict == claims.NOT_REPRODUCED
@@ -832,8 +849,8 @@ def test_medical_teacher_claim_needs_teacher_students_near_zero_and_no_xs_below(
     quality = pd.DataFrame({"experiment": "pneu", "annotator": ["teacher_10", "teacher_1"],
                             "tau": 0.01, "precision": [0.10, 0.06], "recall": 0.3,
                             "tag_coverage": 0.05})
-    assert teacher_claims.medical_teacher_claim(good, REAL, quality=quality.iloc[:1]).verdict \
-        == claims.REPRODUCED
+    assert teacher_claims.medical_teacher_claim(good, REAL, quality=quality.iloc[:1],
+                                                setting1=gt).verdict == claims.REPRODUCED
     c = teacher_claims.medical_teacher_claim(good, REAL, quality=quality)
     assert c.verdict == claims.NOT_TESTABLE and c.reason == (
         "PNEU: the masks of the 1% teacher mark the tags no better than random ones (precision "
@@ -842,7 +859,7 @@ def test_medical_teacher_claim_needs_teacher_students_near_zero_and_no_xs_below(
     # on the stand-in it is judged too, and labelled; a student at a constant's F1 (2/3: 0.70 is
     # a tenth of the way to 1) is not judged
     standin = {**REAL, "origin": "stand-in"}
-    c = teacher_claims.medical_teacher_claim(good, standin, quality=quality.iloc[:1])
+    c = teacher_claims.medical_teacher_claim(good, standin, quality=quality.iloc[:1], setting1=gt)
     assert c.verdict == claims.REPRODUCED and c.standin and c.evidence.startswith("On the digits")
     dead = summary_rows({("resnet18", "teacher_10"): (0.70, 0.70, 0.01),
                          ("resnet18", "none"): (1.00, 0.20, 0.01)})

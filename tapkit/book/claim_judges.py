@@ -414,18 +414,24 @@ students_beat.reads = ("medical_teacher", "medical_teacher_performance",
                         "medical_annotation_quality")
 
 
-def on_teacher_table(judge, *args, table: str = "medical_teacher") -> Judge:
+def on_teacher_table(judge, *args, table: str = "medical_teacher",
+                     setting1: str | None = None) -> Judge:
     """``judge(summary, meta, *args, *methods, quality=...)`` on the medical Setting-2 students'
     table (``table``; :data:`KD_TABLE`: the distillation chapter's), judged only where the
     teachers' masks beat random ones: their annotation quality (the gate,
-    :func:`.teacher_claims.weak_teachers`) from the teachers page."""
+    :func:`.teacher_claims.weak_teachers`) from the teachers page. ``setting1``: the experiment
+    whose Setting-1 per-run table the judge compares the students with (``setting1=`` its
+    frame, None where the build has none)."""
     def run(ev: Evidence, methods: Methods = ()):
         frame, meta = ev.table(table)
         if frame is None:
             return None
+        extra = ({} if setting1 is None else
+                 {"setting1": ev.table(SETTING1_RUNS.format(setting1))[0]})
         return judge(frame, meta, *args, *methods,
-                     quality=ev.table("medical_annotation_quality")[0])
-    run.reads = (table, "medical_annotation_quality")
+                     quality=ev.table("medical_annotation_quality")[0], **extra)
+    run.reads = (table, "medical_annotation_quality",
+                 *([SETTING1_RUNS.format(setting1)] if setting1 else []))
     return run
 
 

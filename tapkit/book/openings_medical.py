@@ -217,8 +217,10 @@ def _student(method: str, annotation: str) -> str:
 
 
 # the tables the medical teachers page writes before its opening, which its claims' judges read
+# the medical teachers page's tables, and PNEU's Setting-1 runs (written before it), whose Base
+# and ground-truth TAP its students are compared with
 MEDICAL_TEACHER_TABLES = ("medical_teacher", "medical_annotation_quality",
-                          "medical_teacher_performance")
+                          "medical_teacher_performance", "pneu_gt_runs")
 # the distillation page's: its summary, and the mask quality TAP's students are gated on
 MEDICAL_KD_TABLES = ("medical_kd", "medical_annotation_quality")
 

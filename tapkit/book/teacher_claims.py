@@ -13,6 +13,7 @@ from typing import Callable, Mapping, Sequence
 import pandas as pd
 
 from ..experiments.cells import Annotation
+from ..experiments.setting1 import BASE
 from ..methods import comparators, no_xs, proposed_method
 from ..metrics import task_metric
 from ..seedstats import Estimate, from_summary
@@ -23,9 +24,9 @@ from .medical_claims import (RELIANCE, _in_some_cell, _reliances, relies_more_ve
                              reliance_gap)
 from .medical_notes import constant_score
 from .origin import DataOrigin
-from .preconditions import learned_share
+from .preconditions import learned_share, learned_task
 from .thresholds import (ALMOST_AS_GOOD, ANNOTATION_LIFT, LEARNED, LEARNED_SHARE, MARGIN,
-                         keeps_off, relies)
+                         MATCHES_BASE, relies)
 
 
 def weak_teachers(quality: pd.DataFrame | None, tau: float) -> list[str]:
@@ -89,43 +90,115 @@ def annotation_claim(quality: pd.DataFrame, meta: Mapping) -> Claim:
 
 
 def medical_teacher_claim(summary: pd.DataFrame, meta: Mapping,
-                          method: str | None = None, quality: pd.DataFrame | None = None) -> Claim:
-    """On PNEU, TAP (``method``; None: the paper's own) with either teacher's masks keeps the
-    student off the tag: at τ = 0.01 each teacher student keeps off the tag while No XS relies
-    on it (:mod:`.thresholds`). KNEE's numbers are shown. Judged with several seeds only, where
-    the teachers' masks mark the tags better than random ones (:func:`weak_teachers`, from
-    ``quality``) and every PNEU student learned the task (:func:`unlearned_students`); on the
-    digits stand-in too, labelled so. ``summary``'s τ column holds numbers, NaN for the runs
-    that take no τ (No XS)."""
+                          method: str | None = None, quality: pd.DataFrame | None = None,
+                          setting1: pd.DataFrame | None = None) -> Claim:
+    """On PNEU, TAP (``method``; None: the paper's own) with teacher annotations "results in
+    strong performances on the contaminated data with little sensitivity to spurious signals"
+    (l.404; the claims table's test: both teachers, each τ, contaminated F1 ≈ Base's and
+    ground-truth TAP's). Per τ the build trained, architecture and teacher (the 10% and the 1%),
+    the student's cell holds every part, each decided by its interval: its reliance on the tag
+    below :data:`.thresholds.LEARNED` (as Setting 1's "keeps off the tag"), below No XS's by
+    more than :data:`.thresholds.MARGIN` (:func:`.medical_claims.reliance_gap`), and its
+    contaminated F1 no worse than Base's clean F1 and ground-truth TAP's contaminated F1 by more
+    than :data:`.thresholds.MATCHES_BASE` (Setting 1's runs of the same architecture,
+    ``setting1``: :func:`_setting1_reference`). KNEE's numbers are shown. Judged with several
+    seeds only, where the teachers' masks at each τ mark the tags better than random ones
+    (:func:`weak_teachers`, from ``quality``), every PNEU student learned the task
+    (:func:`unlearned_students`) and No XS took the tag (:func:`untaken_tag`); on the digits
+    stand-in too, labelled so. ``summary``'s τ column holds numbers, NaN for the runs that take
+    no τ (No XS)."""
     method = method or proposed_method()
-    read = (summary["method"].isin([method, no_xs()]) & _at_tau(summary["tau"], CLAIM_TAU)
-            & summary["annotation"].isin([a.value for a in READS]))  # the cells it judges
-    why = ([w for w in weak_teachers(quality, CLAIM_TAU) if w.startswith("PNEU")]
-           + unlearned_students(summary[read], "pneu"))
-    claim = f"{label(method)} with 10%- or 1%-teacher masks keeps deep CNNs off the tag on PNEU"
-    parts, ok, have = [], True, {}
+    teachers = [a.value for a in READS if a != Annotation.NONE]
+    mine = (summary["method"] == method) & summary["annotation"].isin(teachers)
+    none = summary["method"] == no_xs()
+    taus = sorted(set(pd.to_numeric(summary.loc[mine, "tau"], errors="coerce").dropna()))
+    read = (mine | none) & (summary["experiment"] == "pneu")
+    why = (list(dict.fromkeys(w for t in taus for w in weak_teachers(quality, t)
+                              if w.startswith("PNEU")))
+           + unlearned_students(summary[read], "pneu") + untaken_tag(summary, "pneu"))
+    claim = (f"{label(method)} with 10%- or 1%-teacher masks keeps deep CNNs off the tag on PNEU, "
+             "scoring as Base does")
+    parts, verdicts, open_parts, have = [], [], [], {}
     for exp in dict.fromkeys(summary["experiment"]):
-        frame = summary[(summary["experiment"] == exp) & (summary["method"].isin([method, no_xs()]))
-                        & _at_tau(summary["tau"], CLAIM_TAU)]
-        cells = []
-        for model, case, d in _reliances(frame, exp, "annotation"):  # one per (model, annotation)
-            if case in READS:
-                cells.append(f"{label(model)} {label(case)} {d.mean:+.3f}")
-                if exp == "pneu":
-                    ok = ok and (keeps_off(d) if case != Annotation.NONE else relies(d))
-                    have.setdefault(model, set()).add(case)
-        parts.append(f"{exp.upper()}: " + ", ".join(cells))
-    evidence = f"{RELIANCE} — " + "; ".join(parts)
-    # each of No XS and both teachers' students on one PNEU architecture at least: the claim is
-    # about both teachers against No XS, and a failing cell alone can still decide it
-    if ok and not any(set(READS) <= cases for cases in have.values()):
-        c = _medical_verdict(claim, "Setting 2, Fig. ts", evidence, meta, lambda: ok, why,
-                             verdict=NOT_RUN, read=summary[read])
+        at_exp = summary["experiment"] == exp
+        for tau in taus:
+            frame = summary[at_exp & ((mine & _at_tau(summary["tau"], tau)) | none)]
+            cells = []
+            for model, case, d in _reliances(frame, exp, "annotation"):
+                if case not in teachers:
+                    continue
+                if exp != "pneu":  # KNEE's shown
+                    cells.append(f"{label(model)} {label(case)} {d.mean:+.3f}")
+                    continue
+                have.setdefault((model, tau), set()).add(case)
+                words, verdict = _teacher_cell(frame, setting1, model, case, d)
+                verdicts.append(verdict)
+                open_parts += [(f"{p_} {v}", f"{label(model)} {label(case)} τ {tau:g}")
+                               for p_, v in words[1] if v != REPRODUCED]
+                cells.append(f"{label(model)} {label(case)} {words[0]} — {verdict}")
+            if cells:
+                parts.append(f"{exp.upper()} τ {tau:g}: " + "; ".join(cells))
+    evidence = f"{RELIANCE} — " + " | ".join(parts)
+    both = set(teachers)
+    if not any(both <= cases for cases in have.values()):
+        # the claim is about both teachers: a failing cell alone can still decide it
+        failed = NOT_REPRODUCED in verdicts
+        c = _medical_verdict(claim, "Setting 2, Fig. ts", evidence, meta, lambda: False, why,
+                             verdict=NOT_REPRODUCED if failed else NOT_RUN,
+                             read=summary[read])
         missing = ", ".join(label(a) for a in READS)
         return c if c.verdict != NOT_RUN else replace(
-            c, reason=f"no PNEU architecture trained all of {missing} at τ {CLAIM_TAU:g}")
-    return _medical_verdict(claim, "Setting 2, Fig. ts", evidence, meta, lambda: ok, why,
-                            read=summary[read])
+            c, reason=f"no PNEU architecture trained all of {missing} at one τ")
+    verdict = combined(verdicts)
+    c = _medical_verdict(claim, "Setting 2, Fig. ts", evidence, meta,
+                         lambda: verdict == REPRODUCED, why, verdict, read=summary[read])
+    if c.verdict in (INCONCLUSIVE, NOT_REPRODUCED):
+        c = replace(c, reason="; ".join(f"{p_} on {', '.join(n for q, n in open_parts if q == p_)}"
+                                        for p_ in dict.fromkeys(q for q, _ in open_parts)))
+    return c
+
+
+def _teacher_cell(frame: pd.DataFrame, setting1: pd.DataFrame | None, model: str, case: str,
+                  d: Estimate) -> tuple[tuple[str, list[tuple[str, str]]], str]:
+    """One PNEU teacher student's parts (:func:`medical_teacher_claim`): its words, each part's
+    name and verdict, and the cell's verdict."""
+    off = keeps_verdict(d.lo, d.hi, LEARNED, higher_is_better=False)
+    gap = reliance_gap(frame, "pneu", "annotation", model, Annotation.NONE.value, case)
+    below = INCONCLUSIVE if gap is None else keeps_verdict(gap.lo, gap.hi, MARGIN)
+    mine = frame[(frame["model"] == model) & (frame["annotation"] == case)
+                 & (frame["split"] == "contaminated")]
+    tol, found = MATCHES_BASE["pneu"], [("off the tag", off), ("below No XS", below)]
+    words = [f"{d.text()}, No XS − it " + (gap.text() if gap is not None else "(no No XS)")]
+    for name, case1, split in (("Base", BASE, "clean"), ("ground-truth TAP", proposed_method(),
+                                                        "contaminated")):
+        ref = _setting1_reference(setting1, model, case1, split)
+        if ref is None or mine.empty:
+            found.append((f"as {name}", INCONCLUSIVE))
+            words.append(f"no Setting 1 {name} run to compare")
+            continue
+        g = score_difference(ref, mine.iloc[0], "pneu")  # > 0: the reference scores better
+        v = keeps_verdict(g.lo, g.hi, tol, higher_is_better=False)
+        found.append((f"as {name}", v))
+        words.append(f"contaminated F1 below {name}'s {split} by {g.text()}")
+    return (", ".join(words), found), combined([v for _, v in found])
+
+
+def _setting1_reference(setting1: pd.DataFrame | None, model: str, case: str,
+                        split: str) -> pd.Series | None:
+    """Setting 1's score of ``case`` on ``model`` (PNEU's per-run table ``setting1``), over its
+    runs that learned the task, as a summary row (mean, std, count) to compare a student with:
+    Base's clean F1 (Base never saw a tag; on the stand-in the tags throw it, as
+    :func:`.medical_claims.base_gap` says) or ground-truth TAP's contaminated F1. One run's std
+    is taken as 0: its spread over seeds is not in the interval. None without such a run."""
+    if setting1 is None:
+        return None
+    rows = setting1[(setting1["model"] == model) & (setting1["case"] == case)]
+    rows = rows[learned_task(rows, task_metric("pneu"))]
+    if rows.empty:
+        return None
+    values = rows[split].astype(float)
+    return pd.Series({"mean": values.mean(), "std": values.std() if len(values) > 1 else 0.0,
+                      "count": len(values)})
 
 
 def tau_trend_claim(quality: pd.DataFrame, meta: Mapping) -> Claim:
