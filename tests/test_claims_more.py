@@ -25,8 +25,18 @@ def test_close_claim_reads_contaminated_accuracy_within_the_margin():
     # RBR trained one seed: shown (0.965 − 0.93), judges nothing, and the claim is about all
     # three losses: RRR's part alone cannot reproduce it
     assert "TAP − RBR (paired): 0.035 (1 seed, no interval)" in c.evidence
-    assert c.evidence.endswith("(not judged: RBR trained 1 seed)")
+    assert "(not judged: RBR trained 1 seed)" in c.evidence
     assert c.verdict == claims.NOT_TESTABLE and c.reason == "RBR trained 1 seed"
+    # "the spread among the three": RRR against RBR too (0.97 − 0.93 on RBR's one seed)
+    assert c.evidence.endswith("contaminated accuracy, RRR − RBR (paired): 0.040 (1 seed, no "
+                               "interval)")
+    # RRR and RBR 0.03 apart on three seeds while TAP sits between them within 0.02 of each
+    # (0.95 against 0.965 and 0.935): the comparators' spread fails the claim
+    apart = runs_table({"tap": [(0.95, 0.96)] * 3, "rrr": [(0.965, 0.95)] * 3,
+                        "rbr": [(0.935, 0.95)] * 3, "none": DECOYED})
+    c = mnist_claims.close_claim(apart, "MNIST", "tap", "rrr", "rbr")
+    assert c.verdict == claims.NOT_REPRODUCED
+    assert c.reason == "RRR alike with RBR: not reproduced"
     # −0.04 on every seed: wholly outside the margin
     far = near.assign(contaminated=near.contaminated.where(near.case != "tap", 0.93))
     assert mnist_claims.close_claim(far, "MNIST", "tap", "rrr").verdict == claims.NOT_REPRODUCED
@@ -239,3 +249,17 @@ def test_a_claim_that_needs_every_part_is_not_judged_on_the_parts_that_happen_to
     # a judged part that fails still decides: AT 0.10 above No XS protects
     assert summary_claims.fail_to_protect_claim(kd.assign(mean=[0.81, 0.91, 0.80]), "MNIST", "at",
                                                 "jt").verdict == claims.NOT_REPRODUCED
+
+
+def test_matches_claim_needs_permuted_accuracy_and_delta_accuracy_within_the_margin():
+    """"TAP ... still matches RRR and RBR very closely" (the claims table's test: permuted
+    accuracy and Δ-accuracy): a TAP level with RRR on permuted digits but losing 0.03 more when
+    the decoys are permuted (0.99 → 0.96 against 0.96 → 0.96) does not match it."""
+    runs = runs_table({"tap": [(0.99, 0.96)] * 3, "rrr": [(0.96, 0.96)] * 3, "none": DECOYED})
+    c = mnist_claims.matches_claim(runs, "MNIST", "rrr", "tap")
+    assert c.verdict == claims.NOT_REPRODUCED
+    assert c.reason == "Δ accuracy within 0.02: not reproduced"
+    assert "permuted accuracy, TAP − RRR (paired): 0.000" in c.evidence
+    assert "Δ accuracy, TAP − RRR (paired): -0.030" in c.evidence
+    level = runs_table({"tap": [(0.96, 0.96)] * 3, "rrr": [(0.96, 0.96)] * 3, "none": DECOYED})
+    assert mnist_claims.matches_claim(level, "MNIST", "rrr", "tap").verdict == claims.REPRODUCED

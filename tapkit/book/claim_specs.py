@@ -50,9 +50,12 @@ from .teacher_claims import (annotation_claim, comparators_on_tag_claim, medical
 
 # the claims that say TAP "matches the Base model" as well as keeping off the tag
 keeps_off_and_matches = partial(keeps_off_claim, matches_base=True)
-# ... and TAP best among the XS losses (the claims table's test for the KNEE stripes and
-# EfficientNet-B0: "TAP best permuted MAE among XS losses", "better than RRR and RBR")
+# ... and TAP best among the XS losses (the claims table's test for EfficientNet-B0 on KNEE:
+# "permuted MAE ≈ Base and Δ-MAE ≈ 0; better than RRR and RBR")
 keeps_off_best = partial(keeps_off_claim, matches_base=True, best_among=comparators())
+# the KNEE stripes' test: "TAP Δ-MAE small ...; TAP best permuted MAE among XS losses", no
+# "≈ Base" (the paper's VGG-16 TAP there scores clean MAE 0.684 against Base's 0.485)
+off_and_best = partial(keeps_off_claim, best_among=comparators())
 # the claims that say No XS looks best on contaminated data as well as relying on the tag
 looks_best_and_relies = partial(no_xs_relies_claim, looks_best=True)
 
@@ -156,7 +159,7 @@ for _spec in (
     # test: "permuted F1 ≈ Base per arch")
     ClaimSpec("stripes_pneu", "pneu", on_stripes(keeps_off_and_matches, ("pneu",))),
     ClaimSpec("stripes_knee", "knee",
-              on_stripes(except_for(keeps_off_best, "densenet121"), ("knee",))),
+              on_stripes(except_for(off_and_best, "densenet121"), ("knee",))),
     ClaimSpec("extra_architectures", "extra_architectures", on_extra(keeps_off_and_matches)),
     ClaimSpec("extra_arch_pneu_less_vulnerable", "extra_architectures",
               on_extra(little_reliance_claim, ("pneu",))),
@@ -166,7 +169,9 @@ for _spec in (
               on_extra(reemerge, ("knee",), "efficientnet_b0")),
     ClaimSpec("rbr_spurious_vgg_pneu", "pneu", on_cell(ostensibly_reemerge, "pneu", "vgg16")),
     ClaimSpec("rrr_rbr_spurious_knee", "knee", on_medical(reemerge_each, ("knee",))),
-    ClaimSpec("overlap_tap_input_gradients", "overlap", on_overlap(suppresses_in(("ig",)))),
+    # "TAP ≈ 0 and below No XS per arch" (the claims table's test): low, below chance, too
+    ClaimSpec("overlap_tap_input_gradients", "overlap",
+              on_overlap(suppresses_in(("ig",), deepest=True))),
     ClaimSpec("theorem1_overlap", "overlap", on_overlap(
         lambda frame, runs, data, origins, *methods: ig_overlap_claim(
             frame, runs, data, origins, *methods[:1]))),

@@ -376,8 +376,10 @@ def reemerge_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str],
     """RRR/RBR (``methods``; None: the comparators, :func:`tapkit.methods.comparators`) let the
     tag re-emerge on some architectures (Results: the paper's DenseNet-121 RRR). Per data set,
     architecture and method, on the seeds where No XS took the tag and both learned the task:
-    the method's reliance interval wholly above :data:`.thresholds.MARGIN` re-emerges, wholly
-    below it does not, across it is inconclusive. Where the claim says the method "seems to
+    the method's reliance interval wholly above :data:`.thresholds.LEARNED` re-emerges (the
+    claims' tests: "strongly < 0 ... like No XS", whose reliance is judged against it too;
+    above :data:`.thresholds.MARGIN` only, a model "barely used" the tag), wholly below it does
+    not, across it is inconclusive. Where the claim says the method "seems to
     perform well" or gives "ostensibly strong performance" (l.372, 393), its contaminated score
     is also no worse than each case of ``looks_well`` (Base, TAP) by more than
     :data:`.thresholds.MATCHES_BASE` (:func:`_no_worse_part`); where it says the sensitivity
@@ -403,7 +405,7 @@ def reemerge_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str],
             own = on_seeds(per_seed(rows, method, rel), seeds.kept)
             e = mean_ci(list(own.values()), bounds=task_metric(exp).range(1))
             n_min = e.n if n_min is None else min(n_min, e.n)
-            relies = keeps_verdict(e.lo, e.hi, MARGIN)
+            relies = keeps_verdict(e.lo, e.hi, LEARNED)  # "strongly", "like No XS"
             more = ([(f"looks as well as {label(other)}",
                       *_no_worse_part(rows, exp, method, seeds.kept, other))
                      for other in looks_well]

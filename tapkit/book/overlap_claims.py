@@ -120,14 +120,16 @@ def suppresses_claim(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame],
                 + ("; ".join(parts) or f"no architecture with No XS and {own} maps"))
     return _judged_runs(f"{own} suppresses the tags in the {shown}"
                         + (", more than the other XS losses" if rivals else "")
-                        + (f", and is low at the deepest ({_act(layers[-1])})" if deepest
-                           else ""),
+                        + ((", and is low there (below chance)" if list(layers) == ["ig"]
+                            else f", and is low at the deepest ({_act(layers[-1])})")
+                           if deepest else ""),
                         "App. overlap tables (l.591)", evidence, data, origins, n_min or 0,
                         results, why, _grouped(open_parts))
 
 
 def _act(layer: str) -> str:
-    return layer.replace("act", "Act ")
+    """A layer as the evidence names it: ``act4`` -> "Act 4", ``ig`` -> "the input gradients"."""
+    return "the input gradients" if layer == "ig" else layer.replace("act", "Act ")
 
 
 def _deepest_part(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame], layer: str,
@@ -140,7 +142,9 @@ def _deepest_part(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame], layer
     paper's TAP scores 0.00–0.06 there. Precision is recall times a constant (the tags' and the
     quartile's sizes are fixed), so recall decides both. The map's size is shown: at the
     stand-ins' 64 px the deepest map is 2×2, each cell a quarter of the image, and the tags'
-    cell holds the digit's corner too. ``(parts, verdicts, open parts)``."""
+    cell holds the digit's corner too. ``layer`` "ig": the input gradients, whose claim says
+    "TAP ≈ 0" there (the paper's 0.00-0.07), judged the same way. ``(parts, verdicts, open
+    parts)``."""
     sizes = (overlap[overlap["layer"] == layer].groupby(["dataset", "model"])["map_size"].first()
              if "map_size" in overlap else pd.Series(dtype=object))
     parts, results, open_parts = [], [], []
