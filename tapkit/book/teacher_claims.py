@@ -20,8 +20,8 @@ from ..seedstats import Estimate, from_summary
 from .claims import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, REPRODUCED, Claim,
                      Verdict, combined, keeps_verdict, needs_all, within_verdict)
 from .labels import in_prose, label
-from .medical_claims import (RELIANCE, _in_some_cell, _reliances, relies_more_verdict,
-                             reliance_gap)
+from .medical_claims import (RELIANCE, _grouped, _in_some_cell, _reliances,
+                             relies_more_verdict, reliance_gap)
 from .medical_notes import constant_score
 from .origin import DataOrigin
 from .preconditions import learned_share, learned_task
@@ -131,11 +131,11 @@ def medical_teacher_claim(summary: pd.DataFrame, meta: Mapping,
                     cells.append(f"{label(model)} {label(case)} {d.mean:+.3f}")
                     continue
                 have.setdefault((model, tau), set()).add(case)
-                words, verdict = _teacher_cell(frame, setting1, model, case, d)
+                text, found, verdict = _teacher_cell(frame, setting1, model, case, d)
                 verdicts.append(verdict)
-                open_parts += [(f"{p_} {v}", f"{label(model)} {label(case)} τ {tau:g}")
-                               for p_, v in words[1] if v != REPRODUCED]
-                cells.append(f"{label(model)} {label(case)} {words[0]} — {verdict}")
+                open_parts += [(f"{part} {v}", f"{label(model)} {label(case)} τ {tau:g}")
+                               for part, v in found if v != REPRODUCED]
+                cells.append(f"{label(model)} {label(case)} {text} — {verdict}")
             if cells:
                 parts.append(f"{exp.upper()} τ {tau:g}: " + "; ".join(cells))
     evidence = f"{RELIANCE} — " + " | ".join(parts)
@@ -152,16 +152,14 @@ def medical_teacher_claim(summary: pd.DataFrame, meta: Mapping,
     verdict = combined(verdicts)
     c = _medical_verdict(claim, "Setting 2, Fig. ts", evidence, meta,
                          lambda: verdict == REPRODUCED, why, verdict, read=summary[read])
-    if c.verdict in (INCONCLUSIVE, NOT_REPRODUCED):
-        c = replace(c, reason="; ".join(f"{p_} on {', '.join(n for q, n in open_parts if q == p_)}"
-                                        for p_ in dict.fromkeys(q for q, _ in open_parts)))
-    return c
+    return replace(c, reason=_grouped(open_parts)) if c.verdict in (INCONCLUSIVE,
+                                                                   NOT_REPRODUCED) else c
 
 
 def _teacher_cell(frame: pd.DataFrame, setting1: pd.DataFrame | None, model: str, case: str,
-                  d: Estimate) -> tuple[tuple[str, list[tuple[str, str]]], str]:
-    """One PNEU teacher student's parts (:func:`medical_teacher_claim`): its words, each part's
-    name and verdict, and the cell's verdict."""
+                  d: Estimate) -> tuple[str, list[tuple[str, str]], str]:
+    """One PNEU teacher student's cell (:func:`medical_teacher_claim`; ``d`` its reliance): the
+    evidence's words, each part's name and verdict, and the cell's verdict."""
     off = keeps_verdict(d.lo, d.hi, LEARNED, higher_is_better=False)
     gap = reliance_gap(frame, "pneu", "annotation", model, Annotation.NONE.value, case)
     below = INCONCLUSIVE if gap is None else keeps_verdict(gap.lo, gap.hi, MARGIN)
@@ -180,7 +178,7 @@ def _teacher_cell(frame: pd.DataFrame, setting1: pd.DataFrame | None, model: str
         v = keeps_verdict(g.lo, g.hi, tol, higher_is_better=False)
         found.append((f"as {name}", v))
         words.append(f"contaminated F1 below {name}'s {split} by {g.text()}")
-    return (", ".join(words), found), combined([v for _, v in found])
+    return ", ".join(words), found, combined([v for _, v in found])
 
 
 def _setting1_reference(setting1: pd.DataFrame | None, model: str, case: str,
