@@ -195,14 +195,15 @@ def test_distillation_and_normalisation_openings(tmp_path):
     assert text == ("No XS loses 0.380 accuracy when the decoys are permuted; TAP (10% teacher) "
                     "0.020, KD (10% teacher) 0.360. Clearly less than No XS (by more than 0.01): "
                     "TAP (10% teacher), KD (10% teacher).")
-    # with the store, the report's verdicts on the page's claims: JT's step 3x KD's and AT's
-    # (rounds 0-3, paired), its memory 1.25x theirs
+    # with the store, the report's verdicts on the page's claims: JT's step 3x KD's, AT's and
+    # TAP's (rounds 0-3, paired), its memory 1.25x theirs
     from tapkit.book.report import write_table
 
     cost = pd.DataFrame([{"method": m, "round": r, "seconds": base * (1 + 0.01 * r),
                           "peak_mem_mb": mem}
                          for m, base, mem in (("none", 0.05, 50.0), ("kd", 0.1, 80.0),
-                                              ("at", 0.1, 80.0), ("jt", 0.3, 100.0))
+                                              ("at", 0.1, 80.0), ("tap", 0.1, 80.0),
+                                              ("jt", 0.3, 100.0))
                          for r in range(4)])
     write_table(cost, tmp_path, "mnist_kd_cost", {"data": "MNIST"})
     judged = openings.distillation_found(kd, tmp_path)
