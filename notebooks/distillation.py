@@ -120,10 +120,10 @@ display(mnist_setting2.kd_beside_paper(summary, order))
 #
 # The appendix says JT's second-order derivatives make "training times and memory usage suffer".
 # One training step of each student on the chapter's model, batch and optimiser, with a frozen
-# teacher: its time in interleaved rounds (each student once a round, in every order in turn;
-# the report pairs two students by round), and its peak of live tensors (model, optimiser state
-# and every tensor the step allocates, the teacher's forward included), counted exactly on the
-# CPU.
+# teacher, and of TAP with its masks (the claim compares JT with TAP too): its time in
+# interleaved rounds (each student once a round, in every order in turn; the report pairs two
+# students by round), and its peak of live tensors (model, optimiser state and every tensor the
+# step allocates, a teacher's forward included), counted exactly on the CPU.
 
 # %% tags=["hide-input"]
 display(mnist_setting2.kd_cost_shown(cost))
