@@ -59,6 +59,13 @@ def test_a_larger_kappa_clearly_better_fails_the_claim_and_a_wide_interval_decid
     assert kappa_claim(better, "Decoy-MNIST").verdict == NOT_REPRODUCED
     noisy = _table({1: (0.90, 0.91, 0.905), 3: (0.95, 0.85, 0.955), 5: (0.90, 0.96, 0.905)})
     assert kappa_claim(noisy, "Decoy-MNIST").verdict == INCONCLUSIVE
+    # the test names Δ too: level on permuted digits (0.95 each), but κ = 3 at 1.00 on
+    # contaminated ones loses 0.05 where κ = 5 (at 0.97) loses 0.02: 0.03 worse
+    level = _table({1: (0.90, 0.91, 0.905), 3: (0.95, 0.95, 0.95), 5: (0.95, 0.95, 0.95)})
+    level.loc[(level.kernel_size == 3).fillna(False), "contaminated"] = 1.0
+    claim = kappa_claim(level, "Decoy-MNIST")
+    assert claim.verdict == NOT_REPRODUCED and claim.reason == "Δ accuracy within 0.02: not reproduced"
+    assert "Δ accuracy, κ = 3 − κ = 5 (paired): -0.030" in claim.evidence
 
 
 def test_a_collapsed_run_drops_its_seed_and_one_seed_left_judges_nothing():
