@@ -12,8 +12,7 @@ import pandas as pd
 from ..methods import comparators, get_method, no_xs, proposed_method
 from ..seedstats import Estimate, mean_ci, paired_difference
 from .claims import (ACCURACY, NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, Claim, combined, every_part,
-                     few_reason,
-                     keeps_verdict, on_seeds, per_seed, untestable, within_verdict)
+                     few_reason, keeps_verdict, on_seeds, per_seed, untestable, within_verdict)
 from .labels import label
 from .preconditions import judged_seeds
 from .thresholds import DECOY_TAKEN, MARGIN
