@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from tapkit import metrics
-from tapkit.book import medical_claims, openings_medical, teacher_claims, thresholds
+from tapkit.book import openings_medical, summary_reliance, teacher_claims, thresholds
 from tapkit.book.medical_setting2 import _loss
 from tapkit.book.origin import DataOrigin
 from tapkit.seedstats import Estimate
@@ -48,7 +48,7 @@ def test_every_chapter_reads_the_same_reliance():
     long = wide.stack().rename("mean").rename_axis(["model", "case", "split"]).reset_index()
     opening = openings_medical.losses(long, "knee", ["model", "case"])
     setting2 = _loss(wide, "knee")
-    claim = {case: e.mean for _, case, e in medical_claims._reliances(
+    claim = {case: e.mean for _, case, e in summary_reliance.reliances(
         long.assign(std=0.0, count=3), "knee")}
     assert opening.tolist() == pytest.approx([0.5, -0.1])
     assert setting2.tolist() == pytest.approx([0.5, -0.1])

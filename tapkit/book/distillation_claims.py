@@ -22,8 +22,8 @@ from ..paired import ratio_interval
 from .claims import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, REPRODUCED, Claim,
                      combined, keeps_verdict, needs_all, within_verdict)
 from .labels import in_prose, label
-from .medical_claims import (RELIANCE, _in_some_cell, _reliances, relies_more_verdict,
-                             reliance_gap)
+from .medical_claims import RELIANCE, _in_some_cell
+from .summary_reliance import above_other, reliances
 from .teacher_claims import (CLAIM_TAU, _medical_verdict, score_difference, unlearned_students,
                              untaken_tag, weak_teachers)
 from .thresholds import MARGIN
@@ -73,7 +73,7 @@ def distillation_on_tag_claim(summary: pd.DataFrame, meta: Mapping, experiment: 
     ``experiment`` (the test: "contaminated − permuted F1 ≫ TAP's (JT all archs; KD clearly
     only ResNet-18)"): per architecture, each student of the 10% teacher whose reliance interval
     lies wholly above :data:`.thresholds.MARGIN`, and above the TAP student's with the 10%
-    teacher's masks by more than it (:func:`.medical_claims.relies_more_verdict`), holds; either
+    teacher's masks by more than it (:func:`.summary_reliance.relies_more_verdict`), holds; either
     wholly below fails; else inconclusive. A method's cells combined, on every architecture, or
     in some architecture for the methods ``somewhere`` (KD: "clearly only ResNet-18"); the
     methods combined. A method this build did not train is named; none trained: *not run*."""
@@ -81,22 +81,18 @@ def distillation_on_tag_claim(summary: pd.DataFrame, meta: Mapping, experiment: 
     tap = proposed_method()
     claim = f"{named} leave the students on the tag, more than {label(tap)}'s ({experiment.upper()})"
     read = _students(summary, experiment, methods)
-    found = _reliances(summary[read], experiment, "method")
+    found = reliances(summary[read], experiment, "method")
     if not found:
         return Claim(claim, WHERE, f"no {named} student on {experiment.upper()}", "—",
                      experiment.upper(), NOT_RUN, reason=f"this build trained no {named} student")
     compared = _students(summary, experiment, (*methods, tap))
-    both = summary[compared]
-    gaps = [reliance_gap(both, experiment, "method", m, c, tap) for m, c, _ in found]
+    judged = above_other(summary[compared], experiment, found, tap)
     by_method: dict[str, list[str]] = {}
-    for (_, method, d), g in zip(found, gaps):
-        by_method.setdefault(method, []).append(relies_more_verdict(d, g))
+    for (_, method, _), (v, _) in zip(found, judged):
+        by_method.setdefault(method, []).append(v)
     verdict = combined([(_in_some_cell(v) or [INCONCLUSIVE])[0] if m in somewhere
                         else combined(v) for m, v in by_method.items()])
-    evidence = (f"{RELIANCE} — " + "; ".join(
-        f"{label(m)} {label(c)} {d.text()}, "
-        + (f"above {label(tap)}'s by {g.text()}" if g else f"no {label(tap)} student to compare")
-        for (m, c, d), g in zip(found, gaps))
+    evidence = (f"{RELIANCE} — " + "; ".join(words for _, words in judged)
         + "".join(f"; {label(m)}: needed on some architecture, not on every one (the claim's "
                   "test)" for m in somewhere if m in by_method)
         + _absent(methods, {c for _, c, _ in found}))

@@ -19,7 +19,7 @@ import pandas as pd
 from ..experiments.setting1 import BASE
 from ..methods import comparators, no_xs, proposed_method
 from ..metrics import tag_reliance, task_metric
-from ..seedstats import Estimate, from_summary, mean_ci, paired_difference
+from ..seedstats import Estimate, mean_ci, paired_difference
 from .claims import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, REPRODUCED, Claim,
                      combined, few_reason, keeps_verdict, on_seeds, per_seed)
 from .preconditions import judged_seeds, learned_task
@@ -28,58 +28,6 @@ from .origin import DataOrigin
 from .thresholds import LEARNED, MARGIN, MATCHES_BASE, clearly_less
 
 RELIANCE = "reliance on the tag (metric lost when the tag is swapped, > 0 uses it)"
-
-
-def _reliance_parts(frame: pd.DataFrame, experiment: str,
-                    row: str = "case") -> list[tuple[str, str, float, float, int]]:
-    """``(model, row, reliance, its std, seeds)`` of a medical summary table, in its order, per
-    model and its ``row`` column (Setting 1's ``case``, Setting 2's ``annotation``): the
-    reliance of :func:`tapkit.metrics.tag_reliance` from the means of the contaminated and
-    swapped splits, with its std taken as √(σ_permuted² + σ_contaminated²), which ignores their
-    covariance over seeds (wider than the paired interval when, as usual, the two splits rise
-    and fall together)."""
-    metric = task_metric(experiment)
-    out = []
-    for (model, case), grp in frame.groupby(["model", row], sort=False):
-        rows = grp.set_index("split")
-        if {"contaminated", "permuted"} <= set(rows.index):
-            r = tag_reliance(rows.loc["contaminated", "mean"], rows.loc["permuted", "mean"], metric)
-            sd = (rows.loc["permuted", "std"] ** 2 + rows.loc["contaminated", "std"] ** 2) ** 0.5
-            out.append((model, case, float(r), float(sd), int(rows["count"].min())))
-    return out
-
-
-def _reliances(frame: pd.DataFrame, experiment: str,
-               row: str = "case") -> list[tuple[str, str, Estimate]]:
-    """``(model, row, reliance)`` of a medical summary table (:func:`_reliance_parts`), each an
-    interval within the metric's range."""
-    bounds = task_metric(experiment).range(1)
-    return [(model, case, from_summary(r, sd, n, bounds=bounds))
-            for model, case, r, sd, n in _reliance_parts(frame, experiment, row)]
-
-
-def reliance_gap(frame: pd.DataFrame, experiment: str, row: str, model: str, case: str,
-                 other: str) -> Estimate | None:
-    """How much more ``case`` relies on the tag than ``other`` on ``model`` in a medical summary
-    table (:func:`_reliance_parts`; ``row`` the column that holds them): the difference of the
-    reliances, its std the root of their variances' sum (unpaired: a summary keeps no seeds);
-    None where either is missing."""
-    found = {(m, c): (r, sd, n) for m, c, r, sd, n in _reliance_parts(frame, experiment, row)}
-    if (model, case) not in found or (model, other) not in found:
-        return None
-    (ra, sa, na), (rb, sb, nb) = found[(model, case)], found[(model, other)]
-    return from_summary(ra - rb, (sa ** 2 + sb ** 2) ** 0.5, min(na, nb),
-                        bounds=task_metric(experiment).range(2))
-
-
-def relies_more_verdict(reliance: Estimate, gap: Estimate | None) -> str:
-    """A student "not prevented from learning the tag" where TAP's was (the appendix's RRR/RBR
-    and KD/JT with teacher masks): its reliance interval above :data:`.thresholds.MARGIN` and
-    above TAP's by more than it (``gap``, :func:`reliance_gap`), each decided by its interval;
-    inconclusive without TAP's."""
-    alone = keeps_verdict(reliance.lo, reliance.hi, MARGIN)
-    more = INCONCLUSIVE if gap is None else keeps_verdict(gap.lo, gap.hi, MARGIN)
-    return combined([alone, more])
 
 
 def cells(runs: Mapping[str, pd.DataFrame]) -> Iterator[tuple[str, str, pd.DataFrame, pd.Series]]:
@@ -132,6 +80,15 @@ def score_gap(own: Mapping[int, float], other: Mapping[int, float], exp: str) ->
     lo, hi = sorted((sign * d.lo, sign * d.hi))
     return Gap(Estimate(sign * d.mean, lo, hi, d.n), len(both) if len(both) > 1 else 0,
                len(own), ref, len(other))
+
+
+def within_tolerance(gap: Estimate, exp: str) -> str:
+    """A gap (> 0: worse) no larger than :data:`.thresholds.MATCHES_BASE` on ``exp``'s metric,
+    decided by its interval: "matches Base", "looks best", "looks as well" and "best among the XS
+    losses" all read a score up to that tolerance; inconclusive on one seed."""
+    if gap.n < 2:
+        return INCONCLUSIVE
+    return keeps_verdict(gap.lo, gap.hi, MATCHES_BASE[exp], higher_is_better=False)
 
 
 def base_gap(rows: pd.DataFrame, rel: pd.Series, exp: str,
@@ -189,8 +146,7 @@ def _looks_best_part(rows: pd.DataFrame, exp: str, seeds: Sequence[int]) -> tupl
         if case == no_xs() or not other or not own:
             continue
         g = score_gap(own, other, exp)
-        verdicts.append(keeps_verdict(g.estimate.lo, g.estimate.hi, tol, higher_is_better=False)
-                        if g.estimate.n > 1 else INCONCLUSIVE)
+        verdicts.append(within_tolerance(g.estimate, exp))
         how = ("paired" if g.paired else
                f"against its {g.reference:.3f} over {count(g.reference_seeds, 'seed')}")
         words.append(f"{label(case)}'s by {g.estimate.text()} {how}")
@@ -210,9 +166,7 @@ def _matches_part(rows: pd.DataFrame, rel: pd.Series, exp: str,
     if gap is None:
         return INCONCLUSIVE, "; no Base run that learned the task to match", 0
     g, ref = gap
-    tol = MATCHES_BASE[exp]
-    verdict = (keeps_verdict(g.lo, g.hi, tol, higher_is_better=False) if g.n > 1
-               else INCONCLUSIVE)
+    tol, verdict = MATCHES_BASE[exp], within_tolerance(g, exp)
     return verdict, (f"; {label(method)}'s clean {task_metric(exp).label} worse than Base's by "
                      f"{g.text()}, {ref} — matches Base within {tol:g}: {verdict}"), g.n
 
@@ -455,8 +409,7 @@ def _no_worse_part(rows: pd.DataFrame, exp: str, method: str, seeds: Sequence[in
     if not theirs:
         return INCONCLUSIVE, f"; no {label(other)} run that learned the task to compare with"
     g = score_gap(own, theirs, exp)
-    verdict = (keeps_verdict(g.estimate.lo, g.estimate.hi, tol, higher_is_better=False)
-               if g.estimate.n > 1 else INCONCLUSIVE)
+    verdict = within_tolerance(g.estimate, exp)
     how = "paired" if g.paired else f"against its {g.reference:.3f}"
     return verdict, (f"; {split} {metric.label} worse than {label(other)}'s {theirs_split} by "
                      f"{g.estimate.text()} {how} — {what} within {tol:g}: {verdict}")

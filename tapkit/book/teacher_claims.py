@@ -20,8 +20,8 @@ from ..seedstats import Estimate, from_summary
 from .claims import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, REPRODUCED, Claim,
                      Verdict, combined, keeps_verdict, needs_all, within_verdict)
 from .labels import in_prose, label
-from .medical_claims import (RELIANCE, _grouped, _in_some_cell, _reliances,
-                             relies_more_verdict, reliance_gap)
+from .medical_claims import RELIANCE, _grouped, _in_some_cell
+from .summary_reliance import above_other, reliance_gap, reliances
 from .medical_notes import constant_score
 from .origin import DataOrigin
 from .preconditions import learned_share, learned_task
@@ -98,7 +98,7 @@ def medical_teacher_claim(summary: pd.DataFrame, meta: Mapping,
     ground-truth TAP's). Per τ the build trained, architecture and teacher (the 10% and the 1%),
     the student's cell holds every part, each decided by its interval: its reliance on the tag
     below :data:`.thresholds.LEARNED` (as Setting 1's "keeps off the tag"), below No XS's by
-    more than :data:`.thresholds.MARGIN` (:func:`.medical_claims.reliance_gap`), and its
+    more than :data:`.thresholds.MARGIN` (:func:`.summary_reliance.reliance_gap`), and its
     contaminated F1 no worse than Base's clean F1 and ground-truth TAP's contaminated F1 by more
     than :data:`.thresholds.MATCHES_BASE` (Setting 1's runs of the same architecture,
     ``setting1``: :func:`_setting1_reference`). KNEE's numbers are shown. Judged with several
@@ -124,7 +124,7 @@ def medical_teacher_claim(summary: pd.DataFrame, meta: Mapping,
         for tau in taus:
             frame = summary[at_exp & ((mine & _at_tau(summary["tau"], tau)) | none)]
             cells = []
-            for model, case, d in _reliances(frame, exp, "annotation"):
+            for model, case, d in reliances(frame, exp, "annotation"):
                 if case not in teachers:
                     continue
                 if exp != "pneu":  # KNEE's shown
@@ -260,7 +260,7 @@ def random_masks_claim(summary: pd.DataFrame, meta: Mapping, method: str | None 
     read = ((summary["experiment"] == "pneu") & summary["method"].isin([method, no_xs()])
             & _at_tau(summary["tau"], CLAIM_TAU)
             & summary["annotation"].isin([Annotation.RANDOM.value, Annotation.NONE.value]))
-    found = _reliances(summary[read], "pneu", "annotation")
+    found = reliances(summary[read], "pneu", "annotation")
     rand = [(m, d) for m, a, d in found if a == Annotation.RANDOM]
     none = {m: d for m, a, d in found if a == Annotation.NONE}
     if not rand:
@@ -282,7 +282,7 @@ def teachers_alike_claim(summary: pd.DataFrame, meta: Mapping, method: str | Non
                          quality: pd.DataFrame | None = None) -> Claim:
     """On PNEU, TAP's students (``method``; None: the paper's own) score alike with the 10% and
     the 1% teacher's masks: per architecture at τ = 0.01, the difference of their permuted
-    F-scores (its std √(σ₁² + σ₂²), as :func:`_reliances`) within ±:data:`.thresholds.MARGIN`
+    F-scores (its std √(σ₁² + σ₂²), as :func:`.summary_reliance.reliances`) within ±:data:`.thresholds.MARGIN`
     reproduced, wholly outside it not reproduced, else inconclusive (:func:`.claims.within_verdict`).
     Judged with several seeds where both teachers' masks beat random ones and every student
     learned the task; on the digits stand-in too, labelled so."""
@@ -323,7 +323,7 @@ def comparators_on_tag_claim(summary: pd.DataFrame, meta: Mapping, experiment: s
     keep the students off the tag on ``experiment`` (App. RRR/RBR with teacher annotations; the
     test: "contaminated − permuted F1 ≫ TAP's per arch"): per architecture and method at τ =
     0.01, the reliance interval wholly above :data:`.thresholds.MARGIN`, and above TAP's with
-    the same masks by more than it (:func:`.medical_claims.relies_more_verdict`), holds; either
+    the same masks by more than it (:func:`.summary_reliance.relies_more_verdict`), holds; either
     wholly below fails; else inconclusive; the cells combined. Judged with several seeds where
     the 10% teacher's masks beat random ones and the students learned the task; *not run* where
     the profile trained no such student."""
@@ -335,18 +335,13 @@ def comparators_on_tag_claim(summary: pd.DataFrame, meta: Mapping, experiment: s
     masks = ((summary["experiment"] == experiment) & _at_tau(summary["tau"], CLAIM_TAU)
              & (summary["annotation"] == Annotation.TEACHER_10.value))
     read = masks & summary["method"].isin(methods)
-    found = [(m, c, d) for m, c, d in _reliances(summary[read], experiment, "method")]
+    found = [(m, c, d) for m, c, d in reliances(summary[read], experiment, "method")]
     if not found:
         return Claim(claim, "App. RRR/RBR with teacher annotations", f"no {named} student with "
                      f"teacher masks on {experiment.upper()}", "—", experiment.upper(), NOT_RUN,
                      reason=f"this build trained no {named} student with teacher masks")
     both = summary[masks & summary["method"].isin([*methods, tap])]
-    gaps = [reliance_gap(both, experiment, "method", m, c, tap) for m, c, _ in found]
-    verdicts = [relies_more_verdict(d, g) for (_, _, d), g in zip(found, gaps)]
-    parts = [f"{label(m)} {label(c)} {d.text()}, "
-             + (f"above {label(tap)}'s by {g.text()}" if g else f"no {label(tap)} student to "
-                "compare")
-             for (m, c, d), g in zip(found, gaps)]
+    verdicts, parts = zip(*above_other(both, experiment, found, tap))
     why = ([w for w in weak_teachers(quality[quality["annotator"] == Annotation.TEACHER_10.value]
                                      if quality is not None else None, CLAIM_TAU)
             if w.startswith(experiment.upper())]
@@ -512,7 +507,7 @@ def untaken_tag(summary: pd.DataFrame, experiment: str,
     XS never took shows nothing about the method."""
     if none is None:
         rows = summary[(summary["experiment"] == experiment) & (summary["method"] == no_xs())]
-        none = {m: d for m, _, d in _reliances(rows, experiment, "method")}
+        none = {m: d for m, _, d in reliances(rows, experiment, "method")}
     return [f"{experiment.upper()} {label(m)}: No XS did not take the tag (reliance "
             f"{d.mean:+.3f})" for m, d in none.items() if not d.mean > LEARNED]
 
