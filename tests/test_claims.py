@@ -562,8 +562,8 @@ def test_claims_table_lists_every_claim_of_the_paper_with_its_line(tmp_path):
     assert "not run here" not in table.loc["decoy_learned_pneu", "evidence"]
     # a Setting-2 claim about the real data, on the stand-in's tables: not testable, with why
     assert table.loc["tau_trend_pneu", "verdict"] == claims.NOT_RUN  # its chapter did not run
-    write_table(summary_rows({("resnet18", "teacher_10"): (0.95, 0.94, 0.01),
-                              ("resnet18", "none"): (1.00, 0.20, 0.01)}),
+    write_table(summary_rows({("densenet121", "teacher_10"): (0.95, 0.94, 0.01),
+                              ("densenet121", "none"): (1.00, 0.20, 0.01)}),
                 tmp_path, "medical_teacher", {**REAL, "origin": "stand-in"})
     table = claim_table.claims_table(tmp_path).set_index("id")
     # its students trained at one τ, where the trend needs two: not run, with what ran
@@ -575,8 +575,21 @@ def test_claims_table_lists_every_claim_of_the_paper_with_its_line(tmp_path):
     write_table(pd.concat([two, two.assign(tau=0.1)]), tmp_path, "medical_teacher",
                 {**REAL, "origin": "stand-in"})
     table = claim_table.claims_table(tmp_path).set_index("id")
-    assert table.loc["tau_trend_pneu", "verdict"] == claims.NOT_TESTABLE
-    assert "real PNEU/KNEE data" in table.loc["tau_trend_pneu", "reason"]
+    # at two τ, but on ResNet-18 only, where the trend is the paper's DenseNet-121's and VGG-16's
+    assert table.loc["tau_trend_pneu", "verdict"] == claims.NOT_RUN
+    assert table.loc["tau_trend_pneu", "reason"].endswith(
+        "no DenseNet-121 or VGG-16 student for it (its architectures: ResNet-18)")
+    # DenseNet-121 and VGG-16 at τ 0.01 (reliance 0.01) and 0.1 (0.11): the rise 0.10 ± 2.484 ·
+    # 0.02 = 0.050 lies above 0, judged on the stand-in and labelled so
+    rows = {(m, a): v for m in ("densenet121", "vgg16")
+            for a, v in (("teacher_10", (0.95, 0.94, 0.01)), ("none", (1.00, 0.20, 0.01)))}
+    low, high = summary_rows(rows), summary_rows(rows).query("method == 'tap'")
+    high.loc[high["split"] == "permuted", "mean"] = 0.84
+    write_table(pd.concat([low, high.assign(tau=high["tau"] * 10)]), tmp_path, "medical_teacher",
+                {**REAL, "origin": "stand-in"})
+    row = claim_table.claims_table(tmp_path).set_index("id").loc["tau_trend_pneu"]
+    assert row.verdict == claims.REPRODUCED and row.evidence.startswith("On the digits stand-in")
+    assert "VGG-16 10% teacher: +0.010 → +0.110 over τ 0.01, 0.1" in row.evidence
     html = claim_table.to_html(table.reset_index())
     assert 'href="pneu.html"' in html and "paper (line 374)" in html
 

@@ -35,9 +35,13 @@ from .claim_judges import (EXTRA_RUNS, KD_TABLE, cost, cost_share, except_for, k
 from .claim_needs import Needs
 from .claims import NOT_RUN, NOT_TESTABLE, Claim
 from .cost_claims import speed_claim
-from .distillation_claims import behind_claim, best_or_tied_claim, distillation_on_tag_claim
+from .comparator_masks import unstable_on_random_claim, worse_than_tap_claim
+from .distillation_claims import (behind_claim, best_and_least_reliant_claim,
+                                  best_but_relies_claim, best_or_tied_claim,
+                                  distillation_on_tag_claim, poor_students_claim)
 from .evidence import Evidence, Judge, Methods
-from .medical_claims import keeps_off_claim, little_reliance_claim, no_xs_relies_claim
+from .medical_claims import (keeps_off_claim, little_reliance_claim, no_xs_relies_claim,
+                             partly_reduces_claim)
 from .overlap_claims import ig_overlap_claim
 from .mnist_claims import close_claim, decoy_claim, slightly_below_claim
 from .report import paper_values
@@ -46,6 +50,8 @@ from .summary_claims import (annotation_robust_claim, fail_to_protect_claim, kd_
 from .teacher_claims import (annotation_claim, comparators_on_tag_claim, medical_teacher_claim,
                              one_percent_teacher_claim, random_masks_claim, substitutes_claim,
                              tau_trend_claim, teachers_alike_claim, teachers_close_claim)
+from .teacher_students import (fails_to_train_claim, only_model_keeps_claim,
+                               seemingly_good_claim, tau_sensitivity_claim)
 
 
 # the claims that say TAP "matches the Base model" as well as keeping off the tag
@@ -56,6 +62,8 @@ keeps_off_best = partial(keeps_off_claim, matches_base=True, best_among=comparat
 # the KNEE stripes' test: "TAP Δ-MAE small ...; TAP best permuted MAE among XS losses", no
 # "≈ Base" (the paper's VGG-16 TAP there scores clean MAE 0.684 against Base's 0.485)
 off_and_best = partial(keeps_off_claim, best_among=comparators())
+# the architectures whose teacher students grow more reliant on the tag as τ rises (l.410)
+TREND_MODELS = ("densenet121", "vgg16")
 # the claims that say No XS looks best on contaminated data as well as relying on the tag
 looks_best_and_relies = partial(no_xs_relies_claim, looks_best=True)
 
@@ -223,24 +231,39 @@ for _spec in (
     # the claims whose students a profile may leave out (quick: Setting 2 on PNEU's ResNet-18
     # at τ 0.01, TAP, KD and AT only): *not run* there, with what it trained instead
     ClaimSpec("kappa3_choice", "normalisation", kappa_choice),
-    ClaimSpec("tau_trend_pneu", "medical_teachers", needs=Needs(experiment="pneu", taus=2)),
+    # l.410: "for DenseNet-121 and VGG-16" (on PNEU "a similar trend")
+    ClaimSpec("tau_trend_pneu", "medical_teachers",
+              on_teacher_table(tau_sensitivity_claim, "pneu", TREND_MODELS),
+              needs=Needs(experiment="pneu", models=TREND_MODELS, taus=2)),
     ClaimSpec("tau_trend_knee", "medical_teachers",
-              needs=Needs(experiment="knee", models=("densenet121", "vgg16"), taus=2)),
+              on_teacher_table(tau_sensitivity_claim, "knee", TREND_MODELS),
+              needs=Needs(experiment="knee", models=TREND_MODELS, taus=2)),
     ClaimSpec("knee_densenet_teacher", "medical_teachers",
+              on_teacher_table(only_model_keeps_claim, "knee", "densenet121"),
               needs=Needs(experiment="knee", models=("densenet121",))),
     ClaimSpec("knee_vgg_teacher_spurious", "medical_teachers",
+              on_teacher_table(seemingly_good_claim, "knee", "vgg16", setting1="knee"),
               needs=Needs(experiment="knee", models=("vgg16",))),
     ClaimSpec("knee_resnet_teacher_fails", "medical_teachers",
+              on_teacher_table(fails_to_train_claim, "knee", "resnet18", setting1="knee"),
               needs=Needs(experiment="knee", models=("resnet18",))),
     ClaimSpec("rrr_rbr_worse_with_teacher_masks", "medical_teachers",
+              on_teacher_table(worse_than_tap_claim),
               needs=Needs(annotations=(Annotation.TEACHER_10.value, Annotation.TEACHER_1.value))),
-    ClaimSpec("rrr_rbr_dnc_random", "medical_teachers",
+    ClaimSpec("rrr_rbr_dnc_random", "medical_teachers", on_teacher_table(unstable_on_random_claim),
               needs=Needs(annotations=(Annotation.RANDOM.value,))),
-    ClaimSpec("kd_knee_jt_kd_poor", "medical_distillation", needs=Needs(KD_TABLE, "knee")),
-    ClaimSpec("at_knee_resnet", "medical_distillation",
+    ClaimSpec("kd_knee_jt_kd_poor", "medical_distillation",
+              on_teacher_table(poor_students_claim, "knee", table=KD_TABLE, setting1="knee"),
+              needs=Needs(KD_TABLE, "knee")),
+    ClaimSpec("at_knee_resnet", "medical_distillation",  # "with ResNet-18"
+              on_teacher_table(best_but_relies_claim, "knee", "resnet18", table=KD_TABLE),
               needs=Needs(KD_TABLE, "knee", models=("resnet18",))),
-    ClaimSpec("tap_best_knee_kd", "medical_distillation", needs=Needs(KD_TABLE, "knee")),
+    ClaimSpec("tap_best_knee_kd", "medical_distillation",  # "otherwise": not ResNet-18
+              on_teacher_table(best_and_least_reliant_claim, "knee", ("resnet18",),
+                               table=KD_TABLE),
+              needs=Needs(KD_TABLE, "knee")),
     ClaimSpec("effnet_knee_rbr_partial", "extra_architectures",
+              on_extra(partly_reduces_claim, ("knee",), "efficientnet_b0"),
               needs=Needs(EXTRA_RUNS.format("knee"), models=("efficientnet_b0",))),
 ):
     register(_spec)
@@ -280,9 +303,20 @@ def page_claims(ev: Evidence, chapter: str, tables: Collection[str]) -> list[Cla
     tables (``ev``, the page's own reader of them) exactly as :func:`claims_table` judges them,
     so that a page and the report quote the same cells, seeds and reasons. A claim whose judge
     also reads another chapter's tables is left to the report."""
-    found = [spec.judge(ev, spec.methods) for spec in _REGISTRY.values()
+    found = [_left_out(spec, ev) or spec.judge(ev, spec.methods) for spec in _REGISTRY.values()
              if spec.chapter == chapter and spec.reads and set(spec.reads) <= set(tables)]
     return [c for c in found if c is not None]
+
+
+def _left_out(spec: ClaimSpec, ev: Evidence) -> Claim | None:
+    """*Not run*, in the paper's words, where this build trained none of the students ``spec``
+    reads (:meth:`ClaimSpec.left_out`); None where it trained some."""
+    gone = spec.left_out(ev)
+    if not gone:
+        return None
+    row = paper_claims().set_index("id").loc[spec.id]
+    return Claim(row.claim, "", "—", "—", row.data, NOT_RUN,
+                 reason=f"left out by this profile: {gone}")
 
 
 def claims_table(root: str | Path) -> pd.DataFrame:
@@ -293,11 +327,10 @@ def claims_table(root: str | Path) -> pd.DataFrame:
     for row in paper_claims().itertuples():
         spec = _REGISTRY.get(row.id)
         chapter = spec.chapter if spec else SETTINGS[row.setting][0]
-        gone = spec.left_out(ev) if spec else ""
+        gone = _left_out(spec, ev) if spec else None
         judged = spec.judge(ev, spec.methods) if spec and spec.judge and not gone else None
-        if gone:
-            c = Claim(row.claim, "", "—", "—", row.data, NOT_RUN,
-                      reason=f"left out by this profile: {gone}")
+        if gone is not None:
+            c = gone
         elif judged is not None:
             c = judged
         elif spec is not None and spec.judge is not None:  # a judge whose tables are absent

@@ -244,6 +244,45 @@ def keeps_off_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str],
                         n_min or 0, results, why, _grouped(open_parts))
 
 
+def partly_reduces_claim(runs: Mapping[str, pd.DataFrame], data: Mapping[str, str],
+                         origins: Mapping[str, DataOrigin | None], method: str) -> Claim:
+    """``method`` (RBR on EfficientNet-B0, App. architectures, l.807: it "matches Base model
+    performance but incompletely reduces contamination sensitivity"). Per data set and
+    architecture, on the seeds where No XS took the tag and both learned the task, every part
+    decided by its interval: it matches Base (:func:`_matches_part`), its reliance on the tag
+    lies below No XS's by more than :data:`.thresholds.MARGIN` (paired: "reduces") and above
+    MARGIN itself ("incompletely"). The cells combined; a cell with fewer than two seeds is
+    shown with why, not judged."""
+    own = label(method)
+    claim = f"{own} matches Base and reduces the reliance on the tag, but not to nothing"
+    parts, results, n_min, why, open_parts = [], [], None, [], []
+    for exp, model, rows, rel in cells(runs):
+        if not {no_xs(), method} <= set(rows["case"]):
+            continue
+        metric, name = task_metric(exp), _name(exp, model)
+        seeds = _cell_seeds(rows, rel, exp, [no_xs(), method])
+        if len(seeds.kept) < 2:
+            parts.append(f"{name}: not testable{seeds.note(name)}")
+            why.append(f"{name}: {few_reason(seeds)}")
+            continue
+        none = on_seeds(per_seed(rows, no_xs(), rel), seeds.kept)
+        mine = on_seeds(per_seed(rows, method, rel), seeds.kept)
+        e = mean_ci(list(mine.values()), bounds=metric.range(1))
+        d = paired_difference(none, mine, bounds=metric.range(2))
+        n_min = d.n if n_min is None else min(n_min, d.n)
+        match, versus, _ = _matches_part(rows, rel, exp, method)
+        found = [("reduces", keeps_verdict(d.lo, d.hi, MARGIN)),
+                 ("not to nothing", keeps_verdict(e.lo, e.hi, MARGIN)), ("matches Base", match)]
+        verdict = combined([v for _, v in found])
+        results.append(verdict)
+        open_parts += [(f"{p} {v}", name) for p, v in found if v != REPRODUCED]
+        parts.append(f"{name}: {own} {e.text()}, paired No XS − {own} {d.text()}{versus} — "
+                     f"{verdict}{seeds.note(name)}")
+    evidence = f"{RELIANCE} — " + ("; ".join(parts) or f"no architecture with No XS and {own}")
+    return _judged_runs(claim, "App. architectures (Fig. rebut)", evidence, data, origins,
+                        n_min or 0, results, why, _grouped(open_parts))
+
+
 def _grouped(pairs: Sequence[tuple[str, str]]) -> str:
     """``[("matches Base inconclusive", "PNEU VGG-16"), ...]`` as one reason, each part once:
     ``"matches Base inconclusive on PNEU VGG-16, PNEU ResNet-18"``."""

@@ -216,13 +216,14 @@ def _student(method: str, annotation: str) -> str:
     return _named(method) + ("" if plain else f" ({_named(annotation)})")
 
 
-# the tables the medical teachers page writes before its opening, which its claims' judges read
-# the medical teachers page's tables, and PNEU's Setting-1 runs (written before it), whose Base
-# and ground-truth TAP its students are compared with
+# the tables the medical teachers page writes before its opening, which its claims' judges read,
+# and the Setting-1 runs (written before it), whose Base and ground-truth TAP its students are
+# compared with
 MEDICAL_TEACHER_TABLES = ("medical_teacher", "medical_annotation_quality",
-                          "medical_teacher_performance", "pneu_gt_runs")
-# the distillation page's: its summary, and the mask quality TAP's students are gated on
-MEDICAL_KD_TABLES = ("medical_kd", "medical_annotation_quality")
+                          "medical_teacher_performance", "pneu_gt_runs", "knee_gt_runs")
+# the distillation page's: its summary, the mask quality TAP's students are gated on, and
+# KNEE's Setting-1 Base its students are compared with
+MEDICAL_KD_TABLES = ("medical_kd", "medical_annotation_quality", "knee_gt_runs")
 
 
 def medical_teachers_found(quality: pd.DataFrame, summary: pd.DataFrame, root: str | Path,

@@ -101,7 +101,7 @@ def medical_teacher_claim(summary: pd.DataFrame, meta: Mapping,
     more than :data:`.thresholds.MARGIN` (:func:`.summary_reliance.reliance_gap`), and its
     contaminated F1 no worse than Base's clean F1 and ground-truth TAP's contaminated F1 by more
     than :data:`.thresholds.MATCHES_BASE` (Setting 1's runs of the same architecture,
-    ``setting1``: :func:`_setting1_reference`). KNEE's numbers are shown. Judged with several
+    ``setting1``: :func:`setting1_reference`). KNEE's numbers are shown. Judged with several
     seeds only, where the teachers' masks at each τ mark the tags better than random ones
     (:func:`weak_teachers`, from ``quality``), every PNEU student learned the task
     (:func:`unlearned_students`) and No XS took the tag (:func:`untaken_tag`); on the digits
@@ -169,7 +169,7 @@ def _teacher_cell(frame: pd.DataFrame, setting1: pd.DataFrame | None, model: str
     words = [f"{d.text()}, No XS − it " + (gap.text() if gap is not None else "(no No XS)")]
     for name, case1, split in (("Base", BASE, "clean"), ("ground-truth TAP", proposed_method(),
                                                         "contaminated")):
-        ref = _setting1_reference(setting1, model, case1, split)
+        ref = setting1_reference(setting1, model, case1, split)
         if ref is None or mine.empty:
             found.append((f"as {name}", INCONCLUSIVE))
             words.append(f"no Setting 1 {name} run to compare")
@@ -181,17 +181,17 @@ def _teacher_cell(frame: pd.DataFrame, setting1: pd.DataFrame | None, model: str
     return ", ".join(words), found, combined([v for _, v in found])
 
 
-def _setting1_reference(setting1: pd.DataFrame | None, model: str, case: str,
-                        split: str) -> pd.Series | None:
-    """Setting 1's score of ``case`` on ``model`` (PNEU's per-run table ``setting1``), over its
-    runs that learned the task, as a summary row (mean, std, count) to compare a student with:
-    Base's clean F1 (Base never saw a tag; on the stand-in the tags throw it, as
-    :func:`.medical_claims.base_gap` says) or ground-truth TAP's contaminated F1. One run's std
-    is taken as 0: its spread over seeds is not in the interval. None without such a run."""
+def setting1_reference(setting1: pd.DataFrame | None, model: str, case: str,
+                       split: str, experiment: str = "pneu") -> pd.Series | None:
+    """Setting 1's score of ``case`` on ``model`` (``experiment``'s per-run table ``setting1``),
+    over its runs that learned the task, as a summary row (mean, std, count) to compare a student
+    with: Base's clean score (Base never saw a tag; on the stand-in the tags throw it, as
+    :func:`.medical_claims.base_gap` says) or ground-truth TAP's contaminated score. One run's
+    std is taken as 0: its spread over seeds is not in the interval. None without such a run."""
     if setting1 is None:
         return None
     rows = setting1[(setting1["model"] == model) & (setting1["case"] == case)]
-    rows = rows[learned_task(rows, task_metric("pneu"))]
+    rows = rows[learned_task(rows, task_metric(experiment))]
     if rows.empty:
         return None
     values = rows[split].astype(float)
