@@ -12,6 +12,7 @@ quick profile trains JT."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Mapping, Sequence
 
 import pandas as pd
@@ -25,7 +26,8 @@ from .claims import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, REPROD
 from .labels import in_prose, label
 from .medical_claims import RELIANCE, _in_some_cell
 from .summary_reliance import above_other, reliance_gap, reliances
-from .teacher_claims import (CLAIM_TAU, _medical_verdict, score_difference, setting1_reference,
+from .teacher_claims import (CLAIM_TAU, _medical_verdict, _open_cells, score_difference,
+                             setting1_reference,
                              unlearned_students, untaken_tag, weak_teachers)
 from .thresholds import LEARNED, MARGIN, MATCHES_BASE
 
@@ -141,6 +143,7 @@ def behind_claim(summary: pd.DataFrame, meta: Mapping, experiment: str, behind: 
                          lambda: verdict == REPRODUCED,
                          _gates(summary, read, quality, masked=True), verdict,
                          read=summary[read])
+    c = replace(c, reason=_open_cells(parts)) if c.verdict == INCONCLUSIVE else c
     return needs_all(c, [f"{label(m)} students" for m in behind if m not in judged])
 
 
@@ -150,35 +153,47 @@ def best_or_tied_claim(summary: pd.DataFrame, meta: Mapping, method: str, *other
     permuted score is the best of the students or tied with the best (within
     :data:`.thresholds.MARGIN`; the paper: TAP best in 8 of 12 medical cells). A cell holds where
     every difference ``method − other`` lies above −MARGIN, fails where one lies wholly below it;
-    the claim holds in a majority of cells, fails in half or more."""
+    the claim holds in a majority of cells, fails in half or more. A cell whose TAP student did
+    not learn the task is named and left out; KD, AT and JT students that did not are part of
+    what the claim compares ("JT and KD do not transfer contamination insensitivity well")."""
     claim = (f"{label(method)} scores best or tied among {', '.join(label(o) for o in others)} "
              "and itself on the permuted split in most cells")
     read = _students(summary, None, (method, *others), TEACHERS)
     rows = summary[read & (summary["split"] == "permuted")]
-    parts, verdicts = [], []
+    parts, verdicts, dropped = [], [], []
     for (exp, model, teacher), g in rows.groupby(
             ["experiment", "model", rows["teacher"].astype(str)], sort=False):
         by = g.set_index("method")
         if method not in by.index or not set(others) & set(by.index):
+            continue
+        # a TAP student that did not learn the task is no measure of TAP (the paper's KNEE
+        # ResNet-18, MAE 1.00); a KD or JT student that did not is the claim's "do not transfer"
+        unlearned = unlearned_students(summary[read & (summary["experiment"] == exp)
+                                               & (summary["model"] == model)
+                                               & (summary["teacher"].astype(str) == teacher)
+                                               & (summary["method"] == method)], exp)
+        if unlearned:
+            dropped.append(f"{exp.upper()} {label(model)}, {in_prose(teacher)}: left out "
+                           f"({'; '.join(unlearned)})")
             continue
         ds = {o: score_difference(by.loc[method], by.loc[o], exp) for o in others if o in by.index}
         cell = combined([keeps_verdict(d.lo, d.hi, -MARGIN) for d in ds.values()])
         verdicts.append(cell)
         parts.append(f"{exp.upper()} {label(model)}, {in_prose(teacher)}: " + ", ".join(
             f"{label(method)} − {label(o)} {d.text()}" for o, d in ds.items()) + f" — {cell}")
-    if not parts:
+    if not parts and not dropped:
         return Claim(claim, WHERE, f"no cell with {label(method)} and another student", "—",
                      "PNEU/KNEE", NOT_RUN, reason="this build trained no distillation student "
                      f"beside {label(method)}")
     held, failed = verdicts.count(REPRODUCED), verdicts.count(NOT_REPRODUCED)
     verdict = (REPRODUCED if 2 * held > len(verdicts) else
-               NOT_REPRODUCED if 2 * failed >= len(verdicts) else INCONCLUSIVE)
-    evidence = (f"permuted score, best or within {MARGIN:g} of the best — " + "; ".join(parts)
-                + f" (holds in {held} of {len(verdicts)} cells)"
+               NOT_REPRODUCED if verdicts and 2 * failed >= len(verdicts) else INCONCLUSIVE)
+    evidence = (f"permuted score, best or within {MARGIN:g} of the best — "
+                + "; ".join(parts + dropped) + f" (holds in {held} of {len(verdicts)} cells)"
                 + _absent(others, set(rows["method"])))
+    why = [w for e in dict.fromkeys(rows["experiment"]) for w in _tag_gates(summary, e, quality)]
     return _medical_verdict(claim, WHERE, evidence, meta, lambda: verdict == REPRODUCED,
-                            _gates(summary, read, quality, masked=True), verdict,
-                            read=summary[read])
+                            why + (dropped if not verdicts else []), verdict, read=summary[read])
 
 
 def second_order_cost_claim(cost: pd.DataFrame | None, meta: Mapping, method: str,
@@ -320,16 +335,20 @@ def best_but_relies_claim(summary: pd.DataFrame, meta: Mapping, experiment: str,
                      experiment.upper(), NOT_RUN, reason=f"this build trained no {label(model)} "
                      f"{label(method)} student on {experiment.upper()}")
     verdict = combined(verdicts)
-    return _medical_verdict(claim, WHERE, f"{label(model)} — " + "; ".join(parts), meta,
-                            lambda: verdict == REPRODUCED,
-                            _tag_gates(summary, experiment, quality), verdict)
+    c = _medical_verdict(claim, WHERE, f"{label(model)} — " + "; ".join(parts), meta,
+                         lambda: verdict == REPRODUCED, _tag_gates(summary, experiment, quality),
+                         verdict)
+    return replace(c, reason=_open_cells(parts)) if c.verdict == INCONCLUSIVE else c
 
 
 def _tag_gates(summary: pd.DataFrame, experiment: str, quality: pd.DataFrame | None) -> list[str]:
-    """The preconditions of a claim whose students' learning is part of it: TAP's teachers'
-    masks better than random ones, No XS on the tag."""
+    """The preconditions of a claim whose students' learning is part of it: the masks of the
+    teachers whose students ``summary`` holds on ``experiment`` better than random ones, No XS
+    on the tag."""
+    taught = set(summary.loc[summary["experiment"] == experiment, "teacher"].astype(str))
     teachers = (None if quality is None else
-                quality[quality["annotator"].isin([t.value for t in TEACHERS])])
+                quality[quality["annotator"].isin([t.value for t in TEACHERS
+                                                   if t.value in taught])])
     return ([w for w in weak_teachers(teachers, CLAIM_TAU) if w.startswith(experiment.upper())]
             + untaken_tag(summary, experiment))
 
