@@ -53,7 +53,8 @@ def _pair_verdict(block: pd.DataFrame, exp: str, model: str, tap: str,
     else inconclusive. The verdict and the evidence's words."""
     failed = _unstable(block, other)
     if failed:
-        return REPRODUCED, f"{label(other)}: {failed} run{'s' if failed > 1 else ''} did not converge"
+        return REPRODUCED, (f"{label(other)}: {failed} run{'s' if failed > 1 else ''} did not "
+                            "converge")
     perm = block[block["split"] == "permuted"].set_index("method")
     if pd.isna(perm.loc[other, "mean"]) or pd.isna(perm.loc[tap, "mean"]):
         return INCONCLUSIVE, f"{label(other)}: no permuted score"

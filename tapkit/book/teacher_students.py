@@ -207,8 +207,9 @@ def only_model_keeps_claim(summary: pd.DataFrame, meta: Mapping, experiment: str
 
 def _against_base(summary: pd.DataFrame, read: pd.Series, setting1: pd.DataFrame | None,
                   experiment: str, model: str, teacher: str) -> Estimate | None:
-    """How much better Setting 1's Base (its clean score, :func:`.teacher_claims.setting1_reference`)
-    scores than the student on contaminated images (> 0: Base better); None without either."""
+    """How much better Setting 1's Base (its clean score,
+    :func:`.teacher_claims.setting1_reference`) scores than the student on contaminated images
+    (> 0: Base better); None without either."""
     ref = setting1_reference(setting1, model, BASE, "clean", experiment)
     mine = _row(summary, read, model, teacher, "contaminated")
     return None if ref is None or mine is None else score_difference(ref, mine, experiment)
@@ -219,44 +220,14 @@ def seemingly_good_claim(summary: pd.DataFrame, meta: Mapping, experiment: str, 
                          setting1: pd.DataFrame | None = None) -> Claim:
     """``model`` (VGG-16) "achieves a seemingly low MAE which exploits spurious correlations"
     with teacher annotations (l.410; the paper's contaminated MAE 0.198 against Base's 0.49,
-    Δ-MAE 0.69): per teacher at τ = 0.01, the student's contaminated score no worse than Base's
-    clean one (Setting 1's runs of ``model``, ``setting1``) by more than
-    :data:`.thresholds.MATCHES_BASE`, and its reliance on the tag above
-    :data:`.thresholds.LEARNED` ("exploits", as No XS's is judged), each decided by its
-    interval; the teachers combined."""
+    Δ-MAE 0.69): at τ = 0.01, per teacher, the student's contaminated score no worse than Base's
+    clean one by more than :data:`.thresholds.MATCHES_BASE`, and its reliance on the tag above
+    :data:`.thresholds.LEARNED` ("exploits", as No XS's is judged) (:func:`_against_base_claim`)."""
     method = methods[0] if methods else proposed_method()
     claim = (f"{label(model)}'s {label(method)} students with teacher masks look as good as Base "
              f"on contaminated images by relying on the tag ({experiment.upper()})")
-    read = _students(summary, experiment, method) & _at_tau(summary["tau"], CLAIM_TAU)
-    tol = MATCHES_BASE[experiment]
-    parts, verdicts, open_parts = [], [], []
-    for teacher in TEACHERS:
-        rel = _reliance(summary, read, experiment, model, teacher)
-        if rel is None:
-            continue
-        name = f"{label(model)} {in_prose(teacher).removeprefix('the ')}"
-        g = _against_base(summary, read, setting1, experiment, model, teacher)
-        looks = (INCONCLUSIVE if g is None else
-                 keeps_verdict(g.lo, g.hi, tol, higher_is_better=False))
-        exploits = keeps_verdict(rel.lo, rel.hi, LEARNED)
-        verdict = combined([looks, exploits])
-        verdicts.append(verdict)
-        open_parts += [(f"{p} {v}", name) for p, v in (("looks as good as Base", looks),
-                                                       ("relies on the tag", exploits))
-                       if v != REPRODUCED]
-        parts.append(f"{name}: Base's clean score ahead of its contaminated one by "
-                     + (g.text() if g is not None else "(no Setting 1 Base run to compare)")
-                     + f" (no more than {tol:g}: {looks}), reliance {rel.text()} (above {LEARNED:g}: "
-                     f"{exploits}) — {verdict}")
-    if not parts:
-        return Claim(claim, WHERE, f"no {label(model)} teacher student at τ {CLAIM_TAU:g}", "—",
-                     experiment.upper(), NOT_RUN, reason=f"this build trained no {label(model)} "
-                     f"student with teacher masks on {experiment.upper()}")
-    verdict = combined(verdicts)
-    c = _medical_verdict(claim, WHERE, "; ".join(parts), meta, lambda: verdict == REPRODUCED,
-                         _gates(summary, experiment, (CLAIM_TAU,), quality), verdict,
-                         read=summary[read])
-    return replace(c, reason=_grouped(open_parts)) if c.verdict == INCONCLUSIVE else c
+    return _against_base_claim(claim, summary, meta, experiment, model, method, quality,
+                               setting1, behind=False, on_tag=True, taus=(CLAIM_TAU,))
 
 
 def fails_to_train_claim(summary: pd.DataFrame, meta: Mapping, experiment: str, model: str,
@@ -264,16 +235,34 @@ def fails_to_train_claim(summary: pd.DataFrame, meta: Mapping, experiment: str, 
                          setting1: pd.DataFrame | None = None) -> Claim:
     """``model`` (ResNet-18) "did not train well with noisy annotations: while contamination
     sensitivity is low, this may be specious given its high MAE" (l.410; the paper's MAE 1.00 at
-    τ 0.01 and 1.245 above, against Base's 0.60): per τ trained and teacher, the student's
-    contaminated score worse than Base's clean one (Setting 1's runs of ``model``) by more than
+    τ 0.01 and 1.245 above, against Base's 0.60): at every τ trained, per teacher, the student's
+    contaminated score worse than Base's clean one by more than
     :data:`.thresholds.MATCHES_BASE`, and its reliance on the tag below
-    :data:`.thresholds.LEARNED`, each decided by its interval; the cells combined."""
+    :data:`.thresholds.LEARNED` (:func:`_against_base_claim`)."""
     method = methods[0] if methods else proposed_method()
     claim = (f"{label(model)}'s {label(method)} students with teacher masks train badly, so their "
              f"low reliance on the tag means little ({experiment.upper()})")
+    return _against_base_claim(claim, summary, meta, experiment, model, method, quality,
+                               setting1, behind=True, on_tag=False)
+
+
+def _against_base_claim(claim: str, summary: pd.DataFrame, meta: Mapping, experiment: str,
+                        model: str, method: str, quality: pd.DataFrame | None,
+                        setting1: pd.DataFrame | None, behind: bool, on_tag: bool,
+                        taus: Sequence[float] | None = None) -> Claim:
+    """``model``'s ``method`` students with teacher masks, at ``taus`` (None: every τ trained)
+    and per teacher, against Setting 1's Base of ``model`` (``setting1``: its clean score, as
+    :func:`.teacher_claims.setting1_reference`) and the tag, two parts each decided by its
+    interval: the contaminated score behind Base's by more than :data:`.thresholds.MATCHES_BASE`
+    (``behind``) or by no more than it; the reliance on the tag above
+    :data:`.thresholds.LEARNED` (``on_tag``) or below it. The cells combined; an inconclusive
+    claim names the parts that held it back."""
     read = _students(summary, experiment, method)
     tol = MATCHES_BASE[experiment]
-    taus = sorted(pd.to_numeric(summary.loc[read, "tau"], errors="coerce").dropna().unique())
+    if taus is None:
+        taus = sorted(pd.to_numeric(summary.loc[read, "tau"], errors="coerce").dropna().unique())
+    names = (("trains badly", "low reliance") if behind else
+             ("looks as good as Base", "relies on the tag"))
     parts, verdicts, open_parts = [], [], []
     for tau in taus:
         at = read & _at_tau(summary["tau"], tau)
@@ -281,25 +270,27 @@ def fails_to_train_claim(summary: pd.DataFrame, meta: Mapping, experiment: str, 
             rel = _reliance(summary, at, experiment, model, teacher)
             if rel is None:
                 continue
-            name = f"{label(model)} {in_prose(teacher).removeprefix('the ')} τ {tau:g}"
+            name = (f"{label(model)} {in_prose(teacher).removeprefix('the ')}"
+                    + (f" τ {tau:g}" if len(taus) > 1 else ""))
             g = _against_base(summary, at, setting1, experiment, model, teacher)
-            bad = INCONCLUSIVE if g is None else keeps_verdict(g.lo, g.hi, tol)
-            low = keeps_verdict(rel.lo, rel.hi, LEARNED, higher_is_better=False)
-            verdict = combined([bad, low])
+            base = INCONCLUSIVE if g is None else keeps_verdict(g.lo, g.hi, tol, behind)
+            tag = keeps_verdict(rel.lo, rel.hi, LEARNED, on_tag)
+            verdict = combined([base, tag])
             verdicts.append(verdict)
-            open_parts += [(f"{p} {v}", name) for p, v in (("trains badly", bad),
-                                                           ("low reliance", low))
+            open_parts += [(f"{p} {v}", name) for p, v in zip(names, (base, tag))
                            if v != REPRODUCED]
             parts.append(f"{name}: Base's clean score ahead of its contaminated one by "
                          + (g.text() if g is not None else "(no Setting 1 Base run to compare)")
-                         + f" (more than {tol:g}: {bad}), reliance {rel.text()} (below "
-                         f"{LEARNED:g}: {low}) — {verdict}")
+                         + f" ({'more than' if behind else 'no more than'} {tol:g}: {base}), "
+                         f"reliance {rel.text()} ({'above' if on_tag else 'below'} {LEARNED:g}: "
+                         f"{tag}) — {verdict}")
     if not parts:
         return Claim(claim, WHERE, f"no {label(model)} teacher student", "—", experiment.upper(),
                      NOT_RUN, reason=f"this build trained no {label(model)} student with "
                      f"teacher masks on {experiment.upper()}")
     verdict = combined(verdicts)
+    judged = read & pd.to_numeric(summary["tau"], errors="coerce").isin(taus)
     c = _medical_verdict(claim, WHERE, "; ".join(parts), meta, lambda: verdict == REPRODUCED,
                          _gates(summary, experiment, taus, quality), verdict,
-                         read=summary[read])
+                         read=summary[judged])
     return replace(c, reason=_grouped(open_parts)) if c.verdict == INCONCLUSIVE else c
