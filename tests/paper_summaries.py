@@ -68,3 +68,17 @@ def quality(lift: float = 3.0) -> pd.DataFrame:
                           "recall": 0.5, "tag_coverage": 0.02}
                          for e in ("pneu", "knee") for a in ("teacher_10", "teacher_1")
                          for t in (0.01, 0.05, 0.1)])
+
+
+def mnist_kd() -> pd.DataFrame:
+    """The paper's MNIST distillation table (kd_results, with Setting 1's No XS) as the
+    distillation chapter's ``mnist_kd``."""
+    k = paper_values("kd_results").query("dataset == 'MNIST'")
+    gt = paper_values("gt_results").query(
+        "dataset == 'MNIST' and method == 'none' and artifact == 'tag'")
+    return pd.concat([pd.DataFrame({"teacher": k["teacher"], "method": k["method"],
+                                    "split": k["split"], "mean": k["mean"], "std": k["std"],
+                                    "count": SEEDS}),
+                      pd.DataFrame({"teacher": "no teacher", "method": "none",
+                                    "split": gt["split"], "mean": gt["mean"], "std": gt["std"],
+                                    "count": SEEDS})], ignore_index=True)

@@ -127,17 +127,34 @@ def test_kd_claims_take_the_welch_interval_of_two_summaries():
     assert c.verdict == claims.NOT_TESTABLE and c.reason == "one seed: no interval"
 
 
-def test_at_and_jt_fail_when_they_do_not_beat_no_xs_by_the_margin():
-    kd = _summary([("teacher_10", "at", 0.85, 0.001, 3), ("teacher_10", "jt", 0.82, 0.001, 3),
-                   ("no teacher", "none", 0.82, 0.001, 3)])
-    assert summary_claims.fail_to_protect_claim(kd, "MNIST", "at", "jt").verdict == \
-        claims.NOT_REPRODUCED  # AT +0.03 [0.0265, 0.0335]: it does protect
-    kd.loc[0, "mean"] = 0.825
-    assert summary_claims.fail_to_protect_claim(kd, "MNIST", "at", "jt").verdict == \
-        claims.REPRODUCED
+def _both(rows, column="teacher"):
+    """(source, method, contaminated, permuted, std, count) per case, on both splits."""
+    return pd.DataFrame([{column: src, "method": m, "split": split, "mean": mean, "std": sd,
+                          "count": n} for src, m, c, p, sd, n in rows
+                         for split, mean in (("contaminated", c), ("permuted", p))])
+
+
+def test_at_and_jt_fail_when_each_student_loses_more_than_learned_accuracy():
+    # the paper's 10% students: AT 0.995 → 0.851 (Δ 0.144, sd √2 · 0.001 = 0.001414, half-width
+    # 4.3027 · 0.001414 / √3 = 0.0035: [0.1405, 0.1475], above 0.1), JT 0.996 → 0.820
+    kd = _both([("teacher_10", "at", 0.995, 0.851, 0.001, 3),
+                ("teacher_10", "jt", 0.996, 0.820, 0.001, 3),
+                ("no teacher", "none", 0.995, 0.819, 0.001, 3)])
+    c = summary_claims.fail_to_protect_claim(kd, "MNIST", "at", "jt")
+    assert c.verdict == claims.REPRODUCED
+    assert "AT (10% teacher), contaminated − permuted accuracy: 0.144 [0.140, 0.148]" in c.evidence
+    assert c.evidence.endswith("; No XS: 0.176 [0.172, 0.180] (3 seeds)")
+    protects = kd.copy()
+    protects.loc[(protects.method == "at") & (protects.split == "permuted"), "mean"] = 0.95
+    assert summary_claims.fail_to_protect_claim(protects, "MNIST", "at", "jt").verdict == \
+        claims.NOT_REPRODUCED  # AT loses 0.045: it keeps the model off the decoy
     # a method this build never trained: named, and the claim about both is not run
     c = summary_claims.fail_to_protect_claim(kd[kd.method != "jt"], "MNIST", "at", "jt")
-    assert c.verdict == claims.NOT_RUN and c.evidence.endswith("(not judged: no JT (10% teacher) run)")
+    assert c.verdict == claims.NOT_RUN and "(not judged: no JT (10% teacher) run)" in c.evidence
+    # the 1% teacher's students, where it taught any, are judged too, each needed
+    one = pd.concat([kd, _both([("teacher_1", "at", 0.994, 0.822, 0.001, 3)])])
+    c = summary_claims.fail_to_protect_claim(one, "MNIST", "at", "jt")
+    assert c.verdict == claims.NOT_RUN and "no JT (1% teacher) run" in c.reason
 
 
 def test_kd_drops_pairs_each_method_with_its_own_rule():
@@ -219,6 +236,10 @@ def test_the_report_judges_the_kd_claims_from_the_distillation_table(tmp_path):
     kd = _summary([("teacher_10", "kd", 0.965, 0.001, 3), ("teacher_10", "tap", 0.97, 0.001, 3),
                    ("teacher_10", "at", 0.85, 0.001, 3), ("teacher_10", "jt", 0.82, 0.001, 3),
                    ("no teacher", "none", 0.82, 0.001, 3)])
+    # AT and JT lose 0.02 when the decoys are permuted: they protect the model
+    kd = pd.concat([kd, _both([("teacher_10", "at", 0.87, 0.85, 0.001, 3),
+                               ("teacher_10", "jt", 0.84, 0.82, 0.001, 3)]).query(
+        "split == 'contaminated'")])
     write_table(kd, tmp_path, "mnist_kd", {"data": "MNIST"})
     table = claims_table(tmp_path).set_index("id")
     assert table.loc["kd_mnist_matches_tap_10", "verdict"] == "reproduced"
@@ -238,17 +259,18 @@ def test_the_report_judges_the_kd_claims_from_the_distillation_table(tmp_path):
 def test_a_claim_that_needs_every_part_is_not_judged_on_the_parts_that_happen_to_be_there():
     """"Both AT and JT are not successful": AT's part alone neither reproduces the claim nor
     leaves it inconclusive; a needed part on one seed (no interval) is named, not skipped."""
-    kd = _summary([("no teacher", "none", 0.81, 0.001, 3), ("teacher_10", "at", 0.815, 0.001, 3),
-                   ("teacher_10", "jt", 0.80, 0.001, 3)])
+    kd = _both([("teacher_10", "at", 0.99, 0.815, 0.001, 3),
+                ("teacher_10", "jt", 0.99, 0.80, 0.001, 3)])
     assert summary_claims.fail_to_protect_claim(kd, "MNIST", "at", "jt").verdict == claims.REPRODUCED
-    c = summary_claims.fail_to_protect_claim(kd.drop(index=2), "MNIST", "at", "jt")
+    c = summary_claims.fail_to_protect_claim(kd[kd.method == "at"], "MNIST", "at", "jt")
     assert c.verdict == claims.NOT_RUN and "no JT (10% teacher) run" in c.reason
-    one = kd.assign(count=[3, 3, 1])
+    one = kd.assign(count=[3, 3, 1, 1])
     c = summary_claims.fail_to_protect_claim(one, "MNIST", "at", "jt")
     assert c.verdict == claims.NOT_TESTABLE and "one seed, no interval" in c.reason
-    # a judged part that fails still decides: AT 0.10 above No XS protects
-    assert summary_claims.fail_to_protect_claim(kd.assign(mean=[0.81, 0.91, 0.80]), "MNIST", "at",
-                                                "jt").verdict == claims.NOT_REPRODUCED
+    # a judged part that fails still decides: AT losing 0.08 protects
+    worse = kd.assign(count=[3, 3, 1, 1], mean=[0.99, 0.91, 0.99, 0.80])
+    assert summary_claims.fail_to_protect_claim(worse, "MNIST", "at", "jt").verdict == \
+        claims.NOT_REPRODUCED
 
 
 def test_matches_claim_needs_permuted_accuracy_and_delta_accuracy_within_the_margin():

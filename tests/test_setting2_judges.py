@@ -17,7 +17,7 @@ from tapkit.book.report import write_table
 from tapkit.book.teacher_students import (fails_to_train_claim, only_model_keeps_claim,
                                           seemingly_good_claim, tau_sensitivity_claim)
 
-from paper_summaries import META, quality, setting1_runs, summary
+from paper_summaries import META, mnist_kd, quality, setting1_runs, summary
 
 TREND = ("densenet121", "vgg16")
 
@@ -221,10 +221,11 @@ def test_the_report_judges_every_setting2_claim_on_the_papers_tables(tmp_path, t
     write_table(quality(), tmp_path, "medical_annotation_quality", meta)
     for e in ("pneu", "knee"):
         write_table(setting1_runs(e), tmp_path, f"{e}_gt_runs", meta)
-    runs = _effnet_runs(0.4)
-    write_table(runs, tmp_path, "extra_knee_runs", meta)
+    write_table(_effnet_runs(0.4), tmp_path, "extra_knee_runs", meta)
+    write_table(mnist_kd(), tmp_path, "mnist_kd", {"data": "MNIST"})
     table = claim_table.claims_table(tmp_path).set_index("id")
-    judged = ["tau_trend_pneu", "tau_trend_knee", "knee_densenet_teacher",
+    judged = ["kd_mnist_at_jt_fail", "kd_mnist_matches_tap_10", "kd_mnist_1pct_drops",
+              "tau_trend_pneu", "tau_trend_knee", "knee_densenet_teacher",
               "knee_vgg_teacher_spurious", "rrr_rbr_worse_with_teacher_masks",
               "rrr_rbr_dnc_random", "kd_knee_jt_kd_poor", "tap_best_knee_kd",
               "effnet_knee_rbr_partial"]
@@ -253,4 +254,4 @@ def test_the_report_judges_every_setting2_claim_on_the_papers_tables(tmp_path, t
         "kd_knee_jt_kd_poor", "tap_best_knee_kd", "tap_beats_kd_at_jt"}
     assert (setting2.drop(list(undecided))["verdict"] == claims.REPRODUCED).all()
     assert np.isin(table.loc[judged, "chapter"], ["medical_teachers", "medical_distillation",
-                                                  "extra_architectures"]).all()
+                                                  "extra_architectures", "distillation"]).all()

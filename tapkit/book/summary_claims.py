@@ -14,6 +14,7 @@ precondition for Setting 2): else it is shown, not judged.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, Mapping
 
 import pandas as pd
@@ -23,7 +24,7 @@ from ..methods import is_xs, no_xs, proposed_method
 from .claims import (NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, Claim, combined, keeps_verdict,
                      summary_difference, within_verdict)
 from .labels import label
-from .thresholds import MARGIN
+from .thresholds import LEARNED, MARGIN
 
 Case = tuple[str, str]  # (annotation or teacher, method)
 
@@ -54,9 +55,11 @@ def _unjudged(pair: tuple[Case, Case], weak: Mapping[str, str]) -> list[str]:
 
 
 def _judge(claim: str, where: str, data: str, summary: pd.DataFrame,
-           pairs: list[tuple[Case, Case, Rule]], split: str = "permuted",
+           pairs: list[tuple[Case, Case, Rule]], split: str | tuple[str, str] = "permuted",
            every: bool = False, weak: Mapping[str, str] | None = None) -> Claim:
-    """Each pair ``(a, b, rule)``: ``split`` accuracy ``a − b`` judged by ``rule(lo, hi)``; the
+    """Each pair ``(a, b, rule)``: ``split`` accuracy ``a − b`` judged by ``rule(lo, hi)`` (two
+    splits: ``a`` on the first minus ``b`` on the second, e.g. one case's loss when the decoys
+    are permuted); the
     verdicts joined by :func:`.claims.combined`. A missing case: *not run*, or, as the report's
     other claims, named beside a verdict on the pairs that ran; with ``every`` (a claim whose
     parts say different things, each needed) a missing part leaves it *not run* unless a part
@@ -64,8 +67,9 @@ def _judge(claim: str, where: str, data: str, summary: pd.DataFrame,
     one with a case trained on the masks of a teacher in ``weak`` (shown, with the reason), and
     a claim left without a judged pair, or, with ``every``, without one of its parts."""
     parts, verdicts, missing, counts, skipped = [], [], [], [], []
+    split_a, split_b = (split, split) if isinstance(split, str) else split
     for a, b, verdict in pairs:
-        ra, rb = _row(summary, a, split), _row(summary, b, split)
+        ra, rb = _row(summary, a, split_a), _row(summary, b, split_b)
         gone = [_name(c) for c, r in ((a, ra), (b, rb)) if r is None]
         if gone:
             missing += gone
@@ -73,8 +77,9 @@ def _judge(claim: str, where: str, data: str, summary: pd.DataFrame,
         d = summary_difference(ra, rb)
         counts.append(d.n)
         why = _unjudged((a, b), weak or {})
-        parts.append(f"{split} accuracy, {_name(a)} − {_name(b)}: {d.text()}"
-                     + (" (not judged)" if why else ""))
+        what = (f"{split_a} accuracy, {_name(a)} − {_name(b)}" if split_a == split_b else
+                f"{_name(a)}, {split_a} − {split_b} accuracy")
+        parts.append(f"{what}: {d.text()}" + (" (not judged)" if why else ""))
         if why:
             skipped += why
         elif d.n >= 2:
@@ -123,14 +128,26 @@ def annotation_robust_claim(summary: pd.DataFrame, data: str, method: str | None
 
 
 def fail_to_protect_claim(summary: pd.DataFrame, data: str, *methods: str) -> Claim:
-    """AT and JT (``methods``) "are not successful at protecting the model": with the 10%
-    teacher their permuted accuracy beats No XS's by less than :data:`MARGIN` (the interval of
-    the difference lies below it; table ``mnist_kd``). Both are needed ("both AT and JT")."""
+    """AT and JT (``methods``) "are not successful at protecting the model from learning
+    spurious correlations" (l.972; the claims table's test: "Δ-accuracy strongly < 0, close to
+    No XS (−0.176)"): every student, of each teacher that taught them (the 10% one at least),
+    loses more than :data:`.thresholds.LEARNED` accuracy when the decoys are permuted
+    (contaminated − permuted, unpaired; the paper's 0.144-0.176), decided by its interval; No
+    XS's loss is shown beside them. Every part is needed ("both AT and JT"): one not trained
+    leaves the claim *not run* unless another fails it."""
     claim = (f"{' and '.join(map(label, methods))} do not protect the two-layer CNN from the decoy "
-             f"(permuted accuracy within {MARGIN:g} of No XS or below)")
+             f"(each loses more than {LEARNED:g} accuracy when it is permuted)")
+    teachers = [t for t in (Annotation.TEACHER_10, Annotation.TEACHER_1)
+                if t == Annotation.TEACHER_10
+                or any(_row(summary, (t, m)) is not None for m in methods)]
+    pairs = [((t, m), (t, m), _strongly) for t in teachers for m in methods]
+    c = _judge(claim, "App. Table kd_mnist", data, summary, pairs, every=True,
+               split=("contaminated", "permuted"))
     none = ("no teacher", no_xs())
-    pairs = [((Annotation.TEACHER_10, m), none, _below) for m in methods]
-    return _judge(claim, "App. Table kd_mnist", data, summary, pairs, every=True)
+    rc, rp = _row(summary, none, "contaminated"), _row(summary, none)
+    if rc is None or rp is None:
+        return c
+    return replace(c, evidence=c.evidence + f"; No XS: {summary_difference(rc, rp).text()}")
 
 
 def kd_matches_claim(summary: pd.DataFrame, data: str, method: str,
@@ -163,9 +180,9 @@ def _within(lo: float, hi: float) -> str:
     return within_verdict(lo, hi, MARGIN)
 
 
-def _below(lo: float, hi: float) -> str:
-    """Not a gain: below :data:`MARGIN`."""
-    return keeps_verdict(lo, hi, MARGIN, higher_is_better=False)
+def _strongly(lo: float, hi: float) -> str:
+    """A large loss: above :data:`.thresholds.LEARNED`."""
+    return keeps_verdict(lo, hi, LEARNED)
 
 
 def _above(lo: float, hi: float) -> str:
