@@ -143,11 +143,17 @@ def test_at_and_jt_fail_when_each_student_loses_more_than_learned_accuracy():
     c = summary_claims.fail_to_protect_claim(kd, "MNIST", "at", "jt")
     assert c.verdict == claims.REPRODUCED
     assert "AT (10% teacher), contaminated − permuted accuracy: 0.144 [0.140, 0.148]" in c.evidence
-    assert c.evidence.endswith("; No XS: 0.176 [0.172, 0.180] (3 seeds)")
+    assert c.evidence.endswith(
+        "; No XS, contaminated − permuted accuracy: 0.176 [0.172, 0.180] (3 seeds)")
     protects = kd.copy()
     protects.loc[(protects.method == "at") & (protects.split == "permuted"), "mean"] = 0.95
     assert summary_claims.fail_to_protect_claim(protects, "MNIST", "at", "jt").verdict == \
         claims.NOT_REPRODUCED  # AT loses 0.045: it keeps the model off the decoy
+    # ... unless No XS itself loses no more than 0.1: the decoy is too weak to judge by
+    weak = protects.copy()
+    weak.loc[(weak.method == "none") & (weak.split == "permuted"), "mean"] = 0.95
+    c = summary_claims.fail_to_protect_claim(weak, "MNIST", "at", "jt")
+    assert c.verdict == claims.NOT_TESTABLE and c.reason.startswith("No XS loses only 0.045")
     # a method this build never trained: named, and the claim about both is not run
     c = summary_claims.fail_to_protect_claim(kd[kd.method != "jt"], "MNIST", "at", "jt")
     assert c.verdict == claims.NOT_RUN and "(not judged: no JT (10% teacher) run)" in c.evidence

@@ -240,7 +240,10 @@ def test_the_report_judges_every_setting2_claim_on_the_papers_tables(tmp_path, t
                  "knee_resnet_teacher_fails": "low reliance inconclusive on ResNet-18 10% teacher",
                  "rrr_rbr_teacher_spurious_pneu": "DenseNet-121 RBR inconclusive",
                  "at_pneu_vs_tap": "DenseNet-121, the 10% teacher inconclusive",
-                 "at_knee_resnet": "the 10% teacher inconclusive"}
+                 "at_knee_resnet": "the 10% teacher inconclusive",
+                 # KNEE ResNet-18's TAP did not learn the task, and AT may lead it there: the
+                 # paper's "8 of 12" counts those cells against TAP, and so does the judge
+                 "tap_beats_kd_at_jt": "holds in 6 of 12 cells, fails in 0"}
     for claim_id, reason in undecided.items():
         assert table.loc[claim_id, "verdict"] == claims.INCONCLUSIVE, claim_id
         assert table.loc[claim_id, "reason"].startswith(reason), claim_id
@@ -251,7 +254,7 @@ def test_the_report_judges_every_setting2_claim_on_the_papers_tables(tmp_path, t
         "random_masks_fail", "tau_trend_knee", "tau_trend_pneu", "knee_densenet_teacher",
         "knee_vgg_teacher_spurious", "rrr_rbr_worse_with_teacher_masks",
         "rrr_rbr_teacher_spurious_knee", "rrr_rbr_dnc_random", "kd_pneu_jt_kd_fail",
-        "kd_knee_jt_kd_poor", "tap_best_knee_kd", "tap_beats_kd_at_jt"}
+        "kd_knee_jt_kd_poor", "tap_best_knee_kd"}
     assert (setting2.drop(list(undecided))["verdict"] == claims.REPRODUCED).all()
     assert np.isin(table.loc[judged, "chapter"], ["medical_teachers", "medical_distillation",
                                                   "extra_architectures", "distillation"]).all()

@@ -56,7 +56,8 @@ def _pair_verdict(block: pd.DataFrame, exp: str, model: str, tap: str,
         return REPRODUCED, (f"{label(other)}: {failed} run{'s' if failed > 1 else ''} did not "
                             "converge")
     perm = block[block["split"] == "permuted"].set_index("method")
-    if pd.isna(perm.loc[other, "mean"]) or pd.isna(perm.loc[tap, "mean"]):
+    if ({other, tap} - set(perm.index)
+            or pd.isna(perm.loc[other, "mean"]) or pd.isna(perm.loc[tap, "mean"])):
         return INCONCLUSIVE, f"{label(other)}: no permuted score"
     d = score_difference(perm.loc[tap], perm.loc[other], exp)
     g = reliance_gap(block, exp, "method", model, other, tap)
@@ -79,7 +80,7 @@ def worse_than_tap_claim(summary: pd.DataFrame, meta: Mapping, *methods: str,
     methods = list(methods or comparators())
     tap, named = proposed_method(), " and ".join(label(m) for m in methods)
     claim = f"{named} work less well than {label(tap)} with the 10% teacher's masks"
-    parts, verdicts, dropped, taus, seen = [], [], [], set(), set()
+    parts, verdicts, dropped, taus, seen, read = [], [], [], set(), set(), []
     for exp, model, tau, block in _cells(summary, MASKS):
         present = [m for m in methods if m in set(block["method"])]
         if tap not in set(block["method"]) or not present:
@@ -91,6 +92,10 @@ def worse_than_tap_claim(summary: pd.DataFrame, meta: Mapping, *methods: str,
             dropped.append(f"{name}: left out ({'; '.join(unlearned)})")
             continue
         taus.add(tau)
+        # the seeds of TAP's and of each converged comparator's cells: a cell that did not
+        # converge is this claim's evidence, not a want of seeds
+        calm = block["dnc_runs"] == 0 if "dnc_runs" in block else True
+        read.append(block[(block["method"] == tap) | (block["method"].isin(present) & calm)])
         for other in present:
             verdict, words = _pair_verdict(block, exp, model, tap, other)
             verdicts.append(verdict)
@@ -111,7 +116,7 @@ def worse_than_tap_claim(summary: pd.DataFrame, meta: Mapping, *methods: str,
     evidence = ("; ".join(parts + dropped)
                 + f" (holds in {held} of {len(verdicts)} comparisons)")
     c = _medical_verdict(claim, WHERE, evidence, meta, lambda: verdict == REPRODUCED, why,
-                         verdict)
+                         verdict, read=pd.concat(read) if read else None)
     return needs_all(c, [label(m) for m in methods if m not in seen])
 
 

@@ -21,8 +21,8 @@ import pandas as pd
 
 from ..experiments.cells import Annotation
 from ..methods import is_xs, no_xs, proposed_method
-from .claims import (NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, Claim, combined, keeps_verdict,
-                     summary_difference, within_verdict)
+from .claims import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, Claim, combined,
+                     keeps_verdict, summary_difference, within_verdict)
 from .labels import label
 from .thresholds import LEARNED, MARGIN
 
@@ -133,8 +133,10 @@ def fail_to_protect_claim(summary: pd.DataFrame, data: str, *methods: str) -> Cl
     No XS (−0.176)"): every student, of each teacher that taught them (the 10% one at least),
     loses more than :data:`.thresholds.LEARNED` accuracy when the decoys are permuted
     (contaminated − permuted, unpaired; the paper's 0.144-0.176), decided by its interval; No
-    XS's loss is shown beside them. Every part is needed ("both AT and JT"): one not trained
-    leaves the claim *not run* unless another fails it."""
+    XS's loss is shown beside them, and where its mean is not above LEARNED (a decoy too weak
+    for any student to lose more) a verdict short of reproduced is *not testable here*. Every
+    part is needed ("both AT and JT"): one not trained leaves the claim *not run* unless
+    another fails it."""
     claim = (f"{' and '.join(map(label, methods))} do not protect the two-layer CNN from the decoy "
              f"(each loses more than {LEARNED:g} accuracy when it is permuted)")
     teachers = [t for t in (Annotation.TEACHER_10, Annotation.TEACHER_1)
@@ -147,7 +149,14 @@ def fail_to_protect_claim(summary: pd.DataFrame, data: str, *methods: str) -> Cl
     rc, rp = _row(summary, none, "contaminated"), _row(summary, none)
     if rc is None or rp is None:
         return c
-    return replace(c, evidence=c.evidence + f"; No XS: {summary_difference(rc, rp).text()}")
+    d = summary_difference(rc, rp)
+    c = replace(c, evidence=c.evidence + f"; No XS, contaminated − permuted accuracy: {d.text()}")
+    if d.mean > LEARNED or c.verdict not in (NOT_REPRODUCED, INCONCLUSIVE):
+        return c
+    # the students are held to a loss No XS itself does not reach: the decoy was too weak here
+    return replace(c, verdict=NOT_TESTABLE, reason=f"No XS loses only {d.mean:.3f} accuracy when "
+                   f"the decoys are permuted, not more than {LEARNED:g}: the decoy is too weak "
+                   "for a student to lose more")
 
 
 def kd_matches_claim(summary: pd.DataFrame, data: str, method: str,

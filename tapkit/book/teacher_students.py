@@ -100,7 +100,7 @@ def tau_sensitivity_claim(summary: pd.DataFrame, meta: Mapping, experiment: str,
     read = _students(summary, experiment, method) & summary["model"].isin(models)
     rows = summary[read].assign(tau=pd.to_numeric(summary.loc[read, "tau"], errors="coerce"))
     bounds = task_metric(experiment).range(2)
-    parts, verdicts, judged, dropped = [], [], set(), []
+    parts, verdicts, judged, dropped, kept = [], [], set(), [], []
     for (model, teacher), g in rows.groupby(["model", rows["annotation"].astype(str)],
                                             sort=False):
         by_tau = {t: reliance_parts(g[g["tau"] == t], experiment, "annotation")
@@ -113,6 +113,7 @@ def tau_sensitivity_claim(summary: pd.DataFrame, meta: Mapping, experiment: str,
         if unlearned:
             dropped.append(f"{name}: left out ({'; '.join(unlearned)})")
             continue
+        kept.append(g)
         (lo_tau, (r0, s0, n0)), (hi_tau, (r1, s1, n1)) = (min(by_tau.items()),
                                                           max(by_tau.items()))
         d = from_summary(r1 - r0, (s0 ** 2 + s1 ** 2) ** 0.5, min(n0, n1), bounds=bounds)
@@ -133,8 +134,10 @@ def tau_sensitivity_claim(summary: pd.DataFrame, meta: Mapping, experiment: str,
     if not verdicts:
         why += dropped
     c = _medical_verdict(claim, WHERE, evidence, meta, lambda: verdict == REPRODUCED, why,
-                         verdict, read=rows)
-    unjudged, trained = [m for m in models if m not in judged], set(rows["model"])
+                         verdict, read=pd.concat(kept) if kept else rows)
+    # trained at two τ or more; one τ is *not run* for the trend, as none is
+    trained = {m for m, g in rows.groupby("model") if g["tau"].nunique() > 1}
+    unjudged = [m for m in models if m not in judged]
     c = needs_all(c, [label(m) for m in unjudged if m not in trained])
     return _untested(c, [f"{label(m)}: no student that learned the task at every τ"
                          for m in unjudged if m in trained])
@@ -279,8 +282,9 @@ def _against_base_claim(claim: str, summary: pd.DataFrame, meta: Mapping, experi
             verdicts.append(verdict)
             open_parts += [(f"{p} {v}", name) for p, v in zip(names, (base, tag))
                            if v != REPRODUCED]
-            parts.append(f"{name}: Base's clean score ahead of its contaminated one by "
-                         + (g.text() if g is not None else "(no Setting 1 Base run to compare)")
+            parts.append(f"{name}: Base's clean score ahead of the student's contaminated "
+                         "one by " + (g.text() if g is not None else
+                                      "(no Setting 1 Base run to compare)")
                          + f" ({'more than' if behind else 'no more than'} {tol:g}: {base}), "
                          f"reliance {rel.text()} ({'above' if on_tag else 'below'} {LEARNED:g}: "
                          f"{tag}) — {verdict}")
@@ -289,7 +293,8 @@ def _against_base_claim(claim: str, summary: pd.DataFrame, meta: Mapping, experi
                      NOT_RUN, reason=f"this build trained no {label(model)} student with "
                      f"teacher masks on {experiment.upper()}")
     verdict = combined(verdicts)
-    judged = read & pd.to_numeric(summary["tau"], errors="coerce").isin(taus)
+    judged = (read & (summary["model"] == model)
+              & pd.to_numeric(summary["tau"], errors="coerce").isin(taus))
     c = _medical_verdict(claim, WHERE, "; ".join(parts), meta, lambda: verdict == REPRODUCED,
                          _gates(summary, experiment, taus, quality), verdict,
                          read=summary[judged])
