@@ -7,8 +7,8 @@ import re
 import pandas as pd
 import pytest
 
-from tapkit.book import (claim_table, claims, cost_claims, medical_claims, medical_notes,
-                         mnist_claims, overlap_claims, teacher_claims)
+from tapkit.book import (claim_table, claims, comparator_masks, cost_claims, medical_claims,
+                         medical_notes, mnist_claims, overlap_claims, teacher_claims)
 from tapkit.book.claim_judges import xs_protect
 from tapkit.book.origin import DataOrigin
 from tapkit.book.report import write_table
@@ -1035,29 +1035,29 @@ def test_the_10_and_1pct_students_alike_and_comparators_with_teacher_masks():
     # 4.303 · 0.02 / √3 = 0.050
     tap10 = summary_rows({("resnet18", "teacher_10"): (0.95, 0.94, 0.01)})
     rrr = summary_rows({("resnet18", "teacher_10"): (0.95, 0.35, 0.01)}).assign(method="rrr")
-    c = teacher_claims.comparators_on_tag_claim(pd.concat([rrr, tap10]), REAL, "pneu", "rrr",
+    c = comparator_masks.comparators_on_tag_claim(pd.concat([rrr, tap10]), REAL, "pneu", "rrr",
                                                 quality=quality)
     assert c.verdict == claims.REPRODUCED and "ResNet-18 RRR 0.600 [" in c.evidence
     assert "above TAP's by 0.590 [0.540, 0.640] (3 seeds)" in c.evidence
     # "≫ TAP's": a TAP student just as much on the tag (0.60, std 0.001: the gap 0 ± 0.005,
     # below 0.02) fails the claim; without a TAP student to compare it is undecided
     both_on = pd.concat([rrr, tap10.assign(mean=[0.95, 0.35])]).assign(std=0.001)
-    assert teacher_claims.comparators_on_tag_claim(both_on, REAL, "pneu", "rrr",
+    assert comparator_masks.comparators_on_tag_claim(both_on, REAL, "pneu", "rrr",
                                                    quality=quality).verdict == \
         claims.NOT_REPRODUCED
-    c = teacher_claims.comparators_on_tag_claim(rrr, REAL, "pneu", "rrr", quality=quality)
+    c = comparator_masks.comparators_on_tag_claim(rrr, REAL, "pneu", "rrr", quality=quality)
     assert c.verdict == claims.INCONCLUSIVE and "no TAP student to compare" in c.evidence
     # "RRR and RBR ... do not prevent learning the tags": RBR's students missing, not run
-    c = teacher_claims.comparators_on_tag_claim(rrr, REAL, "pneu", quality=quality)
+    c = comparator_masks.comparators_on_tag_claim(rrr, REAL, "pneu", quality=quality)
     assert c.verdict == claims.NOT_RUN and c.reason == "RBR: not run here"
     off = rrr.assign(mean=[0.95, 0.95], std=0.001)  # kept off: [-0.004, 0.004] below 0.02
-    assert teacher_claims.comparators_on_tag_claim(off, REAL, "pneu").verdict \
+    assert comparator_masks.comparators_on_tag_claim(off, REAL, "pneu").verdict \
         == claims.NOT_REPRODUCED
-    assert teacher_claims.comparators_on_tag_claim(off.assign(std=0.01), REAL, "pneu",
+    assert comparator_masks.comparators_on_tag_claim(off.assign(std=0.01), REAL, "pneu",
                                                    "rrr").verdict \
         == claims.INCONCLUSIVE  # [-0.035, 0.035] crosses 0.02
     # a profile that trains TAP's students only: not run, with why
-    c = teacher_claims.comparators_on_tag_claim(tight, REAL, "pneu")
+    c = comparator_masks.comparators_on_tag_claim(tight, REAL, "pneu")
     assert c.verdict == claims.NOT_RUN and c.reason == (
         "this build trained no RRR/RBR student with teacher masks")
 

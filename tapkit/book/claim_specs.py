@@ -35,7 +35,8 @@ from .claim_judges import (EXTRA_RUNS, KD_TABLE, cost, cost_share, except_for, k
 from .claim_needs import Needs
 from .claims import NOT_RUN, NOT_TESTABLE, Claim
 from .cost_claims import speed_claim
-from .comparator_masks import unstable_on_random_claim, worse_than_tap_claim
+from .comparator_masks import (comparators_on_tag_claim, unstable_on_random_claim,
+                               worse_than_tap_claim)
 from .distillation_claims import (behind_claim, best_and_least_reliant_claim,
                                   best_but_relies_claim, best_or_tied_claim,
                                   distillation_on_tag_claim, poor_students_claim)
@@ -47,7 +48,7 @@ from .mnist_claims import close_claim, decoy_claim, slightly_below_claim
 from .report import paper_values
 from .summary_claims import (annotation_robust_claim, fail_to_protect_claim, kd_drops_claim,
                              kd_matches_claim)
-from .teacher_claims import (annotation_claim, comparators_on_tag_claim, medical_teacher_claim,
+from .teacher_claims import (annotation_claim, medical_teacher_claim,
                              one_percent_teacher_claim, random_masks_claim, substitutes_claim,
                              tau_trend_claim, teachers_alike_claim, teachers_close_claim)
 from .teacher_students import (fails_to_train_claim, only_model_keeps_claim,

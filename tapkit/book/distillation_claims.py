@@ -27,8 +27,8 @@ from .labels import in_prose, label
 from .medical_claims import RELIANCE, _in_some_cell
 from .summary_reliance import above_other, reliance_gap, reliances
 from .teacher_claims import (CLAIM_TAU, _medical_verdict, _open_cells, score_difference,
-                             setting1_reference,
-                             unlearned_students, untaken_tag, weak_teachers)
+                             setting1_reference, setting_gates, unlearned_students,
+                             untaken_tag, weak_teachers)
 from .thresholds import LEARNED, MARGIN, MATCHES_BASE
 
 TEACHER = Annotation.TEACHER_10  # the teacher of the claims about the 10% teacher's students
@@ -349,11 +349,8 @@ def _tag_gates(summary: pd.DataFrame, experiment: str, quality: pd.DataFrame | N
     teachers whose students ``summary`` holds on ``experiment`` better than random ones, No XS
     on the tag."""
     taught = set(summary.loc[summary["experiment"] == experiment, "teacher"].astype(str))
-    teachers = (None if quality is None else
-                quality[quality["annotator"].isin([t.value for t in TEACHERS
-                                                   if t.value in taught])])
-    return ([w for w in weak_teachers(teachers, CLAIM_TAU) if w.startswith(experiment.upper())]
-            + untaken_tag(summary, experiment))
+    return setting_gates(summary, experiment, (CLAIM_TAU,), quality,
+                         [t.value for t in TEACHERS if t.value in taught])
 
 
 def best_and_least_reliant_claim(summary: pd.DataFrame, meta: Mapping, experiment: str,

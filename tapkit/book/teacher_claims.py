@@ -14,14 +14,14 @@ import pandas as pd
 
 from ..experiments.cells import Annotation
 from ..experiments.setting1 import BASE
-from ..methods import comparators, no_xs, proposed_method
+from ..methods import no_xs, proposed_method
 from ..metrics import task_metric
 from ..seedstats import Estimate, from_summary
 from .claims import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, NOT_TESTABLE, REPRODUCED, Claim,
                      Verdict, combined, keeps_verdict, needs_all, within_verdict)
 from .labels import in_prose, label
 from .medical_claims import RELIANCE, _grouped, _in_some_cell
-from .summary_reliance import above_other, reliance_gap, reliances
+from .summary_reliance import reliance_gap, reliances
 from .medical_notes import constant_score
 from .origin import DataOrigin
 from .preconditions import learned_share, learned_task
@@ -325,72 +325,6 @@ def _open_cells(parts: Sequence[str]) -> str:
                      if not p.endswith(f" — {REPRODUCED}"))
 
 
-def comparators_on_tag_claim(summary: pd.DataFrame, meta: Mapping, experiment: str,
-                             *methods: str, quality: pd.DataFrame | None = None,
-                             or_worse: bool = False) -> Claim:
-    """RRR and RBR (``methods``; none given: the comparators) with the 10% teacher's masks do not
-    keep the students off the tag on ``experiment`` (App. RRR/RBR with teacher annotations; the
-    test: "contaminated − permuted F1 ≫ TAP's per arch"): per architecture and method at τ =
-    0.01, the reliance interval wholly above :data:`.thresholds.MARGIN`, and above TAP's with
-    the same masks by more than it (:func:`.summary_reliance.relies_more_verdict`), holds; either
-    wholly below fails; else inconclusive; the cells combined. With ``or_worse`` (KNEE's test:
-    "Δ-MAE and/or permuted MAE worse than TAP") a cell also holds where TAP's permuted score is
-    better than the student's by its interval (the paper's KNEE VGG-16 RBR relies less than TAP,
-    0.31 against 0.69, and scores 1.203 against TAP's 0.889). A cell whose student or TAP
-    student did not learn the task is named and left out (the paper's PNEU VGG-16 RRR collapsed
-    to F1 0.49). Judged with several seeds where the 10% teacher's masks beat random ones and No
-    XS took the tag; *not run* where the profile trained no such student."""
-    methods = list(methods or comparators())
-    named = "/".join(label(m) for m in methods)
-    tap = proposed_method()
-    claim = (f"{named} with the 10% teacher's masks leave the students on the tag, more than "
-             f"{label(tap)}'s ({experiment.upper()})")
-    masks = ((summary["experiment"] == experiment) & _at_tau(summary["tau"], CLAIM_TAU)
-             & (summary["annotation"] == Annotation.TEACHER_10.value))
-    read = masks & summary["method"].isin(methods)
-    found = [(m, c, d) for m, c, d in reliances(summary[read], experiment, "method")]
-    if not found:
-        return Claim(claim, "App. RRR/RBR with teacher annotations", f"no {named} student with "
-                     f"teacher masks on {experiment.upper()}", "—", experiment.upper(), NOT_RUN,
-                     reason=f"this build trained no {named} student with teacher masks")
-    both = summary[masks & summary["method"].isin([*methods, tap])]
-    verdicts, parts, dropped, open_parts = [], [], [], []
-    for model, method, d in found:
-        # a student that did not learn the task (the paper's collapsed PNEU VGG-16 RRR, F1 0.49)
-        # shows nothing about the tag, nor does a comparison with a TAP student that did not
-        cell = both[both["model"] == model]
-        unlearned = unlearned_students(cell[cell["method"].isin([method, tap])], experiment)
-        if unlearned:
-            dropped.append(f"{label(model)} {label(method)}: left out ({'; '.join(unlearned)})")
-            continue
-        (verdict, words), = above_other(cell, experiment, [(model, method, d)], tap)
-        if or_worse and verdict != REPRODUCED:
-            perm = cell[cell["split"] == "permuted"].set_index("method")
-            if {method, tap} <= set(perm.index):
-                g = score_difference(perm.loc[tap], perm.loc[method], experiment)
-                worse = keeps_verdict(g.lo, g.hi, 0.0)
-                verdict = REPRODUCED if worse == REPRODUCED else verdict
-                words += f", or {label(tap)}'s permuted score better by {g.text()}"
-        verdicts.append(verdict)
-        parts.append(f"{words} — {verdict}")
-        open_parts += [f"{label(model)} {label(method)} {verdict}"] if verdict != REPRODUCED else []
-    why = [w for w in weak_teachers(quality[quality["annotator"] == Annotation.TEACHER_10.value]
-                                    if quality is not None else None, CLAIM_TAU)
-           if w.startswith(experiment.upper())] + untaken_tag(summary, experiment)
-    if not verdicts:
-        why += dropped
-    parts += dropped
-    verdict = combined(verdicts) if verdicts else INCONCLUSIVE
-    gone = [label(m) for m in methods if m not in {m for _, m, _ in found}]
-    c = _medical_verdict(claim, "App. RRR/RBR with teacher annotations",
-                         f"{RELIANCE} — " + "; ".join(parts)
-                         + (f" ({', '.join(gone)}: not run here)" if gone else ""), meta,
-                         lambda: verdict == REPRODUCED, why, verdict, read=summary[read])
-    if c.verdict == INCONCLUSIVE:
-        c = replace(c, reason="; ".join(open_parts))
-    return needs_all(c, gone)  # "RRR and RBR ... do not prevent": each needed
-
-
 def students_beat_teachers_claim(summary: pd.DataFrame, performance: pd.DataFrame,
                                  meta: Mapping, method: str | None = None,
                                  quality: pd.DataFrame | None = None) -> Claim:
@@ -546,6 +480,20 @@ def untaken_tag(summary: pd.DataFrame, experiment: str,
         none = {m: d for m, _, d in reliances(rows, experiment, "method")}
     return [f"{experiment.upper()} {label(m)}: No XS did not take the tag (reliance "
             f"{d.mean:+.3f})" for m, d in none.items() if not d.mean > LEARNED]
+
+
+def setting_gates(summary: pd.DataFrame, experiment: str, taus: Sequence[float],
+                  quality: pd.DataFrame | None,
+                  annotators: Sequence[str] | None = None) -> list[str]:
+    """Setting 2's preconditions on ``experiment``, for a claim whose students' learning is its
+    own business: the teachers (``annotators``; None: every one measured) whose masks at one of
+    ``taus`` mark the tags no better than random ones (:func:`weak_teachers`), then each
+    architecture whose No XS did not take the tag (:func:`untaken_tag`)."""
+    if quality is not None and annotators is not None:
+        quality = quality[quality["annotator"].isin(list(annotators))]
+    weak = [w for t in taus for w in weak_teachers(quality, t)
+            if w.startswith(experiment.upper())]
+    return list(dict.fromkeys(weak)) + untaken_tag(summary, experiment)
 
 
 def score_difference(a: pd.Series, b: pd.Series, experiment: str) -> Estimate:

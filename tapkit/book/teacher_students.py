@@ -33,7 +33,7 @@ from .medical_claims import RELIANCE, _grouped
 from .medical_notes import constant_score
 from .summary_reliance import reliance_parts, reliances
 from .teacher_claims import (CLAIM_TAU, _at_tau, _medical_verdict, score_difference,
-                             setting1_reference, unlearned_students, untaken_tag, weak_teachers)
+                             setting1_reference, setting_gates, unlearned_students)
 from .thresholds import LEARNED, LEARNED_SHARE, MARGIN, MATCHES_BASE
 
 TEACHERS = (Annotation.TEACHER_10.value, Annotation.TEACHER_1.value)  # "teacher annotations"
@@ -62,16 +62,6 @@ def _reliance(summary: pd.DataFrame, read: pd.Series, experiment: str, model: st
                    & (summary["annotation"].astype(str) == teacher)]
     found = reliances(rows, experiment, "annotation")
     return found[0][2] if found else None
-
-
-def _gates(summary: pd.DataFrame, experiment: str, taus: Sequence[float],
-           quality: pd.DataFrame | None) -> list[str]:
-    """The setting's preconditions on ``experiment``: teachers whose masks at one of ``taus``
-    mark the tags no better than random ones (:func:`.teacher_claims.weak_teachers`), and an
-    architecture whose No XS did not take the tag (:func:`.teacher_claims.untaken_tag`)."""
-    weak = [w for t in taus for w in weak_teachers(quality, t)
-            if w.startswith(experiment.upper())]
-    return list(dict.fromkeys(weak)) + untaken_tag(summary, experiment)
 
 
 def _learned_score(experiment: str) -> float:
@@ -130,7 +120,7 @@ def tau_sensitivity_claim(summary: pd.DataFrame, meta: Mapping, experiment: str,
     verdict = combined(verdicts) if verdicts else INCONCLUSIVE
     taus = sorted(rows["tau"].dropna().unique())
     evidence = f"{RELIANCE} — " + "; ".join(parts + dropped)
-    why = _gates(summary, experiment, taus, quality)
+    why = setting_gates(summary, experiment, taus, quality)
     if not verdicts:
         why += dropped
     c = _medical_verdict(claim, WHERE, evidence, meta, lambda: verdict == REPRODUCED, why,
@@ -203,7 +193,7 @@ def only_model_keeps_claim(summary: pd.DataFrame, meta: Mapping, experiment: str
     verdict = combined(verdicts)
     c = _medical_verdict(claim, WHERE, "permuted score — " + "; ".join(parts), meta,
                          lambda: verdict == REPRODUCED,
-                         _gates(summary, experiment, (CLAIM_TAU,), quality), verdict,
+                         setting_gates(summary, experiment, (CLAIM_TAU,), quality), verdict,
                          read=summary[read])
     return replace(c, reason=_grouped(open_parts)) if c.verdict == INCONCLUSIVE else c
 
@@ -296,6 +286,6 @@ def _against_base_claim(claim: str, summary: pd.DataFrame, meta: Mapping, experi
     judged = (read & (summary["model"] == model)
               & pd.to_numeric(summary["tau"], errors="coerce").isin(taus))
     c = _medical_verdict(claim, WHERE, "; ".join(parts), meta, lambda: verdict == REPRODUCED,
-                         _gates(summary, experiment, taus, quality), verdict,
+                         setting_gates(summary, experiment, taus, quality), verdict,
                          read=summary[judged])
     return replace(c, reason=_grouped(open_parts)) if c.verdict == INCONCLUSIVE else c
