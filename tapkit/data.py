@@ -515,19 +515,55 @@ def embedded_standin(task: str, src: Embedded, seed: int = 0, size: int = 64,
                           label_noise=src.label_noise, tag_px=src.tag_px, texture=src.texture,
                           label_box=src.label_box, stripe_px=src.stripe_px)
 
-def _medical(experiment: str, src: Source, seed: int, clean_fraction: float,
-             image_size: int | None, artifact: str, per_class: int | None,
-             test_per_class: int | None) -> tuple[Task, dict[str, Split]]:
-    size = image_size or 224
-    if isinstance(src, Embedded):
-        return embedded_standin(experiment, src, seed, size, artifact, clean_fraction, per_class,
-                                test_per_class)
-    return medical_folder(experiment, src.path, seed, size, artifact, clean_fraction, per_class)
+@dataclass(frozen=True)
+class DataRequest:
+    """What a run's data are, with its source already parsed (:func:`tapkit.sources.parse_source`,
+    once, when its config was built): frozen and hashable, so a sweep's runs of one seed share
+    one load (:func:`tapkit.fit.experiment_data` caches by it). ``image_size`` None: the
+    experiment's default (medical 224, pretraining 64; Decoy-MNIST is 28 px)."""
+
+    experiment: str
+    source: Source
+    seed: int = 0
+    clean_fraction: float = 0.0
+    image_size: int | None = None
+    artifact: str = "tag"
+    per_class: int | None = None
+    test_per_class: int | None = None
+
+
+def _mnist_data(r: DataRequest) -> tuple[Task, dict[str, Split]]:
+    return _decoy_mnist(r.source, r.seed, r.clean_fraction)
+
+
+def _medical_data(r: DataRequest) -> tuple[Task, dict[str, Split]]:
+    size = r.image_size or 224
+    if isinstance(r.source, Embedded):
+        return embedded_standin(r.experiment, r.source, r.seed, size, r.artifact,
+                                r.clean_fraction, r.per_class, r.test_per_class)
+    return medical_folder(r.experiment, r.source.path, r.seed, size, r.artifact,
+                          r.clean_fraction, r.per_class)
 
 
 # the built-in pretraining tasks' builders (the registry's ExperimentKind.PRETRAIN entries)
 PRETRAIN_BUILDERS: dict[str, Callable[..., tuple[Task, dict[str, Split]]]] = {
     "digits-pretrain": digits_pretrain, "fractal-pretrain": fractal_pretrain}
+
+
+def _pretrain_data(r: DataRequest) -> tuple[Task, dict[str, Split]]:
+    return PRETRAIN_BUILDERS[r.experiment](r.seed, r.image_size or 64, r.per_class)
+
+
+# each kind of experiment's loader (:class:`tapkit.experiment_specs.ExperimentKind`); a test
+# checks that every kind, and every registered experiment, has one
+LOADERS: dict[ExperimentKind, Callable[[DataRequest], tuple[Task, dict[str, Split]]]] = {
+    ExperimentKind.MNIST: _mnist_data, ExperimentKind.MEDICAL: _medical_data,
+    ExperimentKind.PRETRAIN: _pretrain_data}
+
+
+def load(request: DataRequest) -> tuple[Task, dict[str, Split]]:
+    """The task and splits ``request`` names, by its experiment's kind (:data:`LOADERS`)."""
+    return LOADERS[config_experiment(request.experiment).kind](request)
 
 
 def load_experiment(experiment: str, *, source: "Source | str" = "embedded", seed: int = 0,
@@ -536,13 +572,8 @@ def load_experiment(experiment: str, *, source: "Source | str" = "embedded", see
                     root: str | None = None, test_per_class: int | None = None) -> tuple[Task, dict[str, Split]]:
     """One entry point for every experiment a config names (:mod:`tapkit.experiment_specs`),
     by its kind: Decoy-MNIST from an MNIST source, PNEU/KNEE from a folder or the digits
-    stand-in, a pretraining task built in."""
-    kind = config_experiment(experiment).kind
-    # once, checked against the experiment
+    stand-in, a pretraining task built in. ``source`` may be a string, parsed and checked
+    against the experiment here."""
     src = parse_source(_with_root(source, root), experiment)
-    if kind is ExperimentKind.MNIST:
-        return _decoy_mnist(src, seed, clean_fraction)
-    if kind is ExperimentKind.MEDICAL:
-        return _medical(experiment, src, seed, clean_fraction, image_size, artifact, per_class,
-                        test_per_class)
-    return PRETRAIN_BUILDERS[experiment](seed, image_size or 64, per_class)
+    return load(DataRequest(experiment, src, seed, clean_fraction, image_size, artifact,
+                            per_class, test_per_class))

@@ -24,7 +24,7 @@ from tqdm import tqdm
 from . import batches, losses
 from .compiled import compiled_step
 from .config import ClassWeights, TrainConfig
-from .data import Split, Task, load_experiment
+from .data import DataRequest, Split, Task, load
 from .methods import Teacher, XSBatch, get_method
 from .models import capture, check_ran, target_sigma_of
 from .progress import disabled as progress_disabled
@@ -35,17 +35,14 @@ log = logging.getLogger(__name__)
 
 
 @lru_cache(maxsize=8)
-def _cached_experiment(experiment, source, seed, clean_fraction, image_size, artifact, per_class,
-                       test_per_class=None):
-    return load_experiment(experiment, source=source, seed=seed, clean_fraction=clean_fraction,
-                           image_size=image_size, artifact=artifact, per_class=per_class,
-                           test_per_class=test_per_class)
+def _cached(request: DataRequest) -> tuple[Task, dict[str, Split]]:
+    return load(request)
 
 
 def experiment_data(cfg: TrainConfig) -> tuple[Task, dict[str, Split]]:
     """The run's task and splits (cached in-process: sweeps reuse them)."""
-    return _cached_experiment(cfg.experiment, cfg.source, cfg.seed, cfg.clean_fraction,
-                              cfg.image_size, cfg.artifact, cfg.per_class, cfg.test_per_class)
+    return _cached(DataRequest(cfg.experiment, cfg.source, cfg.seed, cfg.clean_fraction,
+                               cfg.image_size, cfg.artifact, cfg.per_class, cfg.test_per_class))
 
 
 def training_split(cfg: TrainConfig, splits: dict[str, Split]) -> Split:

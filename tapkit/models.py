@@ -420,3 +420,16 @@ def check_ran(acts: Mapping[str, torch.Tensor | None]) -> None:
     if silent:
         raise ValueError(f"layer(s) {silent} did not run in the forward pass: target modules "
                          "that the model's forward calls")
+
+
+def check_image_size(name: str, in_channels: int, image_size: int) -> None:
+    """``ValueError`` when model ``name`` cannot take ``image_size``-pixel images (its pooling
+    would shrink them to nothing): built and run once on the meta device, shapes only."""
+    try:
+        with torch.device("meta"):
+            model = build_model(name, 2, in_channels, image_size=image_size).model
+            model(torch.empty(2, in_channels, image_size, image_size))
+    except RuntimeError as err:
+        raise ValueError(f"{name} cannot take {image_size}x{image_size} images "
+                         f"({str(err).splitlines()[0]}); choose a model made for them (e.g. "
+                         "two_layer_cnn for 28-pixel digits) or larger images") from err

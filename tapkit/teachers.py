@@ -28,6 +28,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .config import TrainConfig
+from .data import Split
 
 ThresholdRule = Literal["absolute", "quantile"]
 THRESHOLD_RULES: tuple[str, ...] = ("absolute", "quantile")
@@ -138,6 +139,24 @@ def random_masks(shape: tuple[int, ...], coverage: float, seed: int = 0) -> Tens
         raise ValueError(f"coverage must lie in [0, 1], got {coverage}")
     gen = torch.Generator().manual_seed(seed)
     return (torch.rand(shape, generator=gen) < coverage).float()
+
+
+def annotation_masks(cfg: TrainConfig, split: Split, teacher: nn.Module | None,
+                     device: str) -> Tensor:
+    """The masks the config's ``annotation`` asks for on ``split``: its ground truth, random masks
+    (of the ground truth's coverage, or of ``cfg.random_coverage``: the paper's random baseline
+    beside teacher masks at a threshold tau covers what those masks cover), or the thresholded
+    saliency of the trained ``teacher``."""
+    if cfg.annotation == "ground_truth":
+        return split.mask
+    if cfg.annotation == "random":
+        coverage = (split.mask.mean().item() if cfg.random_coverage is None
+                    else cfg.random_coverage)
+        return random_masks(tuple(split.mask.shape), coverage, cfg.seed)
+    if teacher is None:
+        raise ValueError("annotation='teacher' needs the trained teacher model")
+    return annotate(teacher, split.x.to(device), cfg.tau, cfg.threshold,
+                             cfg.saliency).cpu()
 
 
 def precision_recall(pred: Tensor, truth: Tensor) -> tuple[float, float]:

@@ -158,7 +158,7 @@ def test_stand_in_runs_of_pretrained_architectures_share_one_start_and_real_data
 
 def test_identical_splits_are_scored_once_and_get_the_same_score():
     from tapkit.data import Split
-    from tapkit.experiments.run import split_scores
+    from tapkit.metrics import split_scores
     from tapkit.metrics import score
 
     class Counting(torch.nn.Module):

@@ -179,7 +179,7 @@ def test_an_experiment_is_one_registry_entry_that_every_lookup_reads(monkeypatch
 
 @pytest.mark.parametrize("name", list_experiments())
 def test_every_registered_experiment_loads_with_its_registered_metric(name):
-    """Registry-wide: each entry has a loader (tapkit.data.load_experiment dispatches by kind)
+    """Registry-wide: each entry has a loader (tapkit.data.load dispatches by kind, tapkit.data.LOADERS)
     and the task it builds has the registry's metric and classes; the tables' name of
     Decoy-MNIST is not a config's."""
     from tapkit import data, experiment_specs as xs

@@ -251,7 +251,7 @@ def test_a_student_with_teacher_annotations_trains_its_teacher_first(tmp_path, m
     assert teacher_record is not None and teacher_record["config"]["data"] == "holdout"
     # the student's masks are the teacher's lowest-saliency 10% of every training image
     e, data = teacher_saliency(teacher, tmp_path, "cpu")
-    masks = run.annotation_masks(student, data, load_trained(teacher, tmp_path), "cpu")
+    masks = teachers.annotation_masks(student, data, load_trained(teacher, tmp_path), "cpu")
     assert torch.equal(masks, teachers.threshold(e, 0.1, "quantile"))
     assert masks.flatten(1).mean(1).min().item() >= 0.1
 
@@ -261,8 +261,8 @@ def test_random_masks_take_the_coverage_they_are_given():
     data = splits["train"]
     base = TrainConfig(method="tap", lam=1e-3, annotation="random")
     truth = data.mask.mean().item()
-    assert run.annotation_masks(base, data, None, "cpu").mean().item() == pytest.approx(truth, abs=0.02)
-    matched = run.annotation_masks(base.replace(random_coverage=0.6), data, None, "cpu")
+    assert teachers.annotation_masks(base, data, None, "cpu").mean().item() == pytest.approx(truth, abs=0.02)
+    matched = teachers.annotation_masks(base.replace(random_coverage=0.6), data, None, "cpu")
     assert matched.mean().item() == pytest.approx(0.6, abs=0.02)  # 160 x 144 pixels: std 0.003
     # set, the field is part of the config's hash
     assert base.key() != base.replace(random_coverage=0.6).key()

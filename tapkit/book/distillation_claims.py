@@ -28,7 +28,7 @@ from .medical_claims import RELIANCE, _in_some_cell
 from .summary_reliance import above_other, reliance_gap, reliances
 from .teacher_claims import (CLAIM_TAU, _medical_verdict, _open_cells, score_difference,
                              setting1_reference, setting_gates, unlearned_students,
-                             untaken_tag, weak_teachers)
+                             untaken_tag)
 from .thresholds import LEARNED, MARGIN, MATCHES_BASE
 
 TEACHER = Annotation.TEACHER_10  # the teacher of the claims about the 10% teacher's students
@@ -46,22 +46,21 @@ def _students(summary: pd.DataFrame, experiment: str | None, methods: Sequence[s
             & summary["teacher"].astype(str).isin([t.value for t in teachers]))
 
 
-def _gates(summary: pd.DataFrame, read: pd.Series, quality: pd.DataFrame | None,
-           masked: bool) -> list[str]:
-    """Why the students ``read`` cannot judge: one that did not learn the task, a No XS that did
-    not take the tag, and, where TAP's students are among them (``masked``), a 10% teacher
-    whose masks mark the tags no better than random ones."""
+def _gates(summary: pd.DataFrame, read: pd.Series, quality: pd.DataFrame | None) -> list[str]:
+    """Why the students ``read`` (TAP's among them) cannot judge: Setting 2's preconditions for
+    the teachers whose students are read (:func:`.teacher_claims.setting_gates`: their masks no
+    better than random ones, No XS off the tag), then a student that did not learn the task. The
+    medical teachers chapter not run (``quality`` None) is said: its masks were not measured."""
     experiments = list(dict.fromkeys(summary.loc[read, "experiment"]))
-    if masked and quality is None:  # the medical teachers chapter did not run: not measured
-        weak = ["the 10% teacher's masks were not measured against random ones (the medical "
-                "teachers chapter writes medical_annotation_quality)"]
-    else:  # the masks of every teacher whose students are read
-        read_teachers = set(summary.loc[read, "teacher"].astype(str))
-        teachers = quality[quality["annotator"].isin(read_teachers)] if masked else None
-        weak = [w for w in weak_teachers(teachers, CLAIM_TAU)
-                if any(w.startswith(e.upper()) for e in experiments)]
-    return weak + [w for e in experiments for w in unlearned_students(summary[read], e)
-                   + untaken_tag(summary, e)]
+    if quality is None:
+        unmeasured = ["the 10% teacher's masks were not measured against random ones (the medical "
+                      "teachers chapter writes medical_annotation_quality)"]
+        return unmeasured + [w for e in experiments for w in untaken_tag(summary, e)
+                             + unlearned_students(summary[read], e)]
+    teachers = list(dict.fromkeys(summary.loc[read, "teacher"].astype(str)))
+    return [w for e in experiments
+            for w in setting_gates(summary, e, (CLAIM_TAU,), quality, teachers)
+            + unlearned_students(summary[read], e)]
 
 
 def _absent(methods: Sequence[str], found: set[str]) -> str:
@@ -100,7 +99,7 @@ def distillation_on_tag_claim(summary: pd.DataFrame, meta: Mapping, experiment: 
                   "test)" for m in somewhere if m in by_method)
         + _absent(methods, {c for _, c, _ in found}))
     c = _medical_verdict(claim, WHERE, evidence, meta, lambda: verdict == REPRODUCED,
-                         _gates(summary, compared, quality, masked=True), verdict,
+                         _gates(summary, compared, quality), verdict,
                          read=summary[read])
     return needs_all(c, [label(m) for m in methods if m not in {m for _, m, _ in found}])
 
@@ -141,7 +140,7 @@ def behind_claim(summary: pd.DataFrame, meta: Mapping, experiment: str, behind: 
     verdict = combined(verdicts)
     c = _medical_verdict(claim, WHERE, "permuted score — " + "; ".join(parts), meta,
                          lambda: verdict == REPRODUCED,
-                         _gates(summary, read, quality, masked=True), verdict,
+                         _gates(summary, read, quality), verdict,
                          read=summary[read])
     c = replace(c, reason=_open_cells(parts)) if c.verdict == INCONCLUSIVE else c
     return needs_all(c, [f"{label(m)} students" for m in behind if m not in judged])

@@ -14,14 +14,15 @@ from pathlib import Path
 import torch
 from torch import Tensor, nn
 
-from .. import metrics, teachers
+from .. import metrics
 from ..allocator import reusing_cpu_allocator
 from ..config import TrainConfig
 from ..data import Split
 from ..fit import class_weight_tensor, experiment_data, fit, training_split, validation_loss
 from ..methods import Teacher, get_method
-from ..models import build_model, target_layers, target_sigma
+from ..models import build_model, check_image_size, target_layers, target_sigma
 from ..results import provenance, resolve_device, save_torch, write_json
+from ..teachers import annotation_masks
 from ..weights import start_from
 
 
@@ -29,53 +30,6 @@ def needs_teacher_model(cfg: TrainConfig) -> bool:
     """Whether training ``cfg`` needs its teacher's trained model (KD/AT/JT learn from it, teacher
     annotations are its saliency)."""
     return get_method(cfg.method).needs_teacher or cfg.annotation == "teacher"
-
-
-def check_image_size(name: str, in_channels: int, image_size: int) -> None:
-    """``ValueError`` when model ``name`` cannot take ``image_size``-pixel images (its pooling
-    would shrink them to nothing): built and run once on the meta device, shapes only."""
-    try:
-        with torch.device("meta"):
-            model = build_model(name, 2, in_channels, image_size=image_size).model
-            model(torch.empty(2, in_channels, image_size, image_size))
-    except RuntimeError as err:
-        raise ValueError(f"{name} cannot take {image_size}x{image_size} images "
-                         f"({str(err).splitlines()[0]}); choose a model made for them (e.g. "
-                         "two_layer_cnn for 28-pixel digits) or larger images") from err
-
-
-def annotation_masks(cfg: TrainConfig, split: Split, teacher: nn.Module | None,
-                     device: str) -> Tensor:
-    """The masks the config's ``annotation`` asks for on ``split``: its ground truth, random masks
-    (of the ground truth's coverage, or of ``cfg.random_coverage``: the paper's random baseline
-    beside teacher masks at a threshold tau covers what those masks cover), or the thresholded
-    saliency of the trained ``teacher``."""
-    if cfg.annotation == "ground_truth":
-        return split.mask
-    if cfg.annotation == "random":
-        coverage = (split.mask.mean().item() if cfg.random_coverage is None
-                    else cfg.random_coverage)
-        return teachers.random_masks(tuple(split.mask.shape), coverage, cfg.seed)
-    if teacher is None:
-        raise ValueError("annotation='teacher' needs the trained teacher model")
-    return teachers.annotate(teacher, split.x.to(device), cfg.tau, cfg.threshold,
-                             cfg.saliency).cpu()
-
-
-def split_scores(model: nn.Module, splits: dict[str, Split], metric: str,
-                 device: str) -> dict[str, float]:
-    """``metric`` of ``model`` on each split, scoring splits of the same images and labels once: a
-    task without a spurious signal (the pretraining digits) has three identical test splits."""
-    scores: dict[str, float] = {}
-    for name, split in splits.items():
-        twin = next((n for n in scores if _same(splits[n], split)), None)
-        scores[name] = (scores[twin] if twin is not None
-                        else metrics.score(model, split, metric, device))
-    return scores
-
-
-def _same(a: Split, b: Split) -> bool:
-    return torch.equal(a.y, b.y) and torch.equal(a.x, b.x)  # False for different shapes
 
 
 def train_run(cfg: TrainConfig, run_dir: str | Path, teacher: nn.Module | None = None,
@@ -87,7 +41,7 @@ def train_run(cfg: TrainConfig, run_dir: str | Path, teacher: nn.Module | None =
     not given). ``start_weights``: the trained weights of ``cfg.start`` (the store reads them),
     copied into the new model but for its head (:func:`tapkit.weights.start_from`). ``masks``:
     the annotations of the training split (default: as ``cfg.annotation`` says,
-    :func:`annotation_masks`). ``compile_step`` compiles the step of methods whose registry
+    :func:`tapkit.teachers.annotation_masks`). ``compile_step`` compiles the step of methods whose registry
     entry allows it (:mod:`tapkit.compiled`). On a CPU the process's allocator is set to reuse
     freed memory (:func:`tapkit.allocator.reusing_cpu_allocator`).
     """
@@ -134,7 +88,7 @@ def train_run(cfg: TrainConfig, run_dir: str | Path, teacher: nn.Module | None =
     # constant prediction scores there)
     names = {"contaminated": "test_contaminated", "permuted": "test_permuted",
              "clean": "test_clean", "val_clean": "val_clean"}
-    scores = (split_scores(model, {k: splits[v] for k, v in names.items()}, task.metric, device)
+    scores = (metrics.split_scores(model, {k: splits[v] for k, v in names.items()}, task.metric, device)
               if ok else dict.fromkeys(names, float("nan")))
     record.update(scores)
     record["val_constant"] = metrics.constant_score(splits["val_clean"].y, task.metric)
