@@ -15,7 +15,9 @@ absolute saliency, channel-summed and normalised to [0, 1] per image, is the pap
   saliency is the cut-off and every pixel at or below it is annotated, so (without ties) a
   fraction tau of every image is annotated.
 
-The student (:func:`with_teacher`) trains on the contaminated rest of the same split.
+The student (:func:`with_teacher`) trains on the contaminated rest of the same split. A run's
+masks, whichever its config's ``annotation`` names (the ground truth, random masks or a
+teacher's), come from :func:`annotation_masks`.
 """
 
 from __future__ import annotations
@@ -155,8 +157,7 @@ def annotation_masks(cfg: TrainConfig, split: Split, teacher: nn.Module | None,
         return random_masks(tuple(split.mask.shape), coverage, cfg.seed)
     if teacher is None:
         raise ValueError("annotation='teacher' needs the trained teacher model")
-    return annotate(teacher, split.x.to(device), cfg.tau, cfg.threshold,
-                             cfg.saliency).cpu()
+    return annotate(teacher, split.x.to(device), cfg.tau, cfg.threshold, cfg.saliency).cpu()
 
 
 def precision_recall(pred: Tensor, truth: Tensor) -> tuple[float, float]:
