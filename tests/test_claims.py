@@ -1312,3 +1312,35 @@ def test_reemerges_in_layers_claim_pairs_rrr_against_tap_at_the_last_layer():
     # at the input the same runs show nothing re-emerging: every cell below the margin
     c = overlap_claims.reemerges_in_layers_claim(overlap, runs, *STANDIN, ["rrr"], layers=["ig"])
     assert c.verdict == claims.NOT_REPRODUCED
+
+
+def test_reemergence_needs_tap_below_no_xs_in_each_layer_the_claim_names():
+    """l.95: "... while TAP mitigates them in the input gradients and all four blocks": with
+    ``tap_layers`` TAP's recall is below No XS's by the margin in each, paired, or the claim
+    does not hold, however clearly RRR re-emerges."""
+    runs = {"pneu": medical_runs({("resnet18", "none"): NONE, ("resnet18", "tap"): TAP,
+                                  ("resnet18", "rrr"): TAP})}
+    # No XS 0.60, 0.50, 0.55 at the input and 0.9, 0.8, 0.85 in each block; TAP 0.0-0.03
+    # everywhere; RRR hidden at the input (0.01-0.03), 0.35-0.45 in the blocks
+    overlap = _overlap_runs({"none": [0.60, 0.50, 0.55], "rrr": [0.02, 0.03, 0.01],
+                             "tap": [0.0, 0.01, 0.0]},
+                            {"none": [0.9, 0.8, 0.85], "rrr": [0.40, 0.45, 0.35],
+                             "tap": [0.02, 0.01, 0.03]})
+    layers = ("ig", "act1", "act2", "act3", "act4")
+    c = overlap_claims.reemerges_in_layers_claim(overlap, runs, *STANDIN, ["rrr"],
+                                                 tap_layers=layers)
+    assert c.verdict == claims.REPRODUCED
+    # Act 2 paired No XS − TAP 0.88, 0.79, 0.82: mean 0.83, its interval far above 0.05
+    assert "Act 2, PNEU ResNet-18: No XS 0.85" in c.evidence
+    assert c.evidence.count("— reproduced") == 5 + 1  # five layers, and RRR's cell
+    # TAP as high as No XS in the third block (0.9, 0.8, 0.85 there): TAP does not mitigate the
+    # tag in all four blocks, so the claim is not reproduced though RRR re-emerges
+    high = overlap.copy()
+    high.loc[(high.case == "tap") & (high.layer == "act3"), "value"] = [0.9, 0.8, 0.85]
+    c = overlap_claims.reemerges_in_layers_claim(high, runs, *STANDIN, ["rrr"], tap_layers=layers)
+    assert c.verdict == claims.NOT_REPRODUCED
+    assert c.reason == "below No XS at Act 3 not reproduced on PNEU ResNet-18"
+    # without RRR maps nothing re-emerges to judge: TAP's part alone decides nothing
+    alone = overlap[overlap.case != "rrr"]
+    assert overlap_claims.reemerges_in_layers_claim(alone, runs, *STANDIN, ["rrr"],
+                                                    tap_layers=layers).verdict == claims.NOT_RUN

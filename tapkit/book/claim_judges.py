@@ -244,10 +244,12 @@ def suppresses_in(layers: tuple[str, ...], rivals: bool = False, deepest: bool =
         rivals=comparators() if rivals else (), deepest=deepest)
 
 
-def reemerges_in_layers(frame, runs, data, origins, *methods: str) -> Claim:
-    """The claim's comparators (its methods but the paper's own) against TAP."""
-    return reemerges_in_layers_claim(frame, runs, data, origins,
-                                     [m for m in methods if m != proposed_method()] or None)
+def reemerges_in_layers(tap_layers: tuple[str, ...]):
+    """The claim's comparators (its methods but the paper's own) against TAP, and TAP below No
+    XS in each of ``tap_layers`` (the claim's "TAP mitigates them" there)."""
+    return lambda frame, runs, data, origins, *methods: reemerges_in_layers_claim(
+        frame, runs, data, origins, [m for m in methods if m != proposed_method()] or None,
+        tap_layers=tap_layers)
 
 
 def on_mnist(judge: Callable[..., Claim | None]) -> Judge:

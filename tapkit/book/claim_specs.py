@@ -188,8 +188,10 @@ for _spec in (
               on_overlap(suppresses_in(("act1", "act2", "act3", "act4"), rivals=True,
                                        deepest=True))),
     ClaimSpec("rrr_rbr_reemerge", "overlap",
-              on_overlap(reemerges_in_layers, ("pneu",), "resnet18")),
-    ClaimSpec("rrr_rbr_reemerge_appendix", "overlap", on_overlap(reemerges_in_layers)),
+              on_overlap(reemerges_in_layers(("ig", "act1", "act2", "act3", "act4")), ("pneu",),
+                         "resnet18")),
+    ClaimSpec("rrr_rbr_reemerge_appendix", "overlap",
+              on_overlap(reemerges_in_layers(("ig", "act4")))),
     ClaimSpec("annotation_better_than_random", "medical_teachers",
               on_table(annotation_claim, "medical_annotation_quality")),
     ClaimSpec("teacher_pneu_works", "medical_teachers",  # "strong performances": ≈ Setting 1's

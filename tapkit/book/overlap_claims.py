@@ -210,7 +210,8 @@ def ig_overlap_claim(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame],
 def reemerges_in_layers_claim(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame],
                               data: Mapping[str, str], origins: Mapping[str, DataOrigin | None],
                               methods: Sequence[str] | None = None,
-                              layers: Sequence[str] = ("act4",)) -> Claim:
+                              layers: Sequence[str] = ("act4",),
+                              tap_layers: Sequence[str] = ()) -> Claim:
     """RRR/RBR (``methods``; None: the comparators) let the tags re-emerge in the deeper
     layers where TAP keeps them out (Fig. 1; the appendix's overlap tables: the paper's PNEU
     ResNet-18 Act 4 recall RRR 0.41, RBR 0.19, TAP 0.00): per data set, architecture and method,
@@ -220,7 +221,11 @@ def reemerges_in_layers_claim(overlap: pd.DataFrame, runs: Mapping[str, pd.DataF
     suppressed"; the paper's input-gradient recall RRR 0.02, RBR 0.03), the method's recall in
     ``layers`` above its own at the input gradients by that margin, paired over the same seeds.
     Reproduced when some cell re-emerges, not reproduced when every judged cell does not, else
-    inconclusive."""
+    inconclusive. ``tap_layers``: where the claim also says TAP "mitigates them" there (l.95:
+    "in the input gradients and all four blocks"; the appendix, l.654: "suppresses the input
+    gradients too"), TAP's recall in each of them below No XS's by the margin, paired
+    (:func:`_recall_gap`), in every cell judged; a part of the claim only where some cell's
+    re-emergence was judged."""
     methods = list(comparators() if methods is None else methods)
     tap = proposed_method()
     own, named, shown = label(tap), "/".join(label(m) for m in methods), _layers_text(layers)
@@ -249,6 +254,26 @@ def reemerges_in_layers_claim(overlap: pd.DataFrame, runs: Mapping[str, pd.DataF
     evidence = (f"top-quartile recall of the tags in the {shown} (chance {CHANCE_RECALL:g}) — "
                 + ("; ".join(parts) or f"no architecture with {named} and {own} maps"))
     some = _in_some_cell(results)
+    if tap_layers and some:
+        p, r, low = _mitigates(overlap, runs, tap_layers, tap)
+        evidence += f"; {own} below No XS (paired), layer by layer — " + "; ".join(p)
+        some, open_parts = some + ([combined(r)] if r else []), open_parts + low
     return _judged_runs(f"{named} let the tags re-emerge in the deeper layers where {own} does "
                         "not", "Fig. 1; App. overlap tables", evidence, data, origins,
                         n_min or 0, some, why, _grouped(open_parts))
+
+
+def _mitigates(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame], layers: Sequence[str],
+               method: str) -> tuple[list[str], list[str], list[tuple[str, str]]]:
+    """``method``'s recall of the tags below No XS's in each of ``layers``, one at a time, on
+    each cell's judged seeds (:func:`_recall_gap`): ``(parts, verdicts, open parts)``."""
+    parts, results, open_parts = [], [], []
+    for layer in layers:
+        def more(name: str, _high, verdict: str, layer: str = layer) -> tuple[str, str]:
+            if verdict != REPRODUCED:
+                open_parts.append((f"below No XS at {_act(layer)} {verdict}", name))
+            return "", verdict
+        p, r, _, _ = _recall_gap(overlap, runs, (layer,), method, no_xs(), more)
+        parts += [f"{_act(layer)}, {x}" for x in p if ": not testable" not in x]
+        results += r
+    return parts, results, open_parts
