@@ -531,6 +531,11 @@ class DataRequest:
     per_class: int | None = None
     test_per_class: int | None = None
 
+    def __post_init__(self) -> None:
+        if isinstance(self.source, (str, Path)):
+            raise TypeError(f"DataRequest takes a parsed source, not {str(self.source)!r}: pass "
+                            "tapkit.sources.parse_source(...) of it, or call load_experiment")
+
 
 def _mnist_data(r: DataRequest) -> tuple[Task, dict[str, Split]]:
     return _decoy_mnist(r.source, r.seed, r.clean_fraction)
@@ -554,8 +559,8 @@ def _pretrain_data(r: DataRequest) -> tuple[Task, dict[str, Split]]:
     return PRETRAIN_BUILDERS[r.experiment](r.seed, r.image_size or 64, r.per_class)
 
 
-# each kind of experiment's loader (:class:`tapkit.experiment_specs.ExperimentKind`); a test
-# checks that every kind, and every registered experiment, has one
+# each kind of experiment's loader (:class:`tapkit.experiment_specs.ExperimentKind`); a
+# registry-wide test loads every registered experiment through it
 LOADERS: dict[ExperimentKind, Callable[[DataRequest], tuple[Task, dict[str, Split]]]] = {
     ExperimentKind.MNIST: _mnist_data, ExperimentKind.MEDICAL: _medical_data,
     ExperimentKind.PRETRAIN: _pretrain_data}

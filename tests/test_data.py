@@ -485,3 +485,18 @@ def test_a_textured_stand_in_lays_its_digits_over_noise_and_keeps_its_labels():
     # a function of the seed
     _, again = data.digits_standin("pneu", texture=0.2, label_box=True, **kw)
     assert torch.equal(again["train"].x, look["train"].x)
+
+
+def test_a_data_request_takes_a_parsed_source_and_loads_what_load_experiment_loads():
+    """`data.load` reads a source its config parsed once; a string is refused in one line
+    saying what to pass, and the same request loads the same images as the keyword API."""
+    with pytest.raises(TypeError, match="parse_source"):
+        data.DataRequest("pneu", "embedded")
+    request = data.DataRequest("pneu", data.parse_source("embedded", "pneu"), seed=1,
+                               image_size=32, per_class=4, test_per_class=2)
+    task, splits = data.load(request)
+    _, again = data.load_experiment("pneu", seed=1, image_size=32, per_class=4, test_per_class=2)
+    assert task.metric == "f1" and torch.equal(splits["train"].x, again["train"].x)
+    assert hash(request) == hash(data.DataRequest("pneu", data.parse_source("embedded", "pneu"),
+                                                  seed=1, image_size=32, per_class=4,
+                                                  test_per_class=2))

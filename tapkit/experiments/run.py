@@ -41,8 +41,8 @@ def train_run(cfg: TrainConfig, run_dir: str | Path, teacher: nn.Module | None =
     not given). ``start_weights``: the trained weights of ``cfg.start`` (the store reads them),
     copied into the new model but for its head (:func:`tapkit.weights.start_from`). ``masks``:
     the annotations of the training split (default: as ``cfg.annotation`` says,
-    :func:`tapkit.teachers.annotation_masks`). ``compile_step`` compiles the step of methods whose registry
-    entry allows it (:mod:`tapkit.compiled`). On a CPU the process's allocator is set to reuse
+    :func:`tapkit.teachers.annotation_masks`). ``compile_step`` compiles the step of methods
+    whose registry entry allows it (:mod:`tapkit.compiled`). On a CPU the process's allocator is set to reuse
     freed memory (:func:`tapkit.allocator.reusing_cpu_allocator`).
     """
     run_dir = Path(run_dir)
@@ -88,8 +88,8 @@ def train_run(cfg: TrainConfig, run_dir: str | Path, teacher: nn.Module | None =
     # constant prediction scores there)
     names = {"contaminated": "test_contaminated", "permuted": "test_permuted",
              "clean": "test_clean", "val_clean": "val_clean"}
-    scores = (metrics.split_scores(model, {k: splits[v] for k, v in names.items()}, task.metric, device)
-              if ok else dict.fromkeys(names, float("nan")))
+    scores = (metrics.split_scores(model, {k: splits[v] for k, v in names.items()}, task.metric,
+                                   device) if ok else dict.fromkeys(names, float("nan")))
     record.update(scores)
     record["val_constant"] = metrics.constant_score(splits["val_clean"].y, task.metric)
     # the λ criterion weighs classes as training did (the released code's PNEU weights)
