@@ -12,11 +12,10 @@ took the tag; on the digits stand-in labelled so. The students of the 10% teache
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Mapping
 
 import pandas as pd
-
-from dataclasses import replace
 
 from ..experiments.cells import Annotation
 from ..methods import comparators, proposed_method

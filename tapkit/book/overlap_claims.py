@@ -71,6 +71,16 @@ def _recall_gap(overlap, runs, layers, lower: str, higher: str, more=None):
     return parts, results, n_min, why
 
 
+def _noted(open_parts: list[tuple[str, str]], words: str):
+    """A ``more`` for :func:`_recall_gap` that adds nothing to a cell's words and notes each
+    cell not reproduced in ``open_parts``, as ``("<words> <verdict>", cell)``."""
+    def more(name: str, _high, verdict: str) -> tuple[str, str]:
+        if verdict != REPRODUCED:
+            open_parts.append((f"{words} {verdict}", name))
+        return "", verdict
+    return more
+
+
 def _layers_text(layers: Sequence[str]) -> str:
     return ("input gradients" if list(layers) == ["ig"] else
             "penalised layers' activations" if len(layers) > 1 else
@@ -96,18 +106,11 @@ def suppresses_claim(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame],
     method = method or proposed_method()
     own, shown = label(method), _layers_text(layers)
     open_parts: list[tuple[str, str]] = []
-
-    def noted(versus: str):
-        def more(name: str, _high, verdict: str) -> tuple[str, str]:
-            if verdict != REPRODUCED:
-                open_parts.append((f"below {versus} {verdict}", name))
-            return "", verdict
-        return more
-
     parts, results, n_min, why = _recall_gap(overlap, runs, layers, method, no_xs(),
-                                             noted("No XS"))
+                                             _noted(open_parts, "below No XS"))
     for rival in rivals:
-        p, r, n, _ = _recall_gap(overlap, runs, layers, method, rival, noted(label(rival)))
+        p, r, n, _ = _recall_gap(overlap, runs, layers, method, rival,
+                                 _noted(open_parts, f"below {label(rival)}"))
         parts, results = parts + [x for x in p if ": not testable" not in x], results + r
         n_min = n if n_min is None else (n_min if n is None else min(n_min, n))
     if deepest:
@@ -269,11 +272,8 @@ def _mitigates(overlap: pd.DataFrame, runs: Mapping[str, pd.DataFrame], layers: 
     each cell's judged seeds (:func:`_recall_gap`): ``(parts, verdicts, open parts)``."""
     parts, results, open_parts = [], [], []
     for layer in layers:
-        def more(name: str, _high, verdict: str, layer: str = layer) -> tuple[str, str]:
-            if verdict != REPRODUCED:
-                open_parts.append((f"below No XS at {_act(layer)} {verdict}", name))
-            return "", verdict
-        p, r, _, _ = _recall_gap(overlap, runs, (layer,), method, no_xs(), more)
+        p, r, _, _ = _recall_gap(overlap, runs, (layer,), method, no_xs(),
+                                 _noted(open_parts, f"below No XS at {_act(layer)}"))
         parts += [f"{_act(layer)}, {x}" for x in p if ": not testable" not in x]
         results += r
     return parts, results, open_parts
