@@ -32,8 +32,8 @@ def markdown(table) -> str:
     total, unread = table["seconds"].sum(), table.loc[table["n_claims"] == 0, "seconds"].sum()
     return ("\n".join(rows) + f"\n\n{len(table)} cells, {total:,.0f} CPU-s of training; "
             f"{unread:,.0f} CPU-s ({unread / max(total, 1):.0%}) in cells no claim reads "
-            "(λ searches, pretrained starts and teachers among them: their runs feed no table "
-            "row, the cells they serve do).\n")
+            "(pretrained starts and teachers among them: their runs feed no table row, the "
+            "cells they serve do).\n")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -39,7 +39,8 @@ def test_each_run_is_costed_once_under_its_cell(tmp_path):
         (pneu.replace(method="kd", teacher=teacher, clean_fraction=0.1), 5.0),
         (teacher, 4.0),
         (TrainConfig(method="rrr", lam=1e-3), 7.0),                          # Decoy-MNIST
-        (pneu.replace(artifact="stripe", seed=2), 8.0)])
+        (pneu.replace(artifact="stripe", seed=2), 8.0),
+        (pneu.replace(model="vgg16_quarter", method="tap", lam=3e-2), 9.0)])  # as VGG-16
     costs = cell_costs(run_costs(tmp_path)).set_index(
         ["experiment", "artifact", "model", "case", "annotation"])
     assert costs.loc[("pneu", "tag", "resnet18", "none", "none"), ["runs", "seeds", "seconds"]
@@ -51,7 +52,8 @@ def test_each_run_is_costed_once_under_its_cell(tmp_path):
     assert costs.loc[("pneu", "tag", "resnet18", "teacher", "teacher_10"), "seconds"] == 4.0
     assert costs.loc[("mnist", "tag", "two_layer_cnn", "rrr", "ground_truth"), "seconds"] == 7.0
     assert costs.loc[("pneu", "stripe", "resnet18", "none", "none"), "seconds"] == 8.0
-    assert costs["seconds"].sum() == pytest.approx(137.0)
+    assert costs.loc[("pneu", "tag", "vgg16", "tap", "ground_truth"), "seconds"] == 9.0
+    assert costs["seconds"].sum() == pytest.approx(146.0)
     assert costs["seconds"].is_monotonic_decreasing  # the dearest first
 
 

@@ -10,8 +10,9 @@ many chapters read it). A claim *reads* a cell when judging the build without it
 claim's row of the report (verdict, evidence, reason or seeds): :func:`readers` drops the cell's
 rows from every table of a copy of ``tables/`` and judges that copy
 (:func:`.claim_specs.claims_table`), so the answer comes from the judges themselves, not from a
-list kept beside them. Runs that feed no table row (λ searches, pretrained starts, teachers) are
-costed under their own case and read by no claim directly.
+list kept beside them. A λ search's runs are costed with the cell of their method (they serve
+it); runs that feed no table row, the pretrained starts (their own experiment) and the teachers
+(case ``teacher``), are read by no claim directly, though the cells they serve are.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import pandas as pd
 
 from ..experiments.cells import Annotation
 from ..methods import get_method, no_xs
+from ..models import paper_architecture
 from .claim_specs import claims_table
 
 BASE = "base"
@@ -88,14 +90,17 @@ def run_annotation(config: dict) -> str:
 
 def run_costs(root: str | Path) -> pd.DataFrame:
     """One row per finished run of the store ``root/runs``: its key, :class:`CellKey` fields and
-    seconds (the run's own clock, :func:`tapkit.experiments.run.train_run`)."""
+    seconds (the run's own clock, :func:`tapkit.experiments.run.train_run`). A registry variant
+    is costed under the architecture the tables name it by (the quick profile's
+    ``vgg16_quarter`` as VGG-16, :func:`tapkit.models.paper_architecture`)."""
     rows = []
     for path in sorted(Path(root, "runs").glob("*/metrics.json")):
         record = json.loads(path.read_text())
         cfg = record.get("config", {})
         rows.append({"key": path.parent.name,
                      "experiment": _table_experiment(str(cfg.get("experiment", ""))),
-                     "artifact": str(cfg.get("artifact", "tag")), "model": str(cfg.get("model")),
+                     "artifact": str(cfg.get("artifact", "tag")),
+                     "model": paper_architecture(str(cfg.get("model"))) or str(cfg.get("model")),
                      "case": run_case(cfg), "annotation": run_annotation(cfg),
                      "seed": cfg.get("seed"), "seconds": float(record.get("seconds", 0.0))})
     return pd.DataFrame(rows, columns=["key", *FIELDS, "seed", "seconds"])
