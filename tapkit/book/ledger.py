@@ -26,6 +26,7 @@ from typing import Iterable
 
 import pandas as pd
 
+from ..experiment_specs import get_experiment
 from ..experiments.cells import Annotation
 from ..methods import get_method, no_xs
 from ..models import paper_architecture
@@ -59,8 +60,13 @@ FIELDS = ("experiment", "artifact", "model", "case", "annotation")
 
 
 def _table_experiment(experiment: str) -> str:
-    """A config's experiment as the tables name it: Decoy-MNIST's are ``mnist_*``."""
-    return "mnist" if experiment.endswith("mnist") else experiment
+    """A config's experiment as the tables name it (the registry's ``table_name``: Decoy-MNIST's
+    tables say ``mnist``); a name the registry does not know, as it is."""
+    try:
+        spec = get_experiment(experiment)
+    except ValueError:
+        return experiment
+    return spec.table_name or spec.name
 
 
 def run_case(config: dict) -> str:
