@@ -42,8 +42,8 @@ def train_run(cfg: TrainConfig, run_dir: str | Path, teacher: nn.Module | None =
     copied into the new model but for its head (:func:`tapkit.weights.start_from`). ``masks``:
     the annotations of the training split (default: as ``cfg.annotation`` says,
     :func:`tapkit.teachers.annotation_masks`). ``compile_step`` compiles the step of methods
-    whose registry entry allows it (:mod:`tapkit.compiled`). On a CPU the process's allocator is set to reuse
-    freed memory (:func:`tapkit.allocator.reusing_cpu_allocator`).
+    whose registry entry allows it (:mod:`tapkit.compiled`). On a CPU the process's allocator
+    is set to reuse freed memory (:func:`tapkit.allocator.reusing_cpu_allocator`).
     """
     run_dir = Path(run_dir)
     device = resolve_device(device)
