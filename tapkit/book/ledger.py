@@ -83,12 +83,14 @@ def run_annotation(config: dict) -> str:
     """Where a run's masks or teacher come from, as the tables name it: a teacher's (the
     students of Setting 2 and KD/AT/JT, and a teacher itself by its holdout), random masks, the
     ground truth (an XS method's, Setting 1), or none (No XS, Base)."""
-    teacher = config.get("teacher") or (config if config.get("data") == "holdout" else None)
-    if teacher is not None and (config.get("annotation") == "teacher"
-                                or get_method(str(config.get("method"))).needs_teacher
-                                or teacher is config):
+    method, teacher = get_method(str(config.get("method"))), config.get("teacher")
+    if config.get("data") == "holdout":
+        teacher = config
+    elif not (teacher and (config.get("annotation") == "teacher" or method.needs_teacher)):
+        teacher = None
+    if teacher is not None:
         return Annotation.of_teacher(float(teacher.get("clean_fraction", 0.0))).value
-    if get_method(str(config.get("method"))).term is None:
+    if method.term is None:
         return Annotation.NONE.value
     return (Annotation.RANDOM if config.get("annotation") == "random"
             else Annotation.GROUND_TRUTH).value
